@@ -1,0 +1,107 @@
+// Package charmapi is the contract charm authors program against: the
+// universe a reconcile hook is given, the result it returns, and Main, which
+// turns a Go function into a hook executable.
+package charmapi
+
+// API is the version of the universe and result this package speaks.
+const API = "fixpoint/v1"
+
+// Universe is everything a unit may see, handed to its reconcile hook.
+type Universe struct {
+	API     string `json:"api"`
+	Unit    string `json:"unit"`
+	Service string `json:"service"`
+	// Charm is the content hash of the unit's charm.
+	Charm string `json:"charm"`
+	// Life is "alive", or "dying" for the unit's last reconcile.
+	Life    string `json:"life"`
+	Leader  bool   `json:"leader"`
+	Machine string `json:"machine,omitempty"`
+	// Address is the unit's private address.
+	Address    string            `json:"address,omitempty"`
+	Config     map[string]any    `json:"config"`
+	LeaderData map[string]string `json:"leader_data"`
+	// State is the unit's private map from its last result.
+	State     map[string]string `json:"state"`
+	Relations []Relation        `json:"relations"`
+	// Events are the legacy events between the universe last reconciled
+	// and this one, in Juju's order.
+	Events []Event `json:"events"`
+	// Attempt counts tries of this same universe, from 1.
+	Attempt int `json:"attempt"`
+}
+
+// Relation is one relation as the unit sees it.
+type Relation struct {
+	// Ident is "endpoint:id", as JUJU_RELATION_ID.
+	Ident         string `json:"ident"`
+	ID            int    `json:"id"`
+	Name          string `json:"name"`
+	Interface     string `json:"interface"`
+	Role          string `json:"role"`
+	Scope         string `json:"scope"`
+	RemoteService string `json:"remote_service"`
+	// Local is this unit's own settings.
+	Local map[string]string `json:"local"`
+	// App is this unit's service's bag (written by its leader).
+	App map[string]string `json:"app"`
+	// RemoteApp is the remote service's bag.
+	RemoteApp map[string]string `json:"remote_app"`
+	// Units maps each remote member in scope to its settings.
+	Units map[string]map[string]string `json:"units"`
+}
+
+// Event is one legacy hook event derived for this reconcile.
+type Event struct {
+	// Hook is the hook name, e.g. "db-relation-joined".
+	Hook string `json:"hook"`
+	// Relation is the relation ident, for relation events.
+	Relation string `json:"relation,omitempty"`
+	// RemoteUnit is the remote unit, for joined, changed and departed.
+	RemoteUnit string `json:"remote_unit,omitempty"`
+	// RemoteApp is the remote service, for relation events.
+	RemoteApp string `json:"remote_app,omitempty"`
+	// Departing names the unit leaving, for departed.
+	Departing string `json:"departing_unit,omitempty"`
+}
+
+// String prints an event as `fixpoint debug events` does:
+// "db-relation-joined db:3 web/1".
+func (e Event) String() string {
+	s := e.Hook
+	if e.Relation != "" {
+		s += " " + e.Relation
+	}
+	if e.RemoteUnit != "" {
+		s += " " + e.RemoteUnit
+	} else if e.Relation != "" && e.RemoteApp != "" && isChanged(e.Hook) {
+		s += " " + e.RemoteApp
+	}
+	return s
+}
+
+func isChanged(hook string) bool {
+	const suffix = "-relation-changed"
+	return len(hook) > len(suffix) && hook[len(hook)-len(suffix):] == suffix
+}
+
+// Relation returns the first relation over the named endpoint, or nil.
+func (u *Universe) Relation(endpoint string) *Relation {
+	for i := range u.Relations {
+		if u.Relations[i].Name == endpoint {
+			return &u.Relations[i]
+		}
+	}
+	return nil
+}
+
+// RelationsNamed returns every relation over the named endpoint.
+func (u *Universe) RelationsNamed(endpoint string) []*Relation {
+	var out []*Relation
+	for i := range u.Relations {
+		if u.Relations[i].Name == endpoint {
+			out = append(out, &u.Relations[i])
+		}
+	}
+	return out
+}

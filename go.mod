@@ -1,0 +1,3 @@
+module github.com/fixpoint/fixpoint
+
+go 1.26.8

@@ -1,0 +1,371 @@
+package model
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+)
+
+// DivergeBound is how many reconciles of one unit since the last operator
+// change are allowed before the unit is declared diverging.
+const DivergeBound = 32
+
+// requestMemory bounds the request ids remembered for deduplication.
+const requestMemory = 8192
+
+// Apply carries out c at log index. It is deterministic: it reads nothing
+// but s and c. A refused command returns an error and leaves s unchanged
+// but for Index.
+func (s *State) Apply(index uint64, c *Command) (*Response, error) {
+	s.Normalize()
+	s.Index = index
+	if c.RequestID != "" {
+		if at, ok := s.Requests[c.RequestID]; ok {
+			return &Response{Index: at, Duplicate: true}, nil
+		}
+	}
+	resp := &Response{Index: index}
+	var err error
+	switch c.Op {
+	case OpDeploy:
+		if c.Deploy == nil {
+			return nil, fmt.Errorf("deploy command without payload")
+		}
+		resp.Changes, err = s.deploy(index, c.Deploy)
+	case OpMachine:
+		if c.Machine == nil {
+			return nil, fmt.Errorf("register-machine command without payload")
+		}
+		err = s.registerMachine(index, c.Machine)
+	case OpResults:
+		for i := range c.Results {
+			if why := s.applyResult(index, &c.Results[i]); why != "" {
+				resp.Skipped = append(resp.Skipped, why)
+			}
+		}
+	case OpResolve:
+		if c.Resolve == nil {
+			return nil, fmt.Errorf("resolved command without payload")
+		}
+		err = s.resolve(index, c.Resolve)
+	case OpLiveness:
+		if c.Liveness == nil {
+			return nil, fmt.Errorf("liveness command without payload")
+		}
+		for _, name := range sortedKeys(s.Machines) {
+			m := s.Machines[name]
+			if lost := c.Liveness.Lost[name]; lost != m.Lost {
+				m.Lost = lost
+				m.Index = index
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown command %q", c.Op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.settle(index)
+	if c.RequestID != "" {
+		s.Requests[c.RequestID] = index
+		s.RequestLog = append(s.RequestLog, c.RequestID)
+		if len(s.RequestLog) > requestMemory {
+			delete(s.Requests, s.RequestLog[0])
+			s.RequestLog = s.RequestLog[1:]
+		}
+	}
+	return resp, nil
+}
+
+func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
+	if d.BaseIndex != 0 && d.BaseIndex != s.EnvIndex {
+		return nil, fmt.Errorf("the environment changed since this change was planned (planned against index %d, now at %d); run plan again", d.BaseIndex, s.EnvIndex)
+	}
+	for h, c := range d.Charms {
+		if c == nil || c.Hash != h {
+			return nil, fmt.Errorf("charm %s: hash in payload does not match its key", h)
+		}
+		if err := c.Meta.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	desired, err := Resolve(&d.Env, d.Charms)
+	if err != nil {
+		return nil, err
+	}
+	changes := Plan(s, desired)
+	for _, ds := range desired.Services {
+		if _, ok := s.Charms[ds.Charm]; !ok {
+			s.Charms[ds.Charm] = d.Charms[ds.Charm]
+		}
+	}
+	relByKey := map[RelationKey]*Relation{}
+	for _, r := range s.Relations {
+		if r.Life == Alive {
+			relByKey[r.Key] = r
+		}
+	}
+	for _, c := range changes {
+		switch c.Kind {
+		case AddService:
+			ds := desired.Services[c.Service]
+			svc, ok := s.Services[c.Service]
+			if !ok {
+				svc = &Service{Name: c.Service}
+				s.Services[c.Service] = svc
+			}
+			svc.Charm, svc.CharmRev = ds.Charm, index
+			svc.Config, svc.ConfigRev = ds.Config, index
+			svc.Units, svc.Placement, svc.Subordinate = ds.Units, ds.Placement, ds.Subordinate
+			svc.Life, svc.Index = Alive, index
+		case UpgradeCharm:
+			svc := s.Services[c.Service]
+			svc.Charm, svc.CharmRev, svc.Index = c.New, index, index
+			svc.Subordinate = desired.Services[c.Service].Subordinate
+		case SetConfig:
+			svc := s.Services[c.Service]
+			svc.Config, svc.ConfigRev, svc.Index = desired.Services[c.Service].Config, index, index
+		case SetPlacement:
+			svc := s.Services[c.Service]
+			svc.Placement, svc.Index = desired.Services[c.Service].Placement, index
+		case AddUnits:
+			svc := s.Services[c.Service]
+			svc.Units = desired.Services[c.Service].Units
+			for _, name := range c.Units {
+				s.Units[name] = &Unit{Name: name, Service: svc.Name, Life: Alive, Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}}
+				svc.NextUnit++
+			}
+		case RemoveUnits:
+			s.Services[c.Service].Units = desired.Services[c.Service].Units
+			for _, name := range c.Units {
+				s.killUnit(index, s.Units[name])
+			}
+		case RemoveService:
+			svc := s.Services[c.Service]
+			svc.Life, svc.Units, svc.Index = Dying, 0, index
+			for _, u := range s.UnitsOf(svc.Name) {
+				s.killUnit(index, u)
+			}
+			for _, r := range s.RelationsOf(svc.Name) {
+				if r.Life == Alive {
+					r.Life, r.Index = Dying, index
+				}
+			}
+		case AddRelation:
+			dr := desired.Relations[RelationKey(c.Key)]
+			r := &Relation{ID: s.NextRelation, Key: dr.Key, Endpoints: dr.Endpoints, Interface: dr.Interface, Scope: dr.Scope, Life: Alive, Index: index}
+			s.Relations[r.ID] = r
+			s.NextRelation++
+		case RemoveRelation:
+			r := relByKey[RelationKey(c.Key)]
+			r.Life, r.Index = Dying, index
+		}
+	}
+	s.Name = desired.Name
+	s.EnvIndex = index
+	for _, u := range s.Units {
+		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
+		if u.Error != nil && u.Error.Kind == ErrDiverged {
+			u.Error, u.Resolved = nil, nil
+		}
+	}
+	return changes, nil
+}
+
+func (s *State) killUnit(index uint64, u *Unit) {
+	if u == nil || u.Life != Alive {
+		return
+	}
+	u.Life, u.Index = Dying, index
+}
+
+func (s *State) registerMachine(index uint64, m *RegisterMachine) error {
+	if !ValidName(m.Name) {
+		return fmt.Errorf("machine name %q is invalid: use lower-case letters, digits and dashes", m.Name)
+	}
+	if m.Address == "" {
+		return fmt.Errorf("machine %s: an address is required (it becomes its units' private-address)", m.Name)
+	}
+	cur, ok := s.Machines[m.Name]
+	if ok && cur.Address == m.Address && !cur.Lost {
+		return nil
+	}
+	s.Machines[m.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index}
+	return nil
+}
+
+// Error kinds.
+const (
+	ErrHook     = "hook"
+	ErrDiverged = "diverged"
+)
+
+// applyResult applies one reconcile result; it returns why it skipped it,
+// or "".
+func (s *State) applyResult(index uint64, r *Result) string {
+	u, ok := s.Units[r.Unit]
+	if !ok {
+		return fmt.Sprintf("%s: unit no longer exists", r.Unit)
+	}
+	svc := s.Services[u.Service]
+	u.Index = index
+	u.Reconciles++
+	u.Wave++
+	if r.Error != "" {
+		attempts := 1
+		if u.Error != nil && u.Error.Hash == r.Hash {
+			attempts = u.Error.Attempts + 1
+		}
+		u.Error = &UnitError{Hash: r.Hash, Message: r.Error, Kind: ErrHook, Attempts: attempts, RetryAt: r.RetryAt, Seen: r.Seen}
+		u.Resolved = nil
+		return ""
+	}
+	var skipped []string
+	stillLeader := svc != nil && svc.Leader == u.Name
+	for _, id := range sortedKeys(r.Settings) {
+		rel, ok := s.Relations[id]
+		if !ok || !s.IsMember(u, rel) {
+			skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
+			continue
+		}
+		if u.Settings == nil {
+			u.Settings = map[int]*Bag{}
+		}
+		u.Settings[id] = updateBag(u.Settings[id], r.Settings[id], index)
+	}
+	if (len(r.App) > 0 || r.LeaderData != nil) && (!r.Leader || !stillLeader) {
+		skipped = append(skipped, "leader-only settings refused: the unit is not the leader any more")
+	} else {
+		for _, id := range sortedKeys(r.App) {
+			rel, ok := s.Relations[id]
+			if !ok || !s.IsMember(u, rel) {
+				skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
+				continue
+			}
+			if rel.App == nil {
+				rel.App = map[string]*Bag{}
+			}
+			rel.App[u.Service] = updateBag(rel.App[u.Service], r.App[id], index)
+		}
+		if r.LeaderData != nil {
+			svc.LeaderData = updateBag(svc.LeaderData, r.LeaderData, index)
+		}
+	}
+	if r.Status != nil {
+		u.Status = *r.Status
+	}
+	if r.State != nil {
+		u.State = nilIfEmpty(r.State)
+	}
+	if r.Ports != nil {
+		u.Ports = append([]string(nil), r.Ports...)
+		sort.Strings(u.Ports)
+	}
+	u.Reconciled = r.Hash
+	u.Seen = r.Seen
+	u.Error, u.Resolved = nil, nil
+	if u.Life == Dying && r.Seen != nil && r.Seen.Life == Dying {
+		s.removeUnit(u)
+		return strings.Join(skipped, "; ")
+	}
+	if len(r.Churn) > 0 {
+		if u.Churn == nil {
+			u.Churn = map[string]int{}
+		}
+		for _, k := range r.Churn {
+			u.Churn[k]++
+		}
+	}
+	if u.WaveOutputs == nil {
+		u.WaveOutputs = map[string]string{}
+	}
+	prev, seenBefore := u.WaveOutputs[r.Hash]
+	u.WaveOutputs[r.Hash] = r.Output
+	switch {
+	case seenBefore && prev != r.Output:
+		u.Error = &UnitError{Hash: r.Hash, Kind: ErrDiverged, Attempts: 1,
+			Message: fmt.Sprintf("diverged: its universe came back to one it reconciled in this wave, but the hook returned something else; keys that keep changing: %s", u.churnSummary())}
+	case u.Wave > DivergeBound:
+		u.Error = &UnitError{Hash: r.Hash, Kind: ErrDiverged, Attempts: 1,
+			Message: fmt.Sprintf("diverged: reconciled %d times since the last operator change (bound %d); keys that keep changing: %s", u.Wave, DivergeBound, u.churnSummary())}
+	}
+	return strings.Join(skipped, "; ")
+}
+
+// churnSummary names the keys that changed most often, most first.
+func (u *Unit) churnSummary() string {
+	if len(u.Churn) == 0 {
+		return "(none seen: the hook's own output changes each run, e.g. a timestamp or random value)"
+	}
+	keys := sortedKeys(u.Churn)
+	sort.SliceStable(keys, func(i, j int) bool { return u.Churn[keys[i]] > u.Churn[keys[j]] })
+	if len(keys) > 5 {
+		keys = keys[:5]
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s (%d changes)", k, u.Churn[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func updateBag(b *Bag, data map[string]string, index uint64) *Bag {
+	data = nilIfEmpty(data)
+	if b != nil && maps.Equal(b.Data, data) {
+		return b
+	}
+	return &Bag{Data: maps.Clone(data), Rev: index}
+}
+
+func nilIfEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func (s *State) removeUnit(u *Unit) {
+	delete(s.Units, u.Name)
+	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
+		svc.Leader = ""
+	}
+}
+
+func (s *State) resolve(index uint64, r *ResolveUnit) error {
+	u, ok := s.Units[r.Unit]
+	if !ok {
+		return fmt.Errorf("unit %s does not exist", r.Unit)
+	}
+	if u.Error == nil {
+		return fmt.Errorf("unit %s is not in error; there is nothing to resolve", r.Unit)
+	}
+	if u.Resolved != nil {
+		if u.Resolved.NoRetry != r.NoRetry {
+			return fmt.Errorf("unit %s is already marked resolved (%s); it cannot also be marked %s", r.Unit, retryMode(u.Resolved.NoRetry), retryMode(r.NoRetry))
+		}
+		return nil
+	}
+	u.Index = index
+	if r.NoRetry {
+		u.Reconciled = u.Error.Hash
+		if u.Error.Seen != nil {
+			u.Seen = u.Error.Seen
+		}
+		u.Error = nil
+		return nil
+	}
+	u.Resolved = &Resolved{NoRetry: r.NoRetry, Index: index}
+	u.Error.RetryAt = 0
+	if u.Error.Kind == ErrDiverged {
+		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
+	}
+	return nil
+}
+
+func retryMode(noRetry bool) string {
+	if noRetry {
+		return "--no-retry"
+	}
+	return "retry"
+}

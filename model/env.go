@@ -1,0 +1,370 @@
+package model
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// APIVersion is the only environment and universe version this build speaks.
+const APIVersion = "fixpoint/v1"
+
+// Environment is an environment as operators declare it, after CUE has
+// evaluated it to plain data. The control plane receives it as JSON and
+// checks it again with Resolve.
+type Environment struct {
+	APIVersion string                 `json:"apiVersion"`
+	Name       string                 `json:"name"`
+	Services   map[string]ServiceSpec `json:"services"`
+	Relations  map[string][]string    `json:"relations,omitempty"`
+}
+
+// ServiceSpec is one declared service.
+type ServiceSpec struct {
+	// Charm is the charm as written (a directory); CharmHash is filled in
+	// when the CLI packs it.
+	Charm     string         `json:"charm"`
+	CharmHash string         `json:"charm_hash,omitempty"`
+	Units     *int           `json:"units,omitempty"`
+	Config    map[string]any `json:"config,omitempty"`
+	Placement []string       `json:"placement,omitempty"`
+}
+
+// Problem is one thing wrong with an environment, at a path such as
+// services.web.config.port; the CLI maps the path to file:line:col.
+type Problem struct {
+	Path []string `json:"path"`
+	Msg  string   `json:"message"`
+}
+
+func (p Problem) Error() string {
+	if len(p.Path) == 0 {
+		return p.Msg
+	}
+	return strings.Join(p.Path, ".") + ": " + p.Msg
+}
+
+// Problems is every problem found; it is an error when non-empty.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+func (ps *Problems) add(path []string, format string, args ...any) {
+	*ps = append(*ps, Problem{Path: append([]string(nil), path...), Msg: fmt.Sprintf(format, args...)})
+}
+
+// Desired is a resolved environment: every reference checked, endpoints
+// bound, config complete, peer relations added.
+type Desired struct {
+	Name      string
+	Services  map[string]*DesiredService
+	Relations map[RelationKey]*DesiredRelation
+}
+
+// DesiredService is a service with its charm bound and config complete.
+type DesiredService struct {
+	Name        string
+	Charm       string
+	Config      map[string]any
+	Units       int
+	Placement   []string
+	Subordinate bool
+}
+
+// DesiredRelation is a relation with its endpoints bound.
+type DesiredRelation struct {
+	Key       RelationKey
+	Name      string
+	Endpoints []RelEndpoint
+	Interface string
+	Scope     Scope
+}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// ValidName reports whether s is a valid service or machine name.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// Resolve checks env against the charms it names (by hash) and binds every
+// reference. It returns all problems found, not just the first.
+func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
+	var ps Problems
+	if env.APIVersion != APIVersion {
+		ps.add([]string{"apiVersion"}, "is %q; this fixpoint understands %q", env.APIVersion, APIVersion)
+	}
+	d := &Desired{Name: env.Name, Services: map[string]*DesiredService{}, Relations: map[RelationKey]*DesiredRelation{}}
+	metas := map[string]*CharmMeta{}
+	for _, name := range sortedKeys(env.Services) {
+		spec := env.Services[name]
+		path := []string{"services", name}
+		if !ValidName(name) {
+			ps.add(path, "service name %q is invalid: use lower-case letters, digits and single dashes, starting with a letter", name)
+			continue
+		}
+		ch, ok := charms[spec.CharmHash]
+		if !ok {
+			ps.add(append(path, "charm"), "charm %q was not packed (no content hash %q known)", spec.Charm, spec.CharmHash)
+			continue
+		}
+		meta := &ch.Meta
+		metas[name] = meta
+		ds := &DesiredService{Name: name, Charm: ch.Hash, Units: 1, Placement: spec.Placement, Subordinate: meta.Subordinate}
+		if spec.Units != nil {
+			ds.Units = *spec.Units
+		}
+		if ds.Units < 0 {
+			ps.add(append(path, "units"), "units is %d; it must be 0 or more", ds.Units)
+		}
+		if meta.Subordinate {
+			if spec.Units != nil && *spec.Units != 0 {
+				ps.add(append(path, "units"), "service %s runs subordinate charm %s, which gets one unit per related principal unit; remove units", name, meta.Name)
+			}
+			ds.Units = 0
+		}
+		for i, m := range spec.Placement {
+			if !ValidName(m) {
+				ps.add(append(path, "placement", fmt.Sprint(i)), "machine name %q is invalid: use lower-case letters, digits and dashes", m)
+			}
+		}
+		ds.Config = map[string]any{}
+		for k, o := range meta.Options {
+			if o.Default != nil {
+				v, err := ConvertOption(o.Type, o.Default)
+				if err == nil {
+					ds.Config[k] = v
+				}
+			}
+		}
+		for _, k := range sortedKeys(spec.Config) {
+			o, ok := meta.Options[k]
+			if !ok {
+				ps.add(append(path, "config", k), "charm %s has no option %q (it has: %s)", meta.Name, k, listOr(sortedKeys(meta.Options)))
+				continue
+			}
+			v, err := ConvertOption(o.Type, spec.Config[k])
+			if err != nil {
+				ps.add(append(path, "config", k), "option %q of charm %s is of type %s: %v", k, meta.Name, o.Type, err)
+				continue
+			}
+			ds.Config[k] = v
+		}
+		d.Services[name] = ds
+		for _, p := range sortedKeys(meta.Peers) {
+			ep, _ := meta.Endpoint(p)
+			rel := &DesiredRelation{
+				Key:       RelationKey(name + ":" + p),
+				Endpoints: []RelEndpoint{{Service: name, Name: p, Role: Peer, Interface: ep.Interface, Scope: ep.Scope, Limit: ep.Limit}},
+				Interface: ep.Interface,
+				Scope:     ep.Scope,
+			}
+			d.Relations[rel.Key] = rel
+		}
+	}
+	for _, rname := range sortedKeys(env.Relations) {
+		ends := env.Relations[rname]
+		path := []string{"relations", rname}
+		if len(ends) != 2 {
+			ps.add(path, "a relation joins exactly two endpoints, written [\"svc:endpoint\", \"svc:endpoint\"]; got %d (peer relations are created for you)", len(ends))
+			continue
+		}
+		rel, err := bindRelation(ends[0], ends[1], metas, env.Services)
+		if err != nil {
+			ps.add(path, "%v", err)
+			continue
+		}
+		rel.Name = rname
+		if prev, dup := d.Relations[rel.Key]; dup {
+			ps.add(path, "relation %s already exists as %q", rel.Key, prev.Name)
+			continue
+		}
+		d.Relations[rel.Key] = rel
+	}
+	checkLimits(d, &ps)
+	checkSubordinates(d, &ps)
+	if len(ps) > 0 {
+		return nil, ps
+	}
+	return d, nil
+}
+
+// bindRelation resolves two endpoint references ("svc" or "svc:ep").
+func bindRelation(a, b string, metas map[string]*CharmMeta, specs map[string]ServiceSpec) (*DesiredRelation, error) {
+	sa, ea := splitEndpoint(a)
+	sb, eb := splitEndpoint(b)
+	for _, s := range []string{sa, sb} {
+		if _, ok := specs[s]; !ok {
+			return nil, fmt.Errorf("unknown service %q (services: %s)", s, listOr(sortedKeys(specs)))
+		}
+		if _, ok := metas[s]; !ok {
+			return nil, fmt.Errorf("service %q has no usable charm", s)
+		}
+	}
+	if sa == sb {
+		if ea == eb {
+			return nil, fmt.Errorf("relates endpoint %s to itself; a relation needs two different endpoints", a)
+		}
+		return nil, fmt.Errorf("relates service %s to itself; units of one service talk over a peer endpoint, which is related for you", sa)
+	}
+	candA, err := candidates(sa, ea, metas[sa])
+	if err != nil {
+		return nil, err
+	}
+	candB, err := candidates(sb, eb, metas[sb])
+	if err != nil {
+		return nil, err
+	}
+	type pair struct{ x, y EndpointSpec }
+	var fits, implicit []pair
+	var why []string
+	for _, x := range candA {
+		for _, y := range candB {
+			if err := compatible(sa, x, sb, y); err != nil {
+				why = append(why, err.Error())
+				continue
+			}
+			if x.Name == JujuInfo || y.Name == JujuInfo {
+				implicit = append(implicit, pair{x, y})
+			} else {
+				fits = append(fits, pair{x, y})
+			}
+		}
+	}
+	if len(fits) == 0 {
+		fits = implicit
+	}
+	switch {
+	case len(fits) == 0 && len(why) == 1:
+		return nil, fmt.Errorf("%s", why[0])
+	case len(fits) == 0:
+		return nil, fmt.Errorf("no endpoint of %s fits one of %s: no matching interface with one side providing and the other requiring", sa, sb)
+	case len(fits) > 1:
+		var opts []string
+		for _, f := range fits {
+			opts = append(opts, fmt.Sprintf("[%s:%s, %s:%s]", sa, f.x.Name, sb, f.y.Name))
+		}
+		return nil, fmt.Errorf("ambiguous: %s and %s fit in %d ways; name the endpoints: %s", a, b, len(fits), strings.Join(opts, " or "))
+	}
+	x, y := fits[0].x, fits[0].y
+	eps := []RelEndpoint{
+		{Service: sa, Name: x.Name, Role: x.Role, Interface: x.Interface, Scope: x.Scope, Limit: x.Limit},
+		{Service: sb, Name: y.Name, Role: y.Role, Interface: y.Interface, Scope: y.Scope, Limit: y.Limit},
+	}
+	sort.Slice(eps, func(i, j int) bool { return eps[i].String() < eps[j].String() })
+	scope := Global
+	if x.Scope == Container || y.Scope == Container {
+		scope = Container
+	}
+	return &DesiredRelation{
+		Key:       RelationKey(eps[0].String() + " " + eps[1].String()),
+		Endpoints: eps,
+		Interface: x.Interface,
+		Scope:     scope,
+	}, nil
+}
+
+func candidates(svc, ep string, meta *CharmMeta) ([]EndpointSpec, error) {
+	if ep != "" {
+		e, ok := meta.Endpoint(ep)
+		if !ok {
+			return nil, fmt.Errorf("service %s (charm %s) has no endpoint %q; it has: %s", svc, meta.Name, ep, strings.Join(meta.EndpointNames(), ", "))
+		}
+		if e.Role == Peer {
+			return nil, fmt.Errorf("endpoint %s:%s is a peer endpoint; peers are related for you and cannot be named in a relation", svc, ep)
+		}
+		return []EndpointSpec{e}, nil
+	}
+	var out []EndpointSpec
+	for _, e := range meta.Endpoints() {
+		if e.Role != Peer {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func compatible(sa string, x EndpointSpec, sb string, y EndpointSpec) error {
+	if x.Interface != y.Interface {
+		return fmt.Errorf("interfaces differ: %s:%s speaks %q, %s:%s speaks %q", sa, x.Name, x.Interface, sb, y.Name, y.Interface)
+	}
+	if !(x.Role == Provides && y.Role == Requires || x.Role == Requires && y.Role == Provides) {
+		return fmt.Errorf("roles do not fit: %s:%s and %s:%s both %s %q; one side must provide and the other require", sa, x.Name, sb, y.Name, x.Role, x.Interface)
+	}
+	return nil
+}
+
+func splitEndpoint(s string) (string, string) {
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+func checkLimits(d *Desired, ps *Problems) {
+	count := map[string][]string{}
+	limit := map[string]int{}
+	for _, key := range sortedKeys(d.Relations) {
+		r := d.Relations[key]
+		for _, e := range r.Endpoints {
+			if e.Limit > 0 {
+				count[e.String()] = append(count[e.String()], r.Name)
+				limit[e.String()] = e.Limit
+			}
+		}
+	}
+	for _, ep := range sortedKeys(count) {
+		if len(count[ep]) > limit[ep] {
+			names := count[ep]
+			ps.add([]string{"relations", names[len(names)-1]}, "endpoint %s allows %d relation(s) but is in %d: %s", ep, limit[ep], len(names), strings.Join(names, ", "))
+		}
+	}
+}
+
+func checkSubordinates(d *Desired, ps *Problems) {
+	for _, name := range sortedKeys(d.Services) {
+		s := d.Services[name]
+		if !s.Subordinate {
+			continue
+		}
+		ok := false
+		for _, r := range d.Relations {
+			if r.Scope != Container || len(r.Endpoints) != 2 {
+				continue
+			}
+			for i, e := range r.Endpoints {
+				other := d.Services[r.Endpoints[1-i].Service]
+				if e.Service == name && other != nil && !other.Subordinate {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			ps.add([]string{"services", name}, "service %s is subordinate and needs a container-scoped relation to a principal service (e.g. relations: %q: [\"%s:juju-info\", \"<principal>\"] with a container-scoped endpoint)", name, name+"-host", name)
+		}
+	}
+}
+
+func listOr(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func sortedKeys[K ~string | ~int, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}

@@ -1,0 +1,192 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Change is one step from the current state towards a desired one. Plan
+// lists them for the operator; Apply carries out exactly the same list.
+type Change struct {
+	Kind    string   `json:"kind"`
+	Service string   `json:"service,omitempty"`
+	Key     string   `json:"key,omitempty"`
+	Old     string   `json:"old,omitempty"`
+	New     string   `json:"new,omitempty"`
+	Units   []string `json:"units,omitempty"`
+}
+
+// Change kinds.
+const (
+	AddService     = "add-service"
+	RemoveService  = "remove-service"
+	UpgradeCharm   = "upgrade-charm"
+	SetConfig      = "config"
+	AddUnits       = "add-units"
+	RemoveUnits    = "remove-units"
+	SetPlacement   = "placement"
+	AddRelation    = "add-relation"
+	RemoveRelation = "remove-relation"
+)
+
+func (c Change) String() string {
+	switch c.Kind {
+	case AddService:
+		return fmt.Sprintf("+ service %s (charm %s)", c.Service, short(c.New))
+	case RemoveService:
+		return fmt.Sprintf("- service %s (units go dying: %s)", c.Service, strings.Join(c.Units, ", "))
+	case UpgradeCharm:
+		return fmt.Sprintf("~ service %s charm %s -> %s", c.Service, short(c.Old), short(c.New))
+	case SetConfig:
+		return fmt.Sprintf("~ service %s config %s: %s -> %s", c.Service, c.Key, c.Old, c.New)
+	case AddUnits:
+		return fmt.Sprintf("+ units %s", strings.Join(c.Units, ", "))
+	case RemoveUnits:
+		return fmt.Sprintf("- units %s (go dying)", strings.Join(c.Units, ", "))
+	case SetPlacement:
+		return fmt.Sprintf("~ service %s placement %s -> %s", c.Service, c.Old, c.New)
+	case AddRelation:
+		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
+	case RemoveRelation:
+		return fmt.Sprintf("- relation %s (%s)", c.Key, c.Old)
+	}
+	return c.Kind
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "(none)"
+	}
+	return h
+}
+
+// Plan lists the changes that take s to d, in a fixed order.
+func Plan(s *State, d *Desired) []Change {
+	var out []Change
+	for _, name := range sortedKeys(d.Services) {
+		ds := d.Services[name]
+		cur, ok := s.Services[name]
+		if !ok || cur.Life != Alive {
+			out = append(out, Change{Kind: AddService, Service: name, New: ds.Charm})
+			next := 0
+			if ok {
+				next = cur.NextUnit
+			}
+			if units := unitNames(name, next, ds.Units); len(units) > 0 {
+				out = append(out, Change{Kind: AddUnits, Service: name, Units: units})
+			}
+			continue
+		}
+		if cur.Charm != ds.Charm {
+			out = append(out, Change{Kind: UpgradeCharm, Service: name, Old: cur.Charm, New: ds.Charm})
+		}
+		for _, k := range unionKeys(cur.Config, ds.Config) {
+			o, n := showValue(cur.Config, k), showValue(ds.Config, k)
+			if o != n {
+				out = append(out, Change{Kind: SetConfig, Service: name, Key: k, Old: o, New: n})
+			}
+		}
+		if strings.Join(cur.Placement, ",") != strings.Join(ds.Placement, ",") {
+			out = append(out, Change{Kind: SetPlacement, Service: name, Old: "[" + strings.Join(cur.Placement, ",") + "]", New: "[" + strings.Join(ds.Placement, ",") + "]"})
+		}
+		if ds.Subordinate {
+			continue
+		}
+		alive := aliveUnits(s, name)
+		switch {
+		case len(alive) < ds.Units:
+			out = append(out, Change{Kind: AddUnits, Service: name, Units: unitNames(name, cur.NextUnit, ds.Units-len(alive))})
+		case len(alive) > ds.Units:
+			// The newest units go first, as in Juju's remove-unit by scale.
+			var gone []string
+			for _, u := range alive[ds.Units:] {
+				gone = append(gone, u.Name)
+			}
+			sort.Slice(gone, func(i, j int) bool { return UnitLess(gone[i], gone[j]) })
+			out = append(out, Change{Kind: RemoveUnits, Service: name, Units: gone})
+		}
+	}
+	for _, name := range sortedKeys(s.Services) {
+		cur := s.Services[name]
+		if _, ok := d.Services[name]; ok || cur.Life != Alive {
+			continue
+		}
+		var units []string
+		for _, u := range s.UnitsOf(name) {
+			if u.Life == Alive {
+				units = append(units, u.Name)
+			}
+		}
+		out = append(out, Change{Kind: RemoveService, Service: name, Units: units})
+	}
+	existing := map[RelationKey]*Relation{}
+	for _, r := range s.Relations {
+		if r.Life == Alive {
+			existing[r.Key] = r
+		}
+	}
+	for _, key := range sortedKeys(d.Relations) {
+		if _, ok := existing[key]; !ok {
+			out = append(out, Change{Kind: AddRelation, Key: string(key), New: relLabel(d.Relations[key].Name)})
+		}
+	}
+	for _, key := range sortedKeys(existing) {
+		if _, ok := d.Relations[key]; !ok {
+			r := existing[key]
+			out = append(out, Change{Kind: RemoveRelation, Key: string(key), Old: fmt.Sprintf("id %d", r.ID)})
+		}
+	}
+	return out
+}
+
+func relLabel(name string) string {
+	if name == "" {
+		return "peer"
+	}
+	return name
+}
+
+// aliveUnits returns a service's alive units, newest first.
+func aliveUnits(s *State, svc string) []*Unit {
+	var out []*Unit
+	for _, u := range s.UnitsOf(svc) {
+		if u.Life == Alive {
+			out = append(out, u)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Number() < out[j].Number() })
+	return out
+}
+
+func unitNames(svc string, next, n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("%s/%d", svc, next+i))
+	}
+	return out
+}
+
+func unionKeys(a, b map[string]any) []string {
+	m := map[string]bool{}
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return sortedKeys(m)
+}
+
+func showValue(m map[string]any, k string) string {
+	v, ok := m[k]
+	if !ok {
+		return "(unset)"
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

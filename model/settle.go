@@ -1,0 +1,186 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+)
+
+// settle runs after every command and brings the derived parts of the
+// state in line: placement, subordinate units, leadership, and removal of
+// what has finished dying. It is deterministic like the rest of Apply.
+func (s *State) settle(index uint64) {
+	s.place(index)
+	s.attachSubordinates(index)
+	s.removeFinished(index)
+	s.electLeaders(index)
+}
+
+// place puts unplaced units on machines: round robin over a service's
+// pinned list (the machine need not exist yet), or else the registered
+// machine with the fewest units of that service.
+func (s *State) place(index uint64) {
+	machines := sortedKeys(s.Machines)
+	for _, name := range s.SortedUnits() {
+		u := s.Units[name]
+		if u.Machine != "" || u.Principal != "" || u.Life != Alive {
+			continue
+		}
+		svc := s.Services[u.Service]
+		if len(svc.Placement) > 0 {
+			u.Machine, u.Index = svc.Placement[u.Number()%len(svc.Placement)], index
+			continue
+		}
+		best, bestN := "", -1
+		for _, m := range machines {
+			if s.Machines[m].Lost {
+				continue
+			}
+			n := 0
+			for _, o := range s.UnitsOf(u.Service) {
+				if o.Machine == m {
+					n++
+				}
+			}
+			if bestN < 0 || n < bestN {
+				best, bestN = m, n
+			}
+		}
+		if best != "" {
+			u.Machine, u.Index = best, index
+		}
+	}
+}
+
+// attachSubordinates keeps one unit of each subordinate service per
+// principal unit it is related to over a container-scoped relation.
+func (s *State) attachSubordinates(index uint64) {
+	for _, sname := range sortedKeys(s.Services) {
+		sub := s.Services[sname]
+		if !sub.Subordinate {
+			continue
+		}
+		want := map[string]bool{}
+		if sub.Life == Alive {
+			for _, r := range s.RelationsOf(sname) {
+				if r.Scope != Container || r.Life != Alive || len(r.Endpoints) != 2 {
+					continue
+				}
+				remote, _ := r.Remote(sname)
+				if ps := s.Services[remote.Service]; ps == nil || ps.Subordinate {
+					continue
+				}
+				for _, p := range s.UnitsOf(remote.Service) {
+					if p.Life == Alive && p.Machine != "" {
+						want[p.Name] = true
+					}
+				}
+			}
+		}
+		have := map[string]bool{}
+		for _, u := range s.UnitsOf(sname) {
+			if u.Life == Alive && !want[u.Principal] {
+				s.killUnit(index, u)
+			}
+			if u.Life == Alive {
+				have[u.Principal] = true
+			}
+		}
+		for _, p := range sortedUnitKeys(want) {
+			if have[p] {
+				continue
+			}
+			name := fmt.Sprintf("%s/%d", sname, sub.NextUnit)
+			sub.NextUnit++
+			s.Units[name] = &Unit{Name: name, Service: sname, Machine: s.Units[p].Machine, Principal: p, Life: Alive,
+				Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}}
+		}
+	}
+}
+
+func sortedUnitKeys(m map[string]bool) []string {
+	keys := sortedKeys(m)
+	sort.Slice(keys, func(i, j int) bool { return UnitLess(keys[i], keys[j]) })
+	return keys
+}
+
+// removeFinished deletes what has finished dying: dying units with nothing
+// to reconcile, dying relations no unit still holds, dying services with no
+// units left, and charms nothing uses.
+func (s *State) removeFinished(index uint64) {
+	for _, name := range s.SortedUnits() {
+		u := s.Units[name]
+		if u.Life == Dying && (u.Seen == nil || u.Machine == "") {
+			s.removeUnit(u)
+		}
+	}
+	for _, id := range s.SortedRelations() {
+		r := s.Relations[id]
+		if r.Life != Dying {
+			continue
+		}
+		held := false
+		for _, u := range s.Units {
+			if u.Seen != nil && u.Seen.Relations[id] != nil {
+				held = true
+				break
+			}
+		}
+		if held {
+			continue
+		}
+		delete(s.Relations, id)
+		for _, u := range s.Units {
+			delete(u.Settings, id)
+		}
+	}
+	for _, name := range sortedKeys(s.Services) {
+		svc := s.Services[name]
+		if svc.Life == Dying && len(s.UnitsOf(name)) == 0 && len(s.RelationsOf(name)) == 0 {
+			delete(s.Services, name)
+		}
+	}
+	used := map[string]bool{}
+	for _, svc := range s.Services {
+		used[svc.Charm] = true
+	}
+	for h := range s.Charms {
+		if !used[h] {
+			delete(s.Charms, h)
+		}
+	}
+}
+
+// electLeaders keeps one leader per service among alive units on
+// registered machines whose agent is not lost; the lowest-numbered such
+// unit wins, and a leader is only replaced when it stops qualifying.
+func (s *State) electLeaders(index uint64) {
+	for _, name := range sortedKeys(s.Services) {
+		svc := s.Services[name]
+		if cur, ok := s.Units[svc.Leader]; ok && s.canLead(cur) {
+			continue
+		}
+		next := ""
+		for _, u := range s.UnitsOf(name) {
+			if s.canLead(u) {
+				next = u.Name
+				break
+			}
+		}
+		if next == "" {
+			if cur, ok := s.Units[svc.Leader]; ok && cur.Life == Alive {
+				continue // keep a lost leader rather than none at all
+			}
+		}
+		if next != svc.Leader {
+			svc.Leader, svc.LeaderRev, svc.Index = next, index, index
+		}
+	}
+}
+
+func (s *State) canLead(u *Unit) bool {
+	if u.Life != Alive || u.Machine == "" {
+		return false
+	}
+	m, ok := s.Machines[u.Machine]
+	return ok && !m.Lost
+}

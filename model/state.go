@@ -1,0 +1,382 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Life is where an object is in its lifecycle.
+type Life string
+
+// Lives, in the order an object passes through them.
+const (
+	Alive Life = "alive"
+	Dying Life = "dying"
+	Dead  Life = "dead"
+)
+
+// Status is the workload status a unit's hook last reported.
+type Status struct {
+	State   string `json:"state"`
+	Message string `json:"message,omitempty"`
+}
+
+// Workload status states a hook may report.
+var StatusStates = []string{"active", "blocked", "waiting", "maintenance"}
+
+// Bag is a settings map with the index that last changed it.
+type Bag struct {
+	Data map[string]string `json:"data,omitempty"`
+	Rev  uint64            `json:"rev"`
+}
+
+// State is the replicated state of one environment. Maps keep JSON output
+// sorted, which makes the encoded state a deterministic function of the
+// commands applied.
+type State struct {
+	// Index is the Raft index of the last applied entry.
+	Index uint64 `json:"index"`
+	// EnvIndex is the index of the last operator change; apply is stamped
+	// with it and divergence counts reconciles from it.
+	EnvIndex     uint64              `json:"env_index"`
+	Name         string              `json:"name,omitempty"`
+	Charms       map[string]*Charm   `json:"charms"`
+	Services     map[string]*Service `json:"services"`
+	Units        map[string]*Unit    `json:"units"`
+	Relations    map[int]*Relation   `json:"relations"`
+	Machines     map[string]*Machine `json:"machines"`
+	NextRelation int                 `json:"next_relation"`
+	Requests     map[string]uint64   `json:"requests"`
+	RequestLog   []string            `json:"request_log"`
+}
+
+// RelationKey names a declared relation's endpoints, "svc:ep svc:ep".
+type RelationKey string
+
+// Service is a deployed charm with its config and desired unit count.
+type Service struct {
+	Name        string         `json:"name"`
+	Charm       string         `json:"charm"`
+	Config      map[string]any `json:"config"`
+	ConfigRev   uint64         `json:"config_rev"`
+	Units       int            `json:"units"`
+	Placement   []string       `json:"placement,omitempty"`
+	Life        Life           `json:"life"`
+	NextUnit    int            `json:"next_unit"`
+	Leader      string         `json:"leader,omitempty"`
+	LeaderRev   uint64         `json:"leader_rev"`
+	LeaderData  *Bag           `json:"leader_data,omitempty"`
+	CharmRev    uint64         `json:"charm_rev"`
+	Index       uint64         `json:"index"`
+	Subordinate bool           `json:"subordinate,omitempty"`
+}
+
+// Machine is a host whose agent has registered.
+type Machine struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Index   uint64 `json:"index"`
+	// Lost is set by the control plane when the agent stops answering;
+	// its units stay members but lose leadership.
+	Lost bool `json:"lost,omitempty"`
+}
+
+// Unit is one instance of a service.
+type Unit struct {
+	Name    string `json:"name"`
+	Service string `json:"service"`
+	Machine string `json:"machine,omitempty"`
+	Life    Life   `json:"life"`
+	// Principal is set for subordinate units: the unit they attach to.
+	Principal string `json:"principal,omitempty"`
+	// Settings are the unit's own settings per relation id.
+	Settings map[int]*Bag      `json:"settings,omitempty"`
+	Status   Status            `json:"status"`
+	State    map[string]string `json:"state,omitempty"`
+	Ports    []string          `json:"ports,omitempty"`
+	// Reconciled is the hash of the universe last reconciled successfully.
+	Reconciled string `json:"reconciled,omitempty"`
+	// Seen is what that reconcile saw; legacy events are its diff.
+	Seen *Seen `json:"seen,omitempty"`
+	// Reconciles counts hook runs since the unit was created.
+	Reconciles int `json:"reconciles"`
+	// Wave counts hook runs since the last operator change.
+	Wave int `json:"wave"`
+	// WaveOutputs maps a universe hash reconciled in this wave to the hash
+	// of what the hook returned for it.
+	WaveOutputs map[string]string `json:"wave_outputs,omitempty"`
+	// Churn counts, per universe key, how often it changed between runs of
+	// this wave; divergence messages name the top ones.
+	Churn    map[string]int `json:"churn,omitempty"`
+	Error    *UnitError     `json:"error,omitempty"`
+	Resolved *Resolved      `json:"resolved,omitempty"`
+	Created  uint64         `json:"created"`
+	Index    uint64         `json:"index"`
+}
+
+// Number returns N of service/N.
+func (u *Unit) Number() int {
+	n, _ := strconv.Atoi(u.Name[strings.LastIndexByte(u.Name, '/')+1:])
+	return n
+}
+
+// UnitError is why a unit is in the error phase.
+type UnitError struct {
+	// Hash is the universe that failed.
+	Hash    string `json:"hash"`
+	Message string `json:"message"`
+	// Kind is "hook" (retried with backoff) or "diverged" (needs resolved
+	// or an operator change).
+	Kind     string `json:"kind"`
+	Attempts int    `json:"attempts"`
+	// RetryAt is when the next automatic retry is due (unix nanoseconds).
+	RetryAt int64 `json:"retry_at,omitempty"`
+	// Seen is what the failed universe saw, for resolved --no-retry.
+	Seen *Seen `json:"seen,omitempty"`
+}
+
+// Resolved is an operator's request to move a unit out of error.
+type Resolved struct {
+	NoRetry bool   `json:"no_retry"`
+	Index   uint64 `json:"index"`
+}
+
+// Seen records what a unit's last successful reconcile saw: enough to
+// derive the legacy events between it and a later universe.
+type Seen struct {
+	Life      Life                  `json:"life"`
+	Charm     string                `json:"charm"`
+	ConfigRev uint64                `json:"config_rev"`
+	Leader    bool                  `json:"leader"`
+	LeaderRev uint64                `json:"leader_rev"`
+	Relations map[int]*SeenRelation `json:"relations,omitempty"`
+}
+
+// SeenRelation is one relation as a unit last saw it.
+type SeenRelation struct {
+	Endpoint string `json:"endpoint"`
+	// Members maps each remote member to its settings revision.
+	Members map[string]uint64 `json:"members"`
+	// App is the remote service's bag revision.
+	App uint64 `json:"app"`
+}
+
+// Relation joins one endpoint (peer) or two.
+type Relation struct {
+	ID        int           `json:"id"`
+	Key       RelationKey   `json:"key"`
+	Endpoints []RelEndpoint `json:"endpoints"`
+	Interface string        `json:"interface"`
+	Scope     Scope         `json:"scope"`
+	Life      Life          `json:"life"`
+	// App holds each service's application bag, written by its leader.
+	App   map[string]*Bag `json:"app,omitempty"`
+	Index uint64          `json:"index"`
+}
+
+// RelEndpoint is one side of a relation.
+type RelEndpoint struct {
+	Service   string `json:"service"`
+	Name      string `json:"name"`
+	Role      Role   `json:"role"`
+	Interface string `json:"interface"`
+	Scope     Scope  `json:"scope"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+func (e RelEndpoint) String() string { return e.Service + ":" + e.Name }
+
+// Ident is the relation's name as a hook of svc sees it, "endpoint:id".
+func (r *Relation) Ident(svc string) string {
+	if ep, ok := r.Endpoint(svc); ok {
+		return fmt.Sprintf("%s:%d", ep.Name, r.ID)
+	}
+	return fmt.Sprintf("%s:%d", r.Endpoints[0].Name, r.ID)
+}
+
+// Endpoint returns svc's side of the relation.
+func (r *Relation) Endpoint(svc string) (RelEndpoint, bool) {
+	for _, e := range r.Endpoints {
+		if e.Service == svc {
+			return e, true
+		}
+	}
+	return RelEndpoint{}, false
+}
+
+// Remote returns the other side of the relation for svc; for a peer
+// relation that is svc itself.
+func (r *Relation) Remote(svc string) (RelEndpoint, bool) {
+	if len(r.Endpoints) == 1 {
+		return r.Endpoints[0], r.Endpoints[0].Service == svc
+	}
+	for i, e := range r.Endpoints {
+		if e.Service == svc {
+			return r.Endpoints[1-i], true
+		}
+	}
+	return RelEndpoint{}, false
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{
+		Charms:    map[string]*Charm{},
+		Services:  map[string]*Service{},
+		Units:     map[string]*Unit{},
+		Relations: map[int]*Relation{},
+		Machines:  map[string]*Machine{},
+		Requests:  map[string]uint64{},
+	}
+}
+
+// Normalize fills nil maps after decoding, so callers never check.
+func (s *State) Normalize() {
+	if s.Charms == nil {
+		s.Charms = map[string]*Charm{}
+	}
+	if s.Services == nil {
+		s.Services = map[string]*Service{}
+	}
+	if s.Units == nil {
+		s.Units = map[string]*Unit{}
+	}
+	if s.Relations == nil {
+		s.Relations = map[int]*Relation{}
+	}
+	if s.Machines == nil {
+		s.Machines = map[string]*Machine{}
+	}
+	if s.Requests == nil {
+		s.Requests = map[string]uint64{}
+	}
+}
+
+// SortedUnits returns unit names in service order, then by number.
+func (s *State) SortedUnits() []string {
+	names := make([]string, 0, len(s.Units))
+	for n := range s.Units {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return UnitLess(names[i], names[j]) })
+	return names
+}
+
+// UnitLess orders unit names by service, then numerically.
+func UnitLess(a, b string) bool {
+	sa, na := splitUnit(a)
+	sb, nb := splitUnit(b)
+	if sa != sb {
+		return sa < sb
+	}
+	return na < nb
+}
+
+func splitUnit(name string) (string, int) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return name, 0
+	}
+	n, _ := strconv.Atoi(name[i+1:])
+	return name[:i], n
+}
+
+// ServiceOf returns the service part of a unit name.
+func ServiceOf(unit string) string {
+	s, _ := splitUnit(unit)
+	return s
+}
+
+// SortedRelations returns relation ids in increasing order.
+func (s *State) SortedRelations() []int {
+	ids := make([]int, 0, len(s.Relations))
+	for id := range s.Relations {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+// IsMember reports whether unit u takes part in relation r: it is not
+// dead, it is placed on a registered machine (so its address is known),
+// the relation is alive, and its service is an endpoint. Dying units stay
+// members until their last reconcile has run and they are removed.
+func (s *State) IsMember(u *Unit, r *Relation) bool {
+	if u.Life == Dead || r.Life != Alive {
+		return false
+	}
+	if _, ok := r.Endpoint(u.Service); !ok {
+		return false
+	}
+	if u.Machine == "" {
+		return false
+	}
+	_, ok := s.Machines[u.Machine]
+	return ok
+}
+
+// RemoteMembers returns, sorted, the units unit u sees over relation r:
+// members of the other side (of its own service for peers, never itself),
+// and for container scope only those on u's machine.
+func (s *State) RemoteMembers(u *Unit, r *Relation) []*Unit {
+	remote, ok := r.Remote(u.Service)
+	if !ok {
+		return nil
+	}
+	var out []*Unit
+	for _, o := range s.unitsOf(remote.Service) {
+		if o.Name == u.Name || !s.IsMember(o, r) {
+			continue
+		}
+		if r.Scope == Container && !s.sameContainer(u, o) {
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// sameContainer holds for a principal and its subordinate, or units that
+// share a machine when neither is a subordinate.
+func (s *State) sameContainer(a, b *Unit) bool {
+	if a.Principal != "" || b.Principal != "" {
+		return a.Principal == b.Name || b.Principal == a.Name || (a.Principal != "" && a.Principal == b.Principal)
+	}
+	return a.Machine == b.Machine
+}
+
+func (s *State) unitsOf(svc string) []*Unit {
+	var out []*Unit
+	for _, u := range s.Units {
+		if u.Service == svc {
+			out = append(out, u)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number() < out[j].Number() })
+	return out
+}
+
+// UnitsOf returns the units of a service, ordered by number.
+func (s *State) UnitsOf(svc string) []*Unit { return s.unitsOf(svc) }
+
+// RelationsOf returns the relations svc takes part in, by id.
+func (s *State) RelationsOf(svc string) []*Relation {
+	var out []*Relation
+	for _, id := range s.SortedRelations() {
+		r := s.Relations[id]
+		if _, ok := r.Endpoint(svc); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Address is the private address of the unit's machine, or "".
+func (s *State) Address(u *Unit) string {
+	if m, ok := s.Machines[u.Machine]; ok {
+		return m.Address
+	}
+	return ""
+}
