@@ -1,0 +1,6 @@
+// Command reconcile is the clock test charm's reconcile hook.
+package main
+
+import "github.com/fixpoint/fixpoint/charmapi"
+
+func main() { charmapi.Main(reconcile) }
