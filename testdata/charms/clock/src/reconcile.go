@@ -18,5 +18,9 @@ func reconcile(u *charmapi.Universe) (*charmapi.Result, error) {
 		return res.Waiting("waiting for the ring peer relation"), nil
 	}
 	res.SetLocal(ring.Ident, map[string]string{"now": strconv.FormatInt(time.Now().UnixNano(), 10)})
-	return res.Active(strconv.Itoa(len(ring.Units)) + " peers ticking"), nil
+	n := len(ring.Units)
+	if n == 1 {
+		return res.Active("ticking with 1 peer"), nil
+	}
+	return res.Active("ticking with " + strconv.Itoa(n) + " peers"), nil
 }
