@@ -1,0 +1,79 @@
+package events
+
+import (
+	"strconv"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// RelInfo is what the state knows about a relation a Seen names: Seen keeps
+// only revisions, not who is on the other side.
+type RelInfo struct {
+	// RemoteApp is the remote service (the unit's own for a peer relation).
+	RemoteApp string
+	// Peer marks a peer relation.
+	Peer bool
+}
+
+// FromSeen converts what a unit's last successful reconcile saw (the
+// replicated model.Seen) into a Snapshot whose tokens are revisions. A nil
+// seen means the unit never reconciled. lookup tells the remote service of
+// a relation by id; when it does not know the relation any more (or is
+// nil) the remote service is taken from the members' names, and a relation
+// whose remote service is the unit's own is a peer relation.
+//
+// Every relation in a Seen is alive: a relation the unit saw broken is not
+// recorded. Tokens from FromSeen compare only with tokens from FromSeen.
+func FromSeen(unit string, seen *model.Seen, lookup func(id int) (RelInfo, bool)) *Snapshot {
+	if seen == nil {
+		return &Snapshot{Unit: unit}
+	}
+	s := &Snapshot{
+		Unit:       unit,
+		Installed:  true,
+		Life:       string(seen.Life),
+		Charm:      seen.Charm,
+		Config:     revToken(seen.ConfigRev),
+		Leader:     seen.Leader,
+		LeaderData: revToken(seen.LeaderRev),
+		Relations:  make(map[string]*RelSnap, len(seen.Relations)),
+	}
+	if s.Life == "" {
+		s.Life = Alive
+	}
+	for id, sr := range seen.Relations {
+		if sr == nil {
+			continue
+		}
+		r := &RelSnap{ID: id, Endpoint: sr.Endpoint, Alive: true, Members: make(map[string]string, len(sr.Members))}
+		for u, rev := range sr.Members {
+			r.Members[u] = strconv.FormatUint(rev, 10)
+		}
+		// Revision 0 is a bag never written; Juju likewise fires no
+		// app-bag hook for version 0 (relation/resolver.go).
+		r.App = revToken(sr.App)
+		info, ok := RelInfo{}, false
+		if lookup != nil {
+			info, ok = lookup(id)
+		}
+		if ok {
+			r.RemoteApp, r.Peer = info.RemoteApp, info.Peer
+		} else {
+			for _, u := range sortedUnits(r.Members) {
+				r.RemoteApp = serviceOf(u)
+				break
+			}
+			r.Peer = r.RemoteApp != "" && r.RemoteApp == serviceOf(unit)
+		}
+		s.Relations[r.Ident()] = r
+	}
+	return s
+}
+
+// revToken formats a revision as a token; 0 (never written) is "".
+func revToken(rev uint64) string {
+	if rev == 0 {
+		return ""
+	}
+	return strconv.FormatUint(rev, 10)
+}
