@@ -6,20 +6,20 @@ package charmapi
 type Result struct {
 	Relations map[string]RelationResult `json:"relations,omitempty"`
 	// LeaderData replaces the service's leader data; leader only.
-	LeaderData map[string]string `json:"leader_data,omitempty"`
+	LeaderData map[string]string `json:"leader_data,omitzero"`
 	Status     *Status           `json:"status,omitempty"`
 	// State replaces the unit's private map when set.
-	State map[string]string `json:"state,omitempty"`
+	State map[string]string `json:"state,omitzero"`
 	// Ports replaces the unit's open ports when set ("80/tcp", "53/udp").
-	Ports []string `json:"ports,omitempty"`
+	Ports []string `json:"ports,omitzero"`
 }
 
 // RelationResult is a unit's writes to one relation.
 type RelationResult struct {
 	// Local replaces this unit's settings when set.
-	Local map[string]string `json:"local,omitempty"`
+	Local map[string]string `json:"local,omitzero"`
 	// App replaces the service's bag when set; leader only.
-	App map[string]string `json:"app,omitempty"`
+	App map[string]string `json:"app,omitzero"`
 }
 
 // Status is a workload status: active, blocked, waiting or maintenance.

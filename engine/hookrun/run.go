@@ -1,0 +1,173 @@
+// Package hookrun runs one hook executable as a child process: input on
+// stdin and in a file, output captured and capped, a timeout that kills the
+// whole process group, and an environment that names the unit.
+package hookrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Spec describes one hook run.
+type Spec struct {
+	// Path is the executable.
+	Path string
+	// Dir is the working directory: the unit's own directory.
+	Dir string
+	// Input goes to stdin and to the file named by InputEnv.
+	Input    []byte
+	InputEnv string
+	Env      []string
+	Timeout  time.Duration
+	// MaxOutput caps stdout; a hook that prints more fails.
+	MaxOutput int
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Stdout   []byte
+	Stderr   string // the tail, for error messages and logs
+	Duration time.Duration
+}
+
+// stderrTail is how much of stderr is kept.
+const stderrTail = 4 << 10
+
+// Error is a failed run; Error() says why in a line an operator can act on.
+type Error struct {
+	Hook   string
+	Reason string
+	Stderr string
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("hook %s %s", e.Hook, e.Reason)
+	if tail := lastLine(e.Stderr); tail != "" {
+		msg += ": " + tail
+	}
+	return msg
+}
+
+// Run executes spec and waits for it.
+func Run(ctx context.Context, spec Spec) (*Outcome, error) {
+	if spec.Timeout <= 0 {
+		spec.Timeout = 5 * time.Minute
+	}
+	if spec.MaxOutput <= 0 {
+		spec.MaxOutput = 1 << 20
+	}
+	name := filepath.Base(spec.Path)
+	env := append(os.Environ(), spec.Env...)
+	if spec.InputEnv != "" {
+		f, err := os.CreateTemp(spec.Dir, ".input-*.json")
+		if err != nil {
+			return nil, fmt.Errorf("hook %s: write input: %w", name, err)
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.Write(spec.Input); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("hook %s: write input: %w", name, err)
+		}
+		if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("hook %s: write input: %w", name, err)
+		}
+		env = append(env, spec.InputEnv+"="+f.Name())
+	}
+	ctx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	cmd := exec.Command(spec.Path)
+	cmd.Dir = spec.Dir
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(spec.Input)
+	stdout := &capped{max: spec.MaxOutput}
+	stderr := &tail{max: stderrTail}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A process group lets the timeout kill whatever the hook started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, &Error{Hook: name, Reason: "could not start: " + err.Error()}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		out := &Outcome{Stderr: stderr.String(), Duration: time.Since(start)}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return out, &Error{Hook: name, Reason: fmt.Sprintf("timed out after %s and was killed", spec.Timeout), Stderr: out.Stderr}
+		}
+		return out, &Error{Hook: name, Reason: "was cancelled", Stderr: out.Stderr}
+	}
+	out := &Outcome{Stdout: stdout.Bytes(), Stderr: stderr.String(), Duration: time.Since(start)}
+	if stdout.over {
+		return out, &Error{Hook: name, Reason: fmt.Sprintf("printed more than %d bytes on stdout", spec.MaxOutput), Stderr: out.Stderr}
+	}
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return out, &Error{Hook: name, Reason: "was killed by " + ws.Signal().String(), Stderr: out.Stderr}
+			}
+			return out, &Error{Hook: name, Reason: fmt.Sprintf("exited with status %d", exit.ExitCode()), Stderr: out.Stderr}
+		}
+		return out, &Error{Hook: name, Reason: err.Error(), Stderr: out.Stderr}
+	}
+	return out, nil
+}
+
+// capped keeps up to max bytes and remembers whether more came.
+type capped struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); len(p) > room {
+		c.over = true
+		if room > 0 {
+			c.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return c.Buffer.Write(p)
+}
+
+// tail keeps the last max bytes written.
+type tail struct {
+	buf []byte
+	max int
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return string(t.buf) }
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}

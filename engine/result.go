@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// ResultError is a hook result that breaks the contract; its message names
+// the field and why. Nothing of such a result is applied.
+type ResultError struct{ Msg string }
+
+func (e *ResultError) Error() string { return "bad result: " + e.Msg }
+
+func badResult(format string, args ...any) error {
+	return &ResultError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxSettingsBytes caps one bag, so a runaway hook cannot bloat the log.
+const MaxSettingsBytes = 64 << 10
+
+// DecodeResult parses and checks a hook's stdout against the universe it
+// was given, and translates relation idents to ids.
+func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
+	out = bytes.TrimSpace(out)
+	if len(out) == 0 {
+		out = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	var res charmapi.Result
+	if err := dec.Decode(&res); err != nil {
+		return nil, badResult("stdout is not a result object: %v (output begins %q)", err, head(out, 80))
+	}
+	if dec.More() {
+		return nil, badResult("stdout holds more than one JSON value; print exactly one result object")
+	}
+	mr := &model.Result{Unit: uni.Unit, Leader: uni.Leader}
+	idents := map[string]*charmapi.Relation{}
+	var known []string
+	for i := range uni.Relations {
+		idents[uni.Relations[i].Ident] = &uni.Relations[i]
+		known = append(known, uni.Relations[i].Ident)
+	}
+	for _, ident := range sortedKeys(res.Relations) {
+		rr := res.Relations[ident]
+		rel, ok := idents[ident]
+		if !ok {
+			return nil, badResult("relations.%s: %s is not in relation %q (its relations: %s)", ident, uni.Unit, ident, orNone(known))
+		}
+		if rr.Local != nil {
+			if err := checkBag("relations."+ident+".local", rr.Local); err != nil {
+				return nil, err
+			}
+			if mr.Settings == nil {
+				mr.Settings = map[int]map[string]string{}
+			}
+			mr.Settings[rel.ID] = rr.Local
+		}
+		if rr.App != nil {
+			if !uni.Leader {
+				return nil, badResult("relations.%s.app: %s is not the leader of %s; only the leader writes the application bag", ident, uni.Unit, uni.Service)
+			}
+			if err := checkBag("relations."+ident+".app", rr.App); err != nil {
+				return nil, err
+			}
+			if mr.App == nil {
+				mr.App = map[int]map[string]string{}
+			}
+			mr.App[rel.ID] = rr.App
+		}
+	}
+	if res.LeaderData != nil {
+		if !uni.Leader {
+			return nil, badResult("leader_data: %s is not the leader of %s; only the leader writes leader data", uni.Unit, uni.Service)
+		}
+		if err := checkBag("leader_data", res.LeaderData); err != nil {
+			return nil, err
+		}
+		mr.LeaderData = res.LeaderData
+	}
+	if res.Status != nil {
+		if !slices.Contains(model.StatusStates, res.Status.State) {
+			return nil, badResult("status.state: %q is not a workload status; use one of %s", res.Status.State, strings.Join(model.StatusStates, ", "))
+		}
+		mr.Status = &model.Status{State: res.Status.State, Message: res.Status.Message}
+	}
+	if res.State != nil {
+		if err := checkBag("state", res.State); err != nil {
+			return nil, err
+		}
+		mr.State = res.State
+	}
+	for i, p := range res.Ports {
+		if !validPort(p) {
+			return nil, badResult("ports[%d]: %q is not a port; write \"80/tcp\", \"53/udp\", \"8000-8080/tcp\" or \"icmp\"", i, p)
+		}
+	}
+	if res.Ports != nil {
+		mr.Ports = append([]string{}, res.Ports...)
+		sort.Strings(mr.Ports)
+	}
+	mr.Output = digest(&res)
+	return mr, nil
+}
+
+func checkBag(field string, m map[string]string) error {
+	size := 0
+	for k, v := range m {
+		if k == "" {
+			return badResult("%s: empty key", field)
+		}
+		size += len(k) + len(v)
+	}
+	if size > MaxSettingsBytes {
+		return badResult("%s: %d bytes of settings; the limit is %d", field, size, MaxSettingsBytes)
+	}
+	return nil
+}
+
+func validPort(p string) bool {
+	if p == "icmp" {
+		return true
+	}
+	num, proto, ok := strings.Cut(p, "/")
+	if !ok || (proto != "tcp" && proto != "udp") {
+		return false
+	}
+	lo, hi, isRange := strings.Cut(num, "-")
+	if !isRange {
+		hi = lo
+	}
+	var a, b int
+	if _, err := fmt.Sscanf(lo, "%d", &a); err != nil {
+		return false
+	}
+	if _, err := fmt.Sscanf(hi, "%d", &b); err != nil {
+		return false
+	}
+	return a >= 1 && b <= 65535 && a <= b
+}
+
+func head(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

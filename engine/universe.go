@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"maps"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Build returns the universe unit sees in st (without events and attempt)
+// and the Seen record a successful reconcile of it would leave behind.
+// It returns nil when the unit does not exist.
+func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
+	u, ok := st.Units[unit]
+	if !ok {
+		return nil, nil
+	}
+	svc := st.Services[u.Service]
+	leader := svc.Leader == u.Name
+	life := string(u.Life)
+	uni := &charmapi.Universe{
+		API:        charmapi.API,
+		Unit:       u.Name,
+		Service:    u.Service,
+		Charm:      svc.Charm,
+		Life:       life,
+		Leader:     leader,
+		Machine:    u.Machine,
+		Address:    st.Address(u),
+		Config:     svc.Config,
+		LeaderData: bagData(svc.LeaderData),
+		State:      u.State,
+		Relations:  []charmapi.Relation{},
+	}
+	if uni.Config == nil {
+		uni.Config = map[string]any{}
+	}
+	seen := &model.Seen{
+		Life:      u.Life,
+		Charm:     svc.Charm,
+		ConfigRev: svc.ConfigRev,
+		Leader:    leader,
+	}
+	if !leader && svc.LeaderData != nil {
+		seen.LeaderRev = svc.LeaderData.Rev
+	}
+	if u.Life != model.Alive {
+		// A dying unit's last reconcile sees no relations: each is broken.
+		return uni, seen
+	}
+	for _, r := range st.RelationsOf(u.Service) {
+		if !st.IsMember(u, r) {
+			continue
+		}
+		local, _ := r.Endpoint(u.Service)
+		remote, _ := r.Remote(u.Service)
+		rel := charmapi.Relation{
+			Ident:         r.Ident(u.Service),
+			ID:            r.ID,
+			Name:          local.Name,
+			Interface:     r.Interface,
+			Role:          string(local.Role),
+			Scope:         string(r.Scope),
+			RemoteService: remote.Service,
+			Local:         withAddress(bagData(u.Settings[r.ID]), uni.Address),
+			App:           bagData(r.App[u.Service]),
+			Units:         map[string]map[string]string{},
+		}
+		sr := &model.SeenRelation{Endpoint: local.Name, Members: map[string]uint64{}}
+		if local.Role != model.Peer {
+			rel.RemoteApp = bagData(r.App[remote.Service])
+			if b := r.App[remote.Service]; b != nil {
+				sr.App = b.Rev
+			}
+		} else if !leader {
+			// Peers read their own service's bag; only its writer, the
+			// leader, must not be woken by it.
+			if b := r.App[u.Service]; b != nil {
+				sr.App = b.Rev
+			}
+		}
+		for _, m := range st.RemoteMembers(u, r) {
+			b := m.Settings[r.ID]
+			rel.Units[m.Name] = withAddress(bagData(b), st.Address(m))
+			if b != nil {
+				sr.Members[m.Name] = b.Rev
+			} else {
+				sr.Members[m.Name] = 0
+			}
+		}
+		uni.Relations = append(uni.Relations, rel)
+		if seen.Relations == nil {
+			seen.Relations = map[int]*model.SeenRelation{}
+		}
+		seen.Relations[r.ID] = sr
+	}
+	return uni, seen
+}
+
+func bagData(b *model.Bag) map[string]string {
+	if b == nil || b.Data == nil {
+		return map[string]string{}
+	}
+	return b.Data
+}
+
+// withAddress fills in private-address, as Juju does, unless the unit set
+// its own.
+func withAddress(data map[string]string, addr string) map[string]string {
+	if addr == "" {
+		return data
+	}
+	if _, ok := data["private-address"]; ok {
+		return data
+	}
+	out := maps.Clone(data)
+	out["private-address"] = addr
+	return out
+}
