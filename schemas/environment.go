@@ -1,0 +1,128 @@
+package schemas
+
+import (
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Env is an environment loaded from the user's CUE files, with what is
+// needed to report later problems at their place in those files.
+type Env struct {
+	// Env is the environment as plain data.
+	Env *model.Environment
+	// Dir is the directory of the files; charm paths are relative to it.
+	Dir string
+	// Files are the files the environment was loaded from, absolute.
+	Files []string
+
+	idx *posIndex
+}
+
+// LoadEnvironment evaluates the CUE files named by paths (one file,
+// several files of one directory, or a directory, whose .cue files unify),
+// checks the result against #Environment and decodes it. The package
+// clause is optional. Files may import "fixpoint.dev/schemas".
+//
+// Every problem found is returned in one *Error, each at file:line:col of
+// the user's file.
+func LoadEnvironment(paths ...string) (*Env, error) {
+	dir, files, err := userFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	// One context per evaluation: a long-lived context only grows
+	// (cue-lang/cue#2850), and nothing here is reused across calls.
+	ctx := cuecontext.New()
+	user, err := loadUser(ctx, dir, files)
+	if err != nil {
+		return nil, loadError(err)
+	}
+	def, err := definition(ctx, "#Environment")
+	if err != nil {
+		return nil, err
+	}
+	idx := buildIndex(user)
+	idx.fallback = position{file: files[0]}
+	v, err := validate(user, def, idx)
+	if err != nil {
+		return nil, err
+	}
+	var env model.Environment
+	if err := v.Decode(&env); err != nil {
+		return nil, fmt.Errorf("decoding environment: %w", err)
+	}
+	return &Env{Env: &env, Dir: dir, Files: files, idx: idx}, nil
+}
+
+// validate unifies the user's value with a definition and returns the
+// result, or every problem with it.
+func validate(user, def cue.Value, idx *posIndex) (cue.Value, error) {
+	// user.Unify(def), not the reverse: the order decides whether error
+	// paths read "services.web" or "#Environment.services.web", and
+	// unifying with the closed definition closes the user's top level, so
+	// stray top-level fields are errors too (the lesson of Dagger #1711).
+	v := user.Unify(def)
+	shape := checkShape(user, def, idx)
+	var cueProblems []Problem
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		cueProblems = fromCUE(err, idx, def)
+	}
+	if len(shape) == 0 && len(cueProblems) == 0 {
+		return v, nil
+	}
+	e := &Error{Problems: shape}
+	for _, p := range cueProblems {
+		if !coveredBy(p, shape) {
+			e.Problems = append(e.Problems, p)
+		}
+	}
+	return cue.Value{}, e.errOrNil()
+}
+
+// coveredBy reports whether the shape check already reported a problem at
+// p's path or above it, in which case CUE's own wording of the same
+// mistake would only repeat it.
+func coveredBy(p Problem, shape []Problem) bool {
+	for _, s := range shape {
+		if p.Path == s.Path || strings.HasPrefix(p.Path, s.Path+".") || s.Path == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// loadError turns a load or build error (a syntax error, an unknown
+// import) into an *Error with positions.
+func loadError(err error) error {
+	ps := fromCUE(err, nil, cue.Value{})
+	if len(ps) == 0 {
+		return err
+	}
+	e := &Error{Problems: ps}
+	return e.errOrNil()
+}
+
+// Pos returns "file:line:col" of the field at path (raw labels, e.g.
+// ["services", "web", "config", "port"]) in the user's files, or of its
+// nearest ancestor written there, or "" when nothing is known.
+func (e *Env) Pos(path []string) string {
+	if e == nil || e.idx == nil {
+		return ""
+	}
+	return problemAt(e.idx.lookup(path), nil, "").Pos()
+}
+
+// Problem places a model problem (a path and a message) in the user's
+// files.
+func (e *Env) Problem(p model.Problem) Problem {
+	var pos position
+	if e != nil && e.idx != nil {
+		pos = e.idx.lookup(p.Path)
+	}
+	return problemAt(pos, p.Path, p.Msg)
+}

@@ -1,0 +1,221 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+)
+
+// checkResultGo checks a result against the rules of #Result (result.cue)
+// in plain Go, without evaluating CUE. It must accept exactly what the
+// schema accepts; TestResultGoAgreesWithCUE holds it to that.
+func checkResultGo(data []byte) error {
+	v, err := decodeStrict(data)
+	if err != nil {
+		return &Error{Problems: []Problem{{Msg: err.Error()}}}
+	}
+	c := &goChecker{}
+	c.result(v)
+	if len(c.out) == 0 {
+		return nil
+	}
+	e := &Error{Problems: c.out}
+	e.Sort()
+	return e
+}
+
+type goChecker struct{ out []Problem }
+
+func (c *goChecker) add(path []string, format string, args ...any) {
+	c.out = append(c.out, Problem{Path: FormatPath(path), Msg: fmt.Sprintf(format, args...)})
+}
+
+var (
+	statusStates = []string{"active", "blocked", "waiting", "maintenance"}
+	portRE       = regexp.MustCompile(`^[0-9]{1,5}(-[0-9]{1,5})?/(tcp|udp)$`)
+)
+
+func (c *goChecker) result(v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.add(nil, "a result must be a JSON object, not %s", jsonKind(v))
+		return
+	}
+	for _, k := range sortedMapKeys(m) {
+		p := []string{k}
+		switch k {
+		case "relations":
+			rels, ok := m[k].(map[string]any)
+			if !ok {
+				c.add(p, "must be an object of relation ident to writes, not %s", jsonKind(m[k]))
+				continue
+			}
+			for _, id := range sortedMapKeys(rels) {
+				rp := []string{k, id}
+				rr, ok := rels[id].(map[string]any)
+				if !ok {
+					c.add(rp, "must be an object with local and/or app, not %s", jsonKind(rels[id]))
+					continue
+				}
+				for _, b := range sortedMapKeys(rr) {
+					if b != "local" && b != "app" {
+						c.add(append(rp, b), "unknown field %q; allowed here: local, app", b)
+						continue
+					}
+					c.settings(append(rp, b), rr[b])
+				}
+			}
+		case "leader_data", "state":
+			c.settings(p, m[k])
+		case "status":
+			st, ok := m[k].(map[string]any)
+			if !ok {
+				c.add(p, "must be an object {state, message}, not %s", jsonKind(m[k]))
+				continue
+			}
+			if _, ok := st["state"]; !ok {
+				c.add(append(p, "state"), "is missing")
+			}
+			for _, f := range sortedMapKeys(st) {
+				switch f {
+				case "state":
+					s, ok := st[f].(string)
+					if !ok || !contains(statusStates, s) {
+						c.add(append(p, f), "status state must be %q, %q, %q or %q", statusStates[0], statusStates[1], statusStates[2], statusStates[3])
+					}
+				case "message":
+					if _, ok := st[f].(string); !ok {
+						c.add(append(p, f), "must be a string, not %s", jsonKind(st[f]))
+					}
+				default:
+					c.add(append(p, f), "unknown field %q; allowed here: state, message", f)
+				}
+			}
+		case "ports":
+			ports, ok := m[k].([]any)
+			if !ok {
+				c.add(p, "must be a list of ports, not %s", jsonKind(m[k]))
+				continue
+			}
+			for i, port := range ports {
+				if s, ok := port.(string); !ok || !portRE.MatchString(s) {
+					c.add(append(p, fmt.Sprint(i)), "a port is written \"80/tcp\", \"53/udp\" or \"8000-8080/tcp\"")
+				}
+			}
+		default:
+			c.add(p, "unknown field %q; allowed here: relations, leader_data, status, state, ports", k)
+		}
+	}
+}
+
+func (c *goChecker) settings(path []string, v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.add(path, "must be an object of string values, not %s", jsonKind(v))
+		return
+	}
+	for _, k := range sortedMapKeys(m) {
+		if _, ok := m[k].(string); !ok {
+			c.add(append(path[:len(path):len(path)], k), "settings values must be strings; encode other values, e.g. as JSON text")
+		}
+	}
+}
+
+// decodeStrict decodes JSON into maps, slices and scalars like
+// encoding/json, but refuses a key given twice in one object: the engine
+// would keep the last, which hides a bug in the hook.
+func decodeStrict(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec)
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not valid JSON: more than one value")
+	}
+	return v, nil
+}
+
+func decodeValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			m := map[string]any{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k := kt.(string)
+				if _, dup := m[k]; dup {
+					return nil, fmt.Errorf("key %q appears twice in one object", k)
+				}
+				if m[k], err = decodeValue(dec); err != nil {
+					return nil, err
+				}
+			}
+			_, err := dec.Token()
+			return m, err
+		case '[':
+			l := []any{}
+			for dec.More() {
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				l = append(l, v)
+			}
+			_, err := dec.Token()
+			return l, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedMapKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
