@@ -1,0 +1,130 @@
+package raftstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Apply replicates a command and returns what the model answered. On the
+// leader it goes into the log here; on a follower it is forwarded to the
+// leader's /v1/raft/apply. While there is no leader, or the leader changes
+// under it, it retries with jitter until ctx ends; cmd.RequestID (filled
+// with a random id when empty) makes every retry apply at most once. A
+// command the model refuses returns an error that errors.Is ErrRefused,
+// and is not retried.
+func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response, error) {
+	if cmd == nil {
+		return nil, errors.New("apply: nil command")
+	}
+	if cmd.RequestID == "" {
+		cmd.RequestID = newRequestID()
+	}
+	data, err := encodeEntry(entryCommand, cmd)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("apply %s (request %s)", cmd.Op, cmd.RequestID)
+	var resp *model.Response
+	var t tried
+	b := newBackoff()
+	for {
+		err := s.attempt(&t,
+			func() error {
+				out, err := s.applyLocal(ctx, data)
+				if err == nil {
+					resp, _ = out.(*model.Response)
+				}
+				return err
+			},
+			func(addr string) error {
+				var out model.Response
+				err := s.forwardApply(ctx, addr, cmd, &out)
+				resp = &out
+				return err
+			})
+		switch {
+		case err == nil:
+			return resp, nil
+		case errors.Is(err, ErrRefused):
+			return nil, err
+		case ctx.Err() != nil && !errors.Is(err, ErrNoLeader):
+			// The entry may be in the log already: say so rather than
+			// blaming the leader.
+			return nil, fmt.Errorf("%s: %w (it may still be applied; retrying with the same request id is safe)", what, ctx.Err())
+		case !retryable(err):
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		s.log.Debug("apply: retrying", "op", cmd.Op, "request", cmd.RequestID, "error", err)
+		if !b.wait(ctx, s) {
+			return nil, s.noLeaderError(what, &t, ctx.Err())
+		}
+	}
+}
+
+// applyLocal appends an encoded entry on this node, which must lead, and
+// waits until it is applied. The FSM's answer comes back as the result; an
+// error answer is a refusal.
+func (s *Store) applyLocal(ctx context.Context, data []byte) (any, error) {
+	timeout := enqueueTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		timeout = max(time.Until(dl), time.Millisecond)
+	}
+	if len(data) > raft.SuggestedMaxDataSize {
+		// Large entries delay heartbeats and can cost leadership.
+		s.log.Warn("large log entry", "bytes", len(data), "type", data[0])
+	}
+	f := s.raft.Apply(data, timeout)
+	if err := s.await(ctx, f); err != nil {
+		return nil, err
+	}
+	switch v := f.Response().(type) {
+	case error:
+		return nil, fmt.Errorf("%w: %w", ErrRefused, v)
+	default:
+		return v, nil
+	}
+}
+
+// forwardApply sends a command to the leader's /v1/raft/apply.
+func (s *Store) forwardApply(ctx context.Context, addr string, cmd *model.Command, out *model.Response) error {
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return fmt.Errorf("encode command: %w", err)
+	}
+	err = s.call(ctx, "POST", addr, "/v1/raft/apply", body, out)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Refused {
+		return fmt.Errorf("%w: %w", ErrRefused, ae.cause())
+	}
+	return err
+}
+
+// applyInternal replicates one of raftstore's own entries. It must run on
+// the leader; it retries only while the entry certainly did not make it
+// into the log, because these entries carry no request id.
+func (s *Store) applyInternal(ctx context.Context, tag byte, v any) error {
+	data, err := encodeEntry(tag, v)
+	if err != nil {
+		return err
+	}
+	b := newBackoff()
+	for {
+		if !s.IsLeader() {
+			return fmt.Errorf("node %s: %w", s.cfg.NodeID, raft.ErrNotLeader)
+		}
+		_, err := s.applyLocal(ctx, data)
+		if err == nil || !errors.Is(err, raft.ErrEnqueueTimeout) {
+			return err
+		}
+		if !b.wait(ctx, s) {
+			return err
+		}
+	}
+}

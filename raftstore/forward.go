@@ -1,0 +1,282 @@
+package raftstore
+
+import (
+	"bytes"
+	"context"
+	cryptorand "crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// forwardedHeader marks a request one node sent another on a caller's
+// behalf. A node receiving one never forwards it again, so a stale idea of
+// who leads can not make requests bounce between followers.
+const forwardedHeader = "X-Fixpoint-Forwarded-By"
+
+// apiError is an error answer of another node.
+type apiError struct {
+	Status   int            `json:"-"`
+	Message  string         `json:"error"`
+	Refused  bool           `json:"refused,omitempty"`
+	Problems model.Problems `json:"problems,omitempty"`
+	// Leader is the HTTP address of the leader as the answering node knew
+	// it, when it was not the leader itself.
+	Leader string `json:"leader,omitempty"`
+	Node   string `json:"node,omitempty"`
+	// NotLeader is set when the answering node refused because it does
+	// not lead: nothing was proposed.
+	NotLeader bool `json:"not_leader,omitempty"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+// cause turns a remote refusal back into the error the model returned, as
+// far as JSON carries it: model.Problems keep their paths, so the CLI can
+// still point at file:line:col.
+func (e *apiError) cause() error {
+	if len(e.Problems) > 0 {
+		return e.Problems
+	}
+	return errors.New(e.Message)
+}
+
+// httpURL makes a URL of an HTTP address that is host:port or a URL.
+func httpURL(addr, path string) string {
+	if strings.Contains(addr, "://") {
+		return strings.TrimRight(addr, "/") + path
+	}
+	return "http://" + addr + path
+}
+
+// call sends a request to another node and decodes a JSON answer into out
+// (when out is not nil). An error answer comes back as *apiError.
+func (s *Store) call(ctx context.Context, method, addr, path string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, httpURL(addr, path), rd)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set(forwardedHeader, s.cfg.NodeID)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return readAPIError(resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode answer of %s: %w", httpURL(addr, path), err)
+	}
+	return nil
+}
+
+// readAPIError decodes an error answer, keeping the status code.
+func readAPIError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	e := &apiError{}
+	if err := json.Unmarshal(b, e); err != nil || e.Message == "" {
+		e.Message = strings.TrimSpace(string(b))
+		if e.Message == "" {
+			e.Message = resp.Status
+		}
+	}
+	e.Status = resp.StatusCode
+	return e
+}
+
+// retryable reports whether err may go away by trying again, possibly at
+// another node: no or another leader, leadership lost mid-commit (the
+// command carries a request id, so a retry applies at most once), a node
+// that did not answer.
+func retryable(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, ErrRefused), errors.Is(err, ErrClosed),
+		errors.Is(err, raft.ErrRaftShutdown),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.Is(err, ErrNoLeader), errors.Is(err, raft.ErrNotLeader),
+		errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress),
+		errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrAbortedByRestore),
+		errors.Is(err, raft.ErrNotVoter):
+		return true
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Status == http.StatusServiceUnavailable || ae.Status >= 500 && ae.Status != http.StatusNotImplemented
+	}
+	// Anything else came from the network: the node may be down.
+	return true
+}
+
+// definite reports whether err guarantees the entry was not appended, so
+// that even an entry without a request id may be proposed again.
+func definite(err error) bool {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, ErrNoLeader):
+		return true
+	}
+	// A connection that was never made carried nothing.
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return true
+	}
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable && ae.NotLeader
+}
+
+// backoff yields growing, jittered waits for retry loops, as Consul does
+// while there is no leader: short at first, so that an election that is
+// about to finish costs little.
+type backoff struct{ next time.Duration }
+
+func newBackoff() *backoff { return &backoff{next: 20 * time.Millisecond} }
+
+// wait sleeps for the next interval; it reports false when ctx or the store
+// ended first.
+func (b *backoff) wait(ctx context.Context, s *Store) bool {
+	d := b.next/2 + rand.N(b.next/2+1)
+	if b.next *= 2; b.next > time.Second {
+		b.next = time.Second
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// tried remembers the leaders a retry loop attempted, in order, for the
+// error message.
+type tried struct {
+	seen map[string]bool
+	list []string
+	last error
+}
+
+func (t *tried) add(id, addr string, err error) {
+	t.last = err
+	key := id + " at " + addr
+	if addr == "" {
+		key = id + " (no HTTP address registered)"
+	}
+	if t.seen == nil {
+		t.seen = map[string]bool{}
+	}
+	if !t.seen[key] {
+		t.seen[key] = true
+		t.list = append(t.list, key)
+	}
+}
+
+// attempt runs one try of op against the leader: locally when this node
+// leads, else through leaderFn with the leader's HTTP address.
+func (s *Store) attempt(t *tried, local func() error, remote func(addr string) error) error {
+	if s.closed() {
+		return ErrClosed
+	}
+	if s.IsLeader() {
+		err := local()
+		if err != nil {
+			t.add(s.cfg.NodeID+" (this node)", s.cfg.HTTPAddr, err)
+		}
+		return err
+	}
+	id, addr := s.leader()
+	var err error
+	switch {
+	case id == "":
+		err = fmt.Errorf("%w known to node %s", ErrNoLeader, s.cfg.NodeID)
+		t.last = err
+		return err
+	case addr == "":
+		err = fmt.Errorf("%w: leader %s has no HTTP address registered yet", ErrNoLeader, id)
+	default:
+		err = remote(addr)
+	}
+	if err != nil {
+		t.add(id, addr, err)
+	}
+	return err
+}
+
+// noLeaderError says which leaders were tried before ctx ended.
+func (s *Store) noLeaderError(what string, t *tried, ctxErr error) error {
+	if ctxErr == nil {
+		ctxErr = ErrClosed
+	}
+	if len(t.list) == 0 {
+		return fmt.Errorf("%s: %w reachable from node %s: no node claimed leadership (members: %s): %w",
+			what, ErrNoLeader, s.cfg.NodeID, s.memberList(), ctxErr)
+	}
+	return fmt.Errorf("%s: %w reachable from node %s (tried %s; last error: %v): %w",
+		what, ErrNoLeader, s.cfg.NodeID, strings.Join(t.list, ", "), t.last, ctxErr)
+}
+
+// memberList names the servers this node knows, for error messages.
+func (s *Store) memberList() string {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return "unknown"
+	}
+	var names []string
+	for _, srv := range f.Configuration().Servers {
+		names = append(names, fmt.Sprintf("%s at %s", srv.ID, srv.Address))
+	}
+	if len(names) == 0 {
+		return "none known"
+	}
+	return strings.Join(names, ", ")
+}
+
+// newRequestID returns a random request id.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = cryptorand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// await waits for a raft future, or for ctx or the store to end. Raft
+// futures can not be cancelled; an abandoned one completes on its own when
+// the entry commits, leadership moves or raft shuts down.
+func (s *Store) await(ctx context.Context, f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.ctx.Done():
+		return ErrClosed
+	}
+}

@@ -1,0 +1,302 @@
+package raftstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Entry type tags: the first byte of every LogCommand entry's data. The
+// rest is JSON. A tag lets raftstore replicate its own bookkeeping next to
+// model commands without the model knowing.
+const (
+	entryCommand  byte = 1 // model.Command
+	entryRegister byte = 2 // nodeInfo: a node's HTTP address
+	entryForget   byte = 3 // nodeInfo (ID only): a removed node
+	entryReplace  byte = 4 // backup: replace the model state wholesale
+)
+
+// snapshotVersion is the version of the snapshot and backup document.
+const snapshotVersion = 1
+
+// nodeInfo is one entry of the node registry: how to reach a member over
+// HTTP. Raft itself only knows Raft addresses.
+type nodeInfo struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr,omitempty"`
+	HTTPAddr string `json:"http_addr,omitempty"`
+}
+
+// document is what a snapshot and a backup hold: the model state, the node
+// registry and the index the FSM had applied.
+type document struct {
+	Version int                 `json:"version"`
+	Index   uint64              `json:"index"`
+	Nodes   map[string]nodeInfo `json:"nodes"`
+	State   *model.State        `json:"state"`
+}
+
+// encodeEntry prefixes the JSON of v with its type tag.
+func encodeEntry(tag byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode entry type %d: %w", tag, err)
+	}
+	return append([]byte{tag}, b...), nil
+}
+
+// fsm is the replicated state machine: model.State plus the node registry.
+// The FSM goroutine of raft is its only writer; readers take mu.RLock.
+type fsm struct {
+	log hclog.Logger
+
+	mu    sync.RWMutex
+	state *model.State
+	nodes map[string]nodeInfo
+	// index is the last entry the FSM saw (commands and configuration
+	// changes; raft never hands it no-op or barrier entries).
+	index uint64
+	// restoredAt is the index at which the state was last replaced
+	// wholesale (snapshot restore or backup restore). Indexes never go
+	// backwards across a replacement, so a watcher that observed an index
+	// below restoredAt missed the replacement.
+	restoredAt uint64
+	// restores counts replacements, for logs and tests.
+	restores uint64
+	// changed is closed and replaced whenever index moves.
+	changed chan struct{}
+}
+
+func newFSM(log hclog.Logger) *fsm {
+	return &fsm{
+		log:     log,
+		state:   model.NewState(),
+		nodes:   map[string]nodeInfo{},
+		changed: make(chan struct{}),
+	}
+}
+
+var _ raft.BatchingFSM = (*fsm)(nil)
+
+// Apply applies one entry. It exists for the raft.FSM interface; raft uses
+// ApplyBatch.
+func (f *fsm) Apply(l *raft.Log) any {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies committed entries under one write lock. Each response
+// is a *model.Response, nil (bookkeeping entries) or an error: the command
+// was refused, deterministically, on every node.
+func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	if len(logs) == 0 {
+		return out
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, l := range logs {
+		if l.Type == raft.LogCommand {
+			out[i] = f.applyEntry(l.Index, l.Data)
+		}
+		// Every entry the FSM sees moves the state's index, configuration
+		// changes included: callers pass st.Index to WaitIndex, so the two
+		// must never differ.
+		f.index = l.Index
+		f.state.Index = l.Index
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
+	return out
+}
+
+// applyEntry decodes and applies one LogCommand entry. f.mu is held.
+func (f *fsm) applyEntry(index uint64, data []byte) any {
+	if len(data) == 0 {
+		return fmt.Errorf("entry %d is empty", index)
+	}
+	body := data[1:]
+	switch data[0] {
+	case entryCommand:
+		var c model.Command
+		if err := json.Unmarshal(body, &c); err != nil {
+			return fmt.Errorf("entry %d: decode command: %w", index, err)
+		}
+		return f.applyCommand(index, &c)
+	case entryRegister:
+		var n nodeInfo
+		if err := json.Unmarshal(body, &n); err != nil {
+			return fmt.Errorf("entry %d: decode node: %w", index, err)
+		}
+		f.nodes[n.ID] = n
+		return nil
+	case entryForget:
+		var n nodeInfo
+		if err := json.Unmarshal(body, &n); err != nil {
+			return fmt.Errorf("entry %d: decode node: %w", index, err)
+		}
+		delete(f.nodes, n.ID)
+		return nil
+	case entryReplace:
+		var d document
+		if err := json.Unmarshal(body, &d); err != nil {
+			return fmt.Errorf("entry %d: decode backup: %w", index, err)
+		}
+		if d.State == nil {
+			return fmt.Errorf("entry %d: backup holds no state", index)
+		}
+		// The registry is the running cluster's, not the backup's: a backup
+		// may be restored into a different cluster.
+		d.State.Normalize()
+		f.state = d.State
+		f.restoredAt = index
+		f.restores++
+		f.log.Info("state replaced from backup", "index", index, "backup_index", d.Index)
+		return &model.Response{Index: index}
+	default:
+		// A newer binary wrote an entry this one does not know. Every node
+		// of this version refuses it the same way, so replicas stay equal;
+		// the log says why the command had no effect.
+		f.log.Error("unknown entry type; upgrade this node", "index", index, "type", data[0])
+		return fmt.Errorf("entry %d has unknown type %d: this node runs an older fixpoint", index, data[0])
+	}
+}
+
+// applyCommand runs the model's transition. A panic in it would repeat on
+// every replica and on every restart (the entry stays in the log), taking
+// the control plane down for good; turning it into a refusal keeps the
+// replicas equal, because the model is deterministic, and keeps them up.
+func (f *fsm) applyCommand(index uint64, c *model.Command) (out any) {
+	defer func() {
+		if p := recover(); p != nil {
+			f.log.Error("model panicked applying a command", "index", index, "op", c.Op, "panic", p)
+			out = fmt.Errorf("entry %d: applying %s failed inside the model: %v", index, c.Op, p)
+		}
+	}()
+	resp, err := f.state.Apply(index, c)
+	if err != nil {
+		return err
+	}
+	return resp
+}
+
+// Snapshot serializes the state now. Raft calls it on the FSM goroutine, so
+// nothing writes meanwhile; encoding here rather than in Persist means
+// Persist never races with later applies.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	b, err := f.encode()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{data: b}, nil
+}
+
+// encode returns the snapshot document of the current state.
+func (f *fsm) encode() ([]byte, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	b, err := json.Marshal(document{Version: snapshotVersion, Index: f.index, Nodes: f.nodes, State: f.state})
+	if err != nil {
+		return nil, fmt.Errorf("encode snapshot at index %d: %w", f.index, err)
+	}
+	return b, nil
+}
+
+// Restore replaces everything with a snapshot and wakes watchers with a
+// reset: objects they tracked may have vanished without an index telling.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	d, err := decodeDocument(rc)
+	if err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.state = d.State
+	f.nodes = d.Nodes
+	f.index = d.Index
+	f.state.Index = d.Index
+	f.restoredAt = d.Index
+	f.restores++
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.log.Info("restored snapshot", "index", d.Index, "nodes", len(d.Nodes))
+	return nil
+}
+
+// decodeDocument reads and checks a snapshot or backup document.
+func decodeDocument(r io.Reader) (*document, error) {
+	var d document
+	if err := json.NewDecoder(r).Decode(&d); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if d.Version != snapshotVersion {
+		return nil, fmt.Errorf("version %d is not supported (this build reads version %d)", d.Version, snapshotVersion)
+	}
+	if d.State == nil {
+		return nil, errors.New("document holds no state")
+	}
+	d.State.Normalize()
+	if d.Nodes == nil {
+		d.Nodes = map[string]nodeInfo{}
+	}
+	return &d, nil
+}
+
+// watch returns the applied index, the last replacement index and a channel
+// closed on the next change.
+func (f *fsm) watch() (index, restoredAt uint64, changed <-chan struct{}) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.index, f.restoredAt, f.changed
+}
+
+// appliedIndex is the last entry the FSM saw.
+func (f *fsm) appliedIndex() uint64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.index
+}
+
+// node returns a registry entry.
+func (f *fsm) node(id string) (nodeInfo, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	n, ok := f.nodes[id]
+	return n, ok
+}
+
+// registry returns a copy of the node registry.
+func (f *fsm) registry() map[string]nodeInfo {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make(map[string]nodeInfo, len(f.nodes))
+	for k, v := range f.nodes {
+		out[k] = v
+	}
+	return out
+}
+
+// fsmSnapshot is an encoded state waiting to be written.
+type fsmSnapshot struct{ data []byte }
+
+// Persist writes the encoded state to the sink.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s.data); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("write snapshot %s: %w", sink.ID(), err)
+	}
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("close snapshot %s: %w", sink.ID(), err)
+	}
+	return nil
+}
+
+// Release drops the encoded state.
+func (s *fsmSnapshot) Release() { s.data = nil }

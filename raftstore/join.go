@@ -1,0 +1,262 @@
+package raftstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// joinRequest is the body of POST /v1/raft/join.
+type joinRequest struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr"`
+	HTTPAddr string `json:"http_addr"`
+	// Rejoin is set by a node that already has state and only announces
+	// its current addresses: it must not be added back if it was removed.
+	Rejoin bool `json:"rejoin,omitempty"`
+}
+
+// errNotMember answers a rejoin of a node that is not in the cluster.
+var errNotMember = errors.New("not a member")
+
+// conflictError is a join the leader refuses for good.
+type conflictError struct{ msg string }
+
+func (e *conflictError) Error() string { return e.msg }
+
+// join makes this new node a voter through the members in cfg.Join, tried
+// in turn, with growing pauses between rounds, until ctx ends.
+func (s *Store) join(ctx context.Context) error {
+	req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	wait := 100 * time.Millisecond
+	for {
+		var errs []error
+		for _, addr := range s.cfg.Join {
+			err := s.call(ctx, "POST", addr, "/v1/raft/join", body, nil)
+			if err == nil {
+				s.log.Info("joined the cluster", "through", addr)
+				return nil
+			}
+			var ae *apiError
+			if errors.As(err, &ae) && ae.Status != http.StatusServiceUnavailable && ae.Status < 500 {
+				return fmt.Errorf("join %s: %w", addr, err)
+			}
+			errs = append(errs, fmt.Errorf("join %s: %w", addr, err))
+			s.log.Debug("join attempt failed", "through", addr, "error", err)
+		}
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("node %s could not join through %s: %w: %w",
+				s.cfg.NodeID, strings.Join(s.cfg.Join, ", "), errors.Join(errs...), ctx.Err())
+		}
+		if wait *= 2; wait > 5*time.Second {
+			wait = 5 * time.Second
+		}
+	}
+}
+
+// addMember makes a node a voter with the given addresses and records its
+// HTTP address. It runs on the leader. A stale entry with the same id is
+// updated in place (AddVoter keeps the id and takes the new address, which,
+// unlike remove-then-add, needs no quorum of the old addresses); a stale
+// entry of another id at the same Raft address is removed first.
+func (s *Store) addMember(ctx context.Context, req joinRequest) error {
+	if req.ID == "" || req.RaftAddr == "" || req.HTTPAddr == "" {
+		return &badRequest{"join needs id, raft_addr and http_addr"}
+	}
+	if req.ID == s.cfg.NodeID && req.RaftAddr != s.raftAddr {
+		return &conflictError{fmt.Sprintf("node id %s is the leader's own id; give the joining node another --node-id", req.ID)}
+	}
+	f := s.raft.GetConfiguration()
+	if err := s.await(ctx, f); err != nil {
+		return fmt.Errorf("read configuration: %w", err)
+	}
+	var same *raft.Server
+	var clash []raft.Server
+	for _, srv := range f.Configuration().Servers {
+		switch {
+		case string(srv.ID) == req.ID:
+			srv := srv
+			same = &srv
+		case string(srv.Address) == req.RaftAddr:
+			clash = append(clash, srv)
+		}
+	}
+	if same == nil && req.Rejoin {
+		return fmt.Errorf("node %s: %w of the cluster (it was removed): wipe its data dir and join it again", req.ID, errNotMember)
+	}
+	for _, srv := range clash {
+		if string(srv.ID) == s.cfg.NodeID {
+			return &conflictError{fmt.Sprintf("raft address %s is the leader's own (node %s)", req.RaftAddr, srv.ID)}
+		}
+		s.log.Info("removing a stale member at the joining node's address", "stale_id", srv.ID, "addr", srv.Address, "joining", req.ID)
+		if err := s.await(ctx, s.raft.RemoveServer(srv.ID, 0, configTimeout)); err != nil {
+			return fmt.Errorf("remove stale member %s at %s: %w", srv.ID, srv.Address, err)
+		}
+		if err := s.applyInternal(ctx, entryForget, nodeInfo{ID: string(srv.ID)}); err != nil {
+			return fmt.Errorf("forget stale member %s: %w", srv.ID, err)
+		}
+	}
+	if same == nil || string(same.Address) != req.RaftAddr || same.Suffrage != raft.Voter {
+		s.log.Info("adding voter", "id", req.ID, "raft_addr", req.RaftAddr, "http_addr", req.HTTPAddr, "was", same)
+		if err := s.await(ctx, s.raft.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.RaftAddr), 0, configTimeout)); err != nil {
+			return fmt.Errorf("add voter %s at %s: %w", req.ID, req.RaftAddr, err)
+		}
+	}
+	want := nodeInfo{ID: req.ID, RaftAddr: req.RaftAddr, HTTPAddr: req.HTTPAddr}
+	if have, ok := s.fsm.node(req.ID); !ok || have != want {
+		if err := s.applyInternal(ctx, entryRegister, want); err != nil {
+			return fmt.Errorf("register node %s: %w", req.ID, err)
+		}
+	}
+	return nil
+}
+
+// leadershipLoop follows leadership changes. On gaining leadership it runs
+// a barrier, so that reads see everything earlier leaders committed, and
+// makes sure the registry holds this node's current HTTP address, so that
+// followers can forward to it.
+func (s *Store) leadershipLoop(notify <-chan bool) {
+	defer s.wg.Done()
+	// Each term's establish runs until leadership is lost or the store
+	// closes; cancels holds its cancel functions.
+	var cancels []context.CancelFunc
+	stop := func() {
+		for _, c := range cancels {
+			c()
+		}
+		cancels = cancels[:0]
+	}
+	defer stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case leader := <-notify:
+			stop()
+			if !leader {
+				s.log.Info("lost leadership")
+				continue
+			}
+			ctx, cancel := context.WithCancel(s.ctx)
+			cancels = append(cancels, cancel)
+			term := s.raft.CurrentTerm()
+			s.log.Info("gained leadership", "term", term)
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.establish(ctx, term)
+			}()
+		}
+	}
+}
+
+// establish prepares a new leader to serve.
+func (s *Store) establish(ctx context.Context, term uint64) {
+	if err := s.ensureBarrier(ctx, term); err != nil {
+		s.log.Warn("leader barrier failed", "term", term, "error", err)
+		return
+	}
+	want := nodeInfo{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
+	if have, ok := s.fsm.node(s.cfg.NodeID); ok && have == want {
+		return
+	}
+	if err := s.applyInternal(ctx, entryRegister, want); err != nil {
+		s.log.Warn("could not register this leader's address", "error", err)
+		return
+	}
+	s.log.Info("registered this node's addresses", "raft_addr", s.raftAddr, "http_addr", s.cfg.HTTPAddr)
+}
+
+// announceLoop keeps the cluster's record of this follower's addresses
+// current. A node restarted on another HTTP port (or Raft port) would
+// otherwise be unreachable for forwarding (or replication): it asks the
+// leader to update its entry, as a rejoin that never re-adds a removed
+// node.
+func (s *Store) announceLoop() {
+	defer s.wg.Done()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.announce(); err != nil {
+			s.log.Debug("announce failed", "error", err)
+		}
+		t.Reset(announceInterval/2 + rand.N(announceInterval))
+	}
+}
+
+// announce sends one rejoin if this node's registry entry is out of date.
+func (s *Store) announce() error {
+	if s.IsLeader() {
+		return nil // establish does it
+	}
+	want := nodeInfo{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
+	if have, ok := s.fsm.node(s.cfg.NodeID); ok && have == want {
+		return nil
+	}
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return err
+	}
+	member := false
+	for _, srv := range f.Configuration().Servers {
+		member = member || string(srv.ID) == s.cfg.NodeID
+	}
+	if !member {
+		// Not joined yet, or removed: a rejoin would be refused anyway.
+		return nil
+	}
+	body, err := json.Marshal(joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, Rejoin: true})
+	if err != nil {
+		return err
+	}
+	// The leader if known; else anyone this node has heard of, who
+	// forwards to the leader: with a new Raft address this node may never
+	// hear from the leader until the cluster learns it.
+	var targets []string
+	if addr := s.LeaderHTTP(); addr != "" {
+		targets = append(targets, addr)
+	}
+	for id, n := range s.fsm.registry() {
+		if id != s.cfg.NodeID && n.HTTPAddr != "" {
+			targets = append(targets, n.HTTPAddr)
+		}
+	}
+	targets = append(targets, s.cfg.Join...)
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	var errs []error
+	for _, addr := range targets {
+		if err := s.call(ctx, "POST", addr, "/v1/raft/join", body, nil); err != nil {
+			errs = append(errs, fmt.Errorf("rejoin %s: %w", addr, err))
+			continue
+		}
+		s.log.Info("announced this node's addresses", "through", addr, "raft_addr", s.raftAddr, "http_addr", s.cfg.HTTPAddr)
+		return nil
+	}
+	return errors.Join(errs...)
+}
+
+// badRequest is a malformed request.
+type badRequest struct{ msg string }
+
+func (e *badRequest) Error() string { return e.msg }

@@ -1,0 +1,192 @@
+package raftstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Member is one server of the cluster as this node sees it.
+type Member struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft_addr"`
+	HTTPAddr string `json:"http_addr,omitempty"`
+	// Role is leader, follower, candidate, nonvoter, or unknown when the
+	// node did not answer.
+	Role string `json:"role"`
+	// LastContact is how long ago the member last heard from the leader,
+	// by its own account (0 for the leader).
+	LastContact time.Duration `json:"last_contact"`
+	// AppliedIndex is the member's last applied index.
+	AppliedIndex uint64 `json:"applied_index"`
+	Voter        bool   `json:"voter"`
+}
+
+// nodeStatus is the answer of GET /v1/raft/status: one node about itself.
+type nodeStatus struct {
+	ID           string        `json:"id"`
+	Role         string        `json:"role"`
+	Leader       string        `json:"leader,omitempty"`
+	Term         uint64        `json:"term"`
+	AppliedIndex uint64        `json:"applied_index"`
+	LastContact  time.Duration `json:"last_contact"`
+}
+
+// status describes this node.
+func (s *Store) status() nodeStatus {
+	lid, _ := s.leader()
+	return nodeStatus{
+		ID:           s.cfg.NodeID,
+		Role:         roleOf(s.raft.State()),
+		Leader:       lid,
+		Term:         s.raft.CurrentTerm(),
+		AppliedIndex: s.Index(),
+		LastContact:  s.LastContact(),
+	}
+}
+
+func roleOf(st raft.RaftState) string {
+	switch st {
+	case raft.Leader:
+		return "leader"
+	case raft.Follower:
+		return "follower"
+	case raft.Candidate:
+		return "candidate"
+	}
+	return "unknown"
+}
+
+// Members lists the servers of the cluster's configuration as this node
+// knows it, each with its own account of its role, contact and index
+// (asked over HTTP, in parallel; a member that does not answer in time is
+// "unknown").
+func (s *Store) Members(ctx context.Context) ([]Member, error) {
+	f := s.raft.GetConfiguration()
+	if err := s.await(ctx, f); err != nil {
+		return nil, fmt.Errorf("members: %w", err)
+	}
+	reg := s.fsm.registry()
+	servers := f.Configuration().Servers
+	out := make([]Member, len(servers))
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, srv := range servers {
+		m := Member{
+			ID:       string(srv.ID),
+			RaftAddr: string(srv.Address),
+			HTTPAddr: reg[string(srv.ID)].HTTPAddr,
+			Voter:    srv.Suffrage == raft.Voter,
+			Role:     "unknown",
+		}
+		if m.ID == s.cfg.NodeID {
+			st := s.status()
+			m.HTTPAddr, m.Role, m.AppliedIndex, m.LastContact = s.cfg.HTTPAddr, st.Role, st.AppliedIndex, st.LastContact
+		}
+		out[i] = m
+		if m.ID == s.cfg.NodeID || m.HTTPAddr == "" {
+			continue
+		}
+		wg.Add(1)
+		go func(m *Member) {
+			defer wg.Done()
+			var st nodeStatus
+			if err := s.call(ctx, "GET", m.HTTPAddr, "/v1/raft/status", nil, &st); err != nil {
+				s.log.Debug("member status", "id", m.ID, "error", err)
+				return
+			}
+			m.Role, m.AppliedIndex, m.LastContact = st.Role, st.AppliedIndex, st.LastContact
+		}(&out[i])
+	}
+	wg.Wait()
+	for i := range out {
+		if !out[i].Voter && out[i].Role != "unknown" {
+			out[i].Role = "nonvoter"
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Remove takes a server out of the cluster, through the leader (forwarded
+// when this node does not lead). Retries while there is no leader, until
+// ctx ends.
+func (s *Store) Remove(ctx context.Context, id string) error {
+	if id == "" {
+		return errors.New("remove: a node id is required")
+	}
+	body, err := json.Marshal(removeRequest{ID: id})
+	if err != nil {
+		return err
+	}
+	what := "remove node " + id
+	var t tried
+	b := newBackoff()
+	for {
+		err := s.attempt(&t,
+			func() error { return s.removeMember(ctx, id) },
+			func(addr string) error { return s.call(ctx, "POST", addr, "/v1/raft/remove", body, nil) })
+		switch {
+		case err == nil:
+			return nil
+		case !retryable(err):
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if !b.wait(ctx, s) {
+			return s.noLeaderError(what, &t, ctx.Err())
+		}
+	}
+}
+
+// removeRequest is the body of POST /v1/raft/remove.
+type removeRequest struct {
+	ID string `json:"id"`
+}
+
+// removeMember removes a server on the leader and forgets its address.
+func (s *Store) removeMember(ctx context.Context, id string) error {
+	f := s.raft.GetConfiguration()
+	if err := s.await(ctx, f); err != nil {
+		return fmt.Errorf("read configuration: %w", err)
+	}
+	found := false
+	var ids []string
+	for _, srv := range f.Configuration().Servers {
+		found = found || string(srv.ID) == id
+		ids = append(ids, string(srv.ID))
+	}
+	if !found {
+		return &notFound{fmt.Sprintf("node %s is not a member (members: %v)", id, ids)}
+	}
+	// Forget first when removing this leader itself: after the removal
+	// commits it no longer leads and could not write the registry.
+	if id == s.cfg.NodeID {
+		if err := s.applyInternal(ctx, entryForget, nodeInfo{ID: id}); err != nil {
+			return fmt.Errorf("forget node %s: %w", id, err)
+		}
+	}
+	if err := s.await(ctx, s.raft.RemoveServer(raft.ServerID(id), 0, configTimeout)); err != nil {
+		return fmt.Errorf("remove server %s: %w", id, err)
+	}
+	s.log.Info("removed member", "id", id)
+	if id != s.cfg.NodeID {
+		if err := s.applyInternal(ctx, entryForget, nodeInfo{ID: id}); err != nil {
+			// The member is gone; a stale registry entry only costs a
+			// wasted address in error messages.
+			s.log.Warn("could not forget removed member's address", "id", id, "error", err)
+		}
+	}
+	return nil
+}
+
+// notFound is a request about something that does not exist.
+type notFound struct{ msg string }
+
+func (e *notFound) Error() string { return e.msg }

@@ -1,0 +1,374 @@
+// Package raftstore replicates fixpoint's model.State over hashicorp/raft:
+// the FSM over model, raft-boltdb/v2 as log and stable store, file
+// snapshots, a TCP transport, bootstrap, join and remove over HTTP, leader
+// forwarding of writes, linearizable reads and blocking watches by index.
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+)
+
+// Errors callers can test with errors.Is.
+var (
+	// ErrNoLeader means no leader could be reached before the context
+	// ended; the message names the nodes tried.
+	ErrNoLeader = errors.New("no leader")
+	// ErrRefused means the model refused the command (the caller's
+	// mistake): it changed nothing and retrying it will not help.
+	ErrRefused = errors.New("command refused")
+	// ErrClosed means the store was closed.
+	ErrClosed = errors.New("raftstore: store closed")
+)
+
+// Defaults for the zero values of Config.
+const (
+	// Timeouts suited to nodes on one host: an election takes well under
+	// two seconds, and they still tolerate a loaded, race-instrumented test
+	// machine. Elsewhere raft's own defaults (1 s) apply.
+	loopbackHeartbeat = 500 * time.Millisecond
+	loopbackElection  = 500 * time.Millisecond
+	// enqueueTimeout bounds waiting for room in raft's apply queue.
+	enqueueTimeout = 10 * time.Second
+	// barrierTimeout bounds a new leader's barrier (Nomad uses 2 minutes;
+	// our state is small).
+	barrierTimeout = time.Minute
+	// configTimeout bounds a membership change.
+	configTimeout = 30 * time.Second
+	// announceInterval is how often a node checks that the cluster knows
+	// its current addresses.
+	announceInterval = time.Second
+	logCacheSize     = 512
+	snapshotsRetain  = 2
+)
+
+// Config configures one node.
+type Config struct {
+	// NodeID is this node's stable Raft server id.
+	NodeID string
+	// DataDir holds raft.db (log and stable store) and snapshots/.
+	DataDir string
+	// RaftAddr is the host:port to bind and advertise for Raft's TCP
+	// transport; port 0 picks a free port (see Store.RaftAddr).
+	RaftAddr string
+	// HTTPAddr is this node's advertised HTTP address (host:port or an
+	// http(s):// URL) that other nodes use to forward requests to it.
+	HTTPAddr string
+	// Bootstrap makes this node a one-voter cluster, only if DataDir holds
+	// no Raft state yet: a node with state never bootstraps again.
+	Bootstrap bool
+	// Join lists HTTP addresses of existing members to join through; Open
+	// tries them in turn until one succeeds or ctx ends. Ignored when the
+	// node already has state: it rejoins by itself.
+	Join []string
+	// Logger is used for everything; raft gets it named "raft".
+	Logger hclog.Logger
+	// SnapshotInterval and SnapshotThreshold tune automatic snapshots;
+	// zero takes raft's defaults (120 s, 8192 entries).
+	SnapshotInterval  time.Duration
+	SnapshotThreshold uint64
+	// HTTPClient carries requests to other nodes (forwarded writes, read
+	// indexes, joins). Put authentication and TLS into its Transport.
+	HTTPClient *http.Client
+	// HeartbeatTimeout and ElectionTimeout tune failure detection; zero
+	// takes 500 ms on a loopback RaftAddr and raft's defaults (1 s)
+	// otherwise.
+	HeartbeatTimeout time.Duration
+	ElectionTimeout  time.Duration
+
+	// trailingLogs overrides how much log survives a snapshot, so that
+	// tests can make a follower catch up by snapshot install.
+	trailingLogs uint64
+}
+
+// Store is one node of the replicated state.
+type Store struct {
+	cfg      Config
+	log      hclog.Logger
+	raft     *raft.Raft
+	fsm      *fsm
+	logs     raft.LogStore
+	bolt     *raftboltdb.BoltStore
+	client   *http.Client
+	raftAddr string
+	opened   time.Time
+
+	// readyTerm is the term whose leader barrier has completed: the
+	// leader may serve linearizable reads only in that term.
+	readyTerm atomic.Uint64
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open starts a node: it opens (or creates) its data dir, starts Raft,
+// bootstraps or joins as configured, and returns once the node is part of a
+// cluster as far as it can tell. It does not wait for a leader.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.Default()
+	}
+	log := cfg.Logger.With("node", cfg.NodeID)
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = defaultHTTPClient()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("open %s: %w", cfg.DataDir, err)
+	}
+
+	dbPath := filepath.Join(cfg.DataDir, "raft.db")
+	bolt, err := raftboltdb.New(raftboltdb.Options{
+		Path: dbPath,
+		BoltOptions: &bbolt.Options{
+			// Fail instead of hanging when another process holds the file.
+			Timeout: 2 * time.Second,
+			// Nomad and Vault: skip writing the freelist on every commit,
+			// which otherwise dominates write IO after log truncations.
+			NoFreelistSync: true,
+			FreelistType:   bbolt.FreelistMapType,
+		},
+		MsgpackUseNewTimeFormat: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s (is another fixpoint server using this data dir?): %w", dbPath, err)
+	}
+	s := &Store{cfg: cfg, log: log, bolt: bolt, client: cfg.HTTPClient, opened: time.Now()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	ok := false
+	defer func() {
+		if !ok {
+			s.cancel()
+			if s.raft != nil {
+				_ = s.raft.Shutdown().Error()
+			}
+			_ = bolt.Close()
+		}
+	}()
+
+	s.logs, err = raft.NewLogCache(logCacheSize, bolt)
+	if err != nil {
+		return nil, fmt.Errorf("log cache: %w", err)
+	}
+	raftLog := cfg.Logger.Named("raft").With("node", cfg.NodeID)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.DataDir, snapshotsRetain, raftLog)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
+	}
+	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, nil, 3, 10*time.Second, raftLog)
+	if err != nil {
+		return nil, fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
+	}
+	s.raftAddr = string(trans.LocalAddr())
+
+	hasState, err := raft.HasExistingState(s.logs, bolt, snaps)
+	if err != nil {
+		_ = trans.Close()
+		return nil, fmt.Errorf("check existing state in %s: %w", cfg.DataDir, err)
+	}
+	if !hasState && !cfg.Bootstrap && len(cfg.Join) == 0 {
+		_ = trans.Close()
+		return nil, fmt.Errorf("node %s has no state in %s: bootstrap a new cluster or join an existing one", cfg.NodeID, cfg.DataDir)
+	}
+
+	notify := make(chan bool, 16)
+	s.fsm = newFSM(log.Named("fsm"))
+	s.raft, err = raft.NewRaft(s.raftConfig(raftLog, notify), s.fsm, s.logs, bolt, snaps, trans)
+	if err != nil {
+		_ = trans.Close()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	log.Info("raft started", "raft_addr", s.raftAddr, "http_addr", cfg.HTTPAddr, "existing_state", hasState, "index", s.fsm.appliedIndex())
+
+	s.wg.Add(2)
+	go s.leadershipLoop(notify)
+	go s.announceLoop()
+
+	switch {
+	case hasState:
+		if cfg.Bootstrap {
+			log.Info("data dir has state; not bootstrapping again")
+		}
+	case cfg.Bootstrap:
+		boot := raft.Configuration{Servers: []raft.Server{{
+			Suffrage: raft.Voter, ID: raft.ServerID(cfg.NodeID), Address: raft.ServerAddress(s.raftAddr),
+		}}}
+		if err := s.raft.BootstrapCluster(boot).Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			return nil, fmt.Errorf("bootstrap: %w", err)
+		}
+		log.Info("bootstrapped a one-voter cluster")
+	default:
+		if err := s.join(ctx); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+// check reports the first missing required field.
+func (c *Config) check() error {
+	switch {
+	case c.NodeID == "":
+		return errors.New("raftstore: NodeID is required")
+	case c.DataDir == "":
+		return errors.New("raftstore: DataDir is required")
+	case c.RaftAddr == "":
+		return errors.New("raftstore: RaftAddr is required")
+	case c.HTTPAddr == "":
+		return errors.New("raftstore: HTTPAddr is required")
+	}
+	return nil
+}
+
+// raftConfig derives raft's configuration from ours.
+func (s *Store) raftConfig(log hclog.Logger, notify chan bool) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(s.cfg.NodeID)
+	rc.Logger = log
+	rc.NotifyCh = notify
+	// A removed node stays up to answer reads and to be re-added; Nomad
+	// and rqlite do the same.
+	rc.ShutdownOnRemove = false
+	hb, el := s.cfg.HeartbeatTimeout, s.cfg.ElectionTimeout
+	if loopback(s.raftAddr) {
+		if hb == 0 {
+			hb = loopbackHeartbeat
+		}
+		if el == 0 {
+			el = loopbackElection
+		}
+	}
+	if hb > 0 {
+		rc.HeartbeatTimeout = hb
+		rc.LeaderLeaseTimeout = hb / 2
+	}
+	if el > 0 {
+		rc.ElectionTimeout = el
+	}
+	if s.cfg.SnapshotInterval > 0 {
+		rc.SnapshotInterval = s.cfg.SnapshotInterval
+	}
+	if s.cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = s.cfg.SnapshotThreshold
+		// rqlite: keep a bit more log than a snapshot covers, so a
+		// follower slightly behind catches up from the log.
+		if t := s.cfg.SnapshotThreshold + s.cfg.SnapshotThreshold/4; t > rc.TrailingLogs {
+			rc.TrailingLogs = t
+		}
+	}
+	if s.cfg.trailingLogs > 0 {
+		rc.TrailingLogs = s.cfg.trailingLogs
+	}
+	return rc
+}
+
+// loopback reports whether addr's host is a loopback address.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// defaultHTTPClient bounds every node-to-node request.
+func defaultHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = 30 * time.Second
+	return &http.Client{Transport: tr, Timeout: time.Minute}
+}
+
+// Close stops the node. It does not hand leadership over: to the cluster a
+// closed leader looks like a crashed one.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		// Raft first: its shutdown unblocks sends on the notify channel
+		// that leadershipLoop drains.
+		err := s.raft.Shutdown().Error()
+		s.cancel()
+		s.wg.Wait()
+		if cerr := s.bolt.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close raft.db: %w", cerr)
+		}
+		s.closeErr = err
+		s.log.Info("closed")
+	})
+	return s.closeErr
+}
+
+// Index is the index of the last applied entry, the same as the Index of
+// the state View shows.
+func (s *Store) Index() uint64 { return s.fsm.appliedIndex() }
+
+// IsLeader reports whether this node is the leader now.
+func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// LeaderHTTP returns the HTTP address of the current leader, "" if no
+// leader is known or its address is not registered yet.
+func (s *Store) LeaderHTTP() string {
+	_, addr := s.leader()
+	return addr
+}
+
+// leader returns the current leader's id and HTTP address, as far as this
+// node knows.
+func (s *Store) leader() (id, httpAddr string) {
+	_, lid := s.raft.LeaderWithID()
+	id = string(lid)
+	switch {
+	case id == "":
+		return "", ""
+	case id == s.cfg.NodeID:
+		return id, s.cfg.HTTPAddr
+	}
+	n, _ := s.fsm.node(id)
+	return id, n.HTTPAddr
+}
+
+// LastContact is the time since this node last heard from the leader: 0 on
+// the leader, and the largest duration if it never heard from one since it
+// started.
+func (s *Store) LastContact() time.Duration {
+	if s.IsLeader() {
+		return 0
+	}
+	t := s.raft.LastContact()
+	if t.IsZero() {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Since(t)
+}
+
+// NodeID is this node's id.
+func (s *Store) NodeID() string { return s.cfg.NodeID }
+
+// RaftAddr is the address the Raft transport is bound to and advertises.
+func (s *Store) RaftAddr() string { return s.raftAddr }
+
+// closed reports whether Close has begun.
+func (s *Store) closed() bool { return s.ctx.Err() != nil }
