@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -50,14 +51,15 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 	dir = absPath(dir)
 	ctx := cuecontext.New()
 	var user cue.Value
+	var syntax []*ast.File
 	var main string
 	switch {
 	case exists(filepath.Join(dir, CharmFile)):
 		main = filepath.Join(dir, CharmFile)
-		user, err = loadUser(ctx, dir, []string{main})
+		user, syntax, err = loadUser(ctx, dir, []string{main})
 	case exists(filepath.Join(dir, MetadataFile)):
 		main = filepath.Join(dir, MetadataFile)
-		user, err = loadLegacy(ctx, dir)
+		user, syntax, err = loadLegacy(ctx, dir)
 	default:
 		return nil, fmt.Errorf("%s is not a charm: it has neither %s nor %s", rel(dir), CharmFile, MetadataFile)
 	}
@@ -68,8 +70,7 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := buildIndex(user)
-	idx.fallback = position{file: main}
+	idx := indexFiles(syntax, main)
 	v, err := validate(user, def, idx)
 	if err != nil {
 		return nil, err

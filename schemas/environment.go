@@ -1,6 +1,8 @@
 package schemas
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -38,7 +40,7 @@ func LoadEnvironment(paths ...string) (*Env, error) {
 	// One context per evaluation: a long-lived context only grows
 	// (cue-lang/cue#2850), and nothing here is reused across calls.
 	ctx := cuecontext.New()
-	user, err := loadUser(ctx, dir, files)
+	user, syntax, err := loadUser(ctx, dir, files)
 	if err != nil {
 		return nil, loadError(err)
 	}
@@ -46,17 +48,16 @@ func LoadEnvironment(paths ...string) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := buildIndex(user)
-	idx.fallback = position{file: files[0]}
+	idx := indexFiles(syntax, files[0])
 	v, err := validate(user, def, idx)
 	if err != nil {
 		return nil, err
 	}
-	var env model.Environment
-	if err := v.Decode(&env); err != nil {
-		return nil, fmt.Errorf("decoding environment: %w", err)
+	env, err := decodeEnvironment(v)
+	if err != nil {
+		return nil, err
 	}
-	return &Env{Env: &env, Dir: dir, Files: files, idx: idx}, nil
+	return &Env{Env: env, Dir: dir, Files: files, idx: idx}, nil
 }
 
 // validate unifies the user's value with a definition and returns the
@@ -67,14 +68,14 @@ func validate(user, def cue.Value, idx *posIndex) (cue.Value, error) {
 	// unifying with the closed definition closes the user's top level, so
 	// stray top-level fields are errors too (the lesson of Dagger #1711).
 	v := user.Unify(def)
-	shape := checkShape(user, def, idx)
-	var cueProblems []Problem
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		cueProblems = fromCUE(err, idx, def)
-	}
-	if len(shape) == 0 && len(cueProblems) == 0 {
+	err := v.Validate(cue.Concrete(true))
+	if err == nil {
+		// Whatever the shape check finds, CUE finds too; it only leaves
+		// some of it out when there is more to report.
 		return v, nil
 	}
+	cueProblems := fromCUE(err, idx, def)
+	shape := checkShape(user, def, idx)
 	e := &Error{Problems: shape}
 	for _, p := range cueProblems {
 		if !coveredBy(p, shape) {
@@ -125,4 +126,42 @@ func (e *Env) Problem(p model.Problem) Problem {
 		pos = e.idx.lookup(p.Path)
 	}
 	return problemAt(pos, p.Path, p.Msg)
+}
+
+// decodeEnvironment turns the validated value into model.Environment. It
+// goes through JSON rather than Value.Decode, which is about twice as slow
+// on large environments; numbers keep CUE's distinction between int
+// (int64) and float (float64), as Value.Decode would.
+func decodeEnvironment(v cue.Value) (*model.Environment, error) {
+	data, err := v.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("decoding environment: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var env model.Environment
+	if err := dec.Decode(&env); err != nil {
+		return nil, fmt.Errorf("decoding environment: %w", err)
+	}
+	for _, s := range env.Services {
+		for k, x := range s.Config {
+			s.Config[k] = plainNumber(x)
+		}
+	}
+	return &env, nil
+}
+
+// plainNumber turns a json.Number into int64 when it is written as an
+// integer (CUE writes floats with a decimal point or exponent) and into
+// float64 otherwise.
+func plainNumber(x any) any {
+	n, ok := x.(json.Number)
+	if !ok {
+		return x
+	}
+	if i, err := n.Int64(); err == nil && !strings.ContainsAny(string(n), ".eE") {
+		return i
+	}
+	f, _ := n.Float64()
+	return f
 }

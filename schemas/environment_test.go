@@ -28,7 +28,7 @@ func TestLoadEnvironmentUnifiesADirectory(t *testing.T) {
 		"a.cue": `apiVersion: "fixpoint/v1"
 name:       "shop"
 services: {
-	db:  {charm: "./charms/db", units: 3, config: {max_connections: 200, ratio: 0.5, debug: true, mode: "fast"}}
+	db:  {charm: "./charms/db", units: 3, config: {max_connections: 200, ratio: 0.5, debug: true, mode: "fast", one: 1.0}}
 	web: {charm: "./charms/web", units: 2, placement: ["m1", "m2"]}
 }
 `,
@@ -64,6 +64,12 @@ relations: {
 	}
 	if v, ok := db.Config["ratio"].(float64); !ok || v != 0.5 {
 		t.Errorf("ratio = %#v", db.Config["ratio"])
+	}
+	if v, ok := db.Config["one"].(float64); !ok || v != 1 {
+		t.Errorf("one = %#v, want float64 1", db.Config["one"])
+	}
+	if v, ok := db.Config["debug"].(bool); !ok || !v {
+		t.Errorf("debug = %#v", db.Config["debug"])
 	}
 	if got := e.Relations["web-log"]; len(got) != 2 || got[1] != "log:host" {
 		t.Errorf("web-log = %v", got)

@@ -26,10 +26,10 @@ var jujuOnly = map[string]bool{
 // under config, Juju's "endpoint: interface" shorthand becomes
 // {interface: ...}, and Juju-only fields are dropped. The YAML is read by
 // CUE's own decoder so that every value keeps its file:line:col.
-func loadLegacy(ctx *cue.Context, dir string) (cue.Value, error) {
+func loadLegacy(ctx *cue.Context, dir string) (cue.Value, []*ast.File, error) {
 	meta, err := extractYAML(filepath.Join(dir, MetadataFile))
 	if err != nil {
-		return cue.Value{}, err
+		return cue.Value{}, nil, err
 	}
 	var decls []ast.Decl
 	for _, d := range meta.Decls {
@@ -54,7 +54,7 @@ func loadLegacy(ctx *cue.Context, dir string) (cue.Value, error) {
 	if exists(cfgName) {
 		cfg, err := extractYAML(cfgName)
 		if err != nil {
-			return cue.Value{}, err
+			return cue.Value{}, nil, err
 		}
 		if len(cfg.Decls) > 0 {
 			// Keep the config file's own nodes, and so its positions:
@@ -67,7 +67,7 @@ func loadLegacy(ctx *cue.Context, dir string) (cue.Value, error) {
 	}
 	meta.Decls = decls
 	// As for charm.cue, errors inside the value are left to validation.
-	return ctx.BuildFile(meta), nil
+	return ctx.BuildFile(meta), []*ast.File{meta}, nil
 }
 
 func extractYAML(name string) (*ast.File, error) {

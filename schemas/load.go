@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/load"
 )
 
@@ -77,7 +78,7 @@ func unwrapPathError(err error) error {
 // importable as "fixpoint.dev/schemas" by overlaying them into the module's
 // cue.mod/pkg, and a module file is overlaid too when the user has none,
 // since CUE refuses imports outside a module.
-func loadUser(ctx *cue.Context, dir string, files []string) (cue.Value, error) {
+func loadUser(ctx *cue.Context, dir string, files []string) (cue.Value, []*ast.File, error) {
 	root := moduleRoot(dir)
 	overlay := map[string]load.Source{}
 	if root == "" {
@@ -87,13 +88,13 @@ func loadUser(ctx *cue.Context, dir string, files []string) (cue.Value, error) {
 	for _, name := range schemaFiles() {
 		src, err := FS.ReadFile(name)
 		if err != nil {
-			return cue.Value{}, err
+			return cue.Value{}, nil, err
 		}
 		overlay[filepath.Join(root, "cue.mod", "pkg", filepath.FromSlash(ImportPath), name)] = load.FromBytes(src)
 	}
 	pkg, err := packageName(files)
 	if err != nil {
-		return cue.Value{}, err
+		return cue.Value{}, nil, err
 	}
 	cfg := &load.Config{
 		Dir:        dir,
@@ -106,15 +107,15 @@ func loadUser(ctx *cue.Context, dir string, files []string) (cue.Value, error) {
 	}
 	insts := load.Instances(files, cfg)
 	if len(insts) != 1 {
-		return cue.Value{}, fmt.Errorf("loading %s: got %d CUE instances, want 1", dir, len(insts))
+		return cue.Value{}, nil, fmt.Errorf("loading %s: got %d CUE instances, want 1", dir, len(insts))
 	}
 	if err := insts[0].Err; err != nil {
-		return cue.Value{}, err
+		return cue.Value{}, nil, err
 	}
 	// Errors inside the value (a conflict, a closed import's unknown
 	// field) are left for validation, which reports them all with the
 	// schema's explanations.
-	return ctx.BuildInstance(insts[0]), nil
+	return ctx.BuildInstance(insts[0]), insts[0].Files, nil
 }
 
 // moduleRoot returns the nearest directory at or above dir holding a

@@ -49,7 +49,7 @@ func validateJSON(data []byte, defName string) error {
 	if err != nil {
 		return err
 	}
-	_, err = validate(user, def, buildIndex(user))
+	_, err = validate(user, def, indexExpr(expr))
 	return stripPositions(err)
 }
 
