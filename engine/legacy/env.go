@@ -1,0 +1,78 @@
+package legacy
+
+import (
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// defaultPath is the PATH a hook gets when the agent has none.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// runEnv is what every hook of one Run shares in its environment.
+type runEnv struct {
+	base     []string // the agent's environment plus Options.Env
+	unit     string
+	machine  string
+	model    string
+	princ    string
+	charmDir string
+	unitDir  string
+	toolsDir string
+	socket   string
+	token    string
+}
+
+// hookEnv is the environment of one hook: Juju's variables for the unit,
+// the hook and its relation (research/juju.md §1.3), the tool socket, and
+// PATH with the hook tools first.
+func (r *runEnv) hookEnv(ev charmapi.Event, contextID string) []string {
+	env := map[string]string{}
+	for _, kv := range r.base {
+		k, v, ok := strings.Cut(kv, "=")
+		// Nothing Juju-shaped leaks in from the agent's own environment:
+		// a hook sees only its own context.
+		if !ok || strings.HasPrefix(k, "JUJU_") || k == "CHARM_DIR" || k == EnvSocket || k == EnvToken || k == EnvUnitDir {
+			continue
+		}
+		env[k] = v
+	}
+	path := env["PATH"]
+	if path == "" {
+		path = defaultPath
+	}
+	env["PATH"] = r.toolsDir + string(os.PathListSeparator) + path
+	env["JUJU_UNIT_NAME"] = r.unit
+	env["JUJU_MODEL_NAME"] = r.model
+	env["JUJU_MACHINE_ID"] = r.machine
+	env["JUJU_PRINCIPAL_UNIT"] = r.princ
+	env["JUJU_CHARM_DIR"] = r.charmDir
+	env["CHARM_DIR"] = r.charmDir
+	env["JUJU_HOOK_NAME"] = ev.Hook
+	env[EnvContext] = contextID
+	env[EnvSocket] = r.socket
+	env[EnvToken] = r.token
+	env[EnvUnitDir] = r.unitDir
+	if ev.Relation != "" {
+		endpoint, _, _ := strings.Cut(ev.Relation, ":")
+		env["JUJU_RELATION"] = endpoint
+		env["JUJU_RELATION_ID"] = ev.Relation
+		env["JUJU_REMOTE_APP"] = ev.RemoteApp
+		// Juju leaves JUJU_REMOTE_UNIT out of -created and -broken, and
+		// empty for a change of the remote app's bag.
+		if ev.RemoteUnit != "" {
+			env["JUJU_REMOTE_UNIT"] = ev.RemoteUnit
+		}
+		if ev.Departing != "" {
+			env["JUJU_DEPARTING_UNIT"] = ev.Departing
+		}
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,283 @@
+package legacy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// Defaults for Options left zero.
+const (
+	DefaultTimeout   = 5 * time.Minute
+	DefaultMaxOutput = 1 << 20
+)
+
+// Options configure one Run.
+type Options struct {
+	// CharmDir holds hooks/<name>; hooks run in it, as in Juju.
+	CharmDir string
+	// UnitDir is the unit's own directory, given to hooks as
+	// $FIXPOINT_UNIT_DIR.
+	UnitDir string
+	// ToolsBinary is the executable the hook tools are symlinks to (the
+	// fixpoint binary); default os.Executable().
+	ToolsBinary string
+	// Timeout bounds the whole call, every hook included; default
+	// DefaultTimeout.
+	Timeout time.Duration
+	// MaxOutput caps each hook's logged output; more is dropped, never an
+	// error. Default DefaultMaxOutput.
+	MaxOutput int
+	// Env is added to the agent's environment for every hook.
+	Env []string
+	// Log receives hook output (debug), juju-log lines and skips.
+	Log hclog.Logger
+
+	// Model is JUJU_MODEL_NAME.
+	Model string
+	// PrincipalUnit is JUJU_PRINCIPAL_UNIT: the principal a subordinate
+	// unit is attached to, empty for a principal.
+	PrincipalUnit string
+	// Status is the unit's current workload status, for status-get; the
+	// universe does not carry it.
+	Status *charmapi.Status
+	// Ports are the unit's open ports ("80/tcp"), where open-port and
+	// close-port start from; the universe does not carry them.
+	Ports []string
+}
+
+// Stats say what a Run did.
+type Stats struct {
+	// HooksRun counts hook executables run.
+	HooksRun int
+	// Hooks names them, in order.
+	Hooks []string
+	// Skipped names the events whose hook the charm does not have.
+	Skipped []string
+}
+
+// HookError is a hook that failed; it fails the whole Run.
+type HookError struct {
+	Hook       string
+	Relation   string
+	RemoteUnit string
+	// Reason is "exit status 1", "killed by ...", "timed out ...".
+	Reason string
+	// Stderr is the tail of the hook's stderr.
+	Stderr string
+}
+
+func (e *HookError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "hook %q", e.Hook)
+	switch {
+	case e.Relation != "" && e.RemoteUnit != "":
+		fmt.Fprintf(&b, " (relation %s, remote unit %s)", e.Relation, e.RemoteUnit)
+	case e.Relation != "":
+		fmt.Fprintf(&b, " (relation %s)", e.Relation)
+	}
+	fmt.Fprintf(&b, " failed: %s", e.Reason)
+	if e.Stderr != "" {
+		fmt.Fprintf(&b, "; stderr: %s", e.Stderr)
+	}
+	return b.String()
+}
+
+// Run executes an old-hook charm's hooks for one reconcile: for each event
+// in u.Events, in order, it runs CharmDir/hooks/<hook> if the charm has it
+// (a missing hook is skipped, as in Juju) with Juju's environment and the
+// hook tools served over a per-run authenticated unix socket. Tools read
+// the universe as it was when the call began plus the unit's own writes.
+//
+// What the hooks wrote (relation-set, leader-set, status-set, open-port,
+// close-port) becomes the returned Result, only if every hook exited 0: a
+// failing hook fails the call with a *HookError naming the hook, its
+// relation and remote unit, and nothing it or earlier hooks set is kept.
+func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Result, Stats, error) {
+	var stats Stats
+	if u == nil || u.Unit == "" {
+		return nil, stats, errors.New("legacy hooks: no universe, or one without a unit")
+	}
+	if err := opts.fill(); err != nil {
+		return nil, stats, err
+	}
+	log := opts.Log.With("unit", u.Unit)
+	sess, err := newSession(u, opts.Status, opts.Ports, log)
+	if err != nil {
+		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	if len(u.Events) == 0 {
+		return sess.result(), stats, nil
+	}
+
+	runDir, err := os.MkdirTemp("", "fixpoint-hook-")
+	if err != nil {
+		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	defer os.RemoveAll(runDir)
+	toolsDir := filepath.Join(runDir, "bin")
+	if err := linkTools(toolsDir, opts.ToolsBinary); err != nil {
+		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	token, err := randomHex(32)
+	if err != nil {
+		return nil, stats, fmt.Errorf("legacy hooks of %s: token: %w", u.Unit, err)
+	}
+	socket := filepath.Join(runDir, "tools.sock")
+	srv, err := listen(socket, token, sess)
+	if err != nil {
+		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	defer srv.close()
+
+	env := &runEnv{
+		base:     append(os.Environ(), opts.Env...),
+		unit:     u.Unit,
+		machine:  u.Machine,
+		model:    opts.Model,
+		princ:    opts.PrincipalUnit,
+		charmDir: opts.CharmDir,
+		unitDir:  opts.UnitDir,
+		toolsDir: toolsDir,
+		socket:   socket,
+		token:    token,
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	for i, ev := range u.Events {
+		path, ok, err := hookPath(opts.CharmDir, ev.Hook)
+		if err != nil {
+			return nil, stats, err
+		}
+		if !ok {
+			stats.Skipped = append(stats.Skipped, ev.Hook)
+			log.Debug("charm has no such hook; skipped", "hook", ev.Hook)
+			continue
+		}
+		contextID := fmt.Sprintf("%s-%s-%d-%s", u.Unit, ev.Hook, i, token[:8])
+		sess.begin(contextID, ev)
+		h := &hookRun{path: path, dir: opts.CharmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput}
+		start := time.Now()
+		out, runErr := h.run(ctx)
+		sess.end()
+		stats.HooksRun++
+		stats.Hooks = append(stats.Hooks, ev.Hook)
+		logOutput(log, ev, out, time.Since(start))
+		if runErr != nil {
+			herr := &HookError{Hook: ev.Hook, Relation: ev.Relation, RemoteUnit: ev.RemoteUnit, Reason: runErr.Error(), Stderr: out.stderr}
+			switch {
+			case errors.Is(runErr, context.DeadlineExceeded):
+				herr.Reason = fmt.Sprintf("timed out: the reconcile's %d hooks may take %s together", len(u.Events), opts.Timeout)
+			case errors.Is(runErr, context.Canceled):
+				herr.Reason = "cancelled"
+			}
+			return nil, stats, herr
+		}
+	}
+	return sess.result(), stats, nil
+}
+
+// fill checks opts and fills in defaults.
+func (o *Options) fill() error {
+	if o.CharmDir == "" {
+		return errors.New("legacy hooks: no charm directory")
+	}
+	dir, err := filepath.Abs(o.CharmDir)
+	if err != nil {
+		return fmt.Errorf("legacy hooks: charm directory: %w", err)
+	}
+	o.CharmDir = dir
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("legacy hooks: charm directory %s is not a directory", dir)
+	}
+	if o.UnitDir != "" {
+		if o.UnitDir, err = filepath.Abs(o.UnitDir); err != nil {
+			return fmt.Errorf("legacy hooks: unit directory: %w", err)
+		}
+	}
+	if o.ToolsBinary == "" {
+		if o.ToolsBinary, err = os.Executable(); err != nil {
+			return fmt.Errorf("legacy hooks: find the fixpoint binary for the hook tools: %w", err)
+		}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxOutput
+	}
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	return nil
+}
+
+// hookPath is the hook's executable; ok is false when the charm has none.
+func hookPath(charmDir, hook string) (string, bool, error) {
+	if hook == "" || strings.ContainsAny(hook, `/\`) || hook == "." || hook == ".." {
+		return "", false, fmt.Errorf("legacy hooks: event names no valid hook: %q", hook)
+	}
+	path := filepath.Join(charmDir, "hooks", hook)
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("hook %q: %w", hook, err)
+	case fi.IsDir():
+		return "", false, fmt.Errorf("hook %q: %s is a directory", hook, path)
+	case fi.Mode()&0o111 == 0:
+		// Juju fails a hook that is there but cannot run, rather than
+		// skipping it silently.
+		return "", false, &HookError{Hook: hook, Reason: fmt.Sprintf("%s is not executable", path)}
+	}
+	return path, true, nil
+}
+
+// linkTools makes dir hold one symlink per hook tool to binary.
+func linkTools(dir, binary string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("hook tools: %w", err)
+	}
+	for _, name := range ToolNames() {
+		if err := os.Symlink(binary, filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("hook tools: %w", err)
+		}
+	}
+	return nil
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// logOutput puts a hook's output in the agent's log, line by line.
+func logOutput(log hclog.Logger, ev charmapi.Event, out *hookOutcome, took time.Duration) {
+	log.Debug("ran hook", "hook", ev.Hook, "relation", ev.Relation, "remote_unit", ev.RemoteUnit, "took", took)
+	if out == nil {
+		return
+	}
+	for _, line := range strings.Split(strings.TrimRight(out.output, "\n"), "\n") {
+		if line != "" {
+			log.Debug(line, "hook", ev.Hook)
+		}
+	}
+	if out.truncated {
+		log.Debug("hook output truncated", "hook", ev.Hook)
+	}
+}

@@ -1,0 +1,244 @@
+package legacy
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// session is the hook context of one Run: the universe as it was when the
+// call began, what the hooks wrote since, and which hook is running. Tool
+// calls arrive concurrently (a hook may background them), so everything
+// is behind mu.
+type session struct {
+	mu  sync.Mutex
+	log hclog.Logger
+
+	u    *charmapi.Universe
+	rels map[string]*charmapi.Relation // by ident
+	// ghosts are relations events name that the universe no longer has
+	// (departed and broken hooks of a relation that is gone): readable as
+	// empty, writes dropped.
+	ghosts map[string]ghost
+
+	local      map[string]map[string]string // ident → resulting own bag, once written
+	app        map[string]map[string]string // ident → resulting service bag, once written
+	leaderData map[string]string            // resulting leader data, once written
+	status     *charmapi.Status             // current, for status-get
+	statusSet  bool                         // status-set was called: status goes in the result
+	appStatus  *charmapi.Status
+	ports      map[string]bool
+	portsSet   bool
+
+	cur *hookContext // the hook running now; nil between hooks
+}
+
+// ghost is a relation known only from an event.
+type ghost struct{ endpoint, remoteApp string }
+
+// hookContext is one hook run, as its tools see it.
+type hookContext struct {
+	id    string
+	event charmapi.Event
+}
+
+// newSession copies u, so that the hooks read the universe as it was when
+// the call began whatever the caller does with it meanwhile.
+func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, log hclog.Logger) (*session, error) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("copy universe: %w", err)
+	}
+	var c charmapi.Universe
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("copy universe: %w", err)
+	}
+	s := &session{
+		log:    log,
+		u:      &c,
+		rels:   map[string]*charmapi.Relation{},
+		ghosts: map[string]ghost{},
+		local:  map[string]map[string]string{},
+		app:    map[string]map[string]string{},
+		ports:  map[string]bool{},
+	}
+	for i := range c.Relations {
+		r := &c.Relations[i]
+		if r.Ident == "" {
+			r.Ident = r.Name + ":" + strconv.Itoa(r.ID)
+		}
+		s.rels[r.Ident] = r
+	}
+	for _, ev := range c.Events {
+		if ev.Relation == "" {
+			continue
+		}
+		if _, ok := s.rels[ev.Relation]; !ok {
+			ep, _, _ := strings.Cut(ev.Relation, ":")
+			s.ghosts[ev.Relation] = ghost{endpoint: ep, remoteApp: ev.RemoteApp}
+		}
+	}
+	if status != nil {
+		st := *status
+		s.status = &st
+	}
+	for _, p := range ports {
+		norm, err := parsePort(p)
+		if err != nil {
+			return nil, fmt.Errorf("current ports: %w", err)
+		}
+		s.ports[norm] = true
+	}
+	return s, nil
+}
+
+// begin makes ev the running hook; tool calls must name id.
+func (s *session) begin(id string, ev charmapi.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur = &hookContext{id: id, event: ev}
+}
+
+// end closes the running hook's context: its stragglers are refused.
+func (s *session) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur = nil
+}
+
+// relationByID finds a relation (or ghost) by "endpoint:id" or bare id;
+// like Juju, only the number counts.
+func (s *session) relationByID(value string) (string, bool) {
+	num := value
+	if i := strings.LastIndexByte(value, ':'); i >= 0 {
+		num = value[i+1:]
+	}
+	id, err := strconv.Atoi(num)
+	if err != nil {
+		return "", false
+	}
+	for ident, r := range s.rels {
+		if r.ID == id {
+			return ident, true
+		}
+	}
+	for ident := range s.ghosts {
+		if strings.HasSuffix(ident, ":"+strconv.Itoa(id)) {
+			return ident, true
+		}
+	}
+	return "", false
+}
+
+// localBag is the unit's own settings in ident, with its writes.
+func (s *session) localBag(ident string) map[string]string {
+	if b, ok := s.local[ident]; ok {
+		return b
+	}
+	if r, ok := s.rels[ident]; ok {
+		return r.Local
+	}
+	return nil
+}
+
+// appBag is the unit's own service's bag in ident, with its writes.
+func (s *session) appBag(ident string) map[string]string {
+	if b, ok := s.app[ident]; ok {
+		return b
+	}
+	if r, ok := s.rels[ident]; ok {
+		return r.App
+	}
+	return nil
+}
+
+// write applies settings to a bag copy-on-write: an empty value deletes,
+// as relation-set and leader-set do in Juju.
+func write(cur map[string]string, settings map[string]string) map[string]string {
+	out := maps.Clone(cur)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range settings {
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// result is what the hooks wrote, in the reconcile result's terms: every
+// relation written is listed with its whole resulting bag (a listed bag
+// replaces the stored one), leader data and ports likewise, status as
+// last set. State is not touched: old charms have no state tool.
+func (s *session) result() *charmapi.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := &charmapi.Result{}
+	for _, ident := range sortedKeys(s.local) {
+		res.SetLocal(ident, maps.Clone(s.local[ident]))
+	}
+	for _, ident := range sortedKeys(s.app) {
+		res.SetApp(ident, maps.Clone(s.app[ident]))
+	}
+	if s.leaderData != nil {
+		res.LeaderData = maps.Clone(s.leaderData)
+	}
+	if s.status != nil && s.statusSet {
+		st := *s.status
+		res.Status = &st
+	}
+	if s.portsSet {
+		res.Ports = sortPorts(s.ports)
+	}
+	return res
+}
+
+// remoteUnits lists the remote members of ident, sorted as the model
+// sorts units.
+func (s *session) remoteUnits(ident string) []string {
+	r, ok := s.rels[ident]
+	if !ok {
+		return []string{}
+	}
+	out := make([]string, 0, len(r.Units))
+	for u := range r.Units {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return unitLess(out[i], out[j]) })
+	return out
+}
+
+func unitLess(a, b string) bool {
+	sa, na := splitUnit(a)
+	sb, nb := splitUnit(b)
+	if sa != sb {
+		return sa < sb
+	}
+	if na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+func splitUnit(name string) (string, int) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return name, -1
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil {
+		return name[:i], -1
+	}
+	return name[:i], n
+}

@@ -1,0 +1,116 @@
+package legacy
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// tool is one hook tool: its options and what it does. run is called with
+// the session locked.
+type tool struct {
+	flags []flagDef
+	run   func(s *session, c *call) (any, error)
+}
+
+// call is one tool invocation in a hook context.
+type call struct {
+	ctx  *hookContext
+	f    *flags
+	file *string
+}
+
+// noOutput is what a tool that prints nothing returns.
+type noOutput struct{}
+
+// tools are the Juju hook tools the adapter serves.
+var tools = map[string]tool{
+	"relation-get":  {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationGet},
+	"relation-set":  {flags: []flagDef{relationFlag, appFlag, {name: "file"}, formatFlag}, run: relationSet},
+	"relation-ids":  {flags: []flagDef{formatFlag}, run: relationIDs},
+	"relation-list": {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationList},
+	"config-get":    {flags: []flagDef{{name: "all", aliases: []string{"a"}, isBool: true}, formatFlag}, run: configGet},
+	"unit-get":      {flags: []flagDef{formatFlag}, run: unitGet},
+	"is-leader":     {flags: []flagDef{formatFlag}, run: isLeader},
+	"leader-get":    {flags: []flagDef{formatFlag}, run: leaderGet},
+	"leader-set":    {run: leaderSet},
+	"status-set":    {flags: []flagDef{{name: "application", isBool: true}}, run: statusSet},
+	"status-get":    {flags: []flagDef{{name: "include-data", isBool: true}, {name: "application", isBool: true}, formatFlag}, run: statusGet},
+	"juju-log":      {flags: []flagDef{{name: "debug", isBool: true}, {name: "log-level", aliases: []string{"l"}}, formatFlag}, run: jujuLog},
+	"open-port":     {flags: []flagDef{endpointsFlag}, run: openPort},
+	"close-port":    {flags: []flagDef{endpointsFlag}, run: closePort},
+	"opened-ports":  {flags: []flagDef{endpointsFlag, formatFlag}, run: openedPorts},
+}
+
+// IsTool reports whether name is a hook tool the fixpoint binary serves
+// when invoked under that name.
+func IsTool(name string) bool {
+	_, ok := tools[name]
+	return ok
+}
+
+// ToolNames lists the hook tools, sorted.
+func ToolNames() []string {
+	names := make([]string, 0, len(tools))
+	for n := range tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// call runs one tool request against the session.
+func (s *session) call(req *request) response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil || req.Context != s.cur.id {
+		return failure(exitFailed, fmt.Errorf("hook context %q is not running: hook tools work only while the hook that started them runs", req.Context))
+	}
+	t, ok := tools[req.Tool]
+	if !ok {
+		return failure(exitFailed, fmt.Errorf("unknown hook tool %q", req.Tool))
+	}
+	f, err := parseFlags(req.Args, t.flags)
+	if err == nil && hasFlag(t.flags, "format") {
+		err = checkFormat(f)
+	}
+	if err != nil {
+		return failure(exitUsage, err)
+	}
+	out, err := t.run(s, &call{ctx: s.cur, f: f, file: req.File})
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return failure(exitUsage, err)
+		}
+		return failure(exitFailed, err)
+	}
+	s.log.Trace("hook tool", "hook", s.cur.event.Hook, "tool", req.Tool, "args", req.Args)
+	if _, silent := out.(noOutput); silent {
+		return response{}
+	}
+	text, err := render(f, out)
+	if err != nil {
+		return failure(exitFailed, fmt.Errorf("format output: %w", err))
+	}
+	return response{Stdout: text}
+}
+
+// failure is a tool error as Juju prints it: "ERROR <why>" on stderr.
+func failure(code int, err error) response {
+	return response{Code: code, Stderr: "ERROR " + err.Error() + "\n"}
+}
+
+func hasFlag(defs []flagDef, name string) bool {
+	for _, d := range defs {
+		if d.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// event is the running hook's event.
+func (c *call) event() charmapi.Event { return c.ctx.event }

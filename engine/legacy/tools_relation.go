@@ -1,0 +1,274 @@
+package legacy
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	relationFlag = flagDef{name: "relation", aliases: []string{"r"}}
+	appFlag      = flagDef{name: "app", isBool: true}
+)
+
+// relationArg is the relation a relation tool works on: -r, or the hook's
+// own relation (JUJU_RELATION_ID), as in Juju.
+func (s *session) relationArg(c *call) (string, error) {
+	if c.f.has("relation") {
+		v := c.f.str("relation")
+		ident, ok := s.relationByID(v)
+		if !ok {
+			return "", usagef("invalid value %q for flag -r: relation not found", v)
+		}
+		return ident, nil
+	}
+	if ident := c.event().Relation; ident != "" {
+		return ident, nil
+	}
+	return "", usagef("no relation id specified")
+}
+
+// remoteService is the service on the other side of ident.
+func (s *session) remoteService(ident string) string {
+	if r, ok := s.rels[ident]; ok {
+		return r.RemoteService
+	}
+	return s.ghosts[ident].remoteApp
+}
+
+// isPeer reports whether ident is a peer relation.
+func (s *session) isPeer(ident string) bool {
+	r, ok := s.rels[ident]
+	return ok && (r.Role == "peer" || r.RemoteService == s.u.Service)
+}
+
+// relationGet is `relation-get [-r ID] [--app] [KEY|-] [UNIT|APP]`: one
+// key or every key of a unit's (or with --app a service's) settings. The
+// settings are those of the universe when the reconcile began, plus this
+// unit's own writes ("consistent but not necessarily accurate").
+func relationGet(s *session, c *call) (any, error) {
+	ident, err := s.relationArg(c)
+	if err != nil {
+		return nil, err
+	}
+	args := c.f.args
+	key := ""
+	if len(args) > 0 {
+		if key = args[0]; key == "-" {
+			key = ""
+		}
+		args = args[1:]
+	}
+	app := c.f.bool("app")
+	target := c.event().RemoteUnit
+	if app {
+		target = s.remoteService(ident)
+	}
+	if len(args) > 0 {
+		target, args = args[0], args[1:]
+	}
+	if target == "" {
+		return nil, usagef("no unit or application specified")
+	}
+	if err := checkEmpty(args); err != nil {
+		return nil, err
+	}
+	var bag map[string]string
+	if app {
+		bag, err = s.readApp(ident, target)
+	} else {
+		bag, err = s.readUnit(c, ident, target)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if v, ok := bag[key]; ok {
+			return v, nil
+		}
+		return nil, nil
+	}
+	if bag == nil {
+		bag = map[string]string{}
+	}
+	return maps.Clone(bag), nil
+}
+
+// readUnit returns a unit's settings in ident.
+func (s *session) readUnit(c *call, ident, unit string) (map[string]string, error) {
+	if unit == s.u.Unit {
+		return s.localBag(ident), nil
+	}
+	if r, ok := s.rels[ident]; ok {
+		if bag, ok := r.Units[unit]; ok {
+			return bag, nil
+		}
+	}
+	// Juju keeps a departed unit's settings readable; the universe has
+	// them no more, so its departed hook reads them as empty.
+	ev := c.event()
+	if _, gone := s.ghosts[ident]; gone || (ev.Relation == ident && (ev.Departing == unit || ev.RemoteUnit == unit)) {
+		return map[string]string{}, nil
+	}
+	return nil, fmt.Errorf("cannot read settings for unit %q in relation %q: unit is not a member", unit, ident)
+}
+
+// readApp returns a service's bag in ident: the unit's own service's
+// (with the leader's writes) or the remote one's.
+func (s *session) readApp(ident, app string) (map[string]string, error) {
+	r, ok := s.rels[ident]
+	if !ok {
+		if s.ghosts[ident].remoteApp == app || app == s.u.Service {
+			return map[string]string{}, nil
+		}
+		return nil, fmt.Errorf("cannot read settings for application %q in relation %q: not in the relation", app, ident)
+	}
+	switch {
+	case app == s.u.Service:
+		// Over a peer relation the remote service is the unit's own; a
+		// universe may carry that bag as app or as remote_app.
+		if _, written := s.app[ident]; !written && len(r.App) == 0 && s.isPeer(ident) {
+			return r.RemoteApp, nil
+		}
+		return s.appBag(ident), nil
+	case app == r.RemoteService:
+		return r.RemoteApp, nil
+	}
+	return nil, fmt.Errorf("cannot read settings for application %q in relation %q: not in the relation", app, ident)
+}
+
+// relationSet is `relation-set [-r ID] [--app] [--file F|-] K=V...`. An
+// empty value deletes the key; key=value arguments override the file, as
+// in Juju. --app writes the unit's service's bag and is leader only.
+func relationSet(s *session, c *call) (any, error) {
+	ident, err := s.relationArg(c)
+	if err != nil {
+		return nil, err
+	}
+	settings := map[string]string{}
+	if c.f.has("file") {
+		if c.file == nil {
+			return nil, fmt.Errorf("--file %s: the hook tool sent no content", c.f.str("file"))
+		}
+		if settings, err = parseSettingsFile(*c.file); err != nil {
+			return nil, fmt.Errorf("--file %s: %w", c.f.str("file"), err)
+		}
+	}
+	overrides, err := parseKeyValues(c.f.args)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(settings, overrides)
+	app := c.f.bool("app")
+	if app && !s.u.Leader {
+		return nil, fmt.Errorf("cannot write application settings: not the leader")
+	}
+	if _, gone := s.ghosts[ident]; gone {
+		// The relation is being torn down: there is no bag left to write.
+		s.log.Debug("dropped settings written to a relation that is gone", "hook", c.event().Hook, "relation", ident)
+		return noOutput{}, nil
+	}
+	if app {
+		s.app[ident] = write(s.appBag(ident), settings)
+	} else {
+		s.local[ident] = write(s.localBag(ident), settings)
+	}
+	return noOutput{}, nil
+}
+
+// relationIDs is `relation-ids [NAME]`: the relations over an endpoint,
+// by id; NAME defaults to the hook's own relation's endpoint.
+func relationIDs(s *session, c *call) (any, error) {
+	args := c.f.args
+	name := ""
+	if ev := c.event(); ev.Relation != "" {
+		name, _, _ = strings.Cut(ev.Relation, ":")
+	}
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	if name == "" {
+		return nil, usagef("no endpoint name specified")
+	}
+	if err := checkEmpty(args); err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for _, r := range s.u.Relations {
+		if r.Name == name {
+			ids = append(ids, r.Ident)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return s.rels[ids[i]].ID < s.rels[ids[j]].ID })
+	return ids, nil
+}
+
+// relationList is `relation-list [-r ID] [--app]`: the remote members in
+// scope, or with --app the remote service's name.
+func relationList(s *session, c *call) (any, error) {
+	ident, err := s.relationArg(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEmpty(c.f.args); err != nil {
+		return nil, err
+	}
+	if c.f.bool("app") {
+		return s.remoteService(ident), nil
+	}
+	return s.remoteUnits(ident), nil
+}
+
+// parseKeyValues parses key=value arguments as Juju's keyvalues.Parse
+// with empty values allowed: both sides trimmed, a key at most once.
+func parseKeyValues(args []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usagef("expected \"key=value\", got %q", kv)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if k == "" {
+			return nil, usagef("expected \"key=value\", got %q", kv)
+		}
+		if _, dup := out[k]; dup {
+			return nil, usagef("key %q specified more than once", k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// parseSettingsFile reads relation-set --file content: a YAML map, as
+// current Juju reads it, or key=value lines (blank lines and # comments
+// skipped), as Juju 1.x did.
+func parseSettingsFile(data string) (map[string]string, error) {
+	if strings.TrimSpace(data) == "" {
+		return map[string]string{}, nil
+	}
+	var node yaml.Node
+	if err := yaml.Unmarshal([]byte(data), &node); err == nil && len(node.Content) == 1 && node.Content[0].Kind == yaml.MappingNode {
+		kvs := map[string]string{}
+		if err := node.Decode(&kvs); err != nil {
+			return nil, fmt.Errorf("expected a YAML map of strings: %w", err)
+		}
+		return kvs, nil
+	}
+	var lines []string
+	for _, line := range strings.Split(data, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		lines = append(lines, line)
+	}
+	kvs, err := parseKeyValues(lines)
+	if err != nil {
+		return nil, fmt.Errorf("expected a YAML map or key=value lines: %w", err)
+	}
+	return kvs, nil
+}

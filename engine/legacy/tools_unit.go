@@ -1,0 +1,219 @@
+package legacy
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// configGet is `config-get [KEY] [--all]`: one option, or every option
+// that has a value (--all: null ones too). A missing key prints nothing,
+// never an error, as in Juju.
+func configGet(s *session, c *call) (any, error) {
+	args := c.f.args
+	key := ""
+	if len(args) > 0 {
+		key, args = args[0], args[1:]
+	}
+	if err := checkEmpty(args); err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if c.f.bool("all") {
+			return nil, usagef("cannot use argument --all together with key %q", key)
+		}
+		return s.u.Config[key], nil
+	}
+	out := map[string]any{}
+	for k, v := range s.u.Config {
+		if v != nil || c.f.bool("all") {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// unitGet is `unit-get private-address|public-address`. A unit has one
+// address here, so both give it.
+func unitGet(s *session, c *call) (any, error) {
+	args := c.f.args
+	if len(args) == 0 {
+		return nil, usagef("no setting specified")
+	}
+	if err := checkEmpty(args[1:]); err != nil {
+		return nil, err
+	}
+	switch args[0] {
+	case "private-address", "public-address":
+		return s.address(), nil
+	}
+	return nil, usagef("unknown setting %q", args[0])
+}
+
+// address is the unit's address: the universe's, else the private-address
+// the engine put in the unit's own relation settings.
+func (s *session) address() string {
+	if s.u.Address != "" {
+		return s.u.Address
+	}
+	for _, r := range s.u.Relations {
+		if a := r.Local["private-address"]; a != "" {
+			return a
+		}
+	}
+	return ""
+}
+
+// isLeader is `is-leader`: True or False.
+func isLeader(s *session, c *call) (any, error) {
+	if err := checkEmpty(c.f.args); err != nil {
+		return nil, err
+	}
+	return s.u.Leader, nil
+}
+
+// leaderData is the service's leader data with this unit's writes.
+func (s *session) currentLeaderData() map[string]string {
+	if s.leaderData != nil {
+		return s.leaderData
+	}
+	return s.u.LeaderData
+}
+
+// leaderGet is `leader-get [KEY|-]`.
+func leaderGet(s *session, c *call) (any, error) {
+	args := c.f.args
+	key := ""
+	if len(args) > 0 {
+		if key = args[0]; key == "-" {
+			key = ""
+		}
+		args = args[1:]
+	}
+	if err := checkEmpty(args); err != nil {
+		return nil, err
+	}
+	data := s.currentLeaderData()
+	if key != "" {
+		if v, ok := data[key]; ok {
+			return v, nil
+		}
+		return nil, nil
+	}
+	out := maps.Clone(data)
+	if out == nil {
+		out = map[string]string{}
+	}
+	return out, nil
+}
+
+// leaderSet is `leader-set K=V...`, leader only; an empty value deletes.
+func leaderSet(s *session, c *call) (any, error) {
+	settings, err := parseKeyValues(c.f.args)
+	if err != nil {
+		return nil, err
+	}
+	if !s.u.Leader {
+		return nil, fmt.Errorf("cannot write leadership settings: cannot write settings: not the leader")
+	}
+	s.leaderData = write(s.currentLeaderData(), settings)
+	return noOutput{}, nil
+}
+
+// workloadStates are the states a charm may set, in Juju's order.
+var workloadStates = []string{"maintenance", "blocked", "waiting", "active"}
+
+// statusSet is `status-set [--application] STATE [MSG]`.
+func statusSet(s *session, c *call) (any, error) {
+	args := c.f.args
+	if len(args) < 1 {
+		return nil, usagef("invalid args, require <status> [message]")
+	}
+	valid := false
+	for _, st := range workloadStates {
+		valid = valid || args[0] == st
+	}
+	if !valid {
+		return nil, usagef("invalid status %q, expected one of [%s]", args[0], strings.Join(workloadStates, " "))
+	}
+	st := &charmapi.Status{State: args[0]}
+	if len(args) > 1 {
+		st.Message = args[1]
+		if err := checkEmpty(args[2:]); err != nil {
+			return nil, err
+		}
+	}
+	if c.f.bool("application") {
+		if !s.u.Leader {
+			return nil, fmt.Errorf("this unit is not the leader")
+		}
+		// The result has no application status yet; status-get
+		// --application reads it back within this reconcile.
+		s.appStatus = st
+		return noOutput{}, nil
+	}
+	s.status, s.statusSet = st, true
+	return noOutput{}, nil
+}
+
+// statusGet is `status-get [--include-data] [--application]`.
+func statusGet(s *session, c *call) (any, error) {
+	if err := checkEmpty(c.f.args); err != nil {
+		return nil, err
+	}
+	st := s.status
+	if c.f.bool("application") {
+		if !s.u.Leader {
+			return nil, fmt.Errorf("finding application status: this unit is not the leader")
+		}
+		st = s.appStatus
+	}
+	if st == nil {
+		st = &charmapi.Status{State: "unknown"}
+	}
+	if !c.f.bool("include-data") && !c.f.bool("application") {
+		return st.State, nil
+	}
+	m := map[string]any{"status": st.State, "message": st.Message, "status-data": map[string]any{}}
+	if c.f.bool("application") {
+		return map[string]any{"application-status": m}, nil
+	}
+	return m, nil
+}
+
+// jujuLog is `juju-log [--debug] [-l LEVEL] MSG...`: a line in the
+// agent's log, attributed to the unit and hook.
+func jujuLog(s *session, c *call) (any, error) {
+	if len(c.f.args) == 0 {
+		return nil, usagef("no message specified")
+	}
+	msg := strings.Join(c.f.args, " ")
+	level := hclog.Info
+	if c.f.bool("debug") {
+		level = hclog.Debug
+	}
+	if c.f.has("log-level") {
+		switch l := strings.ToUpper(c.f.str("log-level")); l {
+		case "TRACE":
+			level = hclog.Trace
+		case "DEBUG":
+			level = hclog.Debug
+		case "INFO":
+			level = hclog.Info
+		case "WARN", "WARNING":
+			level = hclog.Warn
+		case "ERROR", "CRITICAL":
+			level = hclog.Error
+		default:
+			// Juju logs at INFO after a warning, rather than failing the
+			// hook over a log line.
+			s.log.Warn("juju-log: unknown log level, using INFO", "level", c.f.str("log-level"))
+		}
+	}
+	s.log.Log(level, msg, "unit", s.u.Unit, "hook", c.event().Hook)
+	return noOutput{}, nil
+}
