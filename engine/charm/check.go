@@ -1,0 +1,204 @@
+package charm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/schemas"
+)
+
+// Checked is an environment with every charm it names loaded, and the
+// whole checked by model.Resolve.
+type Checked struct {
+	// Env is the loaded environment; each service's CharmHash is set.
+	Env *schemas.Env
+	// Metas holds each charm's metadata by absolute charm directory.
+	Metas map[string]*model.CharmMeta
+	// Charms are the charms by hash, as model.Resolve and the control
+	// plane take them. Without packing the hashes are placeholders.
+	Charms map[string]*model.Charm
+	// Packed holds each packed charm by absolute directory; empty
+	// unless the charms were packed.
+	Packed map[string]*Packed
+	// Desired is the resolved environment.
+	Desired *model.Desired
+}
+
+// Check loads the environment in paths (as schemas.LoadEnvironment), the
+// metadata of every charm it names (relative to the environment's
+// directory) and resolves it with model.Resolve, without building or
+// packing anything; this is `fixpoint vet`. Every problem found is in the
+// returned *schemas.Error, each at its file:line:col.
+func Check(paths ...string) (*Checked, error) {
+	return check(paths, "")
+}
+
+// CheckAndPack is Check that also packs every charm into cacheDir, so the
+// services carry real charm hashes: what plan, apply and up need.
+func CheckAndPack(cacheDir string, paths ...string) (*Checked, error) {
+	if cacheDir == "" {
+		return nil, errors.New("CheckAndPack needs a cache directory for the archives")
+	}
+	return check(paths, cacheDir)
+}
+
+// PlaceholderHash stands in for the content hash of an unpacked charm.
+func PlaceholderHash(dir string) string { return "unpacked:" + dir }
+
+func check(paths []string, cacheDir string) (*Checked, error) {
+	env, err := schemas.LoadEnvironment(paths...)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checked{
+		Env:    env,
+		Metas:  map[string]*model.CharmMeta{},
+		Charms: map[string]*model.Charm{},
+		Packed: map[string]*Packed{},
+	}
+	problems := &schemas.Error{}
+	broken := map[string]bool{}   // services whose charm failed
+	failed := map[string]bool{}   // charm dirs already reported
+	hashes := map[string]string{} // charm dir → hash
+	services := env.Env.Services
+	for _, name := range sortedKeys(services) {
+		spec := services[name]
+		at := []string{"services", name, "charm"}
+		if spec.Charm == "" {
+			broken[name] = true
+			continue
+		}
+		dir := spec.Charm
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(env.Dir, dir)
+		}
+		dir = filepath.Clean(dir)
+		if failed[dir] {
+			broken[name] = true
+			continue
+		}
+		hash, ok := hashes[dir]
+		if !ok && !isDir(dir) {
+			failed[dir], broken[name] = true, true
+			problems.Problems = append(problems.Problems, env.Problem(model.Problem{Path: at, Msg: fmt.Sprintf(
+				"charm directory %q does not exist (looked for %s); charm paths are relative to the environment's directory %s", spec.Charm, rel(dir), rel(env.Dir))}))
+			continue
+		}
+		if !ok {
+			meta, p, err := load(dir, cacheDir)
+			if err != nil {
+				failed[dir], broken[name] = true, true
+				problems.Problems = append(problems.Problems, charmProblems(env, at, spec.Charm, dir, err)...)
+				continue
+			}
+			hash = PlaceholderHash(dir)
+			legacy := false
+			if p != nil {
+				hash, legacy = p.Hash, p.Legacy
+				c.Packed[dir] = p
+			}
+			c.Metas[dir] = meta
+			c.Charms[hash] = &model.Charm{Hash: hash, Source: spec.Charm, Meta: *meta, Legacy: legacy}
+			if p != nil {
+				c.Charms[hash].Size = p.Size
+			}
+			hashes[dir] = hash
+		}
+		spec.CharmHash = hash
+		services[name] = spec
+	}
+	desired, err := model.Resolve(withoutBroken(env.Env, broken), c.Charms)
+	var ps model.Problems
+	switch {
+	case errors.As(err, &ps):
+		for _, p := range ps {
+			problems.Problems = append(problems.Problems, env.Problem(p))
+		}
+	case err != nil:
+		return nil, err
+	}
+	if len(problems.Problems) > 0 {
+		problems.Sort()
+		return nil, problems
+	}
+	c.Desired = desired
+	return c, nil
+}
+
+// load reads (and with a cache directory, packs) one charm.
+func load(dir, cacheDir string) (*model.CharmMeta, *Packed, error) {
+	if cacheDir == "" {
+		meta, err := schemas.LoadCharmMeta(dir)
+		return meta, nil, err
+	}
+	p, err := Pack(dir, cacheDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &p.Meta, p, nil
+}
+
+// charmProblems reports a charm that failed to load. Mistakes inside the
+// charm's files are reported there, where they are fixed; anything else
+// (a missing directory, a failed build) at the service's charm field.
+func charmProblems(env *schemas.Env, at []string, written, dir string, err error) []schemas.Problem {
+	var se *schemas.Error
+	if errors.As(err, &se) {
+		return se.Problems
+	}
+	return []schemas.Problem{env.Problem(model.Problem{Path: at, Msg: fmt.Sprintf("charm %q: %v", written, err)})}
+}
+
+// withoutBroken returns env without the services whose charm failed to
+// load and the relations naming them: their problems are already
+// reported, and resolving them would only add "no usable charm" noise.
+func withoutBroken(env *model.Environment, broken map[string]bool) *model.Environment {
+	if len(broken) == 0 {
+		return env
+	}
+	out := *env
+	out.Services = map[string]model.ServiceSpec{}
+	for n, s := range env.Services {
+		if !broken[n] {
+			out.Services[n] = s
+		}
+	}
+	out.Relations = map[string][]string{}
+	for n, ends := range env.Relations {
+		keep := true
+		for _, e := range ends {
+			svc, _, _ := strings.Cut(e, ":")
+			keep = keep && !broken[svc]
+		}
+		if keep {
+			out.Relations[n] = ends
+		}
+	}
+	return &out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// rel shortens name relative to the working directory when it is below it.
+func rel(name string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return name
+	}
+	if r, err := filepath.Rel(wd, name); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return name
+}

@@ -1,0 +1,247 @@
+package charm
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/schemas"
+)
+
+// MaxSize caps a packed charm archive. Archives travel to every agent
+// that runs the charm and are kept by the control plane, so a charm that
+// grows past this is refused rather than slowing everything down.
+const MaxSize = 64 << 20
+
+// Charm directory layout.
+const (
+	// SrcDir holds a Go main package built into ReconcileHook.
+	SrcDir = "src"
+	// HooksDir holds the hooks; every file in it is executable.
+	HooksDir = "hooks"
+	// ReconcileHook is the native hook, relative to the charm root.
+	ReconcileHook = "hooks/reconcile"
+)
+
+// Packed is a charm packed into an archive.
+type Packed struct {
+	// Hash is the hex sha256 of the archive bytes.
+	Hash string
+	// Path is the archive, cacheDir/<Hash>.tar.gz.
+	Path string
+	// Size is the archive's size in bytes.
+	Size int64
+	// Meta is the charm's metadata.
+	Meta model.CharmMeta
+	// Legacy is true for an old-hook charm: it has neither
+	// hooks/reconcile nor src/.
+	Legacy bool
+}
+
+// Charm returns the packed charm as the control plane records it; source
+// says where it came from, e.g. the path written in the environment.
+func (p *Packed) Charm(source string) *model.Charm {
+	return &model.Charm{Hash: p.Hash, Source: source, Size: p.Size, Meta: p.Meta, Legacy: p.Legacy}
+}
+
+// Pack reads the charm in dir, builds its Go reconcile hook from src/ if
+// there is one, and writes a deterministic archive of what an agent needs
+// to run its hooks to cacheDir/<sha256>.tar.gz. src/ and dot files are left
+// out. Go builds are cached in cacheDir, so packing unchanged sources again
+// does not rebuild.
+func Pack(dir, cacheDir string) (*Packed, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := schemas.LoadCharmMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := collect(dir)
+	if err != nil {
+		return nil, err
+	}
+	_, hasReconcile := files[ReconcileHook]
+	hasSrc := isDir(filepath.Join(dir, SrcDir))
+	if hasSrc {
+		if hasReconcile {
+			return nil, fmt.Errorf("charm %s has both %s/ and %s; %s/ is built into %s, so remove one of them", dir, SrcDir, ReconcileHook, SrcDir, ReconcileHook)
+		}
+		bin, err := buildHook(filepath.Join(dir, SrcDir), cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		files[ReconcileHook] = source{path: bin, exec: true}
+	}
+	var buf bytes.Buffer
+	if err := writeArchive(&buf, files); err != nil {
+		return nil, fmt.Errorf("packing %s: %w", dir, err)
+	}
+	if buf.Len() > MaxSize {
+		return nil, fmt.Errorf("charm %s packs to %d bytes, more than the %d allowed; remove large files from it", dir, buf.Len(), MaxSize)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	hash := hex.EncodeToString(sum[:])
+	archive := filepath.Join(cacheDir, hash+".tar.gz")
+	if err := writeOnce(archive, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	return &Packed{
+		Hash:   hash,
+		Path:   archive,
+		Size:   int64(buf.Len()),
+		Meta:   *meta,
+		Legacy: !hasReconcile && !hasSrc,
+	}, nil
+}
+
+// source is a file to archive: where its bytes are, and whether it runs.
+type source struct {
+	path string
+	exec bool
+}
+
+// collect lists the charm's files by slash-separated archive name,
+// leaving out src/ (built, not shipped) and dot files such as .git.
+// Symlinks are followed to regular files; a symlinked directory is an
+// error, since following it could pull in anything.
+func collect(dir string) (map[string]source, error) {
+	files := map[string]source{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		name := filepath.ToSlash(rel)
+		if strings.HasPrefix(d.Name(), ".") || name == SrcDir {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := os.Stat(p) // follows symlinks
+		if err != nil {
+			return fmt.Errorf("charm file %s: %w", name, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("charm file %s is not a regular file (a symlink to a directory, a device, ...); charms may hold only files and directories", name)
+		}
+		exec := fi.Mode()&0o111 != 0 || path.Dir(name) == HooksDir
+		files[name] = source{path: p, exec: exec}
+		return nil
+	})
+	return files, err
+}
+
+// writeArchive writes files as a gzipped tar with every detail that could
+// vary between machines or runs fixed: entries sorted, parent directories
+// listed once, times zero, owner 0, modes 0755 or 0644.
+func writeArchive(w *bytes.Buffer, files map[string]source) error {
+	names := make([]string, 0, len(files))
+	dirs := map[string]bool{}
+	for name := range files {
+		names = append(names, name)
+		for d := path.Dir(name); d != "."; d = path.Dir(d) {
+			dirs[d+"/"] = true
+		}
+	}
+	for d := range dirs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+
+	// gzip.NewWriterLevel at a fixed level and a zero header (no name,
+	// no time) gives the same bytes for the same input.
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(zw)
+	epoch := time.Unix(0, 0).UTC()
+	for _, name := range names {
+		h := &tar.Header{Name: name, ModTime: epoch, Format: tar.FormatPAX}
+		if strings.HasSuffix(name, "/") {
+			h.Typeflag, h.Mode = tar.TypeDir, 0o755
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			continue
+		}
+		src := files[name]
+		data, err := os.ReadFile(src.path)
+		if err != nil {
+			return err
+		}
+		h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o644, int64(len(data))
+		if src.exec {
+			h.Mode = 0o755
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// writeOnce writes data to name unless it is already there. Names are
+// content hashes, so an existing file already holds these bytes; writing
+// through a temporary file keeps a reader from seeing half an archive.
+func writeOnce(name string, data []byte) error {
+	if fi, err := os.Stat(name); err == nil && fi.Size() == int64(len(data)) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return fmt.Errorf("charm cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".pack-*")
+	if err != nil {
+		return fmt.Errorf("charm cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("charm cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("charm cache: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+var errNoGo = errors.New("the go command is not installed (it is needed to build a charm's src/)")

@@ -1,0 +1,4 @@
+// Command reconcile is the smallest hook that builds.
+package main
+
+func main() {}
