@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/schemas"
+)
+
+func newVetCmd() *cobra.Command {
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "vet ENV.cue... | vet DIR",
+		Short: "Check an environment and its charms without running anything",
+		Long: `vet loads an environment — one .cue file, several files of one directory, or a
+directory whose .cue files unify — checks it against the environment schema,
+reads the metadata of every charm it names (charm.cue, or metadata.yaml and
+config.yaml; paths are relative to the environment's directory) and checks
+the whole as the control plane would: services, endpoints, interfaces,
+config types, relation limits, subordinates.
+
+It prints every problem, one per line, as
+  file:line:col: path: what is wrong and how to fix it
+and exits 1; or prints "ok: N services, M relations" and exits 0. Nothing is
+built, packed or sent anywhere.`,
+		Example: `  fixpoint vet env.cue
+  fixpoint vet envs/shop/          # every .cue file in the directory
+  fixpoint vet base.cue prod.cue   # files that unify into one environment`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths := append(append([]string(nil), files...), args...)
+			if len(paths) == 0 {
+				return exitf(exitFailed, "vet: name the environment: fixpoint vet ENV.cue (or a directory)")
+			}
+			c, err := charm.Check(paths...)
+			var se *schemas.Error
+			if errors.As(err, &se) {
+				for _, p := range se.Problems {
+					fmt.Fprintln(cmd.ErrOrStderr(), p.String())
+				}
+				return exitf(exitFailed, "vet: %d problem%s", len(se.Problems), vetPlural(len(se.Problems)))
+			}
+			if err != nil {
+				return exitf(exitFailed, "vet: %v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d services, %d relations\n", len(c.Env.Env.Services), len(c.Env.Env.Relations))
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "environment file or directory (repeatable; same as naming them as arguments)")
+	return cmd
+}
+
+func vetPlural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
