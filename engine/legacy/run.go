@@ -134,7 +134,12 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 	if err != nil {
 		return nil, stats, fmt.Errorf("legacy hooks of %s: token: %w", u.Unit, err)
 	}
-	socket := filepath.Join(runDir, "tools.sock")
+	socket, err := socketPath(runDir)
+	if err != nil {
+		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	// Its directory: the run's own, or the one made under /tmp for it.
+	defer os.RemoveAll(filepath.Dir(socket))
 	srv, err := listen(socket, token, sess)
 	if err != nil {
 		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
@@ -243,6 +248,24 @@ func hookPath(charmDir, hook string) (string, bool, error) {
 		return "", false, &HookError{Hook: hook, Reason: fmt.Sprintf("%s is not executable", path)}
 	}
 	return path, true, nil
+}
+
+// maxSocketPath keeps a unix socket path within sun_path (108 bytes on
+// Linux, 104 on the BSDs).
+const maxSocketPath = 100
+
+// socketPath is where the run's socket goes: in its private directory,
+// unless $TMPDIR is so deep that the path would not fit; then in a private
+// directory of its own under /tmp, removed with the socket.
+func socketPath(runDir string) (string, error) {
+	if p := filepath.Join(runDir, "tools.sock"); len(p) <= maxSocketPath {
+		return p, nil
+	}
+	dir, err := os.MkdirTemp("/tmp", "fixpoint-hook-")
+	if err != nil {
+		return "", fmt.Errorf("hook tool socket: %w", err)
+	}
+	return filepath.Join(dir, "s"), nil
 }
 
 // linkTools makes dir hold one symlink per hook tool to binary.

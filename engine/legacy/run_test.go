@@ -339,3 +339,22 @@ func TestRunRefusesBadInput(t *testing.T) {
 		t.Errorf("no events: %+v %+v %v", res, stats, err)
 	}
 }
+
+func TestDeepTempDirStillGetsASocket(t *testing.T) {
+	deep := t.TempDir()
+	for len(deep) < 2*maxSocketPath {
+		deep = filepath.Join(deep, "a-rather-long-directory-name")
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", deep)
+	charm := writeCharm(t, map[string]string{"install": `is-leader > "$FIXPOINT_UNIT_DIR/trace"`})
+	u := testUniverse()
+	u.Events = []charmapi.Event{ev("install", "", "", "", "")}
+	_, _, unitDir, err := runHooks(t, charm, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalLines(t, "is-leader", trace(t, unitDir), []string{"False"})
+}
