@@ -61,7 +61,7 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 		main = filepath.Join(dir, MetadataFile)
 		user, syntax, err = loadLegacy(ctx, dir)
 	default:
-		return nil, fmt.Errorf("%s is not a charm: it has neither %s nor %s", rel(dir), CharmFile, MetadataFile)
+		return nil, fmt.Errorf("%s is not a charm: it has neither %s nor %s; point charm at a charm directory, or add a %s with at least name: \"...\"", rel(dir), CharmFile, MetadataFile, CharmFile)
 	}
 	if err != nil {
 		return nil, loadError(err)

@@ -117,7 +117,7 @@ peers: p: {}
 		{"duplicate endpoint", map[string]string{"charm.cue": "name: \"db\"\nprovides: db: interface: \"sql\"\nrequires: db: interface: \"sql\"\n"},
 			[]string{`charm.cue:3:11: requires.db: endpoint "db" is also declared under provides`}},
 		{"broken yaml", map[string]string{"metadata.yaml": "name: x\nprovides:\n  db: [interface\n"},
-			[]string{"metadata.yaml:2: did not find expected"}},
+			[]string{"metadata.yaml:2: YAML syntax error: did not find expected"}},
 		{"yaml typo", map[string]string{"metadata.yaml": "name: x\nprovide:\n  db: sql\n"},
 			[]string{`metadata.yaml:2:1: provide: unknown field "provide" (did you mean "provides"?)`}},
 		{"yaml bad option", map[string]string{"metadata.yaml": "name: x\n", "config.yaml": "options:\n  port:\n    type: int\n    default: eighty\n"},

@@ -99,13 +99,30 @@ func coveredBy(p Problem, shape []Problem) bool {
 
 // loadError turns a load or build error (a syntax error, an unknown
 // import) into an *Error with positions.
+//
+// Only the first problem of each file is kept: after a syntax error the
+// parser's further complaints ("expected '}', found 'EOF'") are mostly
+// echoes of the first, and point away from where the fix goes.
 func loadError(err error) error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
 	ps := fromCUE(err, nil, cue.Value{})
 	if len(ps) == 0 {
 		return err
 	}
 	e := &Error{Problems: ps}
-	return e.errOrNil()
+	e.Sort()
+	seen := map[string]bool{}
+	var first []Problem
+	for _, p := range e.Problems {
+		if !seen[p.File] {
+			seen[p.File] = true
+			first = append(first, p)
+		}
+	}
+	e.Problems = first
+	return e
 }
 
 // Pos returns "file:line:col" of the field at path (raw labels, e.g.

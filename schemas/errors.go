@@ -25,13 +25,16 @@ type Problem struct {
 	Msg string
 }
 
-// Pos returns "file:line:col", "file" or "" as far as the position is known.
+// Pos returns "file:line:col", "file:line", "file" or "" as far as the
+// position is known (YAML syntax errors come with a line only).
 func (p Problem) Pos() string {
 	switch {
 	case p.File == "":
 		return ""
 	case p.Line == 0:
 		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
 	}
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 }
@@ -136,7 +139,11 @@ func fromCUE(err error, idx *posIndex, def cue.Value) []Problem {
 				}
 			}
 		}
-		if needsHint.MatchString(msg) && def.Exists() {
+		hinted := needsHint.MatchString(msg)
+		if m := mismatch.FindStringSubmatch(msg); m != nil {
+			msg = rewordMismatch(m[1], m[2], m[3], m[4])
+		}
+		if hinted && def.Exists() {
 			if doc := schemaDoc(def, path); doc != "" {
 				msg += ": " + doc
 			}
@@ -167,6 +174,32 @@ func unquotePath(elems []string) []string {
 		out[i] = s
 	}
 	return out
+}
+
+// mismatch is CUE's wording of a value of the wrong type.
+var mismatch = regexp.MustCompile(`^conflicting values (.+) and (.+) \(mismatched types (\w+) and (\w+)\)$`)
+
+// kindWords are how CUE prints a bare type in a conflict; the side that is
+// one of these is the schema's, the other the user's value.
+var kindWords = map[string]string{
+	"string": "a string", "int": "a whole number", "float": "a number", "number": "a number",
+	"bool": "true or false", "null": "null", "bytes": "bytes",
+}
+
+// rewordMismatch turns "conflicting values 42 and string (mismatched
+// types int and string)" into "is 42 (int) but must be a string", which
+// says which side is the user's. Conflicts it cannot attribute keep
+// CUE's words.
+func rewordMismatch(a, b, ka, kb string) string {
+	wa, aIsKind := kindWords[a]
+	wb, bIsKind := kindWords[b]
+	switch {
+	case bIsKind && !aIsKind:
+		return fmt.Sprintf("is %s (%s) but must be %s", a, ka, wb)
+	case aIsKind && !bIsKind:
+		return fmt.Sprintf("is %s (%s) but must be %s", b, kb, wa)
+	}
+	return fmt.Sprintf("conflicting values %s and %s (mismatched types %s and %s)", a, b, ka, kb)
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)

@@ -3,6 +3,8 @@ package schemas
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -75,7 +77,24 @@ func extractYAML(name string) (*ast.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return yaml.Extract(name, src)
+	f, err := yaml.Extract(name, src)
+	if err != nil {
+		return nil, yamlError(name, err)
+	}
+	return f, nil
+}
+
+// yamlSyntax matches CUE's wording of a YAML syntax error, "file:3: msg":
+// the YAML parser knows the line but not the column.
+var yamlSyntax = regexp.MustCompile(`^(.*):(\d+): (.*)$`)
+
+func yamlError(name string, err error) error {
+	p := Problem{File: rel(name), Msg: "YAML syntax error: " + err.Error()}
+	if m := yamlSyntax.FindStringSubmatch(err.Error()); m != nil && m[1] == name {
+		p.Line, _ = strconv.Atoi(m[2])
+		p.Msg = "YAML syntax error: " + m[3]
+	}
+	return &Error{Problems: []Problem{p}}
 }
 
 // convertEndpoints rewrites Juju's shorthand "db: mysql" to

@@ -85,8 +85,7 @@ func check(paths []string, cacheDir string) (*Checked, error) {
 		hash, ok := hashes[dir]
 		if !ok && !isDir(dir) {
 			failed[dir], broken[name] = true, true
-			problems.Problems = append(problems.Problems, env.Problem(model.Problem{Path: at, Msg: fmt.Sprintf(
-				"charm directory %q does not exist (looked for %s); charm paths are relative to the environment's directory %s", spec.Charm, rel(dir), rel(env.Dir))}))
+			problems.Problems = append(problems.Problems, env.Problem(model.Problem{Path: at, Msg: missingDir(spec.Charm, dir)}))
 			continue
 		}
 		if !ok {
@@ -191,14 +190,56 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// rel shortens name relative to the working directory when it is below it.
+// missingDir explains a charm directory that is not there, suggesting a
+// directory next to it with a similar name.
+func missingDir(written, dir string) string {
+	msg := fmt.Sprintf("charm directory %q does not exist (resolved to %s; charm paths are relative to the environment file's directory)", written, rel(dir))
+	ents, err := os.ReadDir(filepath.Dir(dir))
+	if err != nil {
+		return msg
+	}
+	best, bestD := "", 3
+	for _, e := range ents {
+		if d := editDistance(e.Name(), filepath.Base(dir)); e.IsDir() && d < bestD {
+			best, bestD = e.Name(), d
+		}
+	}
+	if best != "" {
+		msg += fmt.Sprintf("; did you mean %q?", filepath.ToSlash(filepath.Join(filepath.Dir(written), best)))
+	}
+	return msg
+}
+
+// rel shortens name relative to the working directory when that is below
+// it or one level up, so messages stay short and free of absolute paths.
 func rel(name string) string {
 	wd, err := os.Getwd()
 	if err != nil {
 		return name
 	}
-	if r, err := filepath.Rel(wd, name); err == nil && !strings.HasPrefix(r, "..") {
-		return r
+	r, err := filepath.Rel(wd, name)
+	if err != nil || strings.HasPrefix(r, ".."+string(filepath.Separator)+"..") {
+		return name
 	}
-	return name
+	return r
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
