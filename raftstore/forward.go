@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -129,8 +130,9 @@ func retryable(err error) bool {
 	if errors.As(err, &ae) {
 		return ae.Status == http.StatusServiceUnavailable || ae.Status >= 500 && ae.Status != http.StatusNotImplemented
 	}
-	// Anything else came from the network: the node may be down.
-	return true
+	// The other node did not answer: it may be down, or no longer lead.
+	var ue *url.Error
+	return errors.As(err, &ue)
 }
 
 // definite reports whether err guarantees the entry was not appended, so

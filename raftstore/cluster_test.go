@@ -1,0 +1,322 @@
+package raftstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// TestCluster drives three in-process nodes over real TCP and HTTP through
+// joins, forwarding, linearizable reads on followers, the loss of the
+// leader, a restart, and a node that lost its data rejoining.
+func TestCluster(t *testing.T) {
+	log := testLogger(t)
+	ctx := ctxT(t, 90*time.Second)
+	nodes := make([]*node, 3)
+	for i := range nodes {
+		nodes[i] = newNode(t, log, fmt.Sprintf("n%d", i+1))
+		// A short trailing log, so that a node that lost its data catches
+		// up by snapshot install rather than by log.
+		nodes[i].trailing = 4
+	}
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
+
+	n1.start(true, nil)
+	n2.start(false, []string{n1.httpAddr})
+	n3.start(false, []string{n2.httpAddr, n1.httpAddr}) // through a follower
+	eventually(t, 20*time.Second, "three voters that know the leader", func() error {
+		for _, n := range nodes {
+			if n.s.LeaderHTTP() == "" {
+				return fmt.Errorf("%s knows no leader", n.id)
+			}
+		}
+		return voters(nodes, 3)
+	})
+
+	// acked holds every write acknowledged so far; none may ever be lost.
+	acked := map[string]string{}
+	apply := func(via *node, name string) {
+		t.Helper()
+		addr := "10.1.0." + name[1:]
+		if _, err := via.s.Apply(ctx, machineCmd(name, addr)); err != nil {
+			t.Fatalf("apply %s via %s: %v", name, via.id, err)
+		}
+		acked[name] = addr
+	}
+	checkAcked := func(n *node) {
+		t.Helper()
+		if err := n.s.Linearize(ctx); err != nil {
+			t.Fatalf("linearize on %s: %v", n.id, err)
+		}
+		got := machines(n.s)
+		for name, addr := range acked {
+			if got[name] != addr {
+				t.Fatalf("%s lost acknowledged write %s (has %v)", n.id, name, got)
+			}
+		}
+	}
+
+	leader, err := leaderOf(nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	followers := others(nodes, leader)
+
+	// Writes through a follower are forwarded.
+	if _, err := followers[0].s.Apply(ctx, deployCmd()); err != nil {
+		t.Fatalf("deploy via follower %s: %v", followers[0].id, err)
+	}
+	apply(followers[1], "m1")
+	eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+
+	// A refusal keeps ErrRefused and its message across the forward.
+	_, err = followers[0].s.Apply(ctx, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: "nope/0"}})
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("forwarded refusal: got %v, want ErrRefused", err)
+	}
+	t.Logf("forwarded refusal: %v", err)
+
+	// WaitIndex on a follower wakes on a write made at the leader.
+	f := followers[0]
+	woken := make(chan uint64, 1)
+	after := f.s.Index()
+	go func() {
+		i, _, _ := f.s.WaitIndex(ctx, after)
+		woken <- i
+	}()
+	apply(leader, "m2")
+	if i := <-woken; i <= after {
+		t.Fatalf("follower watcher woke at %d, want > %d", i, after)
+	}
+
+	// Linearizable reads on followers see writes acknowledged just before,
+	// wherever they were made.
+	for i := 3; i < 9; i++ {
+		via := nodes[i%3]
+		name := fmt.Sprintf("m%d", i)
+		apply(via, name)
+		for _, r := range followers {
+			if err := r.s.Linearize(ctx); err != nil {
+				t.Fatalf("linearize on %s: %v", r.id, err)
+			}
+			if _, ok := machines(r.s)[name]; !ok {
+				t.Fatalf("%s: linearizable read after %s acknowledged %s does not see it", r.id, via.id, name)
+			}
+		}
+	}
+
+	ms, err := leader.s.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]int{}
+	for _, m := range ms {
+		roles[m.Role]++
+		if !m.Voter || m.HTTPAddr == "" {
+			t.Fatalf("member %+v: want a voter with an HTTP address", m)
+		}
+	}
+	if roles["leader"] != 1 || roles["follower"] != 2 {
+		t.Fatalf("members %+v: want one leader, two followers", ms)
+	}
+
+	// Kill the leader: the others elect a new one, take writes, and keep
+	// every acknowledged one.
+	old := leader
+	start := time.Now()
+	old.stop()
+	var next *node
+	eventually(t, 20*time.Second, "a new leader", func() (err error) {
+		next, err = leaderOf(others(nodes, old)...)
+		return err
+	})
+	t.Logf("new leader %s after %s", next.id, time.Since(start).Round(time.Millisecond))
+	apply(others(nodes, old, next)[0], "m10") // via the remaining follower
+	apply(next, "m11")
+	for _, n := range others(nodes, old) {
+		checkAcked(n)
+	}
+
+	// Restart the old leader from its data dir (same Raft address, a new
+	// HTTP port): it catches up, and the cluster learns its new address.
+	old.httpAddr = ""
+	old.start(false, nil)
+	eventually(t, 20*time.Second, "restarted node catches up", func() error {
+		if n, _ := next.s.fsm.node(old.id); n.HTTPAddr != old.httpAddr {
+			return fmt.Errorf("registry has %s at %q, want %q", old.id, n.HTTPAddr, old.httpAddr)
+		}
+		return converged(t, nodes...)
+	})
+	checkAcked(old)
+	apply(old, "m12") // forwarded from the restarted node
+
+	// Wipe a follower's data dir; it rejoins under the same id on a new
+	// Raft port, the leader updates its entry, and it catches up by
+	// snapshot without a second cluster appearing.
+	if err := next.s.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	apply(next, "m13")
+	w := others(nodes, next)[0]
+	w.stop()
+	if err := os.RemoveAll(w.dir); err != nil {
+		t.Fatal(err)
+	}
+	w.raftAddr, w.httpAddr = "127.0.0.1:0", ""
+	w.start(false, []string{others(nodes, w)[0].httpAddr, others(nodes, w)[1].httpAddr})
+	eventually(t, 20*time.Second, "wiped node rejoins", func() error {
+		if err := voters(nodes, 3); err != nil {
+			return err
+		}
+		return converged(t, nodes...)
+	})
+	if w.s.fsm.restores == 0 {
+		t.Errorf("wiped node caught up without a snapshot install")
+	}
+	if _, err := leaderOf(nodes...); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if _, id := n.s.raft.LeaderWithID(); string(id) != next.id {
+			t.Fatalf("%s follows %q, want %s", n.id, id, next.id)
+		}
+	}
+	apply(w, "m14")
+	for _, n := range nodes {
+		checkAcked(n)
+	}
+
+	// A backup restored through a follower reaches every node, and a
+	// follower's watcher is told to start over.
+	var backup bytes.Buffer
+	if err := w.s.SaveBackup(ctx, &backup); err != nil {
+		t.Fatal(err)
+	}
+	apply(next, "m15")
+	watcher := others(nodes, next, w)[0]
+	eventually(t, 10*time.Second, "convergence before restore", func() error { return converged(t, nodes...) })
+	before := watcher.s.Index()
+	if err := w.s.RestoreBackup(ctx, &backup); err != nil {
+		t.Fatal(err)
+	}
+	delete(acked, "m15")
+	eventually(t, 10*time.Second, "restore reaches every node", func() error { return converged(t, nodes...) })
+	if _, reset, _ := watcher.s.WaitIndex(ctx, before); !reset {
+		t.Fatalf("%s: watcher from before the restore not reset", watcher.id)
+	}
+	for _, n := range nodes {
+		if _, ok := machines(n.s)["m15"]; ok {
+			t.Fatalf("%s still has m15 after restoring a backup made before it", n.id)
+		}
+	}
+}
+
+// TestRemove: a member removed through a follower leaves the configuration
+// and the registry, and can not add itself back by announcing.
+func TestRemove(t *testing.T) {
+	log := testLogger(t)
+	ctx := ctxT(t, 60*time.Second)
+	nodes := []*node{newNode(t, log, "n1"), newNode(t, log, "n2"), newNode(t, log, "n3")}
+	nodes[0].start(true, nil)
+	nodes[1].start(false, []string{nodes[0].httpAddr})
+	nodes[2].start(false, []string{nodes[0].httpAddr})
+	eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	leader, err := leaderOf(nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := others(nodes, leader)
+	victim, via := fs[0], fs[1]
+	eventually(t, 10*time.Second, "follower knows the leader's address", func() error {
+		if via.s.LeaderHTTP() == "" {
+			return errors.New("no leader address")
+		}
+		return nil
+	})
+	if err := via.s.Remove(ctx, victim.id); err != nil {
+		t.Fatal(err)
+	}
+	rest := others(nodes, victim)
+	eventually(t, 10*time.Second, "two voters", func() error { return voters(rest, 2) })
+	if _, ok := leader.s.fsm.node(victim.id); ok {
+		t.Fatal("removed node still in the registry")
+	}
+	// Restarted on a new HTTP port, the removed node's announce is refused.
+	victim.stop()
+	victim.httpAddr = ""
+	victim.start(false, nil)
+	if err := victim.s.announce(); err != nil {
+		t.Logf("announce after removal: %v", err)
+	}
+	if err := voters(rest, 2); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever its own log says, the leader refuses its rejoin.
+	body, _ := json.Marshal(joinRequest{ID: victim.id, RaftAddr: victim.s.RaftAddr(), HTTPAddr: victim.httpAddr, Rejoin: true})
+	err = via.s.call(ctx, "POST", leader.httpAddr, "/v1/raft/join", body, nil)
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+		t.Fatalf("rejoin of a removed node: got %v, want 409", err)
+	}
+	t.Logf("rejoin refused: %v", err)
+	if err := leader.s.Remove(ctx, "nobody"); err == nil {
+		t.Fatal("removing an unknown node succeeded")
+	}
+	if _, err := leader.s.Apply(ctx, machineCmd("m1", "10.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// others returns the nodes that are not among skip.
+func others(nodes []*node, skip ...*node) []*node {
+	var out []*node
+next:
+	for _, n := range nodes {
+		for _, s := range skip {
+			if n == s {
+				continue next
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// voters checks that every running node's configuration lists exactly the
+// running nodes, want of them, as voters at their current Raft addresses.
+func voters(nodes []*node, want int) error {
+	for _, n := range nodes {
+		if n.s == nil {
+			continue
+		}
+		f := n.s.raft.GetConfiguration()
+		if err := f.Error(); err != nil {
+			return err
+		}
+		servers := f.Configuration().Servers
+		if len(servers) != want {
+			return fmt.Errorf("%s sees %d servers, want %d", n.id, len(servers), want)
+		}
+		for _, srv := range servers {
+			var m *node
+			for _, o := range nodes {
+				if string(srv.ID) == o.id {
+					m = o
+				}
+			}
+			if m == nil || srv.Suffrage != raft.Voter || (m.s != nil && string(srv.Address) != m.s.RaftAddr()) {
+				return fmt.Errorf("%s sees %s at %s (%v)", n.id, srv.ID, srv.Address, srv.Suffrage)
+			}
+		}
+	}
+	return nil
+}
