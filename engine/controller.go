@@ -35,8 +35,8 @@ type Options struct {
 	// AgentTTL is how long a machine's agent may stay silent before it is
 	// marked lost and its units lose leadership.
 	AgentTTL time.Duration
-	Now    func() time.Time
-	Log    hclog.Logger
+	Now      func() time.Time
+	Log      hclog.Logger
 }
 
 func (o *Options) defaults() {
@@ -189,8 +189,8 @@ type Work struct {
 func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
 	deadline := c.opts.Now().Add(wait)
 	for {
+		c.Touch(machine)
 		c.mu.Lock()
-		c.contact[machine] = c.opts.Now()
 		ch := c.changed
 		c.mu.Unlock()
 		var work []Work

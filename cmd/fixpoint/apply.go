@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// prepared is an environment loaded, its charms packed and the whole
+// checked: ready to deploy.
+type prepared struct {
+	deploy *model.Deploy
+	env    *schemas.Env
+	paths  map[string]string // charm hash → archive path
+}
+
+// prepare loads the environment files, packs every charm into cacheDir and
+// checks the result as the control plane will; every problem is reported
+// at its file:line:col.
+func prepare(files []string, cacheDir string) (*prepared, error) {
+	checked, err := charm.CheckAndPack(cacheDir, files...)
+	if err != nil {
+		return nil, exitf(exitFailed, "%v", err)
+	}
+	p := &prepared{env: checked.Env, paths: map[string]string{}, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
+	for _, packed := range checked.Packed {
+		p.paths[packed.Hash] = packed.Path
+	}
+	return p, nil
+}
+
+// deploy uploads the charms and applies the environment as one command,
+// stamped with the index it was planned against. It prints the plan.
+func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	st, err := c.State(ctx, false)
+	if err != nil {
+		return exitf(exitFailed, "read the current environment: %v", err)
+	}
+	desired, err := model.Resolve(&p.deploy.Env, p.deploy.Charms)
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
+	}
+	changes := model.Plan(st, desired)
+	if len(changes) == 0 {
+		if !quiet {
+			fmt.Println("environment unchanged")
+		}
+		return nil
+	}
+	for _, hash := range sortedKeys(p.deploy.Charms) {
+		if _, ok := st.Charms[hash]; ok {
+			continue
+		}
+		if err := c.UploadCharm(ctx, hash, p.paths[hash]); err != nil {
+			return exitf(exitFailed, "upload charm %s: %v", short(hash), err)
+		}
+	}
+	d := *p.deploy
+	d.BaseIndex = st.EnvIndex
+	resp, err := c.Deploy(ctx, &d)
+	if err != nil {
+		return exitf(exitFailed, "apply: %v", err)
+	}
+	if !quiet {
+		for _, ch := range resp.Changes {
+			fmt.Println(ch.String())
+		}
+		fmt.Printf("applied at index %d\n", resp.Index)
+	}
+	return nil
+}
+
+func newPlanCmd() *cobra.Command {
+	var r remote
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "plan -f ENV.cue",
+		Short: "Show what applying ENV would change",
+		Long: `plan compares ENV with the running environment and lists what would change:
+services, units added or going dying, relations, config keys (old -> new) and
+charm revisions. Exit code 0: nothing would change; 2: something would.`,
+		Example: `  fixpoint plan -f env.cue && echo up to date`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			p, err := prepare(files, cacheDir(r.dataDir))
+			if err != nil {
+				return err
+			}
+			st, err := c.State(cmd.Context(), false)
+			if err != nil {
+				return exitf(exitFailed, "read the current environment: %v", err)
+			}
+			desired, err := model.Resolve(&p.deploy.Env, p.deploy.Charms)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			changes := model.Plan(st, desired)
+			if len(changes) == 0 {
+				fmt.Printf("no changes (environment at index %d)\n", st.EnvIndex)
+				return nil
+			}
+			for _, ch := range changes {
+				fmt.Println(ch.String())
+			}
+			fmt.Printf("%d change(s) against index %d\n", len(changes), st.EnvIndex)
+			return exitf(exitChanges, "")
+		},
+	}
+	r.flags(cmd)
+	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
+	return cmd
+}
+
+func newApplyCmd() *cobra.Command {
+	var r remote
+	var files []string
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "apply -f ENV.cue",
+		Short: "Make ENV the running environment, as one change",
+		Long: `apply packs the charms, checks ENV, and applies the whole change as one Raft
+command stamped with the index it was planned against; if the environment
+moved meanwhile it is refused and nothing changes. With --wait it shows
+progress until the fixed point (exit 0), a unit error (3) or the timeout (4).`,
+		Example: `  fixpoint apply -f env.cue --wait --timeout 5m`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			p, err := prepare(files, cacheDir(r.dataDir))
+			if err != nil {
+				return err
+			}
+			if err := deploy(cmd.Context(), c, p, false); err != nil {
+				return err
+			}
+			if !wait {
+				return nil
+			}
+			code, st, err := waitConverged(cmd.Context(), c, &progress{w: os.Stdout}, timeout, true)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			return convergeExit(code, st, timeout)
+		},
+	}
+	r.flags(cmd)
+	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")
+	return cmd
+}
+
+// convergeExit turns waitConverged's outcome into the command's exit.
+func convergeExit(code int, st *engine.Status, timeout time.Duration) error {
+	if st != nil {
+		fmt.Println()
+		printStatus(os.Stdout, st)
+	}
+	switch code {
+	case exitOK:
+		return nil
+	case exitUnitErr:
+		unit, msg := st.FirstError()
+		return exitf(exitUnitErr, "unit %s is in error: %s", unit, msg)
+	case exitTimeout:
+		summary := "no status yet"
+		if st != nil {
+			summary = st.Summary
+		}
+		return exitf(exitTimeout, "no fixed point after %s: %s", timeout, summary)
+	}
+	return exitf(code, "")
+}
+
+// cacheDir is where packed charms are kept between runs.
+func cacheDir(dataDir string) string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "fixpoint", "charms")
+	}
+	return filepath.Join(dataDir, "cache")
+}

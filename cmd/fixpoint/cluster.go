@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/raftstore"
+)
+
+func newClusterCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Inspect and change the control plane's membership; back it up",
+	}
+	cmd.AddCommand(newClusterMembersCmd(), newClusterRemoveCmd(), newClusterSnapshotCmd())
+	return cmd
+}
+
+func newClusterMembersCmd() *cobra.Command {
+	var r remote
+	var format string
+	cmd := &cobra.Command{
+		Use:     "members",
+		Short:   "List control-plane nodes: id, address, role, last contact, applied index",
+		Example: `  fixpoint cluster members --controller 127.0.0.1:7070`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			var members []raftstore.Member
+			if err := c.Do(cmd.Context(), http.MethodGet, "/v1/raft/members", nil, &members); err != nil {
+				return exitf(exitFailed, "members: %v", err)
+			}
+			if format == "json" {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(members)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tRAFT\tHTTP\tROLE\tVOTER\tLAST CONTACT\tAPPLIED")
+			for _, m := range members {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%d\n", m.ID, m.RaftAddr, orDash(m.HTTPAddr), m.Role, m.Voter, m.LastContact.Round(time.Millisecond), m.AppliedIndex)
+			}
+			return tw.Flush()
+		},
+	}
+	r.flags(cmd)
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	return cmd
+}
+
+func newClusterRemoveCmd() *cobra.Command {
+	var r remote
+	cmd := &cobra.Command{
+		Use:     "remove NODE",
+		Short:   "Remove a node from the control plane (through the leader)",
+		Example: `  fixpoint cluster remove n3`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			body, _ := json.Marshal(map[string]string{"id": args[0]})
+			if err := c.Do(cmd.Context(), http.MethodPost, "/v1/raft/remove", body, nil); err != nil {
+				return exitf(exitFailed, "remove %s: %v", args[0], err)
+			}
+			fmt.Printf("removed %s\n", args[0])
+			return nil
+		},
+	}
+	r.flags(cmd)
+	return cmd
+}
+
+func newClusterSnapshotCmd() *cobra.Command {
+	var r remote
+	cmd := &cobra.Command{
+		Use:   "snapshot [save FILE | restore FILE]",
+		Short: "Take a Raft snapshot now, or save/restore a backup of the whole state",
+		Example: `  fixpoint cluster snapshot
+  fixpoint cluster snapshot save backup.json
+  fixpoint cluster snapshot restore backup.json`,
+		Args: cobra.RangeArgs(0, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			switch {
+			case len(args) == 0:
+				if err := c.Do(ctx, http.MethodPost, "/v1/raft/snapshot", []byte("{}"), nil); err != nil {
+					return exitf(exitFailed, "snapshot: %v", err)
+				}
+				fmt.Println("snapshot taken")
+			case len(args) == 2 && args[0] == "save":
+				f, err := os.Create(args[1])
+				if err != nil {
+					return exitf(exitFailed, "%v", err)
+				}
+				err = c.Do(ctx, http.MethodGet, "/v1/raft/backup", nil, f)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					os.Remove(args[1])
+					return exitf(exitFailed, "save backup: %v", err)
+				}
+				fmt.Printf("backup written to %s\n", args[1])
+			case len(args) == 2 && args[0] == "restore":
+				data, err := os.ReadFile(args[1])
+				if err != nil {
+					return exitf(exitFailed, "%v", err)
+				}
+				if err := c.Do(ctx, http.MethodPost, "/v1/raft/restore", data, nil); err != nil {
+					return exitf(exitFailed, "restore %s: %v", args[1], err)
+				}
+				fmt.Printf("state restored from %s\n", args[1])
+			default:
+				return exitf(exitFailed, "usage: cluster snapshot [save FILE | restore FILE]")
+			}
+			return nil
+		},
+	}
+	r.flags(cmd)
+	return cmd
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/raftstore"
+)
+
+// nodeConfig is one control-plane node, as `server` and `up` start it.
+type nodeConfig struct {
+	id        string
+	dataDir   string
+	raftAddr  string
+	httpAddr  string
+	bootstrap bool
+	join      []string
+	log       hclog.Logger
+}
+
+// node is a running control-plane node: the Raft store, the controller
+// that follows it and the HTTP API in front of both.
+type node struct {
+	store  *raftstore.Store
+	ctl    *engine.Controller
+	srv    *http.Server
+	addr   string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
+	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.httpAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.httpAddr, err)
+	}
+	addr := ln.Addr().String()
+	store, err := raftstore.Open(ctx, raftstore.Config{
+		NodeID:    cfg.id,
+		DataDir:   filepath.Join(cfg.dataDir, "raft"),
+		RaftAddr:  cfg.raftAddr,
+		HTTPAddr:  addr,
+		Bootstrap: cfg.bootstrap,
+		Join:      cfg.join,
+		Logger:    cfg.log.Named("store"),
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	ctl := engine.NewController(store, engine.Options{Log: cfg.log.Named("engine")})
+	srv := &http.Server{
+		Handler: api.NewServer(api.Config{
+			Node:       store,
+			Controller: ctl,
+			CharmDir:   filepath.Join(cfg.dataDir, "charms"),
+			Refused:    func(err error) bool { return errors.Is(err, raftstore.ErrRefused) },
+			Log:        cfg.log.Named("api"),
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		// Long polls end with the node rather than holding shutdown up.
+		BaseContext: func(net.Listener) context.Context { return runCtx },
+	}
+	n := &node{store: store, ctl: ctl, srv: srv, addr: addr, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(n.done)
+		if err := ctl.Run(runCtx); err != nil {
+			cfg.log.Error("controller stopped", "error", err)
+		}
+	}()
+	go ctl.WatchAgents(runCtx, store.IsLeader)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			cfg.log.Error("http server stopped", "error", err)
+		}
+	}()
+	return n, nil
+}
+
+// stop shuts the node down: requests and the controller first, so none
+// of them sees a closed store.
+func (n *node) stop() {
+	n.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = n.srv.Shutdown(ctx)
+	<-n.done
+	_ = n.store.Close()
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+)
+
+func newServerCmd() *cobra.Command {
+	var (
+		cfg      nodeConfig
+		join     string
+		logLevel string
+		logJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "server --node-id ID --data-dir D --raft-addr HOST:PORT --http-addr HOST:PORT (--bootstrap | --join ADDR[,ADDR])",
+		Short: "Run one control-plane node",
+		Long: `server runs one node of the control plane: Raft over TCP, its data in
+--data-dir, and the HTTP API. Start the first node with --bootstrap (it only
+bootstraps an empty data dir) and the others with --join pointing at any
+member's HTTP address. A node restarted on its data dir rejoins by itself.`,
+		Example: `  fixpoint server --node-id n1 --data-dir /var/lib/fixpoint/n1 --raft-addr 10.0.0.1:7000 --http-addr 10.0.0.1:7070 --bootstrap
+  fixpoint server --node-id n2 --data-dir /var/lib/fixpoint/n2 --raft-addr 10.0.0.2:7000 --http-addr 10.0.0.2:7070 --join 10.0.0.1:7070`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.id == "" || cfg.dataDir == "" || cfg.raftAddr == "" || cfg.httpAddr == "" {
+				return exitf(exitFailed, "server needs --node-id, --data-dir, --raft-addr and --http-addr")
+			}
+			if cfg.bootstrap && join != "" {
+				return exitf(exitFailed, "--bootstrap and --join exclude each other: bootstrap the first node only, join the others to it")
+			}
+			for _, a := range strings.Split(join, ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					cfg.join = append(cfg.join, a)
+				}
+			}
+			cfg.log = hclog.New(&hclog.LoggerOptions{Name: "fixpoint", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			n, err := startNode(ctx, cfg)
+			if err != nil {
+				return exitf(exitFailed, "start node %s: %v", cfg.id, err)
+			}
+			defer n.stop()
+			if err := writeEndpoint(cfg.dataDir, endpoint{Addr: n.addr}); err != nil {
+				return exitf(exitFailed, "write %s: %v", endpointFile, err)
+			}
+			cfg.log.Info("node serving", "id", cfg.id, "http", n.addr, "raft", n.store.RaftAddr())
+			<-ctx.Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.id, "node-id", "", "this node's unique, stable id")
+	f.StringVar(&cfg.dataDir, "data-dir", "", "where the node keeps raft.db, snapshots and charms")
+	f.StringVar(&cfg.raftAddr, "raft-addr", "", "host:port for Raft traffic (bind and advertise)")
+	f.StringVar(&cfg.httpAddr, "http-addr", "", "host:port for the HTTP API")
+	f.BoolVar(&cfg.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node (ignored when the data dir has state)")
+	f.StringVar(&join, "join", "", "HTTP address(es) of existing members to join through, comma-separated")
+	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
+	return cmd
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine/agent"
+	"github.com/fixpoint/fixpoint/engine/api"
+)
+
+func newUpCmd() *cobra.Command {
+	var (
+		files          []string
+		dataDir        string
+		httpAddr       string
+		untilConverged bool
+		timeout        time.Duration
+		logLevel       string
+		hookTimeout    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "up -f ENV.cue",
+		Short: "Run an environment on a one-node control plane with a local agent",
+		Long: `up is the embedded default: a one-node control plane and an agent for the
+machine "local" in one process. It applies ENV (only what changed since the last
+run on the same --data-dir), shows units as they settle, and keeps running until
+interrupted; with --until-converged it exits at the fixed point instead.
+
+Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
+4 the timeout passed first.`,
+		Example: `  fixpoint up -f testdata/demo/env.cue --until-converged
+  fixpoint up -f env/ --data-dir /var/lib/fixpoint --http 127.0.0.1:7070`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return exitf(exitFailed, "up needs an environment: -f ENV.cue (a file or a directory of .cue files)")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout})
+		},
+	}
+	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
+	cmd.Flags().StringVar(&dataDir, "data-dir", defaultDataDir, "where the control plane, charms and units keep their data")
+	cmd.Flags().StringVar(&httpAddr, "http", "127.0.0.1:0", "address for the HTTP API (status, debug, agents)")
+	cmd.Flags().BoolVar(&untilConverged, "until-converged", false, "exit 0 at the fixed point, non-zero on a unit error or timeout")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --until-converged, how long to wait for the fixed point")
+	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error")
+	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
+	return cmd
+}
+
+type upConfig struct {
+	files          []string
+	dataDir        string
+	httpAddr       string
+	untilConverged bool
+	timeout        time.Duration
+	logLevel       string
+	hookTimeout    time.Duration
+}
+
+// upState is what up remembers between runs on one data dir: the Raft
+// address, which is part of the replicated configuration.
+type upState struct {
+	RaftAddr string `json:"raft_addr"`
+}
+
+func runUp(ctx context.Context, cfg upConfig) error {
+	log := hclog.New(&hclog.LoggerOptions{Name: "fixpoint", Level: hclog.LevelFromString(cfg.logLevel), Output: os.Stderr})
+	dataDir, err := filepath.Abs(cfg.dataDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return exitf(exitFailed, "data dir %s: %v", dataDir, err)
+	}
+	// A previous run's address is dead; nobody should find it meanwhile.
+	_ = os.Remove(filepath.Join(dataDir, endpointFile))
+	// Pack and check everything before starting anything: bad input
+	// changes nothing.
+	prep, err := prepare(cfg.files, filepath.Join(dataDir, "cache"))
+	if err != nil {
+		return err
+	}
+	var us upState
+	statePath := filepath.Join(dataDir, "up.json")
+	if data, err := os.ReadFile(statePath); err == nil {
+		_ = json.Unmarshal(data, &us)
+	}
+	if us.RaftAddr == "" {
+		us.RaftAddr = "127.0.0.1:0"
+	}
+	n, err := startNode(ctx, nodeConfig{id: "local", dataDir: dataDir, raftAddr: us.RaftAddr, httpAddr: cfg.httpAddr, bootstrap: true, log: log})
+	if err != nil {
+		return exitf(exitFailed, "start control plane: %v", err)
+	}
+	defer n.stop()
+	us.RaftAddr = n.store.RaftAddr()
+	if data, err := json.Marshal(us); err == nil {
+		_ = os.WriteFile(statePath, data, 0o600)
+	}
+	fmt.Printf("control plane at http://%s (data in %s)\n", n.addr, dataDir)
+	client := api.NewClient([]string{n.addr}, "", nil)
+	if err := deploy(ctx, client, prep, false); err != nil {
+		return err
+	}
+	// Published once the environment is applied, so that whoever finds
+	// the address sees this run's environment, not the previous one.
+	if err := writeEndpoint(dataDir, endpoint{Addr: n.addr}); err != nil {
+		return exitf(exitFailed, "write %s: %v", endpointFile, err)
+	}
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	agentDone := make(chan struct{})
+	a := agent.New(client, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: filepath.Join(dataDir, "agent"), HookTimeout: cfg.hookTimeout, Log: log.Named("agent")})
+	go func() {
+		defer close(agentDone)
+		_ = a.Run(agentCtx)
+	}()
+	defer func() {
+		stopAgent()
+		<-agentDone
+	}()
+	p := &progress{w: os.Stdout}
+	if !cfg.untilConverged {
+		code, _, err := waitConverged(ctx, client, p, 0, false)
+		if err != nil && ctx.Err() == nil {
+			return exitf(exitFailed, "%v", err)
+		}
+		_ = code
+		<-ctx.Done()
+		return nil
+	}
+	code, st, err := waitConverged(ctx, client, p, cfg.timeout, true)
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
+	}
+	if code == exitTimeout && ctx.Err() != nil {
+		return exitf(exitInterrup, "interrupted before the fixed point")
+	}
+	return convergeExit(code, st, cfg.timeout)
+}

@@ -1,0 +1,320 @@
+// Package agent runs on every machine: it long-polls the control plane for
+// the stale units placed there, runs their hooks with bounded concurrency
+// and posts the results. It keeps no state that matters: the control plane
+// holds what each unit last reconciled, so a restarted agent simply gets
+// the same work again.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/hookrun"
+	"github.com/fixpoint/fixpoint/engine/legacy"
+)
+
+// Client is the agent's view of the control plane.
+type Client interface {
+	Register(ctx context.Context, machine, address string) error
+	Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error)
+	Report(ctx context.Context, machine string, reports []engine.Report) error
+	// Heartbeat says the agent is alive even while every slot is busy.
+	Heartbeat(ctx context.Context, machine string) error
+	// FetchCharm makes the charm with hash available as an unpacked
+	// directory under dir, verifying its content hash.
+	FetchCharm(ctx context.Context, hash, dir string) error
+}
+
+// Config configures an Agent.
+type Config struct {
+	Machine string
+	// Address is this machine's address: its units' private-address.
+	Address string
+	DataDir string
+	// Concurrency bounds hooks running at once.
+	Concurrency int
+	HookTimeout time.Duration
+	MaxOutput   int
+	// Poll is how long one long-poll waits for work.
+	Poll time.Duration
+	// Heartbeat is how often the agent says it is alive.
+	Heartbeat time.Duration
+	// Observe, when set, is told about every finished run.
+	Observe func(w engine.Work, r engine.Report)
+	Log     hclog.Logger
+}
+
+// Agent runs hooks for one machine.
+type Agent struct {
+	cfg    Config
+	client Client
+
+	mu      sync.Mutex
+	running map[string]bool
+	charms  map[string]*sync.Mutex
+}
+
+// New returns an agent; Run starts it.
+func New(client Client, cfg Config) *Agent {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 4
+	}
+	if cfg.HookTimeout <= 0 {
+		cfg.HookTimeout = 5 * time.Minute
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 30 * time.Second
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 5 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, charms: map[string]*sync.Mutex{}}
+}
+
+// Run registers the machine and works until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	log := a.cfg.Log
+	if err := retry(ctx, log, "register machine "+a.cfg.Machine, func() error {
+		return a.client.Register(ctx, a.cfg.Machine, a.cfg.Address)
+	}); err != nil {
+		return nil
+	}
+	log.Info("agent registered", "machine", a.cfg.Machine, "address", a.cfg.Address)
+	reports := make(chan engine.Report, 1024)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		a.post(ctx, reports)
+	}()
+	go func() {
+		defer wg.Done()
+		a.heartbeat(ctx)
+	}()
+	slots := make(chan struct{}, a.cfg.Concurrency)
+	failures := 0
+	for ctx.Err() == nil {
+		a.mu.Lock()
+		free := a.cfg.Concurrency - len(a.running)
+		a.mu.Unlock()
+		if free <= 0 {
+			// Wait for a slot before claiming more.
+			select {
+			case slots <- struct{}{}:
+				<-slots
+			case <-ctx.Done():
+			}
+			continue
+		}
+		work, err := a.client.Claim(ctx, a.cfg.Machine, free, a.cfg.Poll)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			failures++
+			d := backoff(failures)
+			log.Warn("claim work failed; retrying", "error", err, "in", d)
+			if strings.Contains(err.Error(), "not registered") {
+				_ = a.client.Register(ctx, a.cfg.Machine, a.cfg.Address)
+			}
+			sleep(ctx, d)
+			continue
+		}
+		failures = 0
+		for _, w := range work {
+			a.mu.Lock()
+			if a.running[w.Unit] {
+				a.mu.Unlock()
+				continue
+			}
+			a.running[w.Unit] = true
+			a.mu.Unlock()
+			slots <- struct{}{}
+			wg.Add(1)
+			go func(w engine.Work) {
+				defer wg.Done()
+				rep := a.runOne(ctx, w)
+				<-slots
+				a.mu.Lock()
+				delete(a.running, w.Unit)
+				a.mu.Unlock()
+				if ctx.Err() == nil {
+					reports <- rep
+				}
+			}(w)
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+// post sends finished runs, batching whatever finished meanwhile into one
+// request: fewer round trips and fewer Raft entries.
+func (a *Agent) post(ctx context.Context, reports <-chan engine.Report) {
+	for {
+		var batch []engine.Report
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-reports:
+			batch = append(batch, r)
+		}
+	drain:
+		for {
+			select {
+			case r := <-reports:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		_ = retry(ctx, a.cfg.Log, fmt.Sprintf("report %d results", len(batch)), func() error {
+			return a.client.Report(ctx, a.cfg.Machine, batch)
+		})
+	}
+}
+
+func (a *Agent) heartbeat(ctx context.Context) {
+	t := time.NewTicker(a.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.client.Heartbeat(ctx, a.cfg.Machine); err != nil && ctx.Err() == nil {
+				a.cfg.Log.Warn("heartbeat failed", "error", err)
+			}
+		}
+	}
+}
+
+// runOne runs a unit's hook (or the old-hook adapter) on its universe.
+func (a *Agent) runOne(ctx context.Context, w engine.Work) engine.Report {
+	rep := engine.Report{Unit: w.Unit, Hash: w.Hash}
+	start := time.Now()
+	defer func() {
+		rep.Duration = time.Since(start)
+		a.cfg.Log.Debug("reconciled", "unit", w.Unit, "hash", w.Hash, "took", rep.Duration, "error", rep.Error)
+		if a.cfg.Observe != nil {
+			a.cfg.Observe(w, rep)
+		}
+	}()
+	charmDir, err := a.charm(ctx, w.Charm)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	unitDir := filepath.Join(a.cfg.DataDir, "units", strings.ReplaceAll(w.Unit, "/", "-"))
+	if err := os.MkdirAll(unitDir, 0o755); err != nil {
+		rep.Error = fmt.Sprintf("unit directory: %v", err)
+		return rep
+	}
+	env := []string{
+		"FIXPOINT_UNIT=" + w.Unit,
+		"FIXPOINT_SERVICE=" + w.Universe.Service,
+		"FIXPOINT_MACHINE=" + a.cfg.Machine,
+		"FIXPOINT_CHARM_DIR=" + charmDir,
+	}
+	if w.Legacy {
+		res, _, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit)}, w.Universe)
+		if err != nil {
+			rep.Error = err.Error()
+			return rep
+		}
+		rep.Output, _ = json.Marshal(res)
+		return rep
+	}
+	input, err := json.Marshal(w.Universe)
+	if err != nil {
+		rep.Error = fmt.Sprintf("encode universe: %v", err)
+		return rep
+	}
+	out, err := hookrun.Run(ctx, hookrun.Spec{
+		Path:      filepath.Join(charmDir, "hooks", "reconcile"),
+		Dir:       unitDir,
+		Input:     input,
+		InputEnv:  "FIXPOINT_UNIVERSE",
+		Env:       env,
+		Timeout:   a.cfg.HookTimeout,
+		MaxOutput: a.cfg.MaxOutput,
+	})
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	rep.Output = out.Stdout
+	return rep
+}
+
+// charm returns the unpacked charm directory, fetching it once.
+func (a *Agent) charm(ctx context.Context, hash string) (string, error) {
+	a.mu.Lock()
+	m, ok := a.charms[hash]
+	if !ok {
+		m = &sync.Mutex{}
+		a.charms[hash] = m
+	}
+	a.mu.Unlock()
+	m.Lock()
+	defer m.Unlock()
+	dir := filepath.Join(a.cfg.DataDir, "charms", hash)
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+		return dir, nil
+	}
+	_ = os.RemoveAll(dir)
+	if err := a.client.FetchCharm(ctx, hash, dir); err != nil {
+		return "", fmt.Errorf("fetch charm %s: %w", short(hash), err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".complete"), nil, 0o644); err != nil {
+		return "", fmt.Errorf("fetch charm %s: %w", short(hash), err)
+	}
+	return dir, nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// retry calls fn until it succeeds or ctx ends, backing off with jitter.
+func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) error {
+	for i := 1; ; i++ {
+		err := fn()
+		if err == nil || ctx.Err() != nil {
+			return ctx.Err()
+		}
+		d := backoff(i)
+		log.Warn(what+" failed; retrying", "error", err, "in", d)
+		sleep(ctx, d)
+	}
+}
+
+func backoff(attempt int) time.Duration {
+	d := 100 * time.Millisecond << min(attempt-1, 6)
+	return d/2 + time.Duration(rand.Int64N(int64(d)/2+1))
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

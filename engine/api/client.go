@@ -1,0 +1,284 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Client talks to a control plane through any of its nodes, moving on to
+// the next address when one does not answer.
+type Client struct {
+	addrs []string
+	token string
+	http  *http.Client
+
+	mu   sync.Mutex
+	next int
+}
+
+// NewClient returns a client for the given addresses (host:port or URLs).
+func NewClient(addrs []string, token string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	var clean []string
+	for _, a := range addrs {
+		if a = strings.TrimSpace(a); a != "" {
+			clean = append(clean, baseURL(a))
+		}
+	}
+	return &Client{addrs: clean, token: token, http: hc}
+}
+
+func baseURL(addr string) string {
+	if strings.HasPrefix(addr, "http://") || strings.HasPrefix(addr, "https://") {
+		return strings.TrimRight(addr, "/")
+	}
+	return "http://" + addr
+}
+
+// Error is an error the control plane answered with.
+type Error struct {
+	Code int
+	Msg  string
+	Node string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Conflict reports whether the control plane refused the request as wrong
+// (as opposed to failing to serve it).
+func (e *Error) Conflict() bool {
+	return e.Code == http.StatusConflict || e.Code == http.StatusBadRequest
+}
+
+// do sends one request, trying each node in turn on connection failures
+// and 503s; body is re-sent from bytes.
+func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) (http.Header, error) {
+	if len(c.addrs) == 0 {
+		return nil, errors.New("no control plane address: pass --controller or set FIXPOINT_ADDR")
+	}
+	var errs []string
+	c.mu.Lock()
+	start := c.next
+	c.mu.Unlock()
+	for i := range c.addrs {
+		n := (start + i) % len(c.addrs)
+		addr := c.addrs[n]
+		req, err := http.NewRequestWithContext(ctx, method, addr+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			errs = append(errs, fmt.Sprintf("%s: %v", addr, unwrapURL(err)))
+			continue
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: read response: %v", addr, err))
+			continue
+		}
+		if resp.StatusCode >= 300 {
+			var e apiError
+			_ = json.Unmarshal(data, &e)
+			if e.Error == "" {
+				e.Error = strings.TrimSpace(string(data))
+			}
+			if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway {
+				errs = append(errs, fmt.Sprintf("%s: %s", addr, e.Error))
+				continue
+			}
+			return resp.Header, &Error{Code: resp.StatusCode, Msg: e.Error, Node: addr}
+		}
+		c.mu.Lock()
+		c.next = n
+		c.mu.Unlock()
+		if out != nil {
+			if w, ok := out.(io.Writer); ok {
+				_, err = w.Write(data)
+				return resp.Header, err
+			}
+			if err := json.Unmarshal(data, out); err != nil {
+				return resp.Header, fmt.Errorf("%s %s: decode response: %w", method, path, err)
+			}
+		}
+		return resp.Header, nil
+	}
+	return nil, fmt.Errorf("no control-plane node could serve %s %s: %s", method, path, strings.Join(errs, "; "))
+}
+
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// Do sends one request to the control plane: body as is, the response
+// decoded into out (or copied, when out is an io.Writer).
+func (c *Client) Do(ctx context.Context, method, path string, body []byte, out any) error {
+	_, err := c.do(ctx, method, path, body, out)
+	return err
+}
+
+func (c *Client) postJSON(ctx context.Context, path string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, http.MethodPost, path, body, out)
+	return err
+}
+
+// Status returns the environment's status. With index > 0 it blocks until
+// the state moves past index or wait passes.
+func (c *Client) Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error) {
+	var st engine.Status
+	_, err := c.do(ctx, http.MethodGet, "/v1/status"+query(stale, index, wait), nil, &st)
+	return &st, err
+}
+
+// State returns the whole replicated state.
+func (c *Client) State(ctx context.Context, stale bool) (*model.State, error) {
+	st := model.NewState()
+	_, err := c.do(ctx, http.MethodGet, "/v1/state"+query(stale, 0, 0), nil, st)
+	st.Normalize()
+	return st, err
+}
+
+func query(stale bool, index uint64, wait time.Duration) string {
+	v := url.Values{}
+	if stale {
+		v.Set("stale", "")
+	}
+	if index > 0 {
+		v.Set("index", strconv.FormatUint(index, 10))
+		v.Set("wait", wait.String())
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + strings.ReplaceAll(v.Encode(), "stale=", "stale")
+}
+
+// Deploy makes env desired; charms must have been uploaded.
+func (c *Client) Deploy(ctx context.Context, d *model.Deploy) (*model.Response, error) {
+	var resp model.Response
+	err := c.postJSON(ctx, "/v1/deploy", d, &resp)
+	return &resp, err
+}
+
+// Resolved marks a unit in error resolved.
+func (c *Client) Resolved(ctx context.Context, unit string, noRetry bool) error {
+	return c.postJSON(ctx, "/v1/resolved", Resolve{Unit: unit, NoRetry: noRetry}, nil)
+}
+
+// Universe returns what unit's hook would be given now.
+func (c *Client) Universe(ctx context.Context, unit string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	_, err := c.do(ctx, http.MethodGet, "/v1/universe/"+unit, nil, &raw)
+	return raw, err
+}
+
+// UploadCharm sends a packed charm archive, unless the node has it.
+func (c *Client) UploadCharm(ctx context.Context, hash, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, http.MethodPut, "/v1/charms/"+hash, data, nil)
+	return err
+}
+
+// Register records machine with its address (agent).
+func (c *Client) Register(ctx context.Context, machine, address string) error {
+	return c.postJSON(ctx, "/v1/agent/register", Register{Machine: machine, Address: address}, nil)
+}
+
+// Claim long-polls for machine's stale units (agent).
+func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error) {
+	var work []engine.Work
+	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s", url.QueryEscape(machine), max, wait)
+	_, err := c.do(ctx, http.MethodGet, path, nil, &work)
+	return work, err
+}
+
+// Heartbeat tells the control plane machine's agent is alive (agent).
+func (c *Client) Heartbeat(ctx context.Context, machine string) error {
+	return c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), struct{}{}, nil)
+}
+
+// Report posts finished runs (agent).
+func (c *Client) Report(ctx context.Context, machine string, reports []engine.Report) error {
+	return c.postJSON(ctx, "/v1/agent/results?machine="+url.QueryEscape(machine), reports, nil)
+}
+
+// FetchCharm downloads a charm archive and unpacks it into dir, checking
+// its content hash (agent).
+func (c *Client) FetchCharm(ctx context.Context, hash, dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dir), ".fetch-*.tar")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = c.do(ctx, http.MethodGet, "/v1/charms/"+hash, nil, &limitWriter{w: f, n: charm.MaxSize})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return charm.Unpack(f.Name(), hash, dir)
+}
+
+// limitWriter refuses to write more than n bytes.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.n {
+		return 0, fmt.Errorf("archive larger than %d bytes", charm.MaxSize)
+	}
+	l.n -= int64(len(p))
+	return l.w.Write(p)
+}
+
+// IsUnreachable reports whether err means no node answered at all.
+func IsUnreachable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || strings.Contains(err.Error(), "no control-plane node could serve")
+}

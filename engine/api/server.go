@@ -1,0 +1,454 @@
+// Package api is the control plane's HTTP interface for operators and
+// agents, and the client both use. Node-to-node Raft endpoints live in
+// raftstore; this package mounts them under /v1/raft/.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Node is the control-plane node the API serves: the replicated store and
+// what it knows about leadership. raftstore.Store implements it.
+type Node interface {
+	engine.Store
+	Linearize(ctx context.Context) error
+	IsLeader() bool
+	LeaderHTTP() string
+	LastContact() time.Duration
+	Handler() http.Handler
+}
+
+// Config configures a Server.
+type Config struct {
+	Node       Node
+	Controller *engine.Controller
+	// CharmDir keeps charm archives by content hash.
+	CharmDir string
+	// Refused tells a command the state refused (the caller's mistake)
+	// from a control-plane failure.
+	Refused func(error) bool
+	// Transport carries requests forwarded to the leader.
+	Transport http.RoundTripper
+	Log       hclog.Logger
+}
+
+// Server serves the API of one control-plane node.
+type Server struct {
+	node    Node
+	ctl     *engine.Controller
+	charms  string
+	refused func(error) bool
+	log     hclog.Logger
+	mux     *http.ServeMux
+	proxy   http.RoundTripper
+}
+
+// NewServer returns the API of one node.
+func NewServer(cfg Config) *Server {
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.Refused == nil {
+		cfg.Refused = func(error) bool { return false }
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = http.DefaultTransport
+	}
+	node := cfg.Node
+	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, refused: cfg.Refused, log: cfg.Log, mux: http.NewServeMux(), proxy: cfg.Transport}
+	s.mux.Handle("/v1/raft/", node.Handler())
+	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
+	s.mux.HandleFunc("GET /v1/state", s.state)
+	s.mux.HandleFunc("POST /v1/deploy", s.deploy)
+	s.mux.HandleFunc("POST /v1/resolved", s.resolved)
+	s.mux.HandleFunc("GET /v1/universe/{service}/{n}", s.leaderOnly(s.universe))
+	s.mux.HandleFunc("GET /v1/explain/{service}/{n}", s.leaderOnly(s.explain))
+	s.mux.HandleFunc("PUT /v1/charms/{hash}", s.putCharm)
+	s.mux.HandleFunc("GET /v1/charms/{hash}", s.getCharm)
+	s.mux.HandleFunc("POST /v1/agent/register", s.leaderOnly(s.register))
+	s.mux.HandleFunc("GET /v1/agent/work", s.leaderOnly(s.work))
+	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
+	s.mux.HandleFunc("POST /v1/agent/results", s.leaderOnly(s.results))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// leaderOnly proxies a request to the leader unless this node leads:
+// claims and phases are the leader controller's soft state. ?stale lets a
+// follower answer from its own copy.
+func (s *Server) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.node.IsLeader() || (r.Method == http.MethodGet && r.URL.Query().Has("stale")) {
+			h(w, r)
+			return
+		}
+		leader := s.node.LeaderHTTP()
+		if leader == "" {
+			writeError(w, http.StatusServiceUnavailable, "this node has no leader to forward to; the control plane may have lost its quorum, try again or ask another node")
+			return
+		}
+		if r.Header.Get("X-Fixpoint-Forwarded") != "" {
+			writeError(w, http.StatusServiceUnavailable, "request forwarded twice; leadership is moving, try again")
+			return
+		}
+		target, err := url.Parse(baseURL(leader))
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "leader address %q: %v", leader, err)
+			return
+		}
+		p := httputil.NewSingleHostReverseProxy(target)
+		p.Transport = s.proxy
+		p.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
+			writeError(w, http.StatusBadGateway, "forward to leader %s: %v", leader, err)
+		}
+		r.Header.Set("X-Fixpoint-Forwarded", "1")
+		p.ServeHTTP(w, r)
+	}
+}
+
+// read waits for ?index=N&wait=D to move past N, then makes the read
+// linearizable unless ?stale; it sets X-Fixpoint-Index.
+func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
+	q := r.URL.Query()
+	if idx := q.Get("index"); idx != "" {
+		after, err := strconv.ParseUint(idx, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "index=%q is not a number", idx)
+			return false
+		}
+		wait := 30 * time.Second
+		if ws := q.Get("wait"); ws != "" {
+			if wait, err = time.ParseDuration(ws); err != nil {
+				writeError(w, http.StatusBadRequest, "wait=%q is not a duration (e.g. 30s)", ws)
+				return false
+			}
+		}
+		wait = min(wait, 10*time.Minute)
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		_, reset, err := s.node.WaitIndex(ctx, after)
+		cancel()
+		if err != nil && r.Context().Err() == nil {
+			writeError(w, http.StatusInternalServerError, "watch: %v", err)
+			return false
+		}
+		if reset {
+			w.Header().Set("X-Fixpoint-Reset", "1")
+		}
+	}
+	if q.Has("stale") {
+		w.Header().Set("X-Fixpoint-Last-Contact", s.node.LastContact().String())
+		return true
+	}
+	if err := s.node.Linearize(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "linearizable read: %v (add ?stale to read this node's copy)", err)
+		return false
+	}
+	return true
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	if !s.read(w, r) {
+		return
+	}
+	st, err := s.ctl.Status()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "status: %v", err)
+		return
+	}
+	w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) state(w http.ResponseWriter, r *http.Request) {
+	if !s.read(w, r) {
+		return
+	}
+	_ = s.node.View(func(st *model.State) error {
+		w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
+		writeJSON(w, http.StatusOK, st)
+		return nil
+	})
+}
+
+func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
+	var d model.Deploy
+	if !decode(w, r, &d) {
+		return
+	}
+	for h := range d.Charms {
+		if _, err := os.Stat(s.charmPath(h)); err != nil {
+			writeError(w, http.StatusBadRequest, "charm %s was not uploaded to this node; upload it with PUT /v1/charms/%s first", h, h)
+			return
+		}
+	}
+	s.apply(w, r, &model.Command{Op: model.OpDeploy, Deploy: &d, RequestID: r.Header.Get("X-Request-Id")})
+}
+
+// Resolve is the body of POST /v1/resolved.
+type Resolve struct {
+	Unit    string `json:"unit"`
+	NoRetry bool   `json:"no_retry"`
+}
+
+func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
+	var req Resolve
+	if !decode(w, r, &req) {
+		return
+	}
+	s.apply(w, r, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: req.Unit, NoRetry: req.NoRetry}, RequestID: r.Header.Get("X-Request-Id")})
+}
+
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, cmd *model.Command) {
+	cmd.Time = time.Now().UnixNano()
+	resp, err := s.node.Apply(r.Context(), cmd)
+	if err != nil {
+		writeError(w, s.statusOf(err), "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) universe(w http.ResponseWriter, r *http.Request) {
+	unit := r.PathValue("service") + "/" + r.PathValue("n")
+	if !s.read(w, r) {
+		return
+	}
+	uni, err := s.ctl.Universe(unit)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, uni)
+}
+
+func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
+	unit := r.PathValue("service") + "/" + r.PathValue("n")
+	if !s.read(w, r) {
+		return
+	}
+	e, err := s.ctl.Explain(unit)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
+}
+
+// Register is the body of POST /v1/agent/register.
+type Register struct {
+	Machine string `json:"machine"`
+	Address string `json:"address"`
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var req Register
+	if !decode(w, r, &req) {
+		return
+	}
+	resp, err := s.node.Apply(r.Context(), &model.Command{Op: model.OpMachine, Time: time.Now().UnixNano(), Machine: &model.RegisterMachine{Name: req.Machine, Address: req.Address}})
+	if err != nil {
+		writeError(w, s.statusOf(err), "register machine %s: %v", req.Machine, err)
+		return
+	}
+	// A registering agent has just started: whatever it held is gone.
+	s.ctl.Release(req.Machine)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) work(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	machine := q.Get("machine")
+	if machine == "" {
+		writeError(w, http.StatusBadRequest, "machine= is required")
+		return
+	}
+	registered := false
+	_ = s.node.View(func(st *model.State) error {
+		_, registered = st.Machines[machine]
+		return nil
+	})
+	if !registered {
+		writeError(w, http.StatusNotFound, "machine %s is not registered; the agent registers it on start", machine)
+		return
+	}
+	wait := 30 * time.Second
+	if ws := q.Get("wait"); ws != "" {
+		d, err := time.ParseDuration(ws)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "wait=%q is not a duration", ws)
+			return
+		}
+		wait = min(d, 5*time.Minute)
+	}
+	max, _ := strconv.Atoi(q.Get("max"))
+	work, err := s.ctl.Claim(r.Context(), machine, max, wait)
+	if err != nil && r.Context().Err() == nil {
+		writeError(w, http.StatusInternalServerError, "claim: %v", err)
+		return
+	}
+	if work == nil {
+		work = []engine.Work{}
+	}
+	writeJSON(w, http.StatusOK, work)
+}
+
+func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
+	machine := r.URL.Query().Get("machine")
+	if machine == "" {
+		writeError(w, http.StatusBadRequest, "machine= is required")
+		return
+	}
+	s.ctl.Touch(machine)
+	writeJSON(w, http.StatusOK, map[string]string{"machine": machine})
+}
+
+func (s *Server) results(w http.ResponseWriter, r *http.Request) {
+	machine := r.URL.Query().Get("machine")
+	var reports []engine.Report
+	if !decode(w, r, &reports) {
+		return
+	}
+	resp, err := s.ctl.Accept(r.Context(), machine, reports)
+	if err != nil {
+		writeError(w, s.statusOf(err), "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) charmPath(hash string) string {
+	return filepath.Join(s.charms, hash+".tar")
+}
+
+func (s *Server) putCharm(w http.ResponseWriter, r *http.Request) {
+	hash := r.PathValue("hash")
+	if !validHash(hash) {
+		writeError(w, http.StatusBadRequest, "%q is not a sha256 content hash", hash)
+		return
+	}
+	if _, err := os.Stat(s.charmPath(hash)); err == nil {
+		writeJSON(w, http.StatusOK, map[string]string{"hash": hash})
+		return
+	}
+	if err := receive(io.LimitReader(r.Body, charm.MaxSize+1), hash, s.charmPath(hash)); err != nil {
+		writeError(w, http.StatusBadRequest, "charm %s: %v", hash, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"hash": hash})
+}
+
+func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
+	hash := r.PathValue("hash")
+	if !validHash(hash) {
+		writeError(w, http.StatusBadRequest, "%q is not a sha256 content hash", hash)
+		return
+	}
+	f, err := os.Open(s.charmPath(hash))
+	if err != nil {
+		writeError(w, http.StatusNotFound, "charm %s is not on this node", hash)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/x-tar")
+	_, _ = io.Copy(w, f)
+}
+
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// apiError is the JSON body of every error response.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...)})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 256<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "request body: %v", err)
+		return false
+	}
+	return true
+}
+
+// statusOf maps a store error to an HTTP status: refusals are the
+// caller's fault, the rest is the control plane's.
+func (s *Server) statusOf(err error) int {
+	if s.refused(err) {
+		return http.StatusConflict
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusServiceUnavailable
+}
+
+// receive stores an uploaded archive under path if its content hash is
+// hash; nothing is kept otherwise.
+func receive(r io.Reader, hash, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".upload-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if n > charm.MaxSize {
+		return fmt.Errorf("archive is larger than the %d-byte cap", charm.MaxSize)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != hash {
+		return fmt.Errorf("content hash is %s, not %s: the upload was corrupted or the hash is wrong", got, hash)
+	}
+	return os.Rename(f.Name(), path)
+}
