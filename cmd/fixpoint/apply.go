@@ -13,6 +13,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/schemas"
 )
 
 // prepared is an environment loaded, its charms packed and the whole
