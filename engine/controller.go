@@ -181,6 +181,12 @@ type Work struct {
 	Charm    string             `json:"charm"`
 	Legacy   bool               `json:"legacy,omitempty"`
 	Universe *charmapi.Universe `json:"universe"`
+	// Environment, Principal, Status and Ports are what old hooks read
+	// back through the hook tools beyond the universe.
+	Environment string           `json:"environment,omitempty"`
+	Principal   string           `json:"principal,omitempty"`
+	Status      *charmapi.Status `json:"status,omitempty"`
+	Ports       []string         `json:"ports,omitempty"`
 }
 
 // Claim waits up to wait for stale units on machine, claims them for the
@@ -269,7 +275,9 @@ func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Wo
 		uni := c.dress(st.Units[name], v)
 		ch := st.Charms[uni.Charm]
 		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, until: now.Add(c.opts.Lease)}
-		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni})
+		u := st.Units[name]
+		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
+			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
 	}
 	return work, next
 }

@@ -230,7 +230,8 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) engine.Report {
 		"FIXPOINT_CHARM_DIR=" + charmDir,
 	}
 	if w.Legacy {
-		res, _, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit)}, w.Universe)
+		res, _, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
+			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports}, w.Universe)
 		if err != nil {
 			rep.Error = err.Error()
 			return rep
