@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/pflag"
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
@@ -26,6 +27,19 @@ type nodeConfig struct {
 	bootstrap bool
 	join      []string
 	log       hclog.Logger
+	tuning    tuning
+}
+
+// tuning holds the engine settings `up` and `server` share.
+type tuning struct {
+	agentTTL           time.Duration
+	retryMin, retryMax time.Duration
+}
+
+func (t *tuning) flags(f *pflag.FlagSet) {
+	f.DurationVar(&t.agentTTL, "agent-ttl", 30*time.Second, "how long an agent may stay silent before its machine is lost and leadership moves")
+	f.DurationVar(&t.retryMin, "retry-min", engine.DefaultBackoff.Min, "first wait before a failed hook is retried")
+	f.DurationVar(&t.retryMax, "retry-max", engine.DefaultBackoff.Max, "longest wait between retries of a failed hook")
 }
 
 // node is a running control-plane node: the Raft store, the controller
@@ -62,7 +76,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	ctl := engine.NewController(store, engine.Options{Log: cfg.log.Named("engine")})
+	ctl := engine.NewController(store, engine.Options{
+		Log:      cfg.log.Named("engine"),
+		AgentTTL: cfg.tuning.agentTTL,
+		Backoff:  engine.Backoff{Min: cfg.tuning.retryMin, Max: cfg.tuning.retryMax},
+	})
 	srv := &http.Server{
 		Handler: api.NewServer(api.Config{
 			Node:       store,

@@ -64,5 +64,6 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 	f.StringVar(&join, "join", "", "HTTP address(es) of existing members to join through, comma-separated")
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
+	cfg.tuning.flags(f)
 	return cmd
 }

@@ -26,6 +26,7 @@ func newUpCmd() *cobra.Command {
 		timeout        time.Duration
 		logLevel       string
 		hookTimeout    time.Duration
+		tune           tuning
 	)
 	cmd := &cobra.Command{
 		Use:   "up -f ENV.cue",
@@ -46,7 +47,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout})
+			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune})
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
@@ -56,6 +57,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --until-converged, how long to wait for the fixed point")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error")
 	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
+	tune.flags(cmd.Flags())
 	return cmd
 }
 
@@ -67,6 +69,7 @@ type upConfig struct {
 	timeout        time.Duration
 	logLevel       string
 	hookTimeout    time.Duration
+	tuning         tuning
 }
 
 // upState is what up remembers between runs on one data dir: the Raft
@@ -100,7 +103,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if us.RaftAddr == "" {
 		us.RaftAddr = "127.0.0.1:0"
 	}
-	n, err := startNode(ctx, nodeConfig{id: "local", dataDir: dataDir, raftAddr: us.RaftAddr, httpAddr: cfg.httpAddr, bootstrap: true, log: log})
+	n, err := startNode(ctx, nodeConfig{id: "local", dataDir: dataDir, raftAddr: us.RaftAddr, httpAddr: cfg.httpAddr, bootstrap: true, log: log, tuning: cfg.tuning})
 	if err != nil {
 		return exitf(exitFailed, "start control plane: %v", err)
 	}

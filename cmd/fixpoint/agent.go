@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine/agent"
+	"github.com/fixpoint/fixpoint/engine/api"
+)
+
+func newAgentCmd() *cobra.Command {
+	var (
+		controller  string
+		machine     string
+		dataDir     string
+		address     string
+		concurrency int
+		hookTimeout time.Duration
+		logLevel    string
+		logJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "agent --controller ADDR[,ADDR] --machine NAME --data-dir D",
+		Short: "Run the hooks of the units placed on this machine",
+		Long: `agent registers its machine with the control plane, long-polls it for the
+stale units placed here, runs their hooks with bounded concurrency and posts
+the results. It follows leader changes and node failures across every given
+address. It keeps no state that matters: wipe --data-dir and it downloads its
+charms again and carries on.`,
+		Example: `  fixpoint agent --controller 10.0.0.1:7070,10.0.0.2:7070 --machine m1 --data-dir /var/lib/fixpoint-agent`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if controller == "" {
+				controller = os.Getenv("FIXPOINT_ADDR")
+			}
+			if controller == "" || machine == "" || dataDir == "" {
+				return exitf(exitFailed, "agent needs --controller (or $FIXPOINT_ADDR), --machine and --data-dir")
+			}
+			addrs := strings.Split(controller, ",")
+			if address == "" {
+				address = outboundAddress(addrs[0])
+			}
+			log := hclog.New(&hclog.LoggerOptions{Name: "agent", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+			abs, err := filepath.Abs(dataDir)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(abs, 0o700); err != nil {
+				return exitf(exitFailed, "data dir: %v", err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			client := api.NewClient(addrs, os.Getenv("FIXPOINT_TOKEN"), nil)
+			log.Info("agent starting", "machine", machine, "address", address, "controllers", addrs)
+			a := agent.New(client, agent.Config{Machine: machine, Address: address, DataDir: abs, Concurrency: concurrency, HookTimeout: hookTimeout, Log: log})
+			return a.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&controller, "controller", "", "control-plane address(es), comma-separated (default $FIXPOINT_ADDR)")
+	f.StringVar(&machine, "machine", "", "this machine's name, as placement lists it")
+	f.StringVar(&dataDir, "data-dir", "", "where charms are unpacked and units keep their files")
+	f.StringVar(&address, "address", "", "this machine's address, its units' private-address (default: the address that reaches the controller)")
+	f.IntVar(&concurrency, "concurrency", 4, "hooks that may run at once")
+	f.DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
+	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
+	return cmd
+}
+
+// outboundAddress is the local address used to reach the controller: the
+// one other machines can reach this one on, as far as we can tell.
+func outboundAddress(controller string) string {
+	host := controller
+	if i := strings.Index(host, "://"); i >= 0 {
+		host = host[i+3:]
+	}
+	if !strings.Contains(host, ":") {
+		host += ":80"
+	}
+	conn, err := net.Dial("udp", host)
+	if err != nil {
+		return "127.0.0.1"
+	}
+	defer conn.Close()
+	if a, ok := conn.LocalAddr().(*net.UDPAddr); ok {
+		return a.IP.String()
+	}
+	return fmt.Sprint(conn.LocalAddr())
+}
