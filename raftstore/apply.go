@@ -98,7 +98,7 @@ func (s *Store) forwardApply(ctx context.Context, addr string, cmd *model.Comman
 	if err != nil {
 		return fmt.Errorf("encode command: %w", err)
 	}
-	err = s.call(ctx, "POST", addr, "/v1/raft/apply", body, out)
+	err = s.forward(ctx, "POST", addr, "/v1/raft/apply", body, out)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Refused {
 		return fmt.Errorf("%w: %w", ErrRefused, ae.cause())

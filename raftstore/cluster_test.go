@@ -32,7 +32,7 @@ func TestCluster(t *testing.T) {
 
 	n1.start(true, nil)
 	n2.start(false, []string{n1.httpAddr})
-	n3.start(false, []string{n2.httpAddr, n1.httpAddr}) // through a follower
+	n3.start(false, []string{n2.httpAddr}) // through a follower, which relays
 	eventually(t, 20*time.Second, "three voters that know the leader", func() error {
 		for _, n := range nodes {
 			if n.s.LeaderHTTP() == "" {
@@ -262,7 +262,7 @@ func TestRemove(t *testing.T) {
 	}
 	// Whatever its own log says, the leader refuses its rejoin.
 	body, _ := json.Marshal(joinRequest{ID: victim.id, RaftAddr: victim.s.RaftAddr(), HTTPAddr: victim.httpAddr, Rejoin: true})
-	err = via.s.call(ctx, "POST", leader.httpAddr, "/v1/raft/join", body, nil)
+	err = via.s.call(ctx, "POST", via.httpAddr, "/v1/raft/join", body, nil) // relayed to the leader
 	var ae *apiError
 	if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
 		t.Fatalf("rejoin of a removed node: got %v, want 409", err)
@@ -319,4 +319,58 @@ func voters(nodes []*node, want int) error {
 		}
 	}
 	return nil
+}
+
+// TestNewAddresses: nodes restarted on other Raft and HTTP ports (as with
+// port 0) are found again: a follower announces itself, a lone leader fixes
+// its own entry.
+func TestNewAddresses(t *testing.T) {
+	log := testLogger(t)
+	ctx := ctxT(t, 60*time.Second)
+	nodes := []*node{newNode(t, log, "n1"), newNode(t, log, "n2"), newNode(t, log, "n3")}
+	nodes[0].start(true, nil)
+	nodes[1].start(false, []string{nodes[0].httpAddr})
+	nodes[2].start(false, []string{nodes[1].httpAddr})
+	eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	leader, err := leaderOf(nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := others(nodes, leader)[0]
+	f.stop()
+	oldRaft := f.raftAddr
+	f.raftAddr, f.httpAddr = "127.0.0.1:0", ""
+	f.start(false, nil)
+	if f.raftAddr == oldRaft {
+		t.Skip("the OS handed out the same port again")
+	}
+	eventually(t, 20*time.Second, "moved follower found again", func() error {
+		if err := voters(nodes, 3); err != nil {
+			return err
+		}
+		if f.s.LeaderHTTP() == "" {
+			return errors.New("moved follower knows no leader")
+		}
+		return nil
+	})
+	if _, err := f.s.Apply(ctx, machineCmd("m1", "10.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+
+	// A one-node cluster whose only node moved.
+	solo := newNode(t, log, "solo")
+	solo.start(true, nil)
+	if _, err := solo.s.Apply(ctx, machineCmd("m1", "10.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	solo.stop()
+	solo.raftAddr, solo.httpAddr = "127.0.0.1:0", ""
+	solo.start(false, nil)
+	eventually(t, 20*time.Second, "lone leader fixes its address", func() error {
+		if n, _ := solo.s.fsm.node(solo.id); n.HTTPAddr != solo.httpAddr {
+			return fmt.Errorf("registry has %q, want %q", n.HTTPAddr, solo.httpAddr)
+		}
+		return voters([]*node{solo}, 1)
+	})
 }

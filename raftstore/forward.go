@@ -61,9 +61,21 @@ func httpURL(addr, path string) string {
 	return "http://" + addr + path
 }
 
-// call sends a request to another node and decodes a JSON answer into out
-// (when out is not nil). An error answer comes back as *apiError.
+// call sends a request of this node's own to another node, which may
+// pass it on to the leader, and decodes a JSON answer into out (when out is
+// not nil). An error answer comes back as *apiError.
 func (s *Store) call(ctx context.Context, method, addr, path string, body []byte, out any) error {
+	return s.send(ctx, false, method, addr, path, body, out)
+}
+
+// forward is call for a request this node passes to the leader on a
+// caller's behalf: the receiver answers it itself or refuses.
+func (s *Store) forward(ctx context.Context, method, addr, path string, body []byte, out any) error {
+	return s.send(ctx, true, method, addr, path, body, out)
+}
+
+// send does call and forward.
+func (s *Store) send(ctx context.Context, fwd bool, method, addr, path string, body []byte, out any) error {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -75,7 +87,9 @@ func (s *Store) call(ctx context.Context, method, addr, path string, body []byte
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set(forwardedHeader, s.cfg.NodeID)
+	if fwd {
+		req.Header.Set(forwardedHeader, s.cfg.NodeID)
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return err

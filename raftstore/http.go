@@ -135,7 +135,7 @@ func (s *Store) handleJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := json.Marshal(req)
 	var out map[string]string
-	if err := s.call(r.Context(), "POST", addr, "/v1/raft/join", body, &out); err != nil {
+	if err := s.forward(r.Context(), "POST", addr, "/v1/raft/join", body, &out); err != nil {
 		writeError(w, err)
 		return
 	}

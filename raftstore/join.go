@@ -171,6 +171,9 @@ func (s *Store) establish(ctx context.Context, term uint64) {
 		s.log.Warn("leader barrier failed", "term", term, "error", err)
 		return
 	}
+	if err := s.fixOwnAddress(ctx); err != nil {
+		s.log.Warn("could not update this leader's raft address", "error", err)
+	}
 	want := nodeInfo{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
 	if have, ok := s.fsm.node(s.cfg.NodeID); ok && have == want {
 		return
@@ -180,6 +183,23 @@ func (s *Store) establish(ctx context.Context, term uint64) {
 		return
 	}
 	s.log.Info("registered this node's addresses", "raft_addr", s.raftAddr, "http_addr", s.cfg.HTTPAddr)
+}
+
+// fixOwnAddress updates the configuration when this leader was restarted
+// on another Raft address: raft elects by id, so it leads, but followers
+// would look for it at the old address after it fails.
+func (s *Store) fixOwnAddress(ctx context.Context) error {
+	f := s.raft.GetConfiguration()
+	if err := s.await(ctx, f); err != nil {
+		return err
+	}
+	for _, srv := range f.Configuration().Servers {
+		if string(srv.ID) == s.cfg.NodeID && string(srv.Address) != s.raftAddr && srv.Suffrage == raft.Voter {
+			s.log.Info("updating this leader's raft address", "from", srv.Address, "to", s.raftAddr)
+			return s.await(ctx, s.raft.AddVoter(srv.ID, raft.ServerAddress(s.raftAddr), 0, configTimeout))
+		}
+	}
+	return nil
 }
 
 // announceLoop keeps the cluster's record of this follower's addresses
@@ -236,7 +256,7 @@ func (s *Store) announce() error {
 	if addr := s.LeaderHTTP(); addr != "" {
 		targets = append(targets, addr)
 	}
-	for id, n := range s.fsm.registry() {
+	for id, n := range s.knownNodes() {
 		if id != s.cfg.NodeID && n.HTTPAddr != "" {
 			targets = append(targets, n.HTTPAddr)
 		}
@@ -254,6 +274,40 @@ func (s *Store) announce() error {
 		return nil
 	}
 	return errors.Join(errs...)
+}
+
+// knownNodes is the registry including entries that are in the local log
+// but not applied yet. A restarted node applies its log only once it hears
+// from a leader; if it moved to another Raft address, the leader can not
+// reach it, and the unapplied tail is all it knows about where the others
+// are.
+func (s *Store) knownNodes() map[string]nodeInfo {
+	nodes := s.fsm.registry()
+	last, err := s.logs.LastIndex()
+	if err != nil {
+		return nodes
+	}
+	for i := s.fsm.appliedIndex() + 1; i <= last && i > 0; i++ {
+		var l raft.Log
+		if err := s.logs.GetLog(i, &l); err != nil {
+			continue
+		}
+		if l.Type != raft.LogCommand || len(l.Data) == 0 {
+			continue
+		}
+		var n nodeInfo
+		switch l.Data[0] {
+		case entryRegister:
+			if json.Unmarshal(l.Data[1:], &n) == nil {
+				nodes[n.ID] = n
+			}
+		case entryForget:
+			if json.Unmarshal(l.Data[1:], &n) == nil {
+				delete(nodes, n.ID)
+			}
+		}
+	}
+	return nodes
 }
 
 // badRequest is a malformed request.

@@ -132,7 +132,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 	for {
 		err := s.attempt(&t,
 			func() error { return s.removeMember(ctx, id) },
-			func(addr string) error { return s.call(ctx, "POST", addr, "/v1/raft/remove", body, nil) })
+			func(addr string) error { return s.forward(ctx, "POST", addr, "/v1/raft/remove", body, nil) })
 		switch {
 		case err == nil:
 			return nil

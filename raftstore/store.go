@@ -236,6 +236,10 @@ func (c *Config) check() error {
 		return errors.New("raftstore: RaftAddr is required")
 	case c.HTTPAddr == "":
 		return errors.New("raftstore: HTTPAddr is required")
+	case c.Bootstrap && len(c.Join) > 0:
+		// Which one wins on a wiped node decides between joining and
+		// splitting the cluster: make the operator say.
+		return errors.New("raftstore: Bootstrap and Join exclude each other: bootstrap the first node only, join the others")
 	}
 	return nil
 }
