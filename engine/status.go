@@ -49,6 +49,9 @@ type UnitStatus struct {
 	// Reason says why a pending unit is not running yet.
 	Reason string   `json:"reason,omitempty"`
 	Ports  []string `json:"ports,omitempty"`
+	// Agent is "lost" when the unit's machine agent stopped answering:
+	// the unit keeps its relations but cannot run until it is back.
+	Agent string `json:"agent,omitempty"`
 }
 
 // MachineStatus is one machine's line in status.
@@ -125,16 +128,24 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		default:
 			us.Phase = Settled
 		}
+		s.Units[name] = us
 		if m := st.Machines[u.Machine]; m != nil && m.Lost {
-			us.Reason = strings.TrimSpace(us.Reason + " agent lost")
+			// Nothing can run there until the agent is back; the rest
+			// of the environment can still reach its fixed point.
+			us.Agent = "lost"
+			us.Status = model.Status{State: "unknown", Message: "agent lost; " + us.Status.Message}
+			counts["lost"]++
+			continue
 		}
 		counts[us.Phase]++
-		s.Units[name] = us
 	}
 	total := len(st.Units)
 	s.Converged = counts[Pending] == 0 && counts[Reconciling] == 0 && counts[Error] == 0
 	if s.Converged {
 		s.Summary = fmt.Sprintf("converged at index %d", st.Index)
+		if n := counts["lost"]; n > 0 {
+			s.Summary += fmt.Sprintf(" (%d units on lost machines wait for their agent)", n)
+		}
 	} else {
 		var parts []string
 		if n := counts[Pending] + counts[Reconciling]; n > 0 {
