@@ -179,7 +179,7 @@ func TestCluster(t *testing.T) {
 		}
 		return converged(t, nodes...)
 	})
-	if w.s.fsm.restores == 0 {
+	if w.s.fsm.restores.Load() == 0 {
 		t.Errorf("wiped node caught up without a snapshot install")
 	}
 	if _, err := leaderOf(nodes...); err != nil {

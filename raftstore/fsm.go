@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -53,13 +54,22 @@ func encodeEntry(tag byte, v any) ([]byte, error) {
 }
 
 // fsm is the replicated state machine: model.State plus the node registry.
-// The FSM goroutine of raft is its only writer; readers take mu.RLock.
+// The FSM goroutine of raft is its only writer.
 type fsm struct {
 	log hclog.Logger
 
+	// mu guards state and nodes: View reads under it.
 	mu    sync.RWMutex
 	state *model.State
 	nodes map[string]nodeInfo
+	// Set while applying a batch, published when it ends (mu held).
+	replacedAt uint64
+	nodesDirty bool
+
+	// meta guards what accessors read without mu, so that Index,
+	// LeaderHTTP and friends may be called from inside View: a second
+	// RLock of mu could deadlock behind a waiting writer.
+	meta sync.Mutex
 	// index is the last entry the FSM saw (commands and configuration
 	// changes; raft never hands it no-op or barrier entries).
 	index uint64
@@ -68,19 +78,46 @@ type fsm struct {
 	// backwards across a replacement, so a watcher that observed an index
 	// below restoredAt missed the replacement.
 	restoredAt uint64
-	// restores counts replacements, for logs and tests.
-	restores uint64
 	// changed is closed and replaced whenever index moves.
 	changed chan struct{}
+
+	// restores counts replacements, for logs and tests.
+	restores atomic.Uint64
+	// published is a read-only copy of nodes, swapped on change.
+	published atomic.Pointer[map[string]nodeInfo]
 }
 
 func newFSM(log hclog.Logger) *fsm {
-	return &fsm{
+	f := &fsm{
 		log:     log,
 		state:   model.NewState(),
 		nodes:   map[string]nodeInfo{},
 		changed: make(chan struct{}),
 	}
+	f.publishNodes()
+	return f
+}
+
+// publishNodes makes a copy of the registry for lock-free readers. mu is
+// held (or the fsm is new).
+func (f *fsm) publishNodes() {
+	cp := make(map[string]nodeInfo, len(f.nodes))
+	for k, v := range f.nodes {
+		cp[k] = v
+	}
+	f.published.Store(&cp)
+}
+
+// advance publishes a new applied index and wakes watchers. mu is held.
+func (f *fsm) advance(index, restoredAt uint64) {
+	f.meta.Lock()
+	defer f.meta.Unlock()
+	f.index = index
+	if restoredAt > 0 {
+		f.restoredAt = restoredAt
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
 }
 
 var _ raft.BatchingFSM = (*fsm)(nil)
@@ -101,6 +138,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.replacedAt, f.nodesDirty = 0, false
 	for i, l := range logs {
 		if l.Type == raft.LogCommand {
 			out[i] = f.applyEntry(l.Index, l.Data)
@@ -108,11 +146,12 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		// Every entry the FSM sees moves the state's index, configuration
 		// changes included: callers pass st.Index to WaitIndex, so the two
 		// must never differ.
-		f.index = l.Index
 		f.state.Index = l.Index
 	}
-	close(f.changed)
-	f.changed = make(chan struct{})
+	if f.nodesDirty {
+		f.publishNodes()
+	}
+	f.advance(logs[len(logs)-1].Index, f.replacedAt)
 	return out
 }
 
@@ -135,6 +174,7 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 			return fmt.Errorf("entry %d: decode node: %w", index, err)
 		}
 		f.nodes[n.ID] = n
+		f.nodesDirty = true
 		return nil
 	case entryForget:
 		var n nodeInfo
@@ -142,6 +182,7 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 			return fmt.Errorf("entry %d: decode node: %w", index, err)
 		}
 		delete(f.nodes, n.ID)
+		f.nodesDirty = true
 		return nil
 	case entryReplace:
 		var d document
@@ -155,8 +196,8 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		// may be restored into a different cluster.
 		d.State.Normalize()
 		f.state = d.State
-		f.restoredAt = index
-		f.restores++
+		f.replacedAt = index
+		f.restores.Add(1)
 		f.log.Info("state replaced from backup", "index", index, "backup_index", d.Index)
 		return &model.Response{Index: index}
 	default:
@@ -201,9 +242,11 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 func (f *fsm) encode() ([]byte, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	b, err := json.Marshal(document{Version: snapshotVersion, Index: f.index, Nodes: f.nodes, State: f.state})
+	// Under mu nothing applies, so the index and the state agree.
+	index := f.appliedIndex()
+	b, err := json.Marshal(document{Version: snapshotVersion, Index: index, Nodes: f.nodes, State: f.state})
 	if err != nil {
-		return nil, fmt.Errorf("encode snapshot at index %d: %w", f.index, err)
+		return nil, fmt.Errorf("encode snapshot at index %d: %w", index, err)
 	}
 	return b, nil
 }
@@ -220,12 +263,10 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer f.mu.Unlock()
 	f.state = d.State
 	f.nodes = d.Nodes
-	f.index = d.Index
 	f.state.Index = d.Index
-	f.restoredAt = d.Index
-	f.restores++
-	close(f.changed)
-	f.changed = make(chan struct{})
+	f.publishNodes()
+	f.restores.Add(1)
+	f.advance(d.Index, d.Index)
 	f.log.Info("restored snapshot", "index", d.Index, "nodes", len(d.Nodes))
 	return nil
 }
@@ -252,32 +293,29 @@ func decodeDocument(r io.Reader) (*document, error) {
 // watch returns the applied index, the last replacement index and a channel
 // closed on the next change.
 func (f *fsm) watch() (index, restoredAt uint64, changed <-chan struct{}) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+	f.meta.Lock()
+	defer f.meta.Unlock()
 	return f.index, f.restoredAt, f.changed
 }
 
 // appliedIndex is the last entry the FSM saw.
 func (f *fsm) appliedIndex() uint64 {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+	f.meta.Lock()
+	defer f.meta.Unlock()
 	return f.index
 }
 
 // node returns a registry entry.
 func (f *fsm) node(id string) (nodeInfo, bool) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	n, ok := f.nodes[id]
+	n, ok := (*f.published.Load())[id]
 	return n, ok
 }
 
 // registry returns a copy of the node registry.
 func (f *fsm) registry() map[string]nodeInfo {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	out := make(map[string]nodeInfo, len(f.nodes))
-	for k, v := range f.nodes {
+	nodes := *f.published.Load()
+	out := make(map[string]nodeInfo, len(nodes))
+	for k, v := range nodes {
 		out[k] = v
 	}
 	return out

@@ -11,8 +11,11 @@ import (
 )
 
 // View runs fn with the local state under a read lock: a stale read, as
-// fresh as this node's last applied entry (see Index). fn must neither keep
-// st nor change it. Call Linearize first for a linearizable read.
+// fresh as this node's last applied entry (st.Index == Index()). fn must
+// neither keep st nor change it, and should be quick: entries wait to be
+// applied meanwhile. fn may call the Store's accessors (Index, IsLeader,
+// LeaderHTTP, ...) but not Apply, which would wait for itself. Call
+// Linearize first for a linearizable read.
 func (s *Store) View(fn func(st *model.State) error) error {
 	s.fsm.mu.RLock()
 	defer s.fsm.mu.RUnlock()

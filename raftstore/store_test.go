@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestSingleNodeRestart(t *testing.T) {
 	if got := stateBytes(t, n.s); got != want {
 		t.Fatalf("state after restart differs:\n got %s\nwant %s", got, want)
 	}
-	if r := n.s.fsm.restores; r != 0 {
+	if r := n.s.fsm.restores.Load(); r != 0 {
 		t.Fatalf("restart restored %d snapshots, want none: state came from the log", r)
 	}
 
@@ -67,8 +68,8 @@ func TestSingleNodeRestart(t *testing.T) {
 	want, idx = stateBytes(t, n.s), n.s.Index()
 	n.stop()
 	n.start(false, nil)
-	if n.s.fsm.restores != 1 {
-		t.Fatalf("restart restored %d snapshots, want 1", n.s.fsm.restores)
+	if n.s.fsm.restores.Load() != 1 {
+		t.Fatalf("restart restored %d snapshots, want 1", n.s.fsm.restores.Load())
 	}
 	if err := n.s.Linearize(ctx); err != nil {
 		t.Fatal(err)
@@ -204,5 +205,42 @@ func TestWatch(t *testing.T) {
 	n.s.View(func(st *model.State) error { stIdx = st.Index; return nil })
 	if stIdx != n.s.Index() {
 		t.Fatalf("state index %d != store index %d", stIdx, n.s.Index())
+	}
+}
+
+// TestViewReentrant: the accessors may be called from inside View while
+// entries are being applied (a nested read lock would deadlock behind the
+// FSM's waiting write lock).
+func TestViewReentrant(t *testing.T) {
+	n := newNode(t, testLogger(t), "n1")
+	n.start(true, nil)
+	ctx := ctxT(t, 30*time.Second)
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < 50; i++ {
+			if _, err := n.s.Apply(ctx, machineCmd(fmt.Sprintf("m%d", i), "10.0.0.1")); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		n.s.View(func(st *model.State) error {
+			if st.Index != n.s.Index() {
+				t.Errorf("state index %d, store index %d", st.Index, n.s.Index())
+			}
+			_ = n.s.LeaderHTTP()
+			_ = n.s.IsLeader()
+			return nil
+		})
 	}
 }
