@@ -74,6 +74,7 @@ type Controller struct {
 	last    map[string]*charmapi.Universe
 	contact map[string]time.Time
 	changed chan struct{}
+	hist    *History
 }
 
 // view is the cached universe of one unit at the controller's index.
@@ -106,6 +107,7 @@ func NewController(store Store, opts Options) *Controller {
 		last:    map[string]*charmapi.Universe{},
 		contact: map[string]time.Time{},
 		changed: make(chan struct{}),
+		hist:    NewHistory(DefaultHistory),
 	}
 }
 
@@ -327,6 +329,8 @@ type Report struct {
 	// Error is set when the hook failed (exit status, timeout, ...).
 	Error    string        `json:"error,omitempty"`
 	Duration time.Duration `json:"duration,omitempty"`
+	// Stderr is the tail of the hook's standard error, for the history.
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // ErrStaleReport means the report is for a universe this controller no
@@ -363,6 +367,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 		results = append(results, *res)
 	}
 	c.mu.Unlock()
+	c.hist.record(c.store, reports, results, now)
 	if len(results) == 0 {
 		return &model.Response{Skipped: stale}, nil
 	}

@@ -8,6 +8,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -234,6 +235,9 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) engine.Report {
 			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports}, w.Universe)
 		if err != nil {
 			rep.Error = err.Error()
+			if herr := (*legacy.HookError)(nil); errors.As(err, &herr) {
+				rep.Stderr = herr.Stderr
+			}
 			return rep
 		}
 		rep.Output, _ = json.Marshal(res)
@@ -255,9 +259,12 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) engine.Report {
 	})
 	if err != nil {
 		rep.Error = err.Error()
+		if herr := (*hookrun.Error)(nil); errors.As(err, &herr) {
+			rep.Stderr = herr.Stderr
+		}
 		return rep
 	}
-	rep.Output = out.Stdout
+	rep.Output, rep.Stderr = out.Stdout, out.Stderr
 	return rep
 }
 

@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// DefaultHistory is how many runs of each unit the history keeps.
+const DefaultHistory = 50
+
+// Outcomes of a run in the history.
+const (
+	RunOK    = "ok"    // the result was taken
+	RunError = "error" // the hook failed or returned a bad result
+	RunStale = "stale" // the universe moved on while the hook ran; it runs again
+)
+
+// Caps that keep one run small: the history lives in the leader's memory.
+const (
+	maxRunStderr  = 2 << 10
+	maxRunChanges = 40
+)
+
+// Run is one hook run of a unit, as the leader's controller accepted it.
+type Run struct {
+	// Seq orders runs across all units; followers of the history ask for
+	// runs after the last Seq they saw.
+	Seq     uint64    `json:"seq"`
+	Unit    string    `json:"unit"`
+	Service string    `json:"service"`
+	Time    time.Time `json:"time"`
+	// Hash is the universe the hook was given.
+	Hash     string        `json:"hash"`
+	Duration time.Duration `json:"duration"`
+	Outcome  string        `json:"outcome"`
+	Error    string        `json:"error,omitempty"`
+	// Changes is what the result changed in the unit's own settings,
+	// status, state, ports and (as leader) its service's bags.
+	Changes []Change `json:"changes,omitempty"`
+	// Omitted counts changes left out of Changes to keep the run small.
+	Omitted int `json:"omitted,omitempty"`
+	// Stderr is the tail of the hook's standard error.
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// History keeps the last runs of every unit, bounded per unit. It is soft
+// state of the leader's controller: a new leader starts an empty one.
+type History struct {
+	max int
+
+	mu      sync.Mutex
+	seq     uint64
+	units   map[string][]Run
+	changed chan struct{}
+	observe []func(Run)
+}
+
+// NewHistory keeps up to max runs per unit (DefaultHistory if max <= 0).
+func NewHistory(max int) *History {
+	if max <= 0 {
+		max = DefaultHistory
+	}
+	return &History{max: max, units: map[string][]Run{}, changed: make(chan struct{})}
+}
+
+// History returns the controller's record of recent hook runs.
+func (c *Controller) History() *History { return c.hist }
+
+// Observe calls fn with every run added from now on (metrics use it). fn
+// must not block.
+func (h *History) Observe(fn func(Run)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.observe = append(h.observe, fn)
+}
+
+// Add appends runs, numbering them, and wakes whoever waits for them.
+func (h *History) Add(runs ...Run) {
+	if len(runs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	for i := range runs {
+		h.seq++
+		runs[i].Seq = h.seq
+		list := append(h.units[runs[i].Unit], runs[i])
+		if len(list) > h.max {
+			list = append([]Run(nil), list[len(list)-h.max:]...)
+		}
+		h.units[runs[i].Unit] = list
+	}
+	observe := h.observe
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+	for _, r := range runs {
+		for _, fn := range observe {
+			fn(r)
+		}
+	}
+}
+
+// Match reports whether a run of unit is selected by filter: "" selects
+// every unit, "svc" every unit of a service, "svc/N" one unit.
+func Match(filter, unit string) bool {
+	if filter == "" || filter == unit {
+		return true
+	}
+	return !strings.Contains(filter, "/") && strings.HasPrefix(unit, filter+"/")
+}
+
+// Runs returns the kept runs selected by filter with Seq > after, oldest
+// first, and the last Seq given out.
+func (h *History) Runs(filter string, after uint64) ([]Run, uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Run
+	for u, list := range h.units {
+		if !Match(filter, u) {
+			continue
+		}
+		for _, r := range list {
+			if r.Seq > after {
+				out = append(out, r)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, h.seq
+}
+
+// Wait returns the runs selected by filter with Seq > after, blocking
+// until there is one or ctx ends (then it returns none, and no error).
+func (h *History) Wait(ctx context.Context, filter string, after uint64) ([]Run, uint64) {
+	for {
+		h.mu.Lock()
+		ch := h.changed
+		h.mu.Unlock()
+		runs, seq := h.Runs(filter, after)
+		if len(runs) > 0 {
+			return runs, seq
+		}
+		select {
+		case <-ctx.Done():
+			return nil, seq
+		case <-ch:
+		}
+	}
+}
+
+// record turns one batch of reports into runs, diffing each result against
+// the state it is about to replace. Results are matched to reports by
+// unit; a report without a result was stale.
+func (h *History) record(store Store, reports []Report, results []model.Result, now time.Time) {
+	byUnit := make(map[string]*model.Result, len(results))
+	for i := range results {
+		byUnit[results[i].Unit] = &results[i]
+	}
+	runs := make([]Run, 0, len(reports))
+	_ = store.View(func(st *model.State) error {
+		for _, rep := range reports {
+			svc, _, _ := strings.Cut(rep.Unit, "/")
+			run := Run{Unit: rep.Unit, Service: svc, Time: now, Hash: rep.Hash, Duration: rep.Duration, Stderr: tail(rep.Stderr, maxRunStderr)}
+			res := byUnit[rep.Unit]
+			switch {
+			case res == nil:
+				run.Outcome = RunStale
+			case res.Error != "":
+				run.Outcome, run.Error = RunError, res.Error
+			default:
+				run.Outcome = RunOK
+				run.Changes = resultChanges(st, res)
+				if n := len(run.Changes); n > maxRunChanges {
+					run.Changes, run.Omitted = run.Changes[:maxRunChanges:maxRunChanges], n-maxRunChanges
+				}
+			}
+			runs = append(runs, run)
+		}
+		h.prune(st)
+		return nil
+	})
+	h.Add(runs...)
+}
+
+// prune forgets units removed from st once they outnumber the live ones,
+// keeping the history bounded however many units come and go.
+func (h *History) prune(st *model.State) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.units) <= 2*len(st.Units)+16 {
+		return
+	}
+	for u := range h.units {
+		if _, ok := st.Units[u]; !ok {
+			delete(h.units, u)
+		}
+	}
+}
+
+// resultChanges lists what res changes in st, key by key.
+func resultChanges(st *model.State, res *model.Result) []Change {
+	u := st.Units[res.Unit]
+	if u == nil {
+		return nil
+	}
+	svc := st.Services[u.Service]
+	var out []Change
+	diff := func(prefix string, old, new map[string]string) {
+		for _, k := range unionKeys(old, new) {
+			if o, n := show(old, k), show(new, k); o != n {
+				out = append(out, Change{Key: prefix + k, Old: o, New: n})
+			}
+		}
+	}
+	if res.Status != nil && *res.Status != u.Status {
+		out = append(out, Change{Key: "status", Old: statusText(u.Status), New: statusText(*res.Status)})
+	}
+	for _, id := range sortedInts(res.Settings) {
+		diff("relations."+ident(st, u.Service, id)+".local.", bagData(u.Settings[id]), res.Settings[id])
+	}
+	for _, id := range sortedInts(res.App) {
+		var old *model.Bag
+		if rel := st.Relations[id]; rel != nil {
+			old = rel.App[u.Service]
+		}
+		diff("relations."+ident(st, u.Service, id)+".app.", bagData(old), res.App[id])
+	}
+	if res.LeaderData != nil && svc != nil {
+		diff("leader_data.", bagData(svc.LeaderData), res.LeaderData)
+	}
+	if res.State != nil {
+		diff("state.", u.State, res.State)
+	}
+	if res.Ports != nil {
+		ports := append([]string(nil), res.Ports...)
+		sort.Strings(ports)
+		if o, n := strings.Join(u.Ports, ","), strings.Join(ports, ","); o != n {
+			out = append(out, Change{Key: "ports", Old: strconv.Quote(o), New: strconv.Quote(n)})
+		}
+	}
+	return out
+}
+
+func statusText(s model.Status) string {
+	if s.State == "" {
+		return "(unset)"
+	}
+	if s.Message == "" {
+		return strconv.Quote(s.State)
+	}
+	return strconv.Quote(s.State + ": " + s.Message)
+}
+
+// ident is how the unit's hook names relation id: "<endpoint>:<id>".
+func ident(st *model.State, service string, id int) string {
+	if rel := st.Relations[id]; rel != nil {
+		for _, ep := range rel.Endpoints {
+			if ep.Service == service {
+				return fmt.Sprintf("%s:%d", ep.Name, id)
+			}
+		}
+	}
+	return fmt.Sprintf("relation:%d", id)
+}
+
+func sortedInts[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}
+
+// tail keeps the last n bytes of s, cut at a line start when it can be.
+func tail(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+		s = s[i+1:]
+	}
+	return "…\n" + s
+}
