@@ -20,7 +20,7 @@ import (
 // testLogger logs through t, at the level in RAFTSTORE_TEST_LOG (default
 // warn), and goes quiet once the test is over: raft's goroutines may still
 // log while they wind down.
-func testLogger(t *testing.T) hclog.Logger {
+func testLogger(t testing.TB) hclog.Logger {
 	w := &testWriter{t: t}
 	t.Cleanup(func() {
 		w.mu.Lock()
@@ -36,7 +36,7 @@ func testLogger(t *testing.T) hclog.Logger {
 
 type testWriter struct {
 	mu   sync.Mutex
-	t    *testing.T
+	t    testing.TB
 	done bool
 }
 
@@ -51,7 +51,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 
 // node is one Store served over a real HTTP listener.
 type node struct {
-	t        *testing.T
+	t        testing.TB
 	log      hclog.Logger
 	id       string
 	dir      string
@@ -110,14 +110,14 @@ func (n *node) stop() {
 }
 
 // newNode makes a node in a fresh temp dir; it is stopped at cleanup.
-func newNode(t *testing.T, log hclog.Logger, id string) *node {
+func newNode(t testing.TB, log hclog.Logger, id string) *node {
 	n := &node{t: t, log: log, id: id, dir: t.TempDir(), raftAddr: "127.0.0.1:0"}
 	t.Cleanup(n.stop)
 	return n
 }
 
 // eventually polls cond until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -133,7 +133,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() er
 }
 
 // stateBytes is the JSON of a store's state.
-func stateBytes(t *testing.T, s *Store) string {
+func stateBytes(t testing.TB, s *Store) string {
 	t.Helper()
 	var b []byte
 	err := s.View(func(st *model.State) (err error) {
@@ -175,7 +175,7 @@ func deployCmd() *model.Command {
 	}}
 }
 
-func ctxT(t *testing.T, d time.Duration) context.Context {
+func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
@@ -198,7 +198,7 @@ func leaderOf(nodes ...*node) (*node, error) {
 
 // converged reports an error unless all running nodes hold the same state
 // at the same index.
-func converged(t *testing.T, nodes ...*node) error {
+func converged(t testing.TB, nodes ...*node) error {
 	var first *node
 	for _, n := range nodes {
 		if n.s == nil {

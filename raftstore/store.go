@@ -157,10 +157,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	ok := false
 	defer func() {
 		if !ok {
-			s.cancel()
 			if s.raft != nil {
 				_ = s.raft.Shutdown().Error()
 			}
+			s.cancel()
+			s.wg.Wait()
 			_ = bolt.Close()
 		}
 	}()
