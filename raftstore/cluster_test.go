@@ -2,11 +2,13 @@ package raftstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -373,4 +375,53 @@ func TestNewAddresses(t *testing.T) {
 		}
 		return voters([]*node{solo}, 1)
 	})
+}
+
+// TestNoLeader: a node that can not reach a leader says so, names the
+// nodes it knows of, and answers 503 over HTTP.
+func TestNoLeader(t *testing.T) {
+	log := testLogger(t)
+	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
+	n1.start(true, nil)
+	n2.start(false, []string{n1.httpAddr})
+	eventually(t, 20*time.Second, "two voters", func() error { return voters([]*node{n1, n2}, 2) })
+	n1.stop() // n2 alone is no quorum
+
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	_, err := n2.s.Apply(ctx, machineCmd("m1", "10.0.0.1"))
+	if !errors.Is(err, ErrNoLeader) || !strings.Contains(err.Error(), "n1") {
+		t.Fatalf("apply without quorum: got %v, want ErrNoLeader naming n1", err)
+	}
+	t.Logf("apply without quorum: %v", err)
+
+	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := n2.s.Linearize(ctx); !errors.Is(err, ErrNoLeader) {
+		t.Fatalf("linearize without quorum: got %v, want ErrNoLeader", err)
+	}
+
+	resp, err := http.Get("http://" + n2.httpAddr + "/v1/raft/readindex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(fmt.Sprint(body["error"]), "not the leader") {
+		t.Fatalf("readindex on a lone follower: %d %v, want 503 saying it is not the leader", resp.StatusCode, body)
+	}
+
+	// Open refuses to start a node that neither bootstraps nor joins, and
+	// a join that finds nobody names where it looked.
+	if _, err := Open(context.Background(), Config{NodeID: "x", DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1"}); err == nil {
+		t.Fatal("Open without bootstrap, join or state succeeded")
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = Open(ctx, Config{NodeID: "x", DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{"127.0.0.1:1"}, Logger: log})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("join through nobody: got %v, want an error naming 127.0.0.1:1", err)
+	}
+	t.Logf("join through nobody: %v", err)
 }
