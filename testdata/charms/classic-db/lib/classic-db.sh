@@ -10,6 +10,15 @@
 # shellcheck disable=SC2086
 set -f
 
+# Every hook appends a line to hooks.log in the unit's directory when
+# fixpoint gives it one ($FIXPOINT_UNIT_DIR): the hook, its relation and
+# its remote unit, as `fixpoint debug events` prints events
+# ("db-relation-joined db:3 web/1"). Tests and bench/oldhooks read it to
+# see which hooks ran; Juju itself has no such directory.
+if [ -n "${FIXPOINT_UNIT_DIR:-}" ]; then
+	printf '%s\n' "$JUJU_HOOK_NAME${JUJU_RELATION_ID:+ $JUJU_RELATION_ID}${JUJU_REMOTE_UNIT:+ $JUJU_REMOTE_UNIT}" >>"$FIXPOINT_UNIT_DIR/hooks.log"
+fi
+
 # address prints this unit's address as clients reach it.
 address() {
 	addr_v=$(unit-get private-address)
