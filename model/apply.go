@@ -60,6 +60,14 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 				m.Index = index
 			}
 		}
+	case OpAuth:
+		if c.Auth == nil || c.Auth.Operator == "" || c.Auth.Join == "" {
+			return nil, fmt.Errorf("auth command needs operator and join credentials")
+		}
+		if s.Auth != nil && *s.Auth != *c.Auth {
+			return nil, fmt.Errorf("the control plane's credentials are already set")
+		}
+		s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}
 	default:
 		return nil, fmt.Errorf("unknown command %q", c.Op)
 	}
@@ -188,10 +196,14 @@ func (s *State) registerMachine(index uint64, m *RegisterMachine) error {
 		return fmt.Errorf("machine %s: an address is required (it becomes its units' private-address)", m.Name)
 	}
 	cur, ok := s.Machines[m.Name]
-	if ok && cur.Address == m.Address && !cur.Lost {
+	if ok && cur.Address == m.Address && !cur.Lost && (m.Credential == "" || m.Credential == cur.Credential) {
 		return nil
 	}
-	s.Machines[m.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index}
+	cred := m.Credential
+	if cred == "" && ok {
+		cred = cur.Credential
+	}
+	s.Machines[m.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
 	return nil
 }
 

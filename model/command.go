@@ -15,6 +15,7 @@ type Command struct {
 	Results  []Result         `json:"results,omitempty"`
 	Resolve  *ResolveUnit     `json:"resolve,omitempty"`
 	Liveness *SetLiveness     `json:"liveness,omitempty"`
+	Auth     *Auth            `json:"auth,omitempty"`
 }
 
 // Op names a command.
@@ -27,6 +28,7 @@ const (
 	OpResults  Op = "results"
 	OpResolve  Op = "resolved"
 	OpLiveness Op = "liveness"
+	OpAuth     Op = "auth"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -42,6 +44,8 @@ type Deploy struct {
 type RegisterMachine struct {
 	Name    string `json:"name"`
 	Address string `json:"address"`
+	// Credential is the hash of the agent's new token.
+	Credential string `json:"credential,omitempty"`
 }
 
 // Result is what one reconcile of one unit produced, already checked and

@@ -48,8 +48,11 @@ type State struct {
 	Relations    map[int]*Relation   `json:"relations"`
 	Machines     map[string]*Machine `json:"machines"`
 	NextRelation int                 `json:"next_relation"`
-	Requests     map[string]uint64   `json:"requests"`
-	RequestLog   []string            `json:"request_log"`
+	// Auth holds hashes of the credentials the control plane accepts;
+	// nil until the bootstrap node records them.
+	Auth       *Auth             `json:"auth,omitempty"`
+	Requests   map[string]uint64 `json:"requests"`
+	RequestLog []string          `json:"request_log"`
 }
 
 // RelationKey names a declared relation's endpoints, "svc:ep svc:ep".
@@ -73,6 +76,15 @@ type Service struct {
 	Subordinate bool           `json:"subordinate,omitempty"`
 }
 
+// Auth is the control plane's credentials, as sha256 hex of the tokens:
+// the state (and its backups) never holds a usable secret.
+type Auth struct {
+	// Operator may do everything; control-plane nodes use it too.
+	Operator string `json:"operator"`
+	// Join lets an agent register its machine, and nothing else.
+	Join string `json:"join"`
+}
+
 // Machine is a host whose agent has registered.
 type Machine struct {
 	Name    string `json:"name"`
@@ -81,6 +93,9 @@ type Machine struct {
 	// Lost is set by the control plane when the agent stops answering;
 	// its units stay members but lose leadership.
 	Lost bool `json:"lost,omitempty"`
+	// Credential is the hash of the token this machine's agent got when
+	// it registered; it covers only the units on this machine.
+	Credential string `json:"credential,omitempty"`
 }
 
 // Unit is one instance of a service.

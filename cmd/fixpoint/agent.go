@@ -27,6 +27,7 @@ func newAgentCmd() *cobra.Command {
 		hookTimeout time.Duration
 		logLevel    string
 		logJSON     bool
+		token       string
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --controller ADDR[,ADDR] --machine NAME --data-dir D",
@@ -59,7 +60,11 @@ charms again and carries on.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			client := api.NewClient(addrs, os.Getenv("FIXPOINT_TOKEN"), nil)
+			token = firstNonEmpty(token, os.Getenv("FIXPOINT_TOKEN"))
+			if token == "" {
+				return exitf(exitFailed, "agent needs the join token to register its machine: pass --token or set FIXPOINT_TOKEN")
+			}
+			client := api.NewClient(addrs, token, nil)
 			log.Info("agent starting", "machine", machine, "address", address, "controllers", addrs)
 			a := agent.New(client, agent.Config{Machine: machine, Address: address, DataDir: abs, Concurrency: concurrency, HookTimeout: hookTimeout, Log: log})
 			return a.Run(ctx)
@@ -74,6 +79,7 @@ charms again and carries on.`,
 	f.DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
+	f.StringVar(&token, "token", "", "join token, to register this machine (default $FIXPOINT_TOKEN)")
 	return cmd
 }
 

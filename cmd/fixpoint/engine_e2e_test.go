@@ -170,13 +170,14 @@ func TestLeadershipMovesWhenTheLeadersAgentDies(t *testing.T) {
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", data, "--agent-ttl", "2s")
 	eventually(t, "up serving", 2*time.Minute, func() (bool, string) { return statusOf(t, data) != nil, up.out.String() })
 	addr := readEndpoint(t, data)
+	join := readFile(t, filepath.Join(data, joinTokenFile))
 	// m1 first, so that db/0 on m1 is the first unit able to lead.
-	m1 := startProc(t, "agent", "--controller", addr, "--machine", "m1", "--data-dir", t.TempDir(), "--address", "127.0.0.1")
+	m1 := startProc(t, "agent", "--controller", addr, "--machine", "m1", "--data-dir", t.TempDir(), "--address", "127.0.0.1", "--token", join)
 	eventually(t, "m1 registered", time.Minute, func() (bool, string) {
 		st := statusOf(t, data)
 		return st != nil && st.Machines["m1"] != nil, m1.out.String()
 	})
-	startProc(t, "agent", "--controller", addr, "--machine", "m2", "--data-dir", t.TempDir(), "--address", "127.0.0.1")
+	startProc(t, "agent", "--controller", addr, "--machine", "m2", "--data-dir", t.TempDir(), "--address", "127.0.0.1", "--token", join)
 	eventually(t, "converged with db/0 leading", 2*time.Minute, func() (bool, string) {
 		st := statusOf(t, data)
 		return st != nil && st.Converged && st.Units["db/0"].Leader && st.Units["db/0"].Status.Message == "primary, 1 client", jsonString(st)
@@ -200,6 +201,15 @@ func TestLeadershipMovesWhenTheLeadersAgentDies(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `"primary": "db/1"`) {
 		t.Fatalf("db/0's universe does not carry the new leader's app data:\n%s\n%s", r.stdout, r.stderr)
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func readEndpoint(t *testing.T, data string) string {

@@ -28,6 +28,11 @@ type nodeConfig struct {
 	join      []string
 	log       hclog.Logger
 	tuning    tuning
+	// token is the operator token, which nodes present to each other.
+	token string
+	// creds, on the bootstrap node, become the control plane's
+	// credentials once it leads.
+	creds *credentials
 }
 
 // tuning holds the engine settings `up` and `server` share.
@@ -70,10 +75,21 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		Bootstrap: cfg.bootstrap,
 		Join:      cfg.join,
 		Logger:    cfg.log.Named("store"),
+		HTTPClient: &http.Client{
+			Transport: bearer{token: cfg.token, base: http.DefaultTransport},
+			Timeout:   time.Minute,
+		},
 	})
 	if err != nil {
 		ln.Close()
 		return nil, err
+	}
+	if cfg.creds != nil {
+		if err := recordCredentials(ctx, store, *cfg.creds); err != nil {
+			store.Close()
+			ln.Close()
+			return nil, fmt.Errorf("record credentials: %w", err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	ctl := engine.NewController(store, engine.Options{

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -16,6 +18,7 @@ func newServerCmd() *cobra.Command {
 		join     string
 		logLevel string
 		logJSON  bool
+		token    string
 	)
 	cmd := &cobra.Command{
 		Use:   "server --node-id ID --data-dir D --raft-addr HOST:PORT --http-addr HOST:PORT (--bootstrap | --join ADDR[,ADDR])",
@@ -40,6 +43,27 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 				}
 			}
 			cfg.log = hclog.New(&hclog.LoggerOptions{Name: "fixpoint", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+			if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+				return exitf(exitFailed, "data dir: %v", err)
+			}
+			if cfg.bootstrap {
+				creds, created, err := loadCredentials(cfg.dataDir, true)
+				if err != nil {
+					return exitf(exitFailed, "%v", err)
+				}
+				if created {
+					fmt.Printf("operator token: %s\njoin token:     %s\n(kept in %s; shown only this once)\n", creds.operator, creds.join, cfg.dataDir)
+				}
+				cfg.token, cfg.creds = creds.operator, &creds
+			} else {
+				cfg.token = firstNonEmpty(token, os.Getenv("FIXPOINT_TOKEN"), readToken(cfg.dataDir))
+				if cfg.token == "" {
+					return exitf(exitFailed, "joining needs the operator token: pass --token or set FIXPOINT_TOKEN (the bootstrap node printed it and keeps it in its data dir's %s)", operatorTokenFile)
+				}
+				if err := os.WriteFile(filepath.Join(cfg.dataDir, operatorTokenFile), []byte(cfg.token+"\n"), 0o600); err != nil {
+					return exitf(exitFailed, "keep the token: %v", err)
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			n, err := startNode(ctx, cfg)
@@ -47,7 +71,7 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 				return exitf(exitFailed, "start node %s: %v", cfg.id, err)
 			}
 			defer n.stop()
-			if err := writeEndpoint(cfg.dataDir, endpoint{Addr: n.addr}); err != nil {
+			if err := writeEndpoint(cfg.dataDir, endpoint{Addr: n.addr, Token: cfg.token}); err != nil {
 				return exitf(exitFailed, "write %s: %v", endpointFile, err)
 			}
 			cfg.log.Info("node serving", "id", cfg.id, "http", n.addr, "raft", n.store.RaftAddr())
@@ -62,8 +86,27 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 	f.StringVar(&cfg.httpAddr, "http-addr", "", "host:port for the HTTP API")
 	f.BoolVar(&cfg.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node (ignored when the data dir has state)")
 	f.StringVar(&join, "join", "", "HTTP address(es) of existing members to join through, comma-separated")
+	f.StringVar(&token, "token", "", "operator token, to join (default $FIXPOINT_TOKEN, then the data dir's)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	cfg.tuning.flags(f)
 	return cmd
+}
+
+func firstNonEmpty(xs ...string) string {
+	for _, x := range xs {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// readToken returns the operator token kept in a data dir, or "".
+func readToken(dataDir string) string {
+	b, err := os.ReadFile(filepath.Join(dataDir, operatorTokenFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

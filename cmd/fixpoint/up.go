@@ -103,7 +103,11 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if us.RaftAddr == "" {
 		us.RaftAddr = "127.0.0.1:0"
 	}
-	n, err := startNode(ctx, nodeConfig{id: "local", dataDir: dataDir, raftAddr: us.RaftAddr, httpAddr: cfg.httpAddr, bootstrap: true, log: log, tuning: cfg.tuning})
+	creds, _, err := loadCredentials(dataDir, true)
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
+	}
+	n, err := startNode(ctx, nodeConfig{id: "local", dataDir: dataDir, raftAddr: us.RaftAddr, httpAddr: cfg.httpAddr, bootstrap: true, log: log, tuning: cfg.tuning, token: creds.operator, creds: &creds})
 	if err != nil {
 		return exitf(exitFailed, "start control plane: %v", err)
 	}
@@ -113,18 +117,19 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		_ = os.WriteFile(statePath, data, 0o600)
 	}
 	fmt.Printf("control plane at http://%s (data in %s)\n", n.addr, dataDir)
-	client := api.NewClient([]string{n.addr}, "", nil)
+	client := api.NewClient([]string{n.addr}, creds.operator, nil)
 	if err := deploy(ctx, client, prep, false); err != nil {
 		return err
 	}
 	// Published once the environment is applied, so that whoever finds
 	// the address sees this run's environment, not the previous one.
-	if err := writeEndpoint(dataDir, endpoint{Addr: n.addr}); err != nil {
+	if err := writeEndpoint(dataDir, endpoint{Addr: n.addr, Token: creds.operator}); err != nil {
 		return exitf(exitFailed, "write %s: %v", endpointFile, err)
 	}
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	agentDone := make(chan struct{})
-	a := agent.New(client, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: filepath.Join(dataDir, "agent"), HookTimeout: cfg.hookTimeout, Log: log.Named("agent")})
+	agentClient := api.NewClient([]string{n.addr}, creds.join, nil)
+	a := agent.New(agentClient, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: filepath.Join(dataDir, "agent"), HookTimeout: cfg.hookTimeout, Log: log.Named("agent")})
 	go func() {
 		defer close(agentDone)
 		_ = a.Run(agentCtx)

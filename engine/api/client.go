@@ -86,8 +86,11 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		if err != nil {
 			return nil, err
 		}
-		if c.token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.token)
+		c.mu.Lock()
+		token := c.token
+		c.mu.Unlock()
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
@@ -209,6 +212,26 @@ func (c *Client) Universe(ctx context.Context, unit string) (json.RawMessage, er
 	return raw, err
 }
 
+// Logs returns the leader's recent hook runs of unit (a unit, a service, or
+// "" for all) after run number after, the last limit of them (0: all kept).
+// With wait > 0 it blocks until there is one or wait passes.
+func (c *Client) Logs(ctx context.Context, unit string, after uint64, limit int, wait time.Duration) (*Logs, error) {
+	v := url.Values{}
+	if unit != "" {
+		v.Set("unit", unit)
+	}
+	v.Set("after", strconv.FormatUint(after, 10))
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	if wait > 0 {
+		v.Set("wait", wait.String())
+	}
+	var out Logs
+	_, err := c.do(ctx, http.MethodGet, "/v1/logs?"+v.Encode(), nil, &out)
+	return &out, err
+}
+
 // UploadCharm sends a packed charm archive, unless the node has it.
 func (c *Client) UploadCharm(ctx context.Context, hash, path string) error {
 	data, err := os.ReadFile(path)
@@ -219,9 +242,17 @@ func (c *Client) UploadCharm(ctx context.Context, hash, path string) error {
 	return err
 }
 
-// Register records machine with its address (agent).
+// Register records machine with its address and switches the client to
+// the machine's new credential (agent).
 func (c *Client) Register(ctx context.Context, machine, address string) error {
-	return c.postJSON(ctx, "/v1/agent/register", Register{Machine: machine, Address: address}, nil)
+	var reg Registered
+	if err := c.postJSON(ctx, "/v1/agent/register", Register{Machine: machine, Address: address}, &reg); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.token = reg.Token
+	c.mu.Unlock()
+	return nil
 }
 
 // Claim long-polls for machine's stale units (agent).

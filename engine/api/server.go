@@ -60,6 +60,7 @@ type Server struct {
 	log     hclog.Logger
 	mux     *http.ServeMux
 	proxy   http.RoundTripper
+	metrics *metrics
 }
 
 // NewServer returns the API of one node.
@@ -88,11 +89,18 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/agent/work", s.leaderOnly(s.work))
 	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
 	s.mux.HandleFunc("POST /v1/agent/results", s.leaderOnly(s.results))
+	s.operatorRoutes()
 	return s
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, ok := s.authorize(w, r)
+	if !ok {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // leaderOnly proxies a request to the leader unless this node leads:
 // claims and phases are the leader controller's soft state. ?stale lets a
@@ -261,19 +269,34 @@ type Register struct {
 	Address string `json:"address"`
 }
 
+// Registered is the answer to a registration: the agent's credential.
+type Registered struct {
+	Machine string `json:"machine"`
+	Token   string `json:"token"`
+}
+
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req Register
 	if !decode(w, r, &req) {
 		return
 	}
-	resp, err := s.node.Apply(r.Context(), &model.Command{Op: model.OpMachine, Time: time.Now().UnixNano(), Machine: &model.RegisterMachine{Name: req.Machine, Address: req.Address}})
+	if p := principalOf(r); p.role == roleAgent && p.machine != req.Machine {
+		s.log.Warn("refused request", "path", r.URL.Path, "principal", p.String(), "why", "registering another machine", "machine", req.Machine)
+		writeError(w, http.StatusForbidden, "%s may not register machine %s: its credential covers only its own machine", p, req.Machine)
+		return
+	}
+	// Every registration gets a fresh credential: an agent keeps no state,
+	// and a restarted one must not depend on the old token.
+	token := NewToken()
+	_, err := s.node.Apply(r.Context(), &model.Command{Op: model.OpMachine, Time: time.Now().UnixNano(),
+		Machine: &model.RegisterMachine{Name: req.Machine, Address: req.Address, Credential: HashToken(token)}})
 	if err != nil {
 		writeError(w, s.statusOf(err), "register machine %s: %v", req.Machine, err)
 		return
 	}
 	// A registering agent has just started: whatever it held is gone.
 	s.ctl.Release(req.Machine)
-	writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, Registered{Machine: req.Machine, Token: token})
 }
 
 func (s *Server) work(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,142 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"strings"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Roles a token can carry.
+const (
+	roleOperator = "operator"
+	roleJoin     = "join"
+	roleAgent    = "agent"
+)
+
+// principal is who a request comes from.
+type principal struct {
+	role    string
+	machine string // for agents
+}
+
+func (p principal) String() string {
+	if p.role == roleAgent {
+		return "agent of machine " + p.machine
+	}
+	return p.role
+}
+
+type principalKey struct{}
+
+// HashToken is how tokens are kept in the replicated state.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// NewToken returns a fresh random token.
+func NewToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic("api: no randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+func equalHash(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// public paths need no token: probes, metrics and the dashboard's static
+// page (which asks for a token before it reads anything).
+func public(path string) bool {
+	return path == "/healthz" || path == "/readyz" || path == "/metrics" || path == "/ui" || strings.HasPrefix(path, "/ui/")
+}
+
+// authorize finds who sends r and whether they may; it answers the
+// request itself when not. Refusals are logged without the token.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if public(r.URL.Path) {
+		return r, true
+	}
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	var auth *model.Auth
+	p := principal{}
+	if token != "" {
+		h := HashToken(token)
+		_ = s.node.View(func(st *model.State) error {
+			auth = st.Auth
+			switch {
+			case auth == nil:
+			case equalHash(h, auth.Operator):
+				p.role = roleOperator
+			case equalHash(h, auth.Join):
+				p.role = roleJoin
+			default:
+				for name, m := range st.Machines {
+					if equalHash(h, m.Credential) {
+						p = principal{role: roleAgent, machine: name}
+						break
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if auth == nil && token != "" {
+		writeError(w, http.StatusServiceUnavailable, "the control plane has no credentials yet: it is still bootstrapping; try again")
+		return r, false
+	}
+	if p.role == "" {
+		s.log.Warn("refused request without a valid token", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+		writeError(w, http.StatusUnauthorized, "missing or unknown token: pass the operator token (in $FIXPOINT_TOKEN or the data dir's %s) as `Authorization: Bearer TOKEN`", "operator.token")
+		return r, false
+	}
+	if why := allowed(p, r); why != "" {
+		s.log.Warn("refused request", "method", r.Method, "path", r.URL.Path, "principal", p.String(), "why", why, "remote", r.RemoteAddr)
+		writeError(w, http.StatusForbidden, "%s may not %s: %s", p, describe(r), why)
+		return r, false
+	}
+	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), true
+}
+
+// allowed returns why p may not make request r, or "".
+func allowed(p principal, r *http.Request) string {
+	if p.role == roleOperator {
+		return ""
+	}
+	path := r.URL.Path
+	machine := r.URL.Query().Get("machine")
+	switch {
+	case path == "/v1/agent/register":
+		return "" // the handler checks which machine
+	case p.role == roleJoin:
+		return "a join token only registers machines"
+	case path == "/v1/agent/work" || path == "/v1/agent/results" || path == "/v1/agent/heartbeat":
+		if machine != p.machine {
+			return "its credential covers only the units on machine " + p.machine
+		}
+		return ""
+	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/charms/"):
+		return ""
+	}
+	return "agents only claim work, post results and fetch charms for their own machine"
+}
+
+func describe(r *http.Request) string {
+	if m := r.URL.Query().Get("machine"); m != "" {
+		return r.Method + " " + r.URL.Path + " for machine " + m
+	}
+	return r.Method + " " + r.URL.Path
+}
+
+func principalOf(r *http.Request) principal {
+	p, _ := r.Context().Value(principalKey{}).(principal)
+	return p
+}
