@@ -204,8 +204,8 @@ func (a *Agent) heartbeat(ctx context.Context) {
 }
 
 // runOne runs a unit's hook (or the old-hook adapter) on its universe.
-func (a *Agent) runOne(ctx context.Context, w engine.Work) engine.Report {
-	rep := engine.Report{Unit: w.Unit, Hash: w.Hash}
+func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
+	rep = engine.Report{Unit: w.Unit, Hash: w.Hash}
 	start := time.Now()
 	defer func() {
 		rep.Duration = time.Since(start)
