@@ -189,8 +189,8 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		}
 		d.Relations[rel.Key] = rel
 	}
-	checkLimits(d, &ps)
-	checkSubordinates(d, &ps)
+	checkLimits(d, metas, &ps)
+	checkSubordinates(d, metas, &ps)
 	if len(ps) > 0 {
 		return nil, ps
 	}
@@ -246,7 +246,8 @@ func bindRelation(a, b string, metas map[string]*CharmMeta, specs map[string]Ser
 	case len(fits) == 0 && len(why) == 1:
 		return nil, fmt.Errorf("%s", why[0])
 	case len(fits) == 0:
-		return nil, fmt.Errorf("no endpoint of %s fits one of %s: no matching interface with one side providing and the other requiring", sa, sb)
+		return nil, fmt.Errorf("no endpoint of %s fits one of %s: a relation joins an endpoint that provides an interface with one that requires the same interface; %s has %s, and %s has %s",
+			sa, sb, sa, describeEndpoints(candA), sb, describeEndpoints(candB))
 	case len(fits) > 1:
 		var opts []string
 		for _, f := range fits {
@@ -292,6 +293,19 @@ func candidates(svc, ep string, meta *CharmMeta) ([]EndpointSpec, error) {
 	return out, nil
 }
 
+// describeEndpoints lists endpoints with their role and interface, e.g.
+// `db (requires "sql"), juju-info (provides "juju-info")`.
+func describeEndpoints(eps []EndpointSpec) string {
+	if len(eps) == 0 {
+		return "no endpoint that can be related"
+	}
+	parts := make([]string, len(eps))
+	for i, e := range eps {
+		parts[i] = fmt.Sprintf("%s (%s %q)", e.Name, e.Role, e.Interface)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func compatible(sa string, x EndpointSpec, sb string, y EndpointSpec) error {
 	if x.Interface != y.Interface {
 		return fmt.Errorf("interfaces differ: %s:%s speaks %q, %s:%s speaks %q", sa, x.Name, x.Interface, sb, y.Name, y.Interface)
@@ -309,27 +323,48 @@ func splitEndpoint(s string) (string, string) {
 	return s, ""
 }
 
-func checkLimits(d *Desired, ps *Problems) {
-	count := map[string][]string{}
-	limit := map[string]int{}
-	for _, key := range sortedKeys(d.Relations) {
-		r := d.Relations[key]
+func checkLimits(d *Desired, metas map[string]*CharmMeta, ps *Problems) {
+	type use struct {
+		ep    RelEndpoint
+		names []string
+	}
+	uses := map[string]*use{}
+	for _, r := range d.Relations {
 		for _, e := range r.Endpoints {
-			if e.Limit > 0 {
-				count[e.String()] = append(count[e.String()], r.Name)
-				limit[e.String()] = e.Limit
+			if e.Limit <= 0 {
+				continue
 			}
+			u := uses[e.String()]
+			if u == nil {
+				u = &use{ep: e}
+				uses[e.String()] = u
+			}
+			u.names = append(u.names, relLabel(r.Name))
 		}
 	}
-	for _, ep := range sortedKeys(count) {
-		if len(count[ep]) > limit[ep] {
-			names := count[ep]
-			ps.add([]string{"relations", names[len(names)-1]}, "endpoint %s allows %d relation(s) but is in %d: %s", ep, limit[ep], len(names), strings.Join(names, ", "))
+	for _, key := range sortedKeys(uses) {
+		u := uses[key]
+		if len(u.names) <= u.ep.Limit {
+			continue
 		}
+		sort.Strings(u.names)
+		charm := u.ep.Service
+		if m := metas[u.ep.Service]; m != nil {
+			charm = m.Name
+		}
+		ps.add([]string{"relations", u.names[len(u.names)-1]}, "endpoint %s allows %d relation%s but is in %d: %s; remove one of them, or raise the limit of endpoint %q in charm %s",
+			key, u.ep.Limit, plural(u.ep.Limit), len(u.names), strings.Join(u.names, ", "), u.ep.Name, charm)
 	}
 }
 
-func checkSubordinates(d *Desired, ps *Problems) {
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func checkSubordinates(d *Desired, metas map[string]*CharmMeta, ps *Problems) {
 	for _, name := range sortedKeys(d.Services) {
 		s := d.Services[name]
 		if !s.Subordinate {
@@ -348,9 +383,54 @@ func checkSubordinates(d *Desired, ps *Problems) {
 			}
 		}
 		if !ok {
-			ps.add([]string{"services", name}, "service %s is subordinate and needs a container-scoped relation to a principal service (e.g. relations: %q: [\"%s:juju-info\", \"<principal>\"] with a container-scoped endpoint)", name, name+"-host", name)
+			ps.add([]string{"services", name}, "%s", subordinateHint(d, metas, name))
 		}
 	}
+}
+
+// subordinateHint explains how to attach subordinate service sub to a
+// principal, naming real endpoints: its own container-scoped ones, and
+// for each, a principal service with an endpoint that fits it.
+func subordinateHint(d *Desired, metas map[string]*CharmMeta, sub string) string {
+	msg := fmt.Sprintf("service %s is subordinate: its units run beside principal units, one each, over a container-scoped relation, and it has none", sub)
+	meta := metas[sub]
+	if meta == nil {
+		return msg
+	}
+	var own []EndpointSpec
+	for _, e := range meta.Endpoints() {
+		if e.Role != Peer && e.Scope == Container {
+			own = append(own, e)
+		}
+	}
+	if len(own) == 0 {
+		return msg + fmt.Sprintf("; charm %s declares no container-scoped endpoint: add one, e.g. requires: host: {interface: \"juju-info\", scope: \"container\"}", meta.Name)
+	}
+	var examples []string
+	for _, e := range own {
+		for _, p := range sortedKeys(d.Services) {
+			if d.Services[p].Subordinate || metas[p] == nil {
+				continue
+			}
+			for _, pe := range metas[p].Endpoints() {
+				if compatible(p, pe, sub, e) == nil {
+					examples = append(examples, fmt.Sprintf("%q: [\"%s:%s\", \"%s:%s\"]", p+"-"+sub, p, pe.Name, sub, e.Name))
+					break
+				}
+			}
+			if len(examples) >= 3 {
+				break
+			}
+		}
+	}
+	if len(examples) == 0 {
+		var ends []string
+		for _, e := range own {
+			ends = append(ends, fmt.Sprintf("%s:%s (%s %q)", sub, e.Name, e.Role, e.Interface))
+		}
+		return msg + fmt.Sprintf("; relate %s to a principal service with an endpoint that fits it", strings.Join(ends, " or "))
+	}
+	return msg + "; relate it to a principal, e.g. relations: " + strings.Join(examples, " or ")
 }
 
 func listOr(xs []string) string {
