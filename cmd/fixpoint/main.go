@@ -68,14 +68,16 @@ wakes the units that see it, until nothing changes: the fixed point.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newResolvedCmd(), newClusterCmd(), newDebugCmd())
+	root.AddCommand(newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newResolvedCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newCompletionCmd())
+	wireCompletions(root)
 	return root
 }
 
 func newDebugCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "debug",
-		Short: "Look inside: universes and legacy events",
+		Use:     "debug",
+		Short:   "Look inside: universes and legacy events",
+		Example: "  fixpoint debug universe web/0\n  fixpoint debug explain web/0",
 	}
 	cmd.AddCommand(newDebugUniverseCmd(), newDebugExplainCmd(), newDebugEventsCmd())
 	return cmd

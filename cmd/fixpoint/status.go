@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,43 +13,96 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
 )
 
+// phases, in the order operators care about them.
+var phases = []string{engine.Error, engine.Pending, engine.Reconciling, engine.Settled}
+
 func newStatusCmd() *cobra.Command {
 	var r remote
+	var f statusFilter
 	var format string
 	var watch, stale bool
 	cmd := &cobra.Command{
-		Use:   "status",
+		Use:   "status [SERVICE|UNIT...]",
 		Short: "Show every unit's phase, workload status and leader",
+		Long: `status shows the environment grouped by service: each unit's machine, phase
+(pending, reconciling, settled, error), workload status and message, and how
+many times its hook ran; the leader of each service is marked with *. The
+first line sums it up: "converged at index N" or "K of U units pending, 1 error".
+
+Name services or units to show only those, and --phase to show only units in
+some phases. --format json and yaml print the same data for scripts (fields:
+index, converged, summary, services, and per unit phase, status {state,
+message}, leader, machine, reconciles, error). --watch follows changes: on a
+terminal it redraws in place, otherwise it prints the table once and then one
+line per change (with --format json, one JSON document per line).`,
 		Example: `  fixpoint status
-  fixpoint status --format json | jq .converged
+  fixpoint status web --phase error,pending
+  fixpoint status --format json | jq -r '.units | to_entries[] | select(.value.phase=="error") | .key'
+  fixpoint status --format yaml db/0
   fixpoint status --watch --controller 10.0.0.1:7070`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "table" && format != "json" {
-				return exitf(exitFailed, "--format %q: use table or json", format)
+		ValidArgsFunction: completeUnitsAndServices,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "table" && format != "json" && format != "yaml" {
+				return exitf(exitFailed, "--format %q: use table, json or yaml", format)
+			}
+			f.names = args
+			for _, p := range f.phases {
+				if !isPhase(p) {
+					return exitf(exitFailed, "--phase %q: phases are %s", p, strings.Join(phases, ", "))
+				}
 			}
 			c, err := r.client()
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
+			out := cmd.OutOrStdout()
+			tty := isTerminal(out)
+			p := &progress{w: out}
 			var index uint64
-			for {
+			for n := 0; ; n++ {
 				st, err := c.Status(ctx, stale, index, 30*time.Second)
 				if err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
 					return exitf(exitFailed, "status: %v", err)
 				}
-				if format == "json" {
-					enc := json.NewEncoder(os.Stdout)
-					enc.SetIndent("", "  ")
-					_ = enc.Encode(st)
-				} else {
-					printStatus(os.Stdout, st)
+				if n == 0 {
+					if err := f.check(st); err != nil {
+						return err
+					}
+				}
+				shown := f.apply(st)
+				switch {
+				case format == "json":
+					if err := writeJSONStatus(out, shown, watch); err != nil {
+						return err
+					}
+				case format == "yaml":
+					if watch && n > 0 {
+						fmt.Fprintln(out, "---")
+					}
+					if err := writeYAML(out, shown); err != nil {
+						return err
+					}
+				case watch && tty:
+					var b bytes.Buffer
+					fmt.Fprintf(&b, "fixpoint status --watch · %s · Ctrl-C to quit\n\n", time.Now().Format("15:04:05"))
+					printStatusTo(&b, shown, st, true)
+					// Home, draw, clear what is left of the previous frame.
+					fmt.Fprint(out, "\x1b[H"+strings.ReplaceAll(b.String(), "\n", "\x1b[K\n")+"\x1b[J")
+				case watch && n > 0:
+					p.update(shown)
+				default:
+					printStatusTo(out, shown, st, tty)
+					p.seed(shown)
 				}
 				if !watch {
 					return nil
@@ -58,26 +112,180 @@ func newStatusCmd() *cobra.Command {
 		},
 	}
 	r.flags(cmd)
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
-	cmd.Flags().BoolVar(&watch, "watch", false, "print again whenever the state changes")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or yaml")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow changes: redraw on a terminal, one line per change otherwise")
 	cmd.Flags().BoolVar(&stale, "stale", false, "read the contacted node's copy instead of a linearizable read")
+	cmd.Flags().StringSliceVar(&f.phases, "phase", nil, "show only units in these phases (pending, reconciling, settled, error; comma-separated)")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions(phases, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func isPhase(p string) bool {
+	for _, q := range phases {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// statusFilter selects services, units and phases.
+type statusFilter struct {
+	names  []string
+	phases []string
+}
+
+// check says which names are neither services nor units.
+func (f *statusFilter) check(st *engine.Status) error {
+	for _, n := range f.names {
+		if _, ok := st.Services[n]; ok {
+			continue
+		}
+		if _, ok := st.Units[n]; ok {
+			continue
+		}
+		return exitf(exitFailed, "%s is neither a service nor a unit of the environment (services: %s)", n, strings.Join(sortedKeys(st.Services), ", "))
+	}
+	return nil
+}
+
+func (f *statusFilter) empty() bool { return len(f.names) == 0 && len(f.phases) == 0 }
+
+// apply returns st restricted to the selected units and their services;
+// index, converged and summary stay those of the whole environment.
+func (f *statusFilter) apply(st *engine.Status) *engine.Status {
+	if f.empty() {
+		return st
+	}
+	out := *st
+	out.Units = map[string]*engine.UnitStatus{}
+	out.Services = map[string]*engine.ServiceStatus{}
+	for name, u := range st.Units {
+		if f.wantUnit(name, u) {
+			out.Units[name] = u
+			if s := st.Services[u.Service]; s != nil {
+				out.Services[u.Service] = s
+			}
+		}
+	}
+	if len(f.phases) == 0 {
+		// A named service with no units yet is still shown.
+		for _, n := range f.names {
+			if s, ok := st.Services[n]; ok {
+				out.Services[n] = s
+			}
+		}
+	}
+	return &out
+}
+
+func (f *statusFilter) wantUnit(name string, u *engine.UnitStatus) bool {
+	if len(f.names) > 0 {
+		ok := false
+		for _, n := range f.names {
+			if n == name || n == u.Service {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if len(f.phases) > 0 {
+		for _, p := range f.phases {
+			if u.Phase == p {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func writeJSONStatus(w io.Writer, st *engine.Status, compact bool) error {
+	enc := json.NewEncoder(w)
+	if !compact {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(st)
+}
+
+// writeYAML prints v as YAML with the field names of its JSON encoding.
+func writeYAML(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return err
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(numbers(tree)); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// numbers turns JSON numbers into integers where they are, so YAML prints
+// indexes as 1234567 rather than 1.234567e+06.
+func numbers(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = numbers(e)
+		}
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		f, _ := v.Float64()
+		return f
+	}
+	return v
 }
 
 // printStatus prints the status table, grouped by service.
 func printStatus(w io.Writer, st *engine.Status) {
-	name := st.Environment
+	printStatusTo(w, st, st, isTerminal(w))
+}
+
+// printStatusTo prints the table of shown, with the summary line of the
+// whole environment all; color marks phases on a terminal.
+func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
+	name := all.Environment
 	if name == "" {
 		name = "(unnamed)"
 	}
-	fmt.Fprintf(w, "Environment %s: %s\n\n", name, st.Summary)
+	summary := all.Summary
+	if summary == "" && len(all.Units) == 0 {
+		summary = fmt.Sprintf("no units at index %d", all.Index)
+	}
+	fmt.Fprintf(w, "Environment %s: %s\n", name, summary)
+	if len(shown.Units) != len(all.Units) {
+		fmt.Fprintf(w, "(showing %d of %d units)\n", len(shown.Units), len(all.Units))
+	}
+	fmt.Fprintln(w)
+	if len(shown.Services) == 0 {
+		fmt.Fprintln(w, "no services match")
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "UNIT\tMACHINE\tPHASE\tWORKLOAD\tMESSAGE\tRECONCILES")
-	for _, svc := range sortedServices(st) {
-		ss := st.Services[svc]
-		fmt.Fprintf(tw, "%s\t\t\t\t(charm %s, %s)\t\n", svc, short(ss.Charm), ss.Life)
-		for _, name := range unitsOf(st, svc) {
-			u := st.Units[name]
+	for _, svc := range sortedServices(shown) {
+		ss := shown.Services[svc]
+		units := unitsOf(shown, svc)
+		fmt.Fprintf(tw, "%s\t\t%s\t\t(charm %s, %s)\t\n", svc, serviceSummary(shown, units, ss), short(ss.Charm), ss.Life)
+		for _, name := range units {
+			u := shown.Units[name]
 			label := "  " + name
 			if u.Leader {
 				label += "*"
@@ -89,10 +297,76 @@ func printStatus(w io.Writer, st *engine.Status) {
 			case u.Reason != "":
 				msg = strings.TrimSpace(msg + " (" + u.Reason + ")")
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", label, orDash(u.Machine), u.Phase, orDash(u.Status.State), oneLine(msg), u.Reconciles)
+			machine := orDash(u.Machine)
+			if u.Agent != "" {
+				machine += " (" + u.Agent + ")"
+			}
+			phase := u.Phase
+			if color {
+				// Pad before painting, with escapes of one length, so
+				// that tabwriter still lines the columns up.
+				phase = colorPhase(fmt.Sprintf("%-11s", u.Phase))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", label, machine, phase, orDash(u.Status.State), oneLine(msg), u.Reconciles)
 		}
 	}
 	tw.Flush()
+}
+
+// serviceSummary is a service's row in the PHASE column: its units' phases
+// counted, "2/2 settled" when all agree.
+func serviceSummary(st *engine.Status, units []string, ss *engine.ServiceStatus) string {
+	if len(units) == 0 {
+		return fmt.Sprintf("0/%d units", ss.Units)
+	}
+	counts := map[string]int{}
+	for _, n := range units {
+		counts[st.Units[n].Phase]++
+	}
+	if len(counts) == 1 {
+		for p, n := range counts {
+			return fmt.Sprintf("%d/%d %s", n, len(units), p)
+		}
+	}
+	var parts []string
+	for _, p := range phases {
+		if n := counts[p]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, p))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// colorPhase paints a (padded) phase for a terminal, unless NO_COLOR is set.
+// Every escape sequence has the same length.
+func colorPhase(s string) string {
+	if os.Getenv("NO_COLOR") != "" {
+		return s
+	}
+	code := ""
+	switch strings.TrimSpace(s) {
+	case engine.Settled:
+		code = "0;32"
+	case engine.Pending:
+		code = "0;33"
+	case engine.Reconciling:
+		code = "0;36"
+	case engine.Error:
+		code = "1;31"
+	default:
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }
 
 func sortedServices(st *engine.Status) []string {
@@ -130,21 +404,61 @@ func orDash(s string) string {
 }
 
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 100 {
-		s = s[:97] + "..."
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:97]) + "..."
 	}
 	return s
 }
 
-// progress prints a line for every unit whose phase or workload status
-// changed since the previous status.
+// progress shows convergence as it happens, the same way for up, apply
+// --wait, wait and status --watch off a terminal: a line for every unit
+// whose phase or workload status changed, and a line whenever the
+// environment's summary changes. On a terminal the summary line at the
+// bottom is rewritten in place until it settles.
 type progress struct {
-	w    io.Writer
-	prev map[string]string
+	w       io.Writer
+	prev    map[string]string
+	summary string
+	// live is set while an in-place summary line is on screen.
+	live   bool
+	tty    bool
+	probed bool
+}
+
+// seed records st as already shown, so that only later changes print.
+func (p *progress) seed(st *engine.Status) {
+	p.prev = map[string]string{}
+	for n, u := range st.Units {
+		p.prev[n] = unitLine(u)
+	}
+	p.summary = st.Summary
+}
+
+func unitLine(u *engine.UnitStatus) string {
+	line := u.Phase
+	detail := ""
+	switch {
+	case u.Phase == engine.Error:
+		detail = u.Error
+	case u.Phase == engine.Pending && u.Reason != "":
+		detail = u.Reason
+	case u.Status.State != "":
+		detail = u.Status.State
+		if u.Status.Message != "" {
+			detail += ": " + u.Status.Message
+		}
+	}
+	if detail != "" {
+		line += "  " + oneLine(detail)
+	}
+	return line
 }
 
 func (p *progress) update(st *engine.Status) {
+	if !p.probed {
+		p.tty, p.probed = isTerminal(p.w), true
+	}
 	if p.prev == nil {
 		p.prev = map[string]string{}
 	}
@@ -154,36 +468,60 @@ func (p *progress) update(st *engine.Status) {
 	}
 	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
 	now := time.Now().Format("15:04:05")
+	var lines []string
 	seen := map[string]bool{}
 	for _, n := range names {
 		u := st.Units[n]
 		seen[n] = true
-		line := u.Phase
-		detail := ""
-		switch {
-		case u.Phase == engine.Error:
-			detail = u.Error
-		case u.Phase == engine.Pending && u.Reason != "":
-			detail = u.Reason
-		case u.Status.State != "":
-			detail = u.Status.State
-			if u.Status.Message != "" {
-				detail += ": " + u.Status.Message
-			}
-		}
-		if detail != "" {
-			line += "  " + oneLine(detail)
-		}
+		line := unitLine(u)
 		if p.prev[n] != line {
-			fmt.Fprintf(p.w, "%s  %-12s %s\n", now, n, line)
-			p.prev[n] = line
+			if p.tty {
+				phase, rest, _ := strings.Cut(line, "  ")
+				line = strings.TrimRight(colorPhase(fmt.Sprintf("%-11s", phase))+"  "+rest, " ")
+			}
+			lines = append(lines, fmt.Sprintf("%s  %-12s %s", now, n, line))
+			p.prev[n] = unitLine(u)
 		}
 	}
-	for n := range p.prev {
+	for _, n := range sortedKeys(p.prev) {
 		if !seen[n] {
-			fmt.Fprintf(p.w, "%s  %-12s removed\n", now, n)
+			lines = append(lines, fmt.Sprintf("%s  %-12s removed", now, n))
 			delete(p.prev, n)
 		}
+	}
+	changed := st.Summary != p.summary
+	p.summary = st.Summary
+	if p.tty {
+		if p.live {
+			fmt.Fprint(p.w, "\r\x1b[K")
+			p.live = false
+		}
+		for _, l := range lines {
+			fmt.Fprintln(p.w, l)
+		}
+		if st.Converged || st.Summary == "" {
+			if changed {
+				fmt.Fprintf(p.w, "%s  %s\n", now, st.Summary)
+			}
+			return
+		}
+		fmt.Fprintf(p.w, "%s  … %s", now, st.Summary)
+		p.live = true
+		return
+	}
+	for _, l := range lines {
+		fmt.Fprintln(p.w, l)
+	}
+	if changed && st.Summary != "" {
+		fmt.Fprintf(p.w, "%s  == %s\n", now, st.Summary)
+	}
+}
+
+// done ends an in-place summary line, so that what follows starts clean.
+func (p *progress) done() {
+	if p.live {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.live = false
 	}
 }
 
@@ -199,6 +537,9 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	if p != nil {
+		defer p.done()
 	}
 	var index uint64
 	var last *engine.Status

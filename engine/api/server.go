@@ -99,7 +99,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.serve(w, r)
 }
 
 // leaderOnly proxies a request to the leader unless this node leads:

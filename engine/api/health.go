@@ -1,0 +1,45 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Health is the answer of /healthz and /readyz.
+type Health struct {
+	Status string `json:"status"`
+	Node   string `json:"node,omitempty"`
+	Leader bool   `json:"leader"`
+	// LeaderAddr is the leader's HTTP address, when known.
+	LeaderAddr string `json:"leader_addr,omitempty"`
+	Index      uint64 `json:"index"`
+	Error      string `json:"error,omitempty"`
+}
+
+// healthz says the process is alive and serving: nothing else is checked,
+// so that a node without quorum is not restarted for it.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index()})
+}
+
+// readyz says the node can serve consistent reads: there is a leader and
+// this node's state machine has applied everything committed before the
+// call (a linearizable read point), within a short deadline.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	h := Health{Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP()}
+	if !h.Leader && h.LeaderAddr == "" {
+		h.Status, h.Error, h.Index = "unavailable", "no leader known: the control plane has no quorum or is still electing", s.node.Index()
+		writeJSON(w, http.StatusServiceUnavailable, h)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.node.Linearize(ctx); err != nil {
+		h.Status, h.Error, h.Index = "unavailable", "not caught up with the leader: "+err.Error(), s.node.Index()
+		writeJSON(w, http.StatusServiceUnavailable, h)
+		return
+	}
+	h.Status, h.Index = "ok", s.node.Index()
+	writeJSON(w, http.StatusOK, h)
+}

@@ -1,0 +1,255 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gometrics "github.com/hashicorp/go-metrics/compat"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// hookBuckets spans hooks from a few milliseconds to the 5-minute timeout.
+var hookBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+// raftBuckets spans a local disk sync to a slow cross-zone round trip.
+var raftBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}
+
+// metrics is one server's Prometheus registry. Counters and histograms
+// are fed as things happen; gauges are read from the state at scrape time.
+type metrics struct {
+	reg          *prometheus.Registry
+	reconciles   *prometheus.CounterVec
+	hookDuration *prometheus.HistogramVec
+	requests     *prometheus.CounterVec
+}
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fixpoint_reconciles_total",
+			Help: "Hook runs reported to this node while it led, by service and outcome (ok, error, stale).",
+		}, []string{"service", "outcome"}),
+		hookDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "fixpoint_hook_duration_seconds",
+			Help:    "How long reconcile hooks ran, as their agents measured it, by service.",
+			Buckets: hookBuckets,
+		}, []string{"service"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "fixpoint_http_requests_total",
+			Help: "API requests served, by route and status code.",
+		}, []string{"route", "code"}),
+	}
+	m.reg.MustRegister(m.reconciles, m.hookDuration, m.requests,
+		&stateCollector{s: s}, raftSink(),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if s.ctl != nil {
+		s.ctl.History().Observe(m.observeRun)
+	}
+	return m
+}
+
+func (m *metrics) observeRun(r engine.Run) {
+	m.reconciles.WithLabelValues(r.Service, r.Outcome).Inc()
+	if r.Duration > 0 {
+		m.hookDuration.WithLabelValues(r.Service).Observe(r.Duration.Seconds())
+	}
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// serve routes one request, counting it by the pattern that matched.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.metrics == nil {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	cw := &codeWriter{ResponseWriter: w, code: http.StatusOK}
+	s.mux.ServeHTTP(cw, r)
+	route := r.Pattern
+	if route == "" {
+		route = "unmatched"
+	}
+	s.metrics.requests.WithLabelValues(route, strconv.Itoa(cw.code)).Inc()
+}
+
+// codeWriter remembers the status code written.
+type codeWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (c *codeWriter) WriteHeader(code int) {
+	c.code = code
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// Flush lets streamed responses through the wrapper.
+func (c *codeWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// stateCollector reads the gauges from the node and its controller at
+// scrape time, so they are never out of date.
+type stateCollector struct{ s *Server }
+
+var (
+	descIndex     = prometheus.NewDesc("fixpoint_index", "Raft index of the last entry this node applied.", nil, nil)
+	descLeader    = prometheus.NewDesc("fixpoint_is_leader", "1 if this node leads the control plane.", nil, nil)
+	descContact   = prometheus.NewDesc("fixpoint_raft_last_contact_seconds", "Time since this node last heard from the leader (0 on the leader).", nil, nil)
+	descUnits     = prometheus.NewDesc("fixpoint_units", "Units by phase (pending, reconciling, settled, error).", []string{"phase"}, nil)
+	descQueue     = prometheus.NewDesc("fixpoint_queue_depth", "Stale units not yet claimed by an agent.", nil, nil)
+	descStale     = prometheus.NewDesc("fixpoint_stale_units", "Units whose universe differs from the one they last reconciled: queued or running.", nil, nil)
+	descErrors    = prometheus.NewDesc("fixpoint_units_in_error", "Units in the error phase.", nil, nil)
+	descDiverged  = prometheus.NewDesc("fixpoint_diverged_units", "Units stopped because they diverged (reconciled too often, or their output oscillates).", nil, nil)
+	descConverged = prometheus.NewDesc("fixpoint_converged", "1 when the environment is at its fixed point.", nil, nil)
+	descMachines  = prometheus.NewDesc("fixpoint_machines", "Registered machines by agent state (started, lost).", []string{"state"}, nil)
+)
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descIndex, descLeader, descContact, descUnits, descQueue, descStale, descErrors, descDiverged, descConverged, descMachines} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(descIndex, float64(s.node.Index()))
+	leader := 0.0
+	if s.node.IsLeader() {
+		leader = 1
+	}
+	gauge(descLeader, leader)
+	if leader == 1 {
+		gauge(descContact, 0)
+	} else {
+		gauge(descContact, s.node.LastContact().Seconds())
+	}
+	if s.ctl == nil {
+		return
+	}
+	st, err := s.ctl.Status()
+	if err != nil {
+		return
+	}
+	phases := map[string]float64{engine.Pending: 0, engine.Reconciling: 0, engine.Settled: 0, engine.Error: 0}
+	for _, u := range st.Units {
+		phases[u.Phase]++
+	}
+	for p, n := range phases {
+		gauge(descUnits, n, p)
+	}
+	gauge(descQueue, phases[engine.Pending])
+	gauge(descStale, phases[engine.Pending]+phases[engine.Reconciling])
+	gauge(descErrors, phases[engine.Error])
+	converged := 0.0
+	if st.Converged {
+		converged = 1
+	}
+	gauge(descConverged, converged)
+	machines := map[string]float64{"started": 0, "lost": 0}
+	for _, m := range st.Machines {
+		machines[m.State]++
+	}
+	for state, n := range machines {
+		gauge(descMachines, n, state)
+	}
+	diverged := 0
+	_ = s.node.View(func(st *model.State) error {
+		for _, u := range st.Units {
+			if u.Error != nil && u.Error.Kind == model.ErrDiverged && u.Resolved == nil {
+				diverged++
+			}
+		}
+		return nil
+	})
+	gauge(descDiverged, float64(diverged))
+}
+
+// raftMetrics turns what hashicorp/raft reports through go-metrics into
+// Prometheus histograms: commit latency on the leader, and how long the
+// state machine takes to apply an entry.
+type raftMetrics struct {
+	commit prometheus.Histogram
+	apply  prometheus.Histogram
+}
+
+var (
+	raftOnce sync.Once
+	raftM    *raftMetrics
+)
+
+// raftSink installs, once per process, a go-metrics sink that feeds the
+// raft histograms, and returns them for registration. raft keeps emitting
+// to the process-wide go-metrics instance, so every node in the process
+// shares them.
+func raftSink() prometheus.Collector {
+	raftOnce.Do(func() {
+		raftM = &raftMetrics{
+			commit: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "fixpoint_raft_commit_seconds",
+				Help:    "Time from the leader dispatching a log entry to its commit (raft.commitTime).",
+				Buckets: raftBuckets,
+			}),
+			apply: prometheus.NewHistogram(prometheus.HistogramOpts{
+				Name:    "fixpoint_raft_fsm_apply_seconds",
+				Help:    "Time the state machine took to apply committed entries: one, or one batch (raft.fsm.apply, raft.fsm.applyBatch).",
+				Buckets: raftBuckets,
+			}),
+		}
+		cfg := gometrics.DefaultConfig("")
+		cfg.EnableHostname = false
+		cfg.EnableRuntimeMetrics = false
+		cfg.EnableServiceLabel = false
+		cfg.TimerGranularity = time.Millisecond
+		_, _ = gometrics.NewGlobal(cfg, raftM)
+	})
+	return raftM
+}
+
+func (r *raftMetrics) Describe(ch chan<- *prometheus.Desc) {
+	r.commit.Describe(ch)
+	r.apply.Describe(ch)
+}
+
+func (r *raftMetrics) Collect(ch chan<- prometheus.Metric) {
+	r.commit.Collect(ch)
+	r.apply.Collect(ch)
+}
+
+// AddSample receives raft's timings, in milliseconds.
+func (r *raftMetrics) AddSample(key []string, val float32) {
+	switch strings.Join(key, ".") {
+	case "raft.commitTime":
+		r.commit.Observe(float64(val) / 1000)
+	case "raft.fsm.apply", "raft.fsm.applyBatch":
+		r.apply.Observe(float64(val) / 1000)
+	}
+}
+
+func (r *raftMetrics) AddSampleWithLabels(key []string, val float32, _ []gometrics.Label) {
+	r.AddSample(key, val)
+}
+func (r *raftMetrics) SetGauge([]string, float32)                                 {}
+func (r *raftMetrics) SetGaugeWithLabels([]string, float32, []gometrics.Label)    {}
+func (r *raftMetrics) EmitKey([]string, float32)                                  {}
+func (r *raftMetrics) IncrCounter([]string, float32)                              {}
+func (r *raftMetrics) IncrCounterWithLabels([]string, float32, []gometrics.Label) {}
