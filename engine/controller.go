@@ -73,6 +73,9 @@ type Controller struct {
 	claims  map[string]*claim
 	last    map[string]*charmapi.Universe
 	contact map[string]time.Time
+	// polling counts each machine's open long polls: an agent waiting
+	// for work is alive, however long it waits.
+	polling map[string]int
 	changed chan struct{}
 	hist    *History
 }
@@ -106,6 +109,7 @@ func NewController(store Store, opts Options) *Controller {
 		claims:  map[string]*claim{},
 		last:    map[string]*charmapi.Universe{},
 		contact: map[string]time.Time{},
+		polling: map[string]int{},
 		changed: make(chan struct{}),
 		hist:    NewHistory(DefaultHistory),
 	}
@@ -196,6 +200,15 @@ type Work struct {
 // ends first.
 func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
 	deadline := c.opts.Now().Add(wait)
+	c.mu.Lock()
+	c.polling[machine]++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.polling[machine]--
+		c.contact[machine] = c.opts.Now()
+		c.mu.Unlock()
+	}()
 	for {
 		c.Touch(machine)
 		c.mu.Lock()

@@ -47,6 +47,9 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 					cur[name] = true
 				}
 				last := c.contact[name]
+				if c.polling[name] > 0 {
+					last = now
+				}
 				if last.Before(since) {
 					last = since
 				}

@@ -6,6 +6,7 @@ package raftstore
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -84,6 +85,10 @@ type Config struct {
 	// HTTPClient carries requests to other nodes (forwarded writes, read
 	// indexes, joins). Put authentication and TLS into its Transport.
 	HTTPClient *http.Client
+	// RaftTLS, when set, runs Raft over mutual TLS: it holds this node's
+	// certificate and the CA pool peers' certificates must chain to, as
+	// both RootCAs and ClientCAs.
+	RaftTLS *tls.Config
 	// HeartbeatTimeout and ElectionTimeout tune failure detection; zero
 	// takes 500 ms on a loopback RaftAddr and raft's defaults (1 s)
 	// otherwise.
@@ -175,7 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, nil, 3, 10*time.Second, raftLog)
+	trans, err := newTransport(cfg.RaftAddr, cfg.RaftTLS, raftLog)
 	if err != nil {
 		return nil, fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
 	}
@@ -265,7 +270,10 @@ func (s *Store) raftConfig(log hclog.Logger, notify chan bool) *raft.Config {
 	}
 	if hb > 0 {
 		rc.HeartbeatTimeout = hb
-		rc.LeaderLeaseTimeout = hb / 2
+		// The lease may be as long as the heartbeat timeout; raft's 1:2
+		// default made loaded test machines lose their leader over pauses
+		// of a few hundred milliseconds.
+		rc.LeaderLeaseTimeout = hb
 	}
 	if el > 0 {
 		rc.ElectionTimeout = el

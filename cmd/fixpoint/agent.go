@@ -28,6 +28,7 @@ func newAgentCmd() *cobra.Command {
 		logLevel    string
 		logJSON     bool
 		token       string
+		tlsf        tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "agent --controller ADDR[,ADDR] --machine NAME --data-dir D",
@@ -64,7 +65,11 @@ charms again and carries on.`,
 			if token == "" {
 				return exitf(exitFailed, "agent needs the join token to register its machine: pass --token or set FIXPOINT_TOKEN")
 			}
-			client := api.NewClient(addrs, token, nil)
+			hc, err := tlsf.httpClient()
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			client := api.NewClient(addrs, token, hc)
 			log.Info("agent starting", "machine", machine, "address", address, "controllers", addrs)
 			a := agent.New(client, agent.Config{Machine: machine, Address: address, DataDir: abs, Concurrency: concurrency, HookTimeout: hookTimeout, Log: log})
 			return a.Run(ctx)
@@ -80,6 +85,7 @@ charms again and carries on.`,
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	f.StringVar(&token, "token", "", "join token, to register this machine (default $FIXPOINT_TOKEN)")
+	tlsf.flags(f)
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -33,6 +34,9 @@ type nodeConfig struct {
 	// creds, on the bootstrap node, become the control plane's
 	// credentials once it leads.
 	creds *credentials
+	// tls, when set, serves the API over TLS and runs Raft over mutual
+	// TLS with the same certificate.
+	tls *tls.Config
 }
 
 // tuning holds the engine settings `up` and `server` share.
@@ -50,9 +54,10 @@ func (t *tuning) flags(f *pflag.FlagSet) {
 // node is a running control-plane node: the Raft store, the controller
 // that follows it and the HTTP API in front of both.
 type node struct {
-	store  *raftstore.Store
-	ctl    *engine.Controller
-	srv    *http.Server
+	store *raftstore.Store
+	ctl   *engine.Controller
+	srv   *http.Server
+	// addr is the API's URL, http:// or https://.
 	addr   string
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -66,7 +71,13 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.httpAddr, err)
 	}
-	addr := ln.Addr().String()
+	addr := "http://" + ln.Addr().String()
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.tls != nil {
+		ln = tls.NewListener(ln, cfg.tls)
+		addr = "https://" + ln.Addr().String()
+		transport.TLSClientConfig = cfg.tls
+	}
 	store, err := raftstore.Open(ctx, raftstore.Config{
 		NodeID:    cfg.id,
 		DataDir:   filepath.Join(cfg.dataDir, "raft"),
@@ -76,9 +87,10 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		Join:      cfg.join,
 		Logger:    cfg.log.Named("store"),
 		HTTPClient: &http.Client{
-			Transport: bearer{token: cfg.token, base: http.DefaultTransport},
+			Transport: bearer{token: cfg.token, base: transport},
 			Timeout:   time.Minute,
 		},
+		RaftTLS: cfg.tls,
 	})
 	if err != nil {
 		ln.Close()
@@ -103,6 +115,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 			Controller: ctl,
 			CharmDir:   filepath.Join(cfg.dataDir, "charms"),
 			Refused:    func(err error) bool { return errors.Is(err, raftstore.ErrRefused) },
+			Transport:  transport,
+			Peers: func(ctx context.Context) []string {
+				return peerAddrs(ctx, store)
+			},
+			PeerClient: &http.Client{Transport: bearer{token: cfg.token, base: transport}, Timeout: 5 * time.Minute},
 			Log:        cfg.log.Named("api"),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -134,4 +151,19 @@ func (n *node) stop() {
 	_ = n.srv.Shutdown(ctx)
 	<-n.done
 	_ = n.store.Close()
+}
+
+// peerAddrs lists the other members' HTTP addresses.
+func peerAddrs(ctx context.Context, store *raftstore.Store) []string {
+	members, err := store.Members(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range members {
+		if m.ID != store.NodeID() && m.HTTPAddr != "" {
+			out = append(out, m.HTTPAddr)
+		}
+	}
+	return out
 }

@@ -15,11 +15,15 @@ import (
 type remote struct {
 	controller string
 	dataDir    string
+	tls        tlsFlags
 }
 
 func (r *remote) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.controller, "controller", "", "control-plane address(es), host:port or URL, comma-separated (default $FIXPOINT_ADDR, or the one `up` wrote to --data-dir)")
 	cmd.Flags().StringVar(&r.dataDir, "data-dir", defaultDataDir, "data directory of a running `up`, to find its address and token")
+	cmd.Flags().StringVar(&r.tls.ca, "tls-ca", "", "CA certificate (PEM) the control plane's certificate must chain to (default: the one `up` or `server` wrote to --data-dir)")
+	cmd.Flags().StringVar(&r.tls.cert, "tls-cert", "", "client certificate (PEM), if the control plane asks for one")
+	cmd.Flags().StringVar(&r.tls.key, "tls-key", "", "its private key (PEM)")
 }
 
 const defaultDataDir = ".fixpoint"
@@ -31,6 +35,8 @@ const endpointFile = "controller.json"
 type endpoint struct {
 	Addr  string `json:"addr"`
 	Token string `json:"token,omitempty"`
+	// CA is the CA certificate file when the API speaks TLS.
+	CA string `json:"ca,omitempty"`
 }
 
 func writeEndpoint(dataDir string, e endpoint) error {
@@ -50,7 +56,7 @@ func (r *remote) client() (*api.Client, error) {
 		addrs = os.Getenv("FIXPOINT_ADDR")
 	}
 	token := os.Getenv("FIXPOINT_TOKEN")
-	if addrs == "" || token == "" {
+	if addrs == "" || token == "" || r.tls.ca == "" {
 		data, err := os.ReadFile(filepath.Join(r.dataDir, endpointFile))
 		if err == nil {
 			var e endpoint
@@ -61,11 +67,18 @@ func (r *remote) client() (*api.Client, error) {
 				if token == "" {
 					token = e.Token
 				}
+				if r.tls.ca == "" {
+					r.tls.ca = e.CA
+				}
 			}
 		}
 	}
 	if addrs == "" {
 		return nil, exitf(exitFailed, "no control plane to talk to: pass --controller HOST:PORT, set FIXPOINT_ADDR, or run `fixpoint up` with --data-dir %s", r.dataDir)
 	}
-	return api.NewClient(strings.Split(addrs, ","), token, nil), nil
+	hc, err := r.tls.httpClient()
+	if err != nil {
+		return nil, exitf(exitFailed, "%v", err)
+	}
+	return api.NewClient(strings.Split(addrs, ","), token, hc), nil
 }

@@ -41,7 +41,7 @@ func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
 	// machines from going lost (a state change) during the test.
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", data, "--agent-ttl", "1h")
 	eventually(t, "up serving", 2*time.Minute, func() (bool, string) { return statusOf(t, data) != nil, up.out.String() })
-	base := "http://" + readEndpoint(t, data)
+	base := readEndpoint(t, data)
 	join := readFile(t, filepath.Join(data, joinTokenFile))
 	operator := readFile(t, filepath.Join(data, operatorTokenFile))
 

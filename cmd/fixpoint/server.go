@@ -19,6 +19,7 @@ func newServerCmd() *cobra.Command {
 		logLevel string
 		logJSON  bool
 		token    string
+		tlsf     tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "server --node-id ID --data-dir D --raft-addr HOST:PORT --http-addr HOST:PORT (--bootstrap | --join ADDR[,ADDR])",
@@ -64,6 +65,11 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 					return exitf(exitFailed, "keep the token: %v", err)
 				}
 			}
+			conf, err := tlsf.config(true)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			cfg.tls = conf
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			n, err := startNode(ctx, cfg)
@@ -71,7 +77,7 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 				return exitf(exitFailed, "start node %s: %v", cfg.id, err)
 			}
 			defer n.stop()
-			if err := writeEndpoint(cfg.dataDir, endpoint{Addr: n.addr, Token: cfg.token}); err != nil {
+			if err := writeEndpoint(cfg.dataDir, endpoint{Addr: n.addr, Token: cfg.token, CA: absPath(tlsf.ca)}); err != nil {
 				return exitf(exitFailed, "write %s: %v", endpointFile, err)
 			}
 			cfg.log.Info("node serving", "id", cfg.id, "http", n.addr, "raft", n.store.RaftAddr())
@@ -90,6 +96,7 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	cfg.tuning.flags(f)
+	tlsf.flags(f)
 	return cmd
 }
 
@@ -109,4 +116,14 @@ func readToken(dataDir string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }

@@ -116,7 +116,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if data, err := json.Marshal(us); err == nil {
 		_ = os.WriteFile(statePath, data, 0o600)
 	}
-	fmt.Printf("control plane at http://%s (data in %s)\n", n.addr, dataDir)
+	fmt.Printf("control plane at %s (data in %s)\n", n.addr, dataDir)
 	client := api.NewClient([]string{n.addr}, creds.operator, nil)
 	if err := deploy(ctx, client, prep, false); err != nil {
 		return err

@@ -48,7 +48,12 @@ type Config struct {
 	Refused func(error) bool
 	// Transport carries requests forwarded to the leader.
 	Transport http.RoundTripper
-	Log       hclog.Logger
+	// Peers lists the other nodes' HTTP addresses, to which charm
+	// archives are replicated; PeerClient talks to them (it carries the
+	// node's credentials).
+	Peers      func(ctx context.Context) []string
+	PeerClient *http.Client
+	Log        hclog.Logger
 }
 
 // Server serves the API of one control-plane node.
@@ -61,6 +66,9 @@ type Server struct {
 	mux     *http.ServeMux
 	proxy   http.RoundTripper
 	metrics *metrics
+
+	peers      func(ctx context.Context) []string
+	peerClient *http.Client
 }
 
 // NewServer returns the API of one node.
@@ -74,8 +82,12 @@ func NewServer(cfg Config) *Server {
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport
 	}
+	if cfg.PeerClient == nil {
+		cfg.PeerClient = http.DefaultClient
+	}
 	node := cfg.Node
-	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, refused: cfg.Refused, log: cfg.Log, mux: http.NewServeMux(), proxy: cfg.Transport}
+	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, refused: cfg.Refused, log: cfg.Log, mux: http.NewServeMux(), proxy: cfg.Transport,
+		peers: cfg.Peers, peerClient: cfg.PeerClient}
 	s.mux.Handle("/v1/raft/", node.Handler())
 	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
 	s.mux.HandleFunc("GET /v1/state", s.state)
@@ -378,6 +390,9 @@ func (s *Server) putCharm(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "charm %s: %v", hash, err)
 		return
 	}
+	if r.Header.Get("X-Fixpoint-Replica") == "" {
+		go s.replicate(hash)
+	}
 	writeJSON(w, http.StatusCreated, map[string]string{"hash": hash})
 }
 
@@ -388,6 +403,14 @@ func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := os.Open(s.charmPath(hash))
+	if err != nil && !r.URL.Query().Has("local") {
+		// ?local marks a peer asking: never bounce a request around.
+		if ferr := s.fetchFromPeers(r.Context(), hash); ferr != nil {
+			writeError(w, http.StatusNotFound, "%v", ferr)
+			return
+		}
+		f, err = os.Open(s.charmPath(hash))
+	}
 	if err != nil {
 		writeError(w, http.StatusNotFound, "charm %s is not on this node", hash)
 		return

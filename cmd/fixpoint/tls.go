@@ -1,0 +1,238 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+func newTLSCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tls",
+		Short: "Make a CA and certificates for the API, Raft and agents",
+		Long: `tls init makes a certificate authority; tls cert makes a certificate signed by
+it for a node or an agent, valid as server and client (Raft runs mutual TLS).
+Then start servers with --tls-cert/--tls-key/--tls-ca, agents and commands
+with --tls-ca (and their own certificate when they have one).`,
+	}
+	cmd.AddCommand(newTLSInitCmd(), newTLSCertCmd())
+	return cmd
+}
+
+func newTLSInitCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:     "init",
+		Short:   "Make a certificate authority in --dir (ca.pem, ca-key.pem)",
+		Example: `  fixpoint tls init --dir /etc/fixpoint/tls`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := os.Stat(filepath.Join(dir, "ca.pem")); err == nil {
+				return exitf(exitFailed, "%s already holds a CA; remove ca.pem and ca-key.pem to make a new one (every certificate signed by the old one stops working)", dir)
+			}
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			if err != nil {
+				return err
+			}
+			tmpl := &x509.Certificate{
+				SerialNumber:          serial(),
+				Subject:               pkix.Name{CommonName: "fixpoint CA"},
+				NotBefore:             time.Now().Add(-time.Hour),
+				NotAfter:              time.Now().AddDate(10, 0, 0),
+				KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+				BasicConstraintsValid: true,
+				IsCA:                  true,
+			}
+			der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+			if err != nil {
+				return err
+			}
+			if err := writePEM(filepath.Join(dir, "ca.pem"), "CERTIFICATE", der, 0o644); err != nil {
+				return err
+			}
+			if err := writeKey(filepath.Join(dir, "ca-key.pem"), key); err != nil {
+				return err
+			}
+			fmt.Printf("CA written to %s (ca.pem, ca-key.pem)\n", dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "tls", "directory for the CA")
+	return cmd
+}
+
+func newTLSCertCmd() *cobra.Command {
+	var dir, name, hosts string
+	cmd := &cobra.Command{
+		Use:   "cert --name NAME --host HOST[,HOST]",
+		Short: "Make a certificate for a node or agent, signed by the CA in --dir",
+		Example: `  fixpoint tls cert --dir /etc/fixpoint/tls --name n1 --host 10.0.0.1,n1.example.com
+  fixpoint tls cert --dir /etc/fixpoint/tls --name agent-m1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if name == "" {
+				return exitf(exitFailed, "--name is required: the certificate's file names and common name")
+			}
+			ca, caKey, err := loadCA(dir)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			if err != nil {
+				return err
+			}
+			tmpl := &x509.Certificate{
+				SerialNumber: serial(),
+				Subject:      pkix.Name{CommonName: name},
+				NotBefore:    time.Now().Add(-time.Hour),
+				NotAfter:     time.Now().AddDate(2, 0, 0),
+				KeyUsage:     x509.KeyUsageDigitalSignature,
+				ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+			}
+			for _, h := range strings.Split(hosts, ",") {
+				if h = strings.TrimSpace(h); h == "" {
+					continue
+				}
+				if ip := net.ParseIP(h); ip != nil {
+					tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+				} else {
+					tmpl.DNSNames = append(tmpl.DNSNames, h)
+				}
+			}
+			der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+			if err != nil {
+				return err
+			}
+			if err := writePEM(filepath.Join(dir, name+".pem"), "CERTIFICATE", der, 0o644); err != nil {
+				return err
+			}
+			if err := writeKey(filepath.Join(dir, name+"-key.pem"), key); err != nil {
+				return err
+			}
+			fmt.Printf("certificate for %s written to %s (%s.pem, %s-key.pem)\n", name, dir, name, name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "tls", "directory holding the CA")
+	cmd.Flags().StringVar(&name, "name", "", "name of the node or agent")
+	cmd.Flags().StringVar(&hosts, "host", "127.0.0.1,localhost", "addresses and DNS names the certificate is valid for, comma-separated")
+	return cmd
+}
+
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	return n
+}
+
+func writePEM(path, typ string, der []byte, mode os.FileMode) error {
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode)
+}
+
+func writeKey(path string, key *ecdsa.PrivateKey) error {
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	return writePEM(path, "EC PRIVATE KEY", der, 0o600)
+}
+
+func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	certPEM, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("no CA in %s: run `fixpoint tls init --dir %s` first", dir, dir)
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, "ca-key.pem"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the CA key %s is missing", filepath.Join(dir, "ca-key.pem"))
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, nil, fmt.Errorf("%s: ca.pem or ca-key.pem is not PEM", dir)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cert, key, nil
+}
+
+// tlsFlags are the TLS settings of a process.
+type tlsFlags struct {
+	cert, key, ca string
+}
+
+func (t *tlsFlags) flags(f *pflag.FlagSet) {
+	f.StringVar(&t.cert, "tls-cert", "", "this process's certificate (PEM), from `fixpoint tls cert`")
+	f.StringVar(&t.key, "tls-key", "", "its private key (PEM)")
+	f.StringVar(&t.ca, "tls-ca", "", "the CA certificate (PEM) peers and servers must chain to")
+}
+
+func (t *tlsFlags) on() bool { return t.cert != "" || t.key != "" || t.ca != "" }
+
+// config builds a tls.Config that trusts the CA and presents the
+// certificate, if any; server says whether a certificate is required.
+func (t *tlsFlags) config(server bool) (*tls.Config, error) {
+	if !t.on() {
+		return nil, nil
+	}
+	if t.ca == "" {
+		return nil, errors.New("--tls-ca is required with TLS: the CA that signed the certificates")
+	}
+	pemCA, err := os.ReadFile(t.ca)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-ca: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemCA) {
+		return nil, fmt.Errorf("--tls-ca %s holds no PEM certificate", t.ca)
+	}
+	conf := &tls.Config{RootCAs: pool, ClientCAs: pool, MinVersion: tls.VersionTLS12}
+	if (t.cert == "") != (t.key == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if t.cert != "" {
+		pair, err := tls.LoadX509KeyPair(t.cert, t.key)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{pair}
+	} else if server {
+		return nil, errors.New("a server needs --tls-cert and --tls-key with --tls-ca")
+	}
+	return conf, nil
+}
+
+// httpClient is a client for the API with this TLS configuration.
+func (t *tlsFlags) httpClient() (*http.Client, error) {
+	conf, err := t.config(false)
+	if err != nil || conf == nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = conf
+	return &http.Client{Transport: tr}, nil
+}
