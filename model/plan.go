@@ -65,9 +65,12 @@ func short(h string) string {
 	return h
 }
 
-// Plan lists the changes that take s to d, in a fixed order.
+// Plan lists the changes that take s to d, in a fixed order. It indexes
+// the units by service once, so that it stays linear in the size of the
+// state: a plan against thousands of services runs on every apply.
 func Plan(s *State, d *Desired) []Change {
 	var out []Change
+	unitsBy := unitsByService(s)
 	for _, name := range sortedKeys(d.Services) {
 		ds := d.Services[name]
 		cur, ok := s.Services[name]
@@ -97,7 +100,7 @@ func Plan(s *State, d *Desired) []Change {
 		if ds.Subordinate {
 			continue
 		}
-		alive := aliveUnits(s, name)
+		alive := aliveUnits(unitsBy[name])
 		switch {
 		case len(alive) < ds.Units:
 			out = append(out, Change{Kind: AddUnits, Service: name, Units: unitNames(name, cur.NextUnit, ds.Units-len(alive))})
@@ -117,10 +120,8 @@ func Plan(s *State, d *Desired) []Change {
 			continue
 		}
 		var units []string
-		for _, u := range s.UnitsOf(name) {
-			if u.Life == Alive {
-				units = append(units, u.Name)
-			}
+		for _, u := range aliveUnits(unitsBy[name]) {
+			units = append(units, u.Name)
 		}
 		out = append(out, Change{Kind: RemoveService, Service: name, Units: units})
 	}
@@ -151,15 +152,25 @@ func relLabel(name string) string {
 	return name
 }
 
-// aliveUnits returns a service's alive units, newest first.
-func aliveUnits(s *State, svc string) []*Unit {
+// unitsByService indexes the state's units by service.
+func unitsByService(s *State) map[string][]*Unit {
+	out := make(map[string][]*Unit, len(s.Services))
+	for _, u := range s.Units {
+		out[u.Service] = append(out[u.Service], u)
+	}
+	return out
+}
+
+// aliveUnits returns the alive units among units, oldest (lowest
+// number) first.
+func aliveUnits(units []*Unit) []*Unit {
 	var out []*Unit
-	for _, u := range s.UnitsOf(svc) {
+	for _, u := range units {
 		if u.Life == Alive {
 			out = append(out, u)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Number() < out[j].Number() })
+	sort.Slice(out, func(i, j int) bool { return out[i].Number() < out[j].Number() })
 	return out
 }
 

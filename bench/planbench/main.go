@@ -1,0 +1,234 @@
+// Command planbench measures how long `fixpoint vet` and `fixpoint plan`
+// take on large environments.
+//
+// For each size it writes an environment of that many services (a quarter
+// databases, half web front ends each related to a database, a quarter
+// proxies each related to a web front end, every charm with a peer
+// endpoint) and three charms to a temporary directory, then times:
+//
+//   - vet: charm.Check on the file, as `fixpoint vet` runs it: CUE
+//     evaluation against the schema, charm metadata, model.Resolve;
+//   - deploy: State.Apply of the whole environment on an empty state with
+//     one registered machine (what the control plane does on apply);
+//   - plan: model.Resolve plus model.Plan against that deployed state, with
+//     nothing to change (what `fixpoint plan` does after reading the state);
+//   - plan+1: the same with one service scaled up, so one change;
+//   - command: State.Apply of a command that changes nothing (a liveness
+//     report with every machine alive) on the deployed state: the floor
+//     every Raft entry pays, hook results included, since Apply settles
+//     the whole state after each command.
+//
+// Each figure is the median of -runs runs.
+//
+//	go run ./bench/planbench                  # 100, 1000 and 5000 services
+//	go run ./bench/planbench -sizes 100,1000 -runs 5
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+var charms = map[string]string{
+	"db": `name: "db"
+provides: db: interface: "sql"
+peers: cluster: interface: "db-cluster"
+config: options: max_connections: {type: "int", default: 100}
+`,
+	"web": `name: "web"
+requires: db: interface: "sql"
+provides: website: interface: "http"
+peers: cluster: interface: "web-cluster"
+config: options: {port: {type: "int", default: 8080}, debug: {type: "boolean", default: false}}
+`,
+	"proxy": `name: "proxy"
+requires: backend: interface: "http"
+peers: cluster: interface: "proxy-cluster"
+`,
+}
+
+func main() {
+	sizesFlag := flag.String("sizes", "100,1000,5000", "environment sizes, in services, comma-separated")
+	runs := flag.Int("runs", 3, "runs per measurement; the median is printed")
+	units := flag.Int("units", 2, "units per service")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatalf("%v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var sizes []int
+	for _, s := range strings.Split(*sizesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 4 {
+			fatalf("-sizes: %q is not a size of at least 4 services", s)
+		}
+		sizes = append(sizes, n)
+	}
+	dir, err := os.MkdirTemp("", "planbench-")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer os.RemoveAll(dir)
+	for name, src := range charms {
+		if err := os.MkdirAll(filepath.Join(dir, "charms", name), 0o755); err != nil {
+			fatalf("%v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "charms", name, "charm.cue"), []byte(src), 0o644); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	const row = "%8v %9v %6v %10v %10v %10v %10v %10v\n"
+	fmt.Printf(row, "services", "relations", "units", "vet", "deploy", "plan", "plan+1", "command")
+	for _, n := range sizes {
+		r := measure(dir, n, *units, *runs)
+		fmt.Printf(row, n, r.relations, r.units, round(r.vet), round(r.deploy), round(r.plan), round(r.plan1), round(r.command))
+	}
+}
+
+type result struct {
+	relations, units         int
+	vet, deploy, plan, plan1 time.Duration
+	command                  time.Duration
+}
+
+func measure(dir string, n, units, runs int) result {
+	env := filepath.Join(dir, fmt.Sprintf("env-%d.cue", n))
+	if err := os.WriteFile(env, []byte(environment(n, units)), 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	var res result
+	var checked *charm.Checked
+	res.vet = median(runs, func() {
+		c, err := charm.Check(env)
+		if err != nil {
+			fatalf("vet of %d services: %v", n, err)
+		}
+		checked = c
+	})
+	deploy := &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}
+	var st *model.State
+	res.deploy = median(runs, func() {
+		st = model.NewState()
+		if _, err := st.Apply(1, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: "local", Address: "127.0.0.1"}}); err != nil {
+			fatalf("register machine: %v", err)
+		}
+		if _, err := st.Apply(2, &model.Command{Op: model.OpDeploy, Deploy: deploy}); err != nil {
+			fatalf("deploy of %d services: %v", n, err)
+		}
+	})
+	res.units = len(st.Units)
+	for _, r := range st.Relations {
+		if len(r.Endpoints) == 2 {
+			res.relations++
+		}
+	}
+	res.plan = median(runs, func() {
+		d, err := model.Resolve(&deploy.Env, deploy.Charms)
+		if err != nil {
+			fatalf("resolve of %d services: %v", n, err)
+		}
+		if changes := model.Plan(st, d); len(changes) != 0 {
+			fatalf("plan of the deployed environment is not empty: %v", changes)
+		}
+	})
+	scaled := deploy.Env
+	scaled.Services = map[string]model.ServiceSpec{}
+	for k, v := range deploy.Env.Services {
+		scaled.Services[k] = v
+	}
+	one := scaled.Services["web-0"]
+	more := units + 1
+	one.Units = &more
+	scaled.Services["web-0"] = one
+	res.plan1 = median(runs, func() {
+		d, err := model.Resolve(&scaled, deploy.Charms)
+		if err != nil {
+			fatalf("resolve of %d services: %v", n, err)
+		}
+		if changes := model.Plan(st, d); len(changes) != 1 {
+			fatalf("plan of one scaled service: %d changes, want 1", len(changes))
+		}
+	})
+	index := uint64(3)
+	res.command = median(runs, func() {
+		if _, err := st.Apply(index, &model.Command{Op: model.OpLiveness, Liveness: &model.SetLiveness{Lost: map[string]bool{}}}); err != nil {
+			fatalf("liveness: %v", err)
+		}
+		index++
+	})
+	return res
+}
+
+// environment returns an environment of n services: n/4 databases, n/2
+// web front ends each related to a database, the rest proxies each related
+// to a web front end.
+func environment(n, units int) string {
+	dbs, webs := n/4, n/2
+	proxies := n - dbs - webs
+	var b strings.Builder
+	b.WriteString("apiVersion: \"fixpoint/v1\"\nname: \"bench\"\nservices: {\n")
+	for i := 0; i < dbs; i++ {
+		fmt.Fprintf(&b, "\t\"db-%d\": {charm: \"./charms/db\", units: %d, config: max_connections: %d}\n", i, units, 100+i)
+	}
+	for i := 0; i < webs; i++ {
+		fmt.Fprintf(&b, "\t\"web-%d\": {charm: \"./charms/web\", units: %d, config: port: %d}\n", i, units, 8000+i)
+	}
+	for i := 0; i < proxies; i++ {
+		fmt.Fprintf(&b, "\t\"proxy-%d\": {charm: \"./charms/proxy\", units: %d}\n", i, units)
+	}
+	b.WriteString("}\nrelations: {\n")
+	for i := 0; i < webs; i++ {
+		fmt.Fprintf(&b, "\t\"web-%d-db\": [\"web-%d:db\", \"db-%d\"]\n", i, i, i%dbs)
+	}
+	for i := 0; i < proxies; i++ {
+		fmt.Fprintf(&b, "\t\"proxy-%d-web\": [\"proxy-%d\", \"web-%d:website\"]\n", i, i, i%webs)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func median(runs int, f func()) time.Duration {
+	if runs < 1 {
+		runs = 1
+	}
+	ds := make([]time.Duration, runs)
+	for i := range ds {
+		start := time.Now()
+		f()
+		ds[i] = time.Since(start)
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+func round(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "planbench: "+format+"\n", args...)
+	os.Exit(1)
+}
