@@ -1,0 +1,696 @@
+package charmtest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/events"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// SimOptions tune Simulate; zero values take the defaults.
+type SimOptions struct {
+	// Schedules is how many schedules to run (default 20). Schedule 0
+	// runs every stale unit in lockstep rounds, schedule 1 one unit at a
+	// time; the others pick random subsets, orders, batches and delays.
+	Schedules int
+	// From is the index of the first schedule, to replay one: the
+	// schedule with a given index and seed is always the same.
+	From int
+	// Seed seeds the schedules.
+	Seed uint64
+	// Machines is how many machines to register (default 1, "local" at
+	// 127.0.0.1, as `fixpoint up` does); with more, they are m0, m1, ...
+	// at 10.0.0.1, 10.0.0.2, ... and units spread over them.
+	Machines int
+	// Parallel bounds the schedules run at once (default GOMAXPROCS).
+	Parallel int
+	// HookTimeout bounds one hook run (default one minute).
+	HookTimeout time.Duration
+	// ToolsBinary is the fixpoint executable old-hook charms' hook tools
+	// run as ("" means the running executable).
+	ToolsBinary string
+	// MaxReconciles stops a schedule after that many hook runs (default
+	// enough for every unit to reach the engine's divergence bound).
+	MaxReconciles int
+	// Trace keeps every step of every schedule in the report.
+	Trace bool
+	// WorkDir holds unpacked charms and unit directories (default a
+	// temporary directory, removed at the end).
+	WorkDir string
+}
+
+// Schedule styles.
+const (
+	StyleLockstep = "lockstep"
+	StyleSerial   = "serial"
+	StyleRandom   = "random"
+)
+
+// sim is one Simulate call: what every schedule shares.
+type sim struct {
+	opts    SimOptions
+	env     string
+	deploy  []byte          // the deploy command, JSON
+	hooks   map[string]Hook // by service
+	machine []model.RegisterMachine
+	work    string
+}
+
+// Simulate runs the environment under opts.Schedules schedules and
+// reports whether they all reach the same fixed point. The error is for
+// an environment that cannot be simulated at all (a charm that does not
+// load or build, a service without a hook); everything a hook does wrong
+// is in the report.
+func (e *Env) Simulate(ctx context.Context, opts SimOptions) (*Report, error) {
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	if len(e.services) == 0 {
+		return nil, errors.New("the environment has no services")
+	}
+	if opts.Schedules <= 0 {
+		opts.Schedules = 20
+	}
+	if opts.Machines <= 0 {
+		opts.Machines = 1
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if opts.HookTimeout <= 0 {
+		opts.HookTimeout = time.Minute
+	}
+	s := &sim{opts: opts, env: e.name, hooks: map[string]Hook{}, work: opts.WorkDir}
+	if s.work == "" {
+		dir, err := os.MkdirTemp("", "fixpoint-charmtest-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		s.work = dir
+	}
+	deploy, units, err := s.prepare(e)
+	if err != nil {
+		return nil, err
+	}
+	s.deploy = deploy
+	if s.opts.MaxReconciles <= 0 {
+		s.opts.MaxReconciles = (model.DivergeBound+8)*units + 64
+	}
+
+	rep := &Report{Env: e.name, Seed: opts.Seed, Schedules: make([]*Schedule, opts.Schedules)}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	sem := make(chan struct{}, opts.Parallel)
+	for i := range opts.Schedules {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			sc, err := s.run(ctx, opts.From+i)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			rep.Schedules[i] = sc
+		}(i)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rep.summarize()
+	return rep, nil
+}
+
+// Converges simulates env and fails the test unless every schedule
+// reaches the same fixed point and every hook is a function of its
+// universe; the report is logged either way.
+func Converges(t testing.TB, env *Env, opts SimOptions) *Report {
+	t.Helper()
+	rep, err := env.Simulate(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("simulate %s: %v", env.name, err)
+	}
+	if !rep.OK() {
+		t.Fatalf("%s", rep)
+	}
+	t.Logf("%s", rep)
+	return rep
+}
+
+// prepare resolves every service's hook (packing charms that need it),
+// registers the machines and builds the deploy command.
+func (s *sim) prepare(e *Env) ([]byte, int, error) {
+	env := model.Environment{APIVersion: model.APIVersion, Name: e.name, Services: map[string]model.ServiceSpec{}, Relations: map[string][]string{}}
+	charms := map[string]*model.Charm{}
+	packedHooks := map[string]Hook{}
+	packedHash := map[string]string{}
+	machines := map[string]bool{}
+	units := 0
+	for _, name := range e.Services() {
+		svc := e.services[name]
+		if svc.meta == nil {
+			return nil, 0, fmt.Errorf("service %s: no charm metadata", name)
+		}
+		hash := ""
+		legacy := false
+		if h := e.hookFor(svc); h != nil {
+			s.hooks[name] = h
+			if svc.dir != "" {
+				hash = "charmtest-" + svc.meta.Name + "-" + shortDigest([]byte(svc.dir))
+			} else {
+				hash = "charmtest-" + svc.meta.Name + "-" + name
+			}
+		} else {
+			if svc.dir == "" {
+				return nil, 0, fmt.Errorf("service %s (charm %s) has no hook: register one with env.Hook(%q, charmtest.Func(reconcile))", name, svc.meta.Name, name)
+			}
+			h, ok := packedHooks[svc.dir]
+			if !ok {
+				hook, p, err := OpenCharm(svc.dir, filepath.Join(s.work, "charms"), s.opts.ToolsBinary)
+				if err != nil {
+					return nil, 0, fmt.Errorf("service %s: %w", name, err)
+				}
+				h, packedHooks[svc.dir], packedHash[svc.dir] = hook, hook, p.Hash
+				legacy = p.Legacy
+			}
+			s.hooks[name] = h
+			hash = packedHash[svc.dir]
+			if c := charms[hash]; c != nil {
+				legacy = c.Legacy
+			}
+		}
+		if _, ok := charms[hash]; !ok {
+			charms[hash] = &model.Charm{Hash: hash, Source: svc.dir, Meta: *svc.meta, Legacy: legacy}
+		}
+		n := svc.units
+		env.Services[name] = model.ServiceSpec{Charm: svc.dir, CharmHash: hash, Units: &n, Config: svc.config, Placement: svc.placement}
+		if !svc.meta.Subordinate {
+			units += n
+		}
+		for _, m := range svc.placement {
+			machines[m] = true
+		}
+	}
+	for name, ends := range e.relations {
+		env.Relations[name] = ends
+	}
+	if _, err := model.Resolve(&env, charms); err != nil {
+		return nil, 0, err
+	}
+	if s.opts.Machines == 1 {
+		s.machine = append(s.machine, model.RegisterMachine{Name: "local", Address: "127.0.0.1"})
+		delete(machines, "local")
+	} else {
+		for i := range s.opts.Machines {
+			name := fmt.Sprintf("m%d", i)
+			s.machine = append(s.machine, model.RegisterMachine{Name: name, Address: fmt.Sprintf("10.0.0.%d", i+1)})
+			delete(machines, name)
+		}
+	}
+	for i, m := range slices.Sorted(maps.Keys(machines)) {
+		s.machine = append(s.machine, model.RegisterMachine{Name: m, Address: fmt.Sprintf("10.0.1.%d", i+1)})
+	}
+	deploy, err := json.Marshal(&model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}})
+	if err != nil {
+		return nil, 0, err
+	}
+	return deploy, units, nil
+}
+
+// runner runs one schedule.
+type runner struct {
+	s      *sim
+	idx    int
+	style  string
+	rng    *rand.Rand
+	st     *model.State
+	index  uint64
+	dir    string
+	last   map[string]*charmapi.Universe
+	flight []*flight
+	runs   int
+	ran    map[string]bool
+
+	steps []Step
+	fps   []string // fps[k] is the settings digest after step k (0: after deploy)
+	flat  map[string]string
+	calls []callRecord
+}
+
+// flight is a hook run whose result is not applied yet.
+type flight struct {
+	unit string
+	uni  *charmapi.Universe
+	res  *model.Result
+}
+
+// callRecord is one hook run, for the check that hooks are functions of
+// their universe.
+type callRecord struct {
+	unit, in, out string
+	result        map[string]string
+}
+
+func styleOf(idx int) string {
+	switch idx {
+	case 0:
+		return StyleLockstep
+	case 1:
+		return StyleSerial
+	}
+	return StyleRandom
+}
+
+func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
+	r := &runner{
+		s: s, idx: idx, style: styleOf(idx),
+		rng:  rand.New(rand.NewPCG(s.opts.Seed, uint64(idx))),
+		st:   model.NewState(),
+		dir:  filepath.Join(s.work, fmt.Sprintf("schedule-%d", idx)),
+		last: map[string]*charmapi.Universe{},
+		ran:  map[string]bool{},
+	}
+	defer os.RemoveAll(r.dir)
+	for i := range s.machine {
+		m := s.machine[i]
+		if _, err := r.apply(&model.Command{Op: model.OpMachine, Machine: &m}); err != nil {
+			return nil, fmt.Errorf("register machine %s: %w", m.Name, err)
+		}
+	}
+	var deploy model.Command
+	if err := json.Unmarshal(s.deploy, &deploy); err != nil {
+		return nil, err
+	}
+	r.index++
+	if _, err := r.st.Apply(r.index, &deploy); err != nil {
+		return nil, fmt.Errorf("deploy: %w", err)
+	}
+	r.flat = flatState(r.st)
+	r.fps = []string{digestFlat(r.flat)}
+	cut := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		stale := r.stale()
+		if len(stale) == 0 && len(r.flight) == 0 {
+			break
+		}
+		if r.runs >= s.opts.MaxReconciles {
+			cut = true
+			break
+		}
+		if err := r.round(ctx, stale); err != nil {
+			return nil, err
+		}
+	}
+	return r.finish(cut), nil
+}
+
+// apply applies a command as the Raft FSM would: decoded from JSON, at
+// the next index.
+func (r *runner) apply(c *model.Command) (*model.Response, error) {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var dc model.Command
+	if err := json.Unmarshal(data, &dc); err != nil {
+		return nil, err
+	}
+	r.index++
+	return r.st.Apply(r.index, &dc)
+}
+
+// stale lists, in unit order, the units the control plane would hand out
+// now: placed on a registered machine, not claimed, and whose universe
+// differs from the one they last reconciled. A unit in error runs again
+// only when its universe moves (retrying the same universe would fail the
+// same way); a diverged unit never does.
+func (r *runner) stale() []string {
+	var out []string
+	for _, name := range r.st.SortedUnits() {
+		if r.inFlight(name) {
+			continue
+		}
+		u := r.st.Units[name]
+		if u.Life == model.Dead || u.Machine == "" {
+			continue
+		}
+		if _, ok := r.st.Machines[u.Machine]; !ok {
+			continue
+		}
+		uni, _ := engine.Build(r.st, name)
+		h := engine.Hash(uni)
+		if u.Error != nil {
+			if u.Error.Kind != model.ErrDiverged && u.Error.Hash != h {
+				out = append(out, name)
+			}
+			continue
+		}
+		if h != u.Reconciled {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func (r *runner) inFlight(unit string) bool {
+	for _, f := range r.flight {
+		if f.unit == unit {
+			return true
+		}
+	}
+	return false
+}
+
+// round claims some stale units, runs their hooks on the universes they
+// see now, and applies some of the results in batches.
+func (r *runner) round(ctx context.Context, stale []string) error {
+	var pick []string
+	switch r.style {
+	case StyleLockstep:
+		pick = stale
+	case StyleSerial:
+		if len(r.flight) == 0 && len(stale) > 0 {
+			pick = []string{stale[r.rng.IntN(len(stale))]}
+		}
+	default:
+		if len(stale) > 0 {
+			k := 1 + r.rng.IntN(len(stale))
+			for _, i := range r.rng.Perm(len(stale))[:k] {
+				pick = append(pick, stale[i])
+			}
+		}
+	}
+	for _, unit := range pick {
+		if err := r.claim(ctx, unit); err != nil {
+			return err
+		}
+	}
+	n := len(r.flight)
+	if n == 0 {
+		return nil
+	}
+	if r.style != StyleRandom {
+		batch := r.flight
+		r.flight = nil
+		return r.deliver(batch)
+	}
+	r.rng.Shuffle(n, func(i, j int) { r.flight[i], r.flight[j] = r.flight[j], r.flight[i] })
+	d := n
+	if n > 1 && r.rng.IntN(4) == 0 {
+		d = 1 + r.rng.IntN(n-1) // the rest are delayed to a later round
+	}
+	out := slices.Clone(r.flight[:d])
+	r.flight = slices.Clone(r.flight[d:])
+	for len(out) > 0 {
+		b := 1 + r.rng.IntN(len(out))
+		if err := r.deliver(out[:b]); err != nil {
+			return err
+		}
+		out = out[b:]
+	}
+	return nil
+}
+
+// claim runs unit's hook on the universe it sees now, as an agent would,
+// and keeps the result in flight.
+func (r *runner) claim(ctx context.Context, unit string) error {
+	u := r.st.Units[unit]
+	uni, seen := engine.Build(r.st, unit)
+	hash := engine.Hash(uni)
+	dressed := *uni
+	dressed.Attempt = 1
+	if u.Error != nil && u.Error.Hash == hash {
+		dressed.Attempt = u.Error.Attempts + 1
+	}
+	dressed.Events = legacyEvents(unit, u.Seen, seen, &dressed)
+
+	dir := filepath.Join(r.dir, strings.ReplaceAll(unit, "/", "-"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	c, err := newCall(&dressed, dir)
+	if err != nil {
+		return err
+	}
+	var given charmapi.Universe // a copy nobody else holds
+	if err := json.Unmarshal(c.input, &given); err != nil {
+		return err
+	}
+	c.uni = &given
+	c.timeout = r.s.opts.HookTimeout
+	c.model, c.principal = r.st.Name, u.Principal
+	c.status = &charmapi.Status{State: u.Status.State, Message: u.Status.Message}
+	c.ports = slices.Clone(u.Ports)
+
+	h := r.s.hooks[u.Service]
+	out, herr := h.run(ctx, c)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	r.runs++
+	r.record(unit, &given, out, herr)
+	if r.idx == 0 && !r.ran[unit] {
+		// Run each unit's first universe twice in schedule 0, so that a
+		// hook that is not a function of its universe shows up even in
+		// a single schedule.
+		out2, herr2 := h.run(ctx, c)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.record(unit, &given, out2, herr2)
+	}
+	r.ran[unit] = true
+
+	res := r.translate(unit, hash, seen, &given, out, herr)
+	r.flight = append(r.flight, &flight{unit: unit, uni: &given, res: res})
+	return nil
+}
+
+// translate checks a hook's output and makes it a model.Result, as the
+// controller does when an agent reports.
+func (r *runner) translate(unit, hash string, seen *model.Seen, uni *charmapi.Universe, out []byte, herr error) *model.Result {
+	if herr != nil {
+		return &model.Result{Unit: unit, Hash: hash, Seen: seen, Error: herr.Error()}
+	}
+	res, err := engine.DecodeResult(uni, out)
+	if err != nil {
+		return &model.Result{Unit: unit, Hash: hash, Seen: seen, Error: err.Error()}
+	}
+	res.Hash, res.Seen = hash, seen
+	if last := r.last[unit]; last != nil {
+		for _, ch := range engine.Diff(last, uni) {
+			key := ch.Key
+			if ch.Writer != "" {
+				key += " (written by " + ch.Writer + ")"
+			}
+			res.Churn = append(res.Churn, key)
+		}
+	}
+	return res
+}
+
+// record remembers what a hook returned for a universe.
+func (r *runner) record(unit string, uni *charmapi.Universe, out []byte, herr error) {
+	v := *uni
+	v.Attempt = 0
+	in, _ := json.Marshal(&v)
+	rec := callRecord{unit: unit, in: shortDigest(in)}
+	if herr != nil {
+		rec.out = "error: " + herr.Error()
+		rec.result = map[string]string{"error": firstLine(herr.Error())}
+	} else if res, err := decodeResult(out); err != nil {
+		rec.out = "bad output: " + string(out)
+		rec.result = map[string]string{"output": string(out)}
+	} else {
+		canon, _ := json.Marshal(res)
+		rec.out = string(canon)
+		rec.result = flatResult(res)
+	}
+	r.calls = append(r.calls, rec)
+}
+
+// deliver applies results as one command, the way an agent's report of
+// several finished runs becomes one Raft entry.
+func (r *runner) deliver(batch []*flight) error {
+	results := make([]model.Result, len(batch))
+	units := make([]string, len(batch))
+	for i, f := range batch {
+		results[i] = *f.res
+		units[i] = f.unit
+	}
+	if _, err := r.apply(&model.Command{Op: model.OpResults, Time: int64(r.index), Results: results}); err != nil {
+		return fmt.Errorf("apply results of %s: %w", strings.Join(units, ", "), err)
+	}
+	for _, f := range batch {
+		if f.res.Error == "" && r.st.Units[f.unit] != nil {
+			r.last[f.unit] = f.uni
+		}
+	}
+	flat := flatState(r.st)
+	r.steps = append(r.steps, Step{N: len(r.steps) + 1, Units: units, Changes: diffFlat(r.flat, flat)})
+	r.flat = flat
+	r.fps = append(r.fps, digestFlat(flat))
+	return nil
+}
+
+// finish sums up a schedule.
+func (r *runner) finish(cut bool) *Schedule {
+	sc := &Schedule{Index: r.idx, Style: r.style, Reconciles: r.runs, Steps: len(r.steps), Cut: cut,
+		Final: r.flat, Digest: r.fps[len(r.fps)-1], Errors: map[string]string{}, state: r.st, calls: r.calls}
+	for _, name := range r.st.SortedUnits() {
+		if u := r.st.Units[name]; u.Error != nil {
+			sc.Errors[name] = u.Error.Message
+		}
+	}
+	sc.Converged = !cut && len(sc.Errors) == 0
+	if r.s.opts.Trace {
+		sc.Trace = r.steps
+	}
+	if !sc.Converged {
+		sc.Cycle = findCycle(r.steps, r.fps)
+		if sc.Cycle == nil {
+			sc.Churn = recentChurn(r.steps, 4*max(len(r.st.Units), 1))
+		}
+	}
+	return sc
+}
+
+// findCycle finds the last time the settings came back to what they were
+// at an earlier step, and returns the steps in between: what keeps
+// repeating. Steps that changed nothing are left out.
+func findCycle(steps []Step, fps []string) *Cycle {
+	seen := map[string]int{fps[0]: 0}
+	from, to := -1, -1
+	for k := 1; k < len(fps); k++ {
+		if len(steps[k-1].Changes) == 0 {
+			continue
+		}
+		if at, ok := seen[fps[k]]; ok {
+			from, to = at, k
+		}
+		seen[fps[k]] = k
+	}
+	if from < 0 {
+		return nil
+	}
+	c := &Cycle{From: from, To: to}
+	counts := map[string]*Key{}
+	for _, st := range steps[from:to] {
+		if len(st.Changes) == 0 {
+			continue
+		}
+		c.Steps = append(c.Steps, st)
+		for _, ch := range st.Changes {
+			if !wakes(ch.Key) {
+				continue
+			}
+			k := counts[ch.Key]
+			if k == nil {
+				k = &Key{Key: ch.Key, Writer: ch.Writer}
+				counts[ch.Key] = k
+			}
+			k.Changes++
+		}
+	}
+	c.Keys = sortedKeyCounts(counts)
+	return c
+}
+
+// recentChurn counts the key changes over the last n steps that changed
+// anything: what never settled when there is no cycle (a timestamp
+// changes forever without coming back).
+func recentChurn(steps []Step, n int) []Key {
+	counts := map[string]*Key{}
+	seen := 0
+	for i := len(steps) - 1; i >= 0 && seen < n; i-- {
+		if len(steps[i].Changes) == 0 {
+			continue
+		}
+		seen++
+		for _, ch := range steps[i].Changes {
+			if !wakes(ch.Key) {
+				continue
+			}
+			k := counts[ch.Key]
+			if k == nil {
+				k = &Key{Key: ch.Key, Writer: ch.Writer}
+				counts[ch.Key] = k
+			}
+			k.Changes++
+		}
+	}
+	return sortedKeyCounts(counts)
+}
+
+// wakes reports whether a flatState key is one other units see (relation
+// settings, application bags, leader data), as opposed to a unit's status,
+// state or ports, which wake nobody.
+func wakes(key string) bool {
+	return strings.Contains(key, " relations.") || strings.Contains(key, " leader_data.")
+}
+
+func sortedKeyCounts(m map[string]*Key) []Key {
+	out := make([]Key, 0, len(m))
+	for _, k := range m {
+		out = append(out, *k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Changes != out[j].Changes {
+			return out[i].Changes > out[j].Changes
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
+
+// legacyEvents derives the old-hook events between what a unit last
+// reconciled and the universe it is about to get, as the engine does.
+func legacyEvents(unit string, before, after *model.Seen, uni *charmapi.Universe) []charmapi.Event {
+	rels := map[int]events.RelInfo{}
+	for _, r := range uni.Relations {
+		rels[r.ID] = events.RelInfo{RemoteApp: r.RemoteService, Peer: r.Role == string(model.Peer)}
+	}
+	lookup := func(id int) (events.RelInfo, bool) {
+		info, ok := rels[id]
+		return info, ok
+	}
+	evs := events.Derive(events.FromSeen(unit, before, lookup), events.FromSeen(unit, after, lookup))
+	if evs == nil {
+		evs = []charmapi.Event{}
+	}
+	return evs
+}
+
+func shortDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
