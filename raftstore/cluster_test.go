@@ -67,10 +67,7 @@ func TestCluster(t *testing.T) {
 		}
 	}
 
-	leader, err := leaderOf(nodes...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := waitLeader(t, nodes...)
 	followers := others(nodes, leader)
 
 	// Writes through a follower are forwarded.
@@ -81,7 +78,7 @@ func TestCluster(t *testing.T) {
 	eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
 
 	// A refusal keeps ErrRefused and its message across the forward.
-	_, err = followers[0].s.Apply(ctx, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: "nope/0"}})
+	_, err := followers[0].s.Apply(ctx, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: "nope/0"}})
 	if !errors.Is(err, ErrRefused) {
 		t.Fatalf("forwarded refusal: got %v, want ErrRefused", err)
 	}
@@ -116,23 +113,27 @@ func TestCluster(t *testing.T) {
 		}
 	}
 
-	ms, err := leader.s.Members(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roles := map[string]int{}
-	for _, m := range ms {
-		roles[m.Role]++
-		if !m.Voter || m.HTTPAddr == "" {
-			t.Fatalf("member %+v: want a voter with an HTTP address", m)
+	eventually(t, 10*time.Second, "members", func() error {
+		ms, err := followers[0].s.Members(ctx)
+		if err != nil {
+			return err
 		}
-	}
-	if roles["leader"] != 1 || roles["follower"] != 2 {
-		t.Fatalf("members %+v: want one leader, two followers", ms)
-	}
+		roles := map[string]int{}
+		for _, m := range ms {
+			roles[m.Role]++
+			if !m.Voter || m.HTTPAddr == "" || m.AppliedIndex == 0 {
+				return fmt.Errorf("member %+v: want a voter with an HTTP address and an index", m)
+			}
+		}
+		if roles["leader"] != 1 || roles["follower"] != 2 {
+			return fmt.Errorf("members %+v: want one leader, two followers", ms)
+		}
+		return nil
+	})
 
 	// Kill the leader: the others elect a new one, take writes, and keep
 	// every acknowledged one.
+	leader = waitLeader(t, nodes...)
 	old := leader
 	start := time.Now()
 	old.stop()
@@ -163,12 +164,16 @@ func TestCluster(t *testing.T) {
 
 	// Wipe a follower's data dir; it rejoins under the same id on a new
 	// Raft port, the leader updates its entry, and it catches up by
-	// snapshot without a second cluster appearing.
-	if err := next.s.Snapshot(ctx); err != nil {
-		t.Fatal(err)
-	}
-	apply(next, "m13")
+	// snapshot (every other node compacted its log) without a second
+	// cluster appearing.
+	next = waitLeader(t, nodes...)
 	w := others(nodes, next)[0]
+	apply(next, "m13")
+	for _, n := range others(nodes, w) {
+		if err := n.s.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	w.stop()
 	if err := os.RemoveAll(w.dir); err != nil {
 		t.Fatal(err)
@@ -184,14 +189,7 @@ func TestCluster(t *testing.T) {
 	if w.s.fsm.restores.Load() == 0 {
 		t.Errorf("wiped node caught up without a snapshot install")
 	}
-	if _, err := leaderOf(nodes...); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes {
-		if _, id := n.s.raft.LeaderWithID(); string(id) != next.id {
-			t.Fatalf("%s follows %q, want %s", n.id, id, next.id)
-		}
-	}
+	waitLeader(t, nodes...)
 	apply(w, "m14")
 	for _, n := range nodes {
 		checkAcked(n)
@@ -204,7 +202,7 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(next, "m15")
-	watcher := others(nodes, next, w)[0]
+	watcher := others(nodes, w)[0]
 	eventually(t, 10*time.Second, "convergence before restore", func() error { return converged(t, nodes...) })
 	before := watcher.s.Index()
 	if err := w.s.RestoreBackup(ctx, &backup); err != nil {
@@ -232,26 +230,22 @@ func TestRemove(t *testing.T) {
 	nodes[1].start(false, []string{nodes[0].httpAddr})
 	nodes[2].start(false, []string{nodes[0].httpAddr})
 	eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
-	leader, err := leaderOf(nodes...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := waitLeader(t, nodes...)
 	fs := others(nodes, leader)
 	victim, via := fs[0], fs[1]
-	eventually(t, 10*time.Second, "follower knows the leader's address", func() error {
-		if via.s.LeaderHTTP() == "" {
-			return errors.New("no leader address")
-		}
-		return nil
-	})
 	if err := via.s.Remove(ctx, victim.id); err != nil {
 		t.Fatal(err)
 	}
 	rest := others(nodes, victim)
 	eventually(t, 10*time.Second, "two voters", func() error { return voters(rest, 2) })
-	if _, ok := leader.s.fsm.node(victim.id); ok {
-		t.Fatal("removed node still in the registry")
-	}
+	eventually(t, 10*time.Second, "registry forgets the removed node", func() error {
+		for _, n := range rest {
+			if _, ok := n.s.fsm.node(victim.id); ok {
+				return fmt.Errorf("%s still has %s in its registry", n.id, victim.id)
+			}
+		}
+		return nil
+	})
 	// Restarted on a new HTTP port, the removed node's announce is refused.
 	victim.stop()
 	victim.httpAddr = ""
@@ -264,12 +258,15 @@ func TestRemove(t *testing.T) {
 	}
 	// Whatever its own log says, the leader refuses its rejoin.
 	body, _ := json.Marshal(joinRequest{ID: victim.id, RaftAddr: victim.s.RaftAddr(), HTTPAddr: victim.httpAddr, Rejoin: true})
-	err = via.s.call(ctx, "POST", via.httpAddr, "/v1/raft/join", body, nil) // relayed to the leader
-	var ae *apiError
-	if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
-		t.Fatalf("rejoin of a removed node: got %v, want 409", err)
-	}
-	t.Logf("rejoin refused: %v", err)
+	eventually(t, 10*time.Second, "rejoin of a removed node refused", func() error {
+		err := via.s.call(ctx, "POST", via.httpAddr, "/v1/raft/join", body, nil) // relayed to the leader
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+			return fmt.Errorf("got %v, want 409", err)
+		}
+		t.Logf("rejoin refused: %v", err)
+		return nil
+	})
 	if err := leader.s.Remove(ctx, "nobody"); err == nil {
 		t.Fatal("removing an unknown node succeeded")
 	}
@@ -334,10 +331,7 @@ func TestNewAddresses(t *testing.T) {
 	nodes[1].start(false, []string{nodes[0].httpAddr})
 	nodes[2].start(false, []string{nodes[1].httpAddr})
 	eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
-	leader, err := leaderOf(nodes...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := waitLeader(t, nodes...)
 	f := others(nodes, leader)[0]
 	f.stop()
 	oldRaft := f.raftAddr

@@ -217,3 +217,45 @@ func converged(t testing.TB, nodes ...*node) error {
 	}
 	return nil
 }
+
+// waitLeader waits until exactly one of the nodes leads and every running
+// one knows it, and returns it. Tests look the leader up again after
+// anything slow: on a loaded machine leadership may move at any time.
+func waitLeader(t testing.TB, nodes ...*node) *node {
+	t.Helper()
+	var l *node
+	eventually(t, 20*time.Second, "one leader that all know", func() (err error) {
+		if l, err = leaderOf(nodes...); err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if n.s == nil {
+				continue
+			}
+			if _, id := n.s.raft.LeaderWithID(); string(id) != l.id {
+				return fmt.Errorf("%s follows %q, not %s", n.id, id, l.id)
+			}
+			if n.s.LeaderHTTP() == "" {
+				return fmt.Errorf("%s knows no leader address", n.id)
+			}
+		}
+		return nil
+	})
+	return l
+}
+
+// settled waits until a one-node cluster leads and has registered its own
+// addresses: that entry is written in the background after an election,
+// and would otherwise land in the middle of a test that counts indexes.
+func settled(t testing.TB, n *node) {
+	t.Helper()
+	eventually(t, 20*time.Second, n.id+" registered", func() error {
+		if !n.s.IsLeader() {
+			return fmt.Errorf("%s does not lead", n.id)
+		}
+		if r, _ := n.s.fsm.node(n.id); r.HTTPAddr != n.httpAddr || r.RaftAddr != n.s.RaftAddr() {
+			return fmt.Errorf("registry has %+v", r)
+		}
+		return nil
+	})
+}

@@ -18,6 +18,7 @@ func TestSingleNodeRestart(t *testing.T) {
 	log := testLogger(t)
 	n := newNode(t, log, "n1")
 	n.start(true, nil)
+	settled(t, n)
 	ctx := ctxT(t, 30*time.Second)
 
 	resp, err := n.s.Apply(ctx, deployCmd())
@@ -137,6 +138,7 @@ func TestRequestIDDedupe(t *testing.T) {
 func TestWatch(t *testing.T) {
 	n := newNode(t, testLogger(t), "n1")
 	n.start(true, nil)
+	settled(t, n)
 	ctx := ctxT(t, 30*time.Second)
 	if _, err := n.s.Apply(ctx, machineCmd("m1", "10.0.0.1")); err != nil {
 		t.Fatal(err)
