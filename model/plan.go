@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,6 +17,9 @@ type Change struct {
 	Old     string   `json:"old,omitempty"`
 	New     string   `json:"new,omitempty"`
 	Units   []string `json:"units,omitempty"`
+	// Note says why units go that the operator did not remove by name:
+	// subordinates whose principal or relation goes.
+	Note string `json:"note,omitempty"`
 }
 
 // Change kinds.
@@ -44,6 +48,9 @@ func (c Change) String() string {
 	case AddUnits:
 		return fmt.Sprintf("+ units %s", strings.Join(c.Units, ", "))
 	case RemoveUnits:
+		if c.Note != "" {
+			return fmt.Sprintf("- units %s (go dying: %s)", strings.Join(c.Units, ", "), c.Note)
+		}
 		return fmt.Sprintf("- units %s (go dying)", strings.Join(c.Units, ", "))
 	case SetPlacement:
 		return fmt.Sprintf("~ service %s placement %s -> %s", c.Service, c.Old, c.New)
@@ -71,6 +78,7 @@ func short(h string) string {
 func Plan(s *State, d *Desired) []Change {
 	var out []Change
 	unitsBy := unitsByService(s)
+	gone := map[string]bool{} // units this plan makes dying
 	for _, name := range sortedKeys(d.Services) {
 		ds := d.Services[name]
 		cur, ok := s.Services[name]
@@ -106,12 +114,12 @@ func Plan(s *State, d *Desired) []Change {
 			out = append(out, Change{Kind: AddUnits, Service: name, Units: unitNames(name, cur.NextUnit, ds.Units-len(alive))})
 		case len(alive) > ds.Units:
 			// The newest units go first, as in Juju's remove-unit by scale.
-			var gone []string
+			var names []string
 			for _, u := range alive[ds.Units:] {
-				gone = append(gone, u.Name)
+				names = append(names, u.Name)
+				gone[u.Name] = true
 			}
-			sort.Slice(gone, func(i, j int) bool { return UnitLess(gone[i], gone[j]) })
-			out = append(out, Change{Kind: RemoveUnits, Service: name, Units: gone})
+			out = append(out, Change{Kind: RemoveUnits, Service: name, Units: names})
 		}
 	}
 	for _, name := range sortedKeys(s.Services) {
@@ -122,9 +130,11 @@ func Plan(s *State, d *Desired) []Change {
 		var units []string
 		for _, u := range aliveUnits(unitsBy[name]) {
 			units = append(units, u.Name)
+			gone[u.Name] = true
 		}
 		out = append(out, Change{Kind: RemoveService, Service: name, Units: units})
 	}
+	out = append(out, orphanedSubordinates(s, d, unitsBy, gone)...)
 	existing := map[RelationKey]*Relation{}
 	for _, r := range s.Relations {
 		if r.Life == Alive {
@@ -141,6 +151,53 @@ func Plan(s *State, d *Desired) []Change {
 			r := existing[key]
 			out = append(out, Change{Kind: RemoveRelation, Key: string(key), Old: fmt.Sprintf("id %d", r.ID)})
 		}
+	}
+	return out
+}
+
+// orphanedSubordinates lists, per subordinate service that stays, the
+// units that go dying because the principal unit they are attached to
+// goes, or no container-scoped relation of the desired environment ties
+// them to its service any more. settle would kill them anyway; listing
+// them shows the operator every unit a change takes away.
+func orphanedSubordinates(s *State, d *Desired, unitsBy map[string][]*Unit, gone map[string]bool) []Change {
+	var out []Change
+	for _, name := range sortedKeys(d.Services) {
+		cur, ok := s.Services[name]
+		if !d.Services[name].Subordinate || !ok || cur.Life != Alive {
+			continue
+		}
+		principals := map[string]bool{}
+		for _, r := range d.Relations {
+			if r.Scope != Container || len(r.Endpoints) != 2 {
+				continue
+			}
+			for i, e := range r.Endpoints {
+				other := r.Endpoints[1-i].Service
+				if ps := d.Services[other]; e.Service == name && ps != nil && !ps.Subordinate {
+					principals[other] = true
+				}
+			}
+		}
+		var units, of []string
+		for _, u := range aliveUnits(unitsBy[name]) {
+			p := s.Units[u.Principal]
+			if p == nil || p.Life != Alive || gone[p.Name] || !principals[p.Service] {
+				units = append(units, u.Name)
+				if u.Principal != "" && !slices.Contains(of, u.Principal) {
+					of = append(of, u.Principal)
+				}
+			}
+		}
+		if len(units) == 0 {
+			continue
+		}
+		note := "not attached to a principal"
+		if len(of) > 0 {
+			sort.Slice(of, func(i, j int) bool { return UnitLess(of[i], of[j]) })
+			note = "subordinate to " + strings.Join(of, ", ")
+		}
+		out = append(out, Change{Kind: RemoveUnits, Service: name, Units: units, Note: note})
 	}
 	return out
 }

@@ -444,6 +444,7 @@ func TestLifecycle(t *testing.T) {
 	st, state = l.step(3, []string{
 		"- units app/1 (go dying)",
 		"- units store/1, store/2 (go dying)",
+		"- units tail/1 (go dying: subordinate to app/1)",
 	})
 	checkUnits(t, 3, st, "app/0", "extra/0", "store/0", "tail/0")
 	for _, unit := range []string{"app/1", "store/1", "store/2", "tail/1"} {
