@@ -215,7 +215,7 @@ func (t *tried) add(id, addr string, err error) {
 }
 
 // attempt runs one try of op against the leader: locally when this node
-// leads, else through leaderFn with the leader's HTTP address.
+// leads, else through remote with the leader's HTTP address.
 func (s *Store) attempt(t *tried, local func() error, remote func(addr string) error) error {
 	if s.closed() {
 		return ErrClosed
