@@ -103,6 +103,9 @@ func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
 		return nil, err
 	}
 	changes := Plan(s, desired)
+	if err := CheckChanges(s, desired, changes); err != nil {
+		return nil, err
+	}
 	for _, ds := range desired.Services {
 		if _, ok := s.Charms[ds.Charm]; !ok {
 			s.Charms[ds.Charm] = d.Charms[ds.Charm]

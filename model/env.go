@@ -73,8 +73,10 @@ type Desired struct {
 
 // DesiredService is a service with its charm bound and config complete.
 type DesiredService struct {
-	Name        string
-	Charm       string
+	Name  string
+	Charm string
+	// CharmName is the charm's own name, for messages.
+	CharmName   string
 	Config      map[string]any
 	Units       int
 	Placement   []string
@@ -118,7 +120,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		}
 		meta := &ch.Meta
 		metas[name] = meta
-		ds := &DesiredService{Name: name, Charm: ch.Hash, Units: 1, Placement: spec.Placement, Subordinate: meta.Subordinate}
+		ds := &DesiredService{Name: name, Charm: ch.Hash, CharmName: meta.Name, Units: 1, Placement: spec.Placement, Subordinate: meta.Subordinate}
 		if spec.Units != nil {
 			ds.Units = *spec.Units
 		}

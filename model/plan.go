@@ -155,6 +155,34 @@ func Plan(s *State, d *Desired) []Change {
 	return out
 }
 
+// CheckChanges refuses changes that Resolve cannot see are wrong because
+// they depend on what is deployed: a charm upgrade that would turn a
+// principal service into a subordinate one or back (its units would have
+// to be replaced, not upgraded; Juju refuses it too). Plan's callers run it
+// before showing or applying a plan.
+func CheckChanges(s *State, d *Desired, changes []Change) error {
+	var ps Problems
+	for _, c := range changes {
+		if c.Kind != UpgradeCharm {
+			continue
+		}
+		cur, next := s.Services[c.Service], d.Services[c.Service]
+		if cur == nil || next == nil || cur.Subordinate == next.Subordinate {
+			continue
+		}
+		was, is := "a principal", "subordinate"
+		if cur.Subordinate {
+			was, is = "a subordinate", "a principal"
+		}
+		ps.add([]string{"services", c.Service, "charm"}, "service %s runs %s charm and the new charm %s is %s; a service cannot change between principal and subordinate: deploy the new charm as another service, then remove %s",
+			c.Service, was, next.CharmName, is, c.Service)
+	}
+	if len(ps) > 0 {
+		return ps
+	}
+	return nil
+}
+
 // orphanedSubordinates lists, per subordinate service that stays, the
 // units that go dying because the principal unit they are attached to
 // goes, or no container-scoped relation of the desired environment ties

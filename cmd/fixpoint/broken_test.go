@@ -226,6 +226,15 @@ func TestControlPlaneRefusesBadDeploys(t *testing.T) {
 			s.CharmHash = strings.Repeat("0", 64)
 			d.Env.Services["app"] = s
 		}, "services.app.charm"},
+		{"principal becomes subordinate", func(d *model.Deploy) {
+			// extra moves to the subordinate tail charm, attached to
+			// store; everything else about it is consistent.
+			x := d.Env.Services["extra"]
+			x.Charm, x.CharmHash, x.Units = d.Env.Services["tail"].Charm, d.Env.Services["tail"].CharmHash, nil
+			d.Env.Services["extra"] = x
+			delete(d.Env.Relations, "extra-store")
+			d.Env.Relations["extra-host"] = []string{"store:juju-info", "extra:host"}
+		}, "services.extra.charm: service extra runs a principal charm and the new charm tail is subordinate; a service cannot change between principal and subordinate"},
 		{"planned against another index", func(d *model.Deploy) {
 			d.BaseIndex = before.EnvIndex - 1
 		}, "run plan again"},
