@@ -48,10 +48,20 @@ $FIXPOINT_ADDR or --data-dir).
 
 // wireCompletions completes the arguments and flags of commands defined
 // elsewhere: units for the commands that take one, .cue files for -f, a
-// directory for --data-dir.
+// directory for --data-dir. A command group without examples of its own
+// gets the first example of each of its commands.
 func wireCompletions(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
+		if c.Example == "" && c.HasAvailableSubCommands() && c != root {
+			var ex []string
+			for _, sub := range c.Commands() {
+				if first, _, _ := strings.Cut(sub.Example, "\n"); first != "" && !sub.Hidden {
+					ex = append(ex, first)
+				}
+			}
+			c.Example = strings.Join(ex, "\n")
+		}
 		switch c.CommandPath() {
 		case "fixpoint resolved", "fixpoint debug universe", "fixpoint debug explain":
 			if c.ValidArgsFunction == nil {

@@ -278,7 +278,8 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 		fmt.Fprintln(w, "no services match")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "UNIT\tMACHINE\tPHASE\tWORKLOAD\tMESSAGE\tRECONCILES")
 	for _, svc := range sortedServices(shown) {
 		ss := shown.Services[svc]
@@ -311,30 +312,26 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 		}
 	}
 	tw.Flush()
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		if l != "" {
+			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
+		}
+	}
 }
 
-// serviceSummary is a service's row in the PHASE column: its units' phases
-// counted, "2/2 settled" when all agree.
+// serviceSummary is a service's row in the PHASE column: how many of its
+// units are settled, "1/2 settled" (the unit rows say what the others do).
 func serviceSummary(st *engine.Status, units []string, ss *engine.ServiceStatus) string {
 	if len(units) == 0 {
 		return fmt.Sprintf("0/%d units", ss.Units)
 	}
-	counts := map[string]int{}
+	settled := 0
 	for _, n := range units {
-		counts[st.Units[n].Phase]++
-	}
-	if len(counts) == 1 {
-		for p, n := range counts {
-			return fmt.Sprintf("%d/%d %s", n, len(units), p)
+		if st.Units[n].Phase == engine.Settled {
+			settled++
 		}
 	}
-	var parts []string
-	for _, p := range phases {
-		if n := counts[p]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, p))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return fmt.Sprintf("%d/%d settled", settled, len(units))
 }
 
 // colorPhase paints a (padded) phase for a terminal, unless NO_COLOR is set.

@@ -1,0 +1,490 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// sampleStatus is an environment caught mid-way: a settled leader, a
+// unit in error, one pending with a reason, one on a lost machine.
+func sampleStatus() *engine.Status {
+	return &engine.Status{
+		Index: 42, Environment: "shop", Summary: "2 of 5 units pending, 1 error",
+		Services: map[string]*engine.ServiceStatus{
+			"db":  {Charm: strings.Repeat("d", 64), Life: "alive", Units: 2, Leader: "db/0"},
+			"web": {Charm: strings.Repeat("e", 64), Life: "alive", Units: 3, Leader: "web/1"},
+		},
+		Units: map[string]*engine.UnitStatus{
+			"db/0":  {Service: "db", Machine: "m1", Life: "alive", Phase: engine.Settled, Leader: true, Reconciles: 3, Status: model.Status{State: "active", Message: "primary, 2 clients"}},
+			"db/1":  {Service: "db", Machine: "m2", Life: "alive", Phase: engine.Error, Reconciles: 5, Status: model.Status{State: "waiting", Message: "installing"}, Error: "hook reconcile exited with status 3: boom"},
+			"web/1": {Service: "web", Machine: "m1", Life: "alive", Phase: engine.Reconciling, Leader: true, Reconciles: 1, Status: model.Status{State: "waiting", Message: "waiting for db access"}},
+			"web/2": {Service: "web", Machine: "m3", Life: "alive", Phase: engine.Pending, Reason: "waiting for machine m3 to register", Status: model.Status{State: "waiting", Message: "installing"}},
+			"web/10": {Service: "web", Machine: "m2", Life: "alive", Phase: engine.Settled, Agent: "lost", Reconciles: 2,
+				Status: model.Status{State: "unknown", Message: "agent lost; connected"}},
+		},
+		Machines: map[string]*engine.MachineStatus{"m1": {State: "started"}, "m2": {State: "lost"}, "m3": {State: "started"}},
+	}
+}
+
+func TestStatusTable(t *testing.T) {
+	var b bytes.Buffer
+	st := sampleStatus()
+	printStatusTo(&b, st, st, false)
+	want := `Environment shop: 2 of 5 units pending, 1 error
+
+UNIT      MACHINE    PHASE        WORKLOAD  MESSAGE                                          RECONCILES
+db                   1/2 settled            (charm dddddddddddd, alive)
+  db/0*   m1         settled      active    primary, 2 clients                               3
+  db/1    m2         error        waiting   hook reconcile exited with status 3: boom        5
+web                  1/3 settled            (charm eeeeeeeeeeee, alive)
+  web/1*  m1         reconciling  waiting   waiting for db access                            1
+  web/2   m3         pending      waiting   installing (waiting for machine m3 to register)  0
+  web/10  m2 (lost)  settled      unknown   agent lost; connected                            2
+`
+	if got := b.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestStatusFilters(t *testing.T) {
+	st := sampleStatus()
+	cases := []struct {
+		f     statusFilter
+		units []string
+	}{
+		{statusFilter{names: []string{"web"}}, []string{"web/1", "web/10", "web/2"}},
+		{statusFilter{names: []string{"db/1", "web/2"}}, []string{"db/1", "web/2"}},
+		{statusFilter{phases: []string{"error"}}, []string{"db/1"}},
+		{statusFilter{names: []string{"web"}, phases: []string{"settled", "pending"}}, []string{"web/10", "web/2"}},
+		{statusFilter{phases: []string{"error"}, names: []string{"web"}}, nil},
+	}
+	for _, c := range cases {
+		got := c.f.apply(st)
+		units := sortedKeys(got.Units)
+		if strings.Join(units, " ") != strings.Join(c.units, " ") {
+			t.Errorf("%+v: units %v, want %v", c.f, units, c.units)
+		}
+		for _, u := range got.Units {
+			if got.Services[u.Service] == nil {
+				t.Errorf("%+v: %s shown without its service", c.f, u.Service)
+			}
+		}
+		if got.Index != st.Index || got.Summary != st.Summary {
+			t.Errorf("%+v: the summary is not the whole environment's", c.f)
+		}
+	}
+	var b bytes.Buffer
+	shown := (&statusFilter{phases: []string{"error"}}).apply(st)
+	printStatusTo(&b, shown, st, false)
+	if !strings.Contains(b.String(), "(showing 1 of 5 units)") || strings.Contains(b.String(), "web") {
+		t.Errorf("filtered table:\n%s", b.String())
+	}
+	b.Reset()
+	printStatusTo(&b, (&statusFilter{phases: []string{"error"}, names: []string{"web"}}).apply(st), st, false)
+	if !strings.Contains(b.String(), "no services match") {
+		t.Errorf("empty filtered table:\n%s", b.String())
+	}
+	if err := (&statusFilter{names: []string{"nope"}}).check(st); err == nil || !strings.Contains(err.Error(), "services: db, web") {
+		t.Errorf("unknown name: %v", err)
+	}
+}
+
+func TestStatusColorKeepsColumnsAligned(t *testing.T) {
+	var b bytes.Buffer
+	st := sampleStatus()
+	t.Setenv("NO_COLOR", "")
+	printStatusTo(&b, st, st, true)
+	if !strings.Contains(b.String(), "\x1b[1;31merror") {
+		t.Fatalf("no colour on a terminal:\n%q", b.String())
+	}
+	plain := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(b.String(), "")
+	col := -1
+	for _, l := range strings.Split(plain, "\n") {
+		if strings.HasPrefix(l, "  ") {
+			i := strings.Index(l, "  waiting ") // the WORKLOAD column of db/1, web/1, web/2
+			if i < 0 {
+				continue
+			}
+			if col >= 0 && i != col {
+				t.Fatalf("WORKLOAD column moves with colour:\n%s", plain)
+			}
+			col = i
+		}
+	}
+}
+
+func TestStatusYAMLKeepsTheJSONNames(t *testing.T) {
+	st := sampleStatus()
+	st.Index = 12345678
+	var b bytes.Buffer
+	if err := writeYAML(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "index: 12345678\n") {
+		t.Errorf("index is not printed as an integer:\n%s", b.String())
+	}
+	var back map[string]any
+	if err := yaml.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	unit := back["units"].(map[string]any)["db/1"].(map[string]any)
+	for _, k := range []string{"phase", "status", "leader", "machine", "reconciles", "error"} {
+		if _, ok := unit[k]; !ok {
+			t.Errorf("yaml unit lacks %q: %v", k, unit)
+		}
+	}
+	if unit["status"].(map[string]any)["state"] != "waiting" {
+		t.Errorf("status.state: %v", unit["status"])
+	}
+}
+
+func TestProgressPrintsChangesAndTheSummary(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b}
+	st := sampleStatus()
+	p.update(st)
+	first := b.String()
+	if n := strings.Count(first, "\n"); n != 6 || !strings.Contains(first, "db/1         error  hook reconcile exited") || !strings.Contains(first, "== 2 of 5 units pending, 1 error") {
+		t.Fatalf("first update (%d lines):\n%s", n, first)
+	}
+	b.Reset()
+	p.update(st)
+	if b.Len() != 0 {
+		t.Fatalf("an unchanged status printed:\n%s", b.String())
+	}
+	st.Units["web/2"] = &engine.UnitStatus{Service: "web", Phase: engine.Settled, Status: model.Status{State: "active"}}
+	delete(st.Units, "db/1")
+	st.Summary = "1 of 4 units pending"
+	p.update(st)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "web/2        settled  active") || !strings.HasSuffix(lines[1], "db/1         removed") || !strings.HasSuffix(lines[2], "== 1 of 4 units pending") {
+		t.Fatalf("second update:\n%s", b.String())
+	}
+}
+
+func TestEveryCommandHasHelpWithExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		if c.Short == "" || c.Example == "" {
+			t.Errorf("%q has no short help or no examples", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd())
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for shell, want := range map[string]string{"bash": "__start_fixpoint", "zsh": "#compdef fixpoint", "fish": "complete -c fixpoint"} {
+		root := newRootCmd()
+		var b bytes.Buffer
+		root.SetOut(&b)
+		root.SetArgs([]string{"completion", shell})
+		if err := root.Execute(); err != nil {
+			t.Fatalf("completion %s: %v", shell, err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("completion %s lacks %q", shell, want)
+		}
+	}
+	// Flags and phases complete without a control plane.
+	root := newRootCmd()
+	var b bytes.Buffer
+	root.SetOut(&b)
+	root.SetArgs([]string{cobra.ShellCompRequestCmd, "status", "--phase", ""})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range phases {
+		if !strings.Contains(b.String(), p+"\n") {
+			t.Errorf("--phase completion lacks %s:\n%s", p, b.String())
+		}
+	}
+}
+
+// metricValues scrapes addr/metrics into name{labels} → value.
+func metricValues(t *testing.T, base string) map[string]float64 {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: time.Minute}).Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, body)
+	}
+	out := map[string]float64{}
+	for _, l := range strings.Split(string(body), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(l, ' ')
+		v, err := strconv.ParseFloat(l[i+1:], 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", l, err)
+		}
+		out[l[:i]] = v
+	}
+	return out
+}
+
+// normalizeTable blanks what varies between runs: charm hashes, the
+// index, reconcile counts and column widths.
+func normalizeTable(s string) string {
+	s = regexp.MustCompile(`[0-9a-f]{12}`).ReplaceAllString(s, "<charm>")
+	s = regexp.MustCompile(`index \d+`).ReplaceAllString(s, "index N")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		f := strings.Fields(l)
+		if strings.HasPrefix(l, "  ") && len(f) > 0 {
+			if _, err := strconv.Atoi(f[len(f)-1]); err == nil {
+				f[len(f)-1] = "R"
+			}
+		}
+		lines = append(lines, strings.Join(f, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// writeEnv writes an environment into a temporary directory, with its
+// charms referred to by absolute path.
+func writeEnv(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "env.cue")
+	body = strings.ReplaceAll(body, "CHARMS", repo("testdata", "charms"))
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestOperatorCommandsAgainstRunningUp(t *testing.T) {
+	data := t.TempDir()
+	up := startUp(t, data)
+	st := up.waitConverged(t)
+	base := readEndpoint(t, data)
+	dd := []string{"--data-dir", data}
+
+	// The table, grouped by service, golden but for what varies.
+	r := fixpoint(t, time.Minute, append([]string{"status"}, dd...)...)
+	want := `Environment shop: converged at index N
+UNIT MACHINE PHASE WORKLOAD MESSAGE RECONCILES
+db 2/2 settled (charm <charm>, alive)
+db/0* local settled active primary, 2 clients R
+db/1 local settled active replica of db/0, 2 clients R
+web 2/2 settled (charm <charm>, alive)
+web/0* local settled active connected to 127.0.0.1:6379 db shop as web R
+web/1 local settled active connected to 127.0.0.1:6379 db shop as web R`
+	if got := strings.ReplaceAll(normalizeTable(r.stdout), "\n\n", "\n"); r.code != 0 || got != want {
+		t.Errorf("status exited %d:\n%s\nwant (normalized):\n%s\nstderr: %s", r.code, got, want, r.stderr)
+	}
+
+	// JSON keeps the fields scripts use.
+	r = fixpoint(t, time.Minute, append([]string{"status", "--format", "json"}, dd...)...)
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatalf("status json: %v\n%s", err, r.stdout)
+	}
+	for _, k := range []string{"index", "converged", "summary", "services", "units", "machines"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("status json lacks %q", k)
+		}
+	}
+	u := raw["units"].(map[string]any)["web/0"].(map[string]any)
+	for _, k := range []string{"phase", "status", "leader", "machine", "reconciles"} {
+		if _, ok := u[k]; !ok {
+			t.Errorf("status json unit lacks %q: %v", k, u)
+		}
+	}
+	if raw["converged"] != true || raw["index"].(float64) != float64(st.Index) {
+		t.Errorf("status json: converged %v index %v, want true %d", raw["converged"], raw["index"], st.Index)
+	}
+
+	// Filters and YAML.
+	r = fixpoint(t, time.Minute, append([]string{"status", "web", "--format", "yaml"}, dd...)...)
+	var y struct {
+		Index uint64
+		Units map[string]struct{ Phase string }
+	}
+	if err := yaml.Unmarshal([]byte(r.stdout), &y); err != nil || y.Index != st.Index || len(y.Units) != 2 || y.Units["web/1"].Phase != "settled" {
+		t.Errorf("status web --format yaml (%v): %+v\n%s", err, y, r.stdout)
+	}
+	r = fixpoint(t, time.Minute, append([]string{"status", "--phase", "error"}, dd...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "no services match") || !strings.Contains(r.stdout, "(showing 0 of 4 units)") {
+		t.Errorf("status --phase error: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = fixpoint(t, time.Minute, append([]string{"status", "nope"}, dd...)...)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "nope is neither a service nor a unit") {
+		t.Errorf("status nope: %d\n%s", r.code, r.stderr)
+	}
+
+	// logs: one run per reconcile, with what it changed.
+	total := 0
+	for _, u := range st.Units {
+		total += u.Reconciles
+	}
+	r = fixpoint(t, time.Minute, append([]string{"logs", "--format", "json"}, dd...)...)
+	var runs []engine.Run
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var run engine.Run
+		if err := json.Unmarshal([]byte(l), &run); err != nil {
+			t.Fatalf("logs json line %q: %v", l, err)
+		}
+		runs = append(runs, run)
+	}
+	ok := 0
+	for _, run := range runs {
+		if run.Outcome == engine.RunOK {
+			ok++
+			if len(run.Hash) < 12 || run.Duration <= 0 || run.Time.IsZero() {
+				t.Errorf("run lacks hash, duration or time: %+v", run)
+			}
+		}
+	}
+	if ok != total {
+		t.Errorf("logs has %d ok runs, status counts %d reconciles:\n%s", ok, total, r.stdout)
+	}
+	r = fixpoint(t, time.Minute, append([]string{"logs", "web/0"}, dd...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "  ok ") || !strings.Contains(r.stdout, `status: "waiting: waiting for db access" -> "active: connected to`) ||
+		!strings.Contains(r.stdout, `relations.db:`) || strings.Contains(r.stdout, "web/1") {
+		t.Errorf("logs web/0: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = fixpoint(t, time.Minute, append([]string{"logs", "nope/3"}, dd...)...)
+	if r.code != exitFailed || !strings.Contains(r.stderr, "nope/3 is neither a unit nor a service") {
+		t.Errorf("logs nope/3: %d\n%s", r.code, r.stderr)
+	}
+
+	// Metrics after the demo run agree with status.
+	m := metricValues(t, base)
+	for name, want := range map[string]float64{
+		"fixpoint_is_leader": 1, "fixpoint_converged": 1, "fixpoint_index": float64(st.Index),
+		`fixpoint_units{phase="settled"}`: 4, `fixpoint_units{phase="error"}`: 0, "fixpoint_units_in_error": 0,
+		"fixpoint_queue_depth": 0, "fixpoint_stale_units": 0, "fixpoint_diverged_units": 0,
+		`fixpoint_machines{state="started"}`: 1,
+	} {
+		if got, ok := m[name]; !ok || got != want {
+			t.Errorf("metric %s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	var reconciles, hooks float64
+	for _, svc := range []string{"db", "web"} {
+		reconciles += m[fmt.Sprintf(`fixpoint_reconciles_total{outcome="ok",service="%s"}`, svc)]
+		hooks += m[fmt.Sprintf(`fixpoint_hook_duration_seconds_count{service="%s"}`, svc)]
+	}
+	if reconciles != float64(total) || hooks != float64(total) {
+		t.Errorf("reconciles_total %v, hook durations %v; status counts %d reconciles", reconciles, hooks, total)
+	}
+	if m["fixpoint_raft_commit_seconds_count"] < 1 || m["fixpoint_raft_fsm_apply_seconds_count"] < 1 {
+		t.Errorf("raft latencies not recorded: commit %v, apply %v", m["fixpoint_raft_commit_seconds_count"], m["fixpoint_raft_fsm_apply_seconds_count"])
+	}
+	if m[`fixpoint_http_requests_total{code="200",route="GET /v1/status"}`] < 1 {
+		t.Errorf("status requests not counted")
+	}
+	for _, probe := range []string{"/healthz", "/readyz"} {
+		if code, body := call(t, "GET", base+probe, "", nil); code != 200 || !strings.Contains(body, `"status": "ok"`) {
+			t.Errorf("%s: %d %s", probe, code, body)
+		}
+	}
+
+	// logs --follow sees the runs of a change as they come; apply --wait
+	// shows progress and exits 0 at the fixed point.
+	follow := startProc(t, append([]string{"logs", "--follow"}, dd...)...)
+	eventually(t, "logs --follow printing the history", time.Minute, func() (bool, string) {
+		return strings.Contains(follow.out.String(), "web/1"), follow.out.String()
+	})
+	scaled := writeEnv(t, `apiVersion: "fixpoint/v1"
+name: "shop"
+services: {
+	db:  {charm: "CHARMS/db", units: 2, config: {max_connections: 200}}
+	web: {charm: "CHARMS/web", units: 3}
+}
+relations: "web-db": ["web:db", "db:db"]
+`)
+	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", scaled, "--wait", "--timeout", "4m"}, dd...)...)
+	if r.code != exitOK || !strings.Contains(r.stdout, "web/2") || !strings.Contains(r.stdout, "== converged at index") {
+		t.Fatalf("apply --wait exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	eventually(t, "logs --follow showing web/2's runs", time.Minute, func() (bool, string) {
+		return strings.Contains(follow.out.String(), "web/2  ok"), follow.out.String()
+	})
+	follow.kill()
+	if r := fixpoint(t, time.Minute, append([]string{"wait", "--timeout", "1m"}, dd...)...); r.code != exitOK {
+		t.Errorf("wait on a converged environment exited %d: %s", r.code, r.stderr)
+	}
+
+	// A hook that never returns: wait and apply --wait time out with 4.
+	slow := writeEnv(t, `apiVersion: "fixpoint/v1"
+name: "shop"
+services: {
+	db: {charm: "CHARMS/db", units: 1}
+	"fail-timeout": {charm: "CHARMS/fail-timeout", units: 1}
+}
+relations: "fail-timeout-db": ["fail-timeout:db", "db:db"]
+`)
+	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", slow, "--wait", "--timeout", "3s"}, dd...)...)
+	if r.code != exitTimeout || !strings.Contains(r.stderr, "no fixed point after 3s") {
+		t.Fatalf("apply --wait on a hanging hook exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := fixpoint(t, time.Minute, append([]string{"wait", "--timeout", "2s"}, dd...)...); r.code != exitTimeout {
+		t.Errorf("wait on a hanging hook exited %d, want %d: %s", r.code, exitTimeout, r.stderr)
+	}
+
+	// A failing hook: 3, naming the unit; status and logs say why.
+	failing := writeEnv(t, `apiVersion: "fixpoint/v1"
+name: "shop"
+services: {
+	db: {charm: "CHARMS/db", units: 1}
+	"fail-exit": {charm: "CHARMS/fail-exit", units: 1}
+}
+relations: "fail-exit-db": ["fail-exit:db", "db:db"]
+`)
+	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", failing, "--wait", "--timeout", "4m"}, dd...)...)
+	if r.code != exitUnitErr || !strings.Contains(r.stderr, "unit fail-exit/0 is in error") {
+		t.Fatalf("apply --wait on a failing hook exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := fixpoint(t, time.Minute, append([]string{"wait", "--timeout", "1m"}, dd...)...); r.code != exitUnitErr || !strings.Contains(r.stderr, "fail-exit/0") {
+		t.Errorf("wait with a unit in error exited %d, want %d: %s", r.code, exitUnitErr, r.stderr)
+	}
+	// Retries (after 5s, 10s, ...) move the unit through reconciling and
+	// back to error: poll rather than catch one moment.
+	eventually(t, "status --phase error showing fail-exit/0 and why", time.Minute, func() (bool, string) {
+		r := fixpoint(t, time.Minute, append([]string{"status", "--phase", "error"}, dd...)...)
+		if !strings.Contains(r.stdout, "UNIT") {
+			return false, r.stdout + r.stderr
+		}
+		rows := unitLines(r.stdout)
+		return len(rows) == 1 && strings.HasPrefix(rows[0], "fail-exit/0") && strings.Contains(rows[0], "boom: cannot reach backend"), r.stdout
+	})
+	r = fixpoint(t, time.Minute, append([]string{"logs", "fail-exit/0", "--tail", "1"}, dd...)...)
+	if !strings.Contains(r.stdout, "  error ") || !strings.Contains(r.stdout, "error: hook reconcile exited with status 3") || !strings.Contains(r.stdout, "stderr| boom: cannot reach backend") {
+		t.Errorf("logs fail-exit/0:\n%s%s", r.stdout, r.stderr)
+	}
+	eventually(t, "metrics counting the failure", time.Minute, func() (bool, string) {
+		m := metricValues(t, base)
+		errs := m[`fixpoint_reconciles_total{outcome="error",service="fail-exit"}`]
+		return errs >= 1 && m["fixpoint_units_in_error"] == 1 && m["fixpoint_converged"] == 0,
+			fmt.Sprintf("reconciles error %v, units in error %v, converged %v", errs, m["fixpoint_units_in_error"], m["fixpoint_converged"])
+	})
+	up.stop(t)
+}
