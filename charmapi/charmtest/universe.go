@@ -118,7 +118,7 @@ func (b *UniverseBuilder) Peer(endpoint string) *RelationBuilder {
 }
 
 func (b *UniverseBuilder) relation(endpoint, role, remote string) *RelationBuilder {
-	r := &RelationBuilder{r: charmapi.Relation{
+	r := &RelationBuilder{b: b, r: charmapi.Relation{
 		ID: b.nextID, Name: endpoint, Interface: endpoint, Role: role, Scope: "global", RemoteService: remote,
 		Local: map[string]string{}, App: map[string]string{}, RemoteApp: map[string]string{},
 		Units: map[string]map[string]string{},
@@ -152,7 +152,16 @@ func (b *UniverseBuilder) Universe() *charmapi.Universe {
 }
 
 // RelationBuilder fills in one relation of a UniverseBuilder.
-type RelationBuilder struct{ r charmapi.Relation }
+type RelationBuilder struct {
+	b *UniverseBuilder
+	r charmapi.Relation
+}
+
+// Universe returns the whole universe the relation belongs to, so that a
+// one-relation universe is one expression:
+//
+//	u := charmtest.NewUniverse("web/0").Requires("db", "db").Unit("db/0", "host", "10.0.0.1").Universe()
+func (r *RelationBuilder) Universe() *charmapi.Universe { return r.b.Universe() }
 
 // ID sets the relation id (by default relations are numbered from 0 in
 // the order they were added).
