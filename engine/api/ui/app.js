@@ -54,7 +54,7 @@ function unitLess(a, b) {
 
 // ---- layout --------------------------------------------------------------
 
-const UNIT = 30, GAP = 6, PER_ROW = 6, BOX_W = 16 + PER_ROW * (UNIT + GAP) + 10;
+const UNIT = 30, GAP = 6, PER_ROW = 7, BOX_W = 16 + PER_ROW * (UNIT + GAP) + 10;
 const COL_GAP = 150, ROW_GAP = 40, MARGIN = 30, HEAD = 52;
 
 // Columns follow the relations: a service that requires another sits left
@@ -158,7 +158,7 @@ function render() {
     const peers = rels.filter((r) => r.endpoints.length === 1 && r.endpoints[0].service === name).map((r) => r.endpoints[0].name);
     const counts = {};
     for (const u of list) counts[st.units[u].phase] = (counts[st.units[u].phase] || 0) + 1;
-    const sub = `${(s.charm || '').slice(0, 12)} · ${list.length}/${s.units} units` + (s.leader ? ` · leader ${s.leader}` : '');
+    const sub = `${(s.charm || '').slice(0, 8)} · ${list.length}/${s.units} units` + (s.leader ? ` · leader ${s.leader}` : '');
     out.push(`<g class="service ${esc(s.life)}${hasError ? ' has-error' : ''}" data-service="${esc(name)}" transform="translate(${b.x},${b.y})">` +
       `<rect class="svc-box" width="${b.w}" height="${b.h}" rx="10"></rect>` +
       `<text class="svc-name" x="14" y="22">${esc(name)}</text>` +
@@ -183,8 +183,11 @@ function render() {
     out.push('</g>');
   }
   const svg = $('graph');
-  svg.setAttribute('width', width);
-  svg.setAttribute('height', height);
+  // Grow a small graph to the room there is, up to 1.6 times.
+  const room = $('graph-wrap').clientWidth - 60;
+  const scale = Math.max(1, Math.min(1.6, room / width));
+  svg.setAttribute('width', Math.round(width * scale));
+  svg.setAttribute('height', Math.round(height * scale));
   svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
   svg.innerHTML = out.join('');
 }
@@ -257,7 +260,7 @@ async function refreshPanel() {
     const list = logs.value.runs.slice().reverse();
     runs.innerHTML = list.length
       ? runHTML(list[0]) + (list.length > 1 ? `<details><summary>${list.length - 1} earlier</summary>${list.slice(1).map(runHTML).join('')}</details>` : '')
-      : '<p class="muted">no hook run in the leader\'s history yet</p>';
+      : '<p class="muted">no hook run since this node became leader (it keeps the last 50 of each unit in memory); the unit\'s current settings are in its universe below, under relations[].local</p>';
   } else {
     runs.innerHTML = `<p class="err">${esc(logs.reason.message)}</p>`;
   }
@@ -336,6 +339,7 @@ $('graph').addEventListener('keydown', (ev) => {
 });
 $('panel-close').addEventListener('click', () => showUnit(''));
 document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') showUnit(''); });
+window.addEventListener('resize', () => render());
 window.addEventListener('hashchange', () => {
   const u = new URLSearchParams(location.hash.slice(1)).get('unit') || '';
   if (u !== selected) showUnit(u);
