@@ -62,10 +62,10 @@ func stateOf(t *testing.T, data string) *model.State {
 	return st
 }
 
-// journal returns every universe a unit's hook was given, in order: the
+// unitJournal returns every universe a unit's hook was given, in order: the
 // lifecycle charms append each one to universes.jsonl in the unit's
 // directory, which outlives the unit.
-func journal(t *testing.T, data, unit string) []charmapi.Universe {
+func unitJournal(t *testing.T, data, unit string) []charmapi.Universe {
 	t.Helper()
 	path := filepath.Join(data, "agent", "units", strings.ReplaceAll(unit, "/", "-"), "universes.jsonl")
 	f, err := os.Open(path)
@@ -92,18 +92,18 @@ func journal(t *testing.T, data, unit string) []charmapi.Universe {
 	return out
 }
 
-// last returns the last universe a unit reconciled.
-func last(t *testing.T, data, unit string) charmapi.Universe {
+// lastUniverse returns the last universe a unit reconciled.
+func lastUniverse(t *testing.T, data, unit string) charmapi.Universe {
 	t.Helper()
-	j := journal(t, data, unit)
+	j := unitJournal(t, data, unit)
 	if len(j) == 0 {
 		t.Fatalf("%s never reconciled", unit)
 	}
 	return j[len(j)-1]
 }
 
-// relationByID returns the relation with id in a universe, or nil.
-func relationByID(u charmapi.Universe, id int) *charmapi.Relation {
+// universeRelation returns the relation with id in a universe, or nil.
+func universeRelation(u charmapi.Universe, id int) *charmapi.Relation {
 	for i := range u.Relations {
 		if u.Relations[i].ID == id {
 			return &u.Relations[i]
@@ -112,8 +112,8 @@ func relationByID(u charmapi.Universe, id int) *charmapi.Relation {
 	return nil
 }
 
-// hooks lists a universe's event hook names.
-func hooks(u charmapi.Universe) []string {
+// eventHooks lists a universe's event hook names.
+func eventHooks(u charmapi.Universe) []string {
 	var out []string
 	for _, e := range u.Events {
 		out = append(out, e.Hook)
@@ -121,9 +121,9 @@ func hooks(u charmapi.Universe) []string {
 	return out
 }
 
-// hasEvent reports whether a universe carries the event hook on relation
+// universeHasEvent reports whether a universe carries the event hook on relation
 // ident ("" for any).
-func hasEvent(u charmapi.Universe, hook, ident string) bool {
+func universeHasEvent(u charmapi.Universe, hook, ident string) bool {
 	for _, e := range u.Events {
 		if e.Hook == hook && (ident == "" || e.Relation == ident) {
 			return true
@@ -132,7 +132,7 @@ func hasEvent(u charmapi.Universe, hook, ident string) bool {
 	return false
 }
 
-func remoteUnits(r *charmapi.Relation) []string {
+func universeRemoteUnits(r *charmapi.Relation) []string {
 	if r == nil {
 		return nil
 	}
@@ -153,8 +153,8 @@ func unitNamesOf(st *engine.Status) []string {
 	return out
 }
 
-// relationIDs maps each relation key in the state to its id.
-func relationIDs(st *model.State) map[model.RelationKey]int {
+// stateRelationIDs maps each relation key in the state to its id.
+func stateRelationIDs(st *model.State) map[model.RelationKey]int {
 	out := map[model.RelationKey]int{}
 	for id, r := range st.Relations {
 		out[r.Key] = id
@@ -193,23 +193,23 @@ func matchChanges(t *testing.T, what, out string, want []string) {
 
 var appliedAt = regexp.MustCompile(`(?m)^applied at index (\d+)$`)
 
-// lifecycle drives one running up through the steps under
+// lifecycleWalk drives one running up through the steps under
 // testdata/lifecycle.
-type lifecycle struct {
+type lifecycleWalk struct {
 	t    *testing.T
 	data string
 	// before holds each unit's journal length before the current step.
 	before map[string]int
 }
 
-func (l *lifecycle) env(step int) string {
+func (l *lifecycleWalk) env(step int) string {
 	return repo("testdata", "lifecycle", fmt.Sprintf("step%d.cue", step))
 }
 
 // step plans stepN (exit 2, exactly the wanted changes), applies it with
 // --wait (exit 0, the same changes, at the fixed point), plans it again
 // (exit 0, no changes), and returns the converged status and the state.
-func (l *lifecycle) step(n int, want []string) (*engine.Status, *model.State) {
+func (l *lifecycleWalk) step(n int, want []string) (*engine.Status, *model.State) {
 	t := l.t
 	t.Helper()
 	l.before = map[string]int{}
@@ -219,7 +219,7 @@ func (l *lifecycle) step(n int, want []string) (*engine.Status, *model.State) {
 		if i := strings.LastIndexByte(unit, '-'); i >= 0 {
 			unit = unit[:i] + "/" + unit[i+1:]
 		}
-		l.before[unit] = len(journal(t, l.data, unit))
+		l.before[unit] = len(unitJournal(t, l.data, unit))
 	}
 	env := l.env(n)
 	prevEnv := stateOf(t, l.data).EnvIndex
@@ -276,24 +276,24 @@ func (l *lifecycle) step(n int, want []string) (*engine.Status, *model.State) {
 }
 
 // since returns the universes unit was given during the current step.
-func (l *lifecycle) since(unit string) []charmapi.Universe {
-	return journal(l.t, l.data, unit)[l.before[unit]:]
+func (l *lifecycleWalk) since(unit string) []charmapi.Universe {
+	return unitJournal(l.t, l.data, unit)[l.before[unit]:]
 }
 
-// checkUnits checks that status lists exactly the wanted units.
-func checkUnits(t *testing.T, step int, st *engine.Status, want ...string) {
+// checkStatusUnits checks that status lists exactly the wanted units.
+func checkStatusUnits(t *testing.T, step int, st *engine.Status, want ...string) {
 	t.Helper()
 	if got := unitNamesOf(st); !slices.Equal(got, want) {
 		t.Fatalf("step %d: units %v, want %v", step, got, want)
 	}
 }
 
-// checkSees checks that unit's last universe shows exactly the remote
+// checkUniverseSees checks that unit's last universe shows exactly the remote
 // units over the relation with id, each with the wanted settings.
-func checkSees(t *testing.T, step int, data, unit string, id int, want map[string]map[string]string) {
+func checkUniverseSees(t *testing.T, step int, data, unit string, id int, want map[string]map[string]string) {
 	t.Helper()
-	u := last(t, data, unit)
-	r := relationByID(u, id)
+	u := lastUniverse(t, data, unit)
+	r := universeRelation(u, id)
 	if r == nil {
 		t.Fatalf("step %d: %s's last universe lacks relation %d: %+v", step, unit, id, u.Relations)
 	}
@@ -302,7 +302,7 @@ func checkSees(t *testing.T, step int, data, unit string, id int, want map[strin
 		wantUnits = append(wantUnits, n)
 	}
 	sort.Slice(wantUnits, func(i, j int) bool { return model.UnitLess(wantUnits[i], wantUnits[j]) })
-	if got := remoteUnits(r); !slices.Equal(got, wantUnits) {
+	if got := universeRemoteUnits(r); !slices.Equal(got, wantUnits) {
 		t.Fatalf("step %d: %s sees %v over %s, want %v", step, unit, got, r.Ident, wantUnits)
 	}
 	for n, kv := range want {
@@ -317,7 +317,7 @@ func checkSees(t *testing.T, step int, data, unit string, id int, want map[strin
 // checkDied checks that a unit is gone from the state and that the last
 // universe it was given, during this step, was its teardown: life dying,
 // no relations, ending in stop and remove.
-func (l *lifecycle) checkDied(step int, state *model.State, unit string) {
+func (l *lifecycleWalk) checkDied(step int, state *model.State, unit string) {
 	t := l.t
 	t.Helper()
 	if _, ok := state.Units[unit]; ok {
@@ -328,11 +328,11 @@ func (l *lifecycle) checkDied(step int, state *model.State, unit string) {
 		t.Fatalf("step %d: %s got no last reconcile before it was removed", step, unit)
 	}
 	u := got[len(got)-1]
-	h := hooks(u)
+	h := eventHooks(u)
 	if u.Life != string(model.Dying) || len(u.Relations) != 0 || len(h) < 2 || h[len(h)-2] != "stop" || h[len(h)-1] != "remove" {
 		t.Errorf("step %d: %s's last universe: life %q, %d relations, events %v; want dying, none, ... stop remove", step, unit, u.Life, len(u.Relations), h)
 	}
-	for _, earlier := range journal(t, l.data, unit)[:l.before[unit]] {
+	for _, earlier := range unitJournal(t, l.data, unit)[:l.before[unit]] {
 		if earlier.Life != string(model.Alive) {
 			t.Errorf("step %d: %s was given life %q before it was removed", step, unit, earlier.Life)
 		}
@@ -341,25 +341,22 @@ func (l *lifecycle) checkDied(step int, state *model.State, unit string) {
 
 // checkLostRelation checks that unit was reconciled during this step
 // without relation id, having been told it broke, and no longer sees it.
-func (l *lifecycle) checkLostRelation(step int, unit string, id int, ident string, peer bool) {
+func (l *lifecycleWalk) checkLostRelation(step int, unit string, id int, ident string) {
 	t := l.t
 	t.Helper()
 	got := l.since(unit)
 	if len(got) == 0 {
 		t.Fatalf("step %d: %s was not reconciled after relation %d went", step, unit, id)
 	}
-	if r := relationByID(got[len(got)-1], id); r != nil {
+	if r := universeRelation(got[len(got)-1], id); r != nil {
 		t.Fatalf("step %d: %s's last universe still has relation %s", step, unit, r.Ident)
-	}
-	if peer {
-		return
 	}
 	broke := false
 	for _, u := range got {
-		broke = broke || hasEvent(u, strings.Split(ident, ":")[0]+"-relation-broken", ident)
+		broke = broke || universeHasEvent(u, strings.Split(ident, ":")[0]+"-relation-broken", ident)
 	}
 	if !broke {
-		t.Errorf("step %d: %s was never told %s broke; universes since the change had events %v", step, unit, ident, hooks(got[len(got)-1]))
+		t.Errorf("step %d: %s was never told %s broke; universes since the change had events %v", step, unit, ident, eventHooks(got[len(got)-1]))
 	}
 }
 
@@ -380,7 +377,7 @@ func TestLifecycle(t *testing.T) {
 		}
 	})
 	up = startUpEnv(t, data, repo("testdata", "lifecycle", "step0.cue"))
-	l := &lifecycle{t: t, data: data}
+	l := &lifecycleWalk{t: t, data: data}
 
 	// The running environment is step 0, empty.
 	if r := fixpoint(t, time.Minute, "plan", "-f", l.env(0), "--data-dir", data); r.code != exitOK {
@@ -403,8 +400,8 @@ func TestLifecycle(t *testing.T) {
 		"+ relation extra:mesh (peer)",
 		"+ relation store:ring (peer)",
 	})
-	checkUnits(t, 1, st, "app/0", "app/1", "extra/0", "store/0", "store/1", "tail/0", "tail/1")
-	ids := relationIDs(state)
+	checkStatusUnits(t, 1, st, "app/0", "app/1", "extra/0", "store/0", "store/1", "tail/0", "tail/1")
+	ids := stateRelationIDs(state)
 	appStore, extraStore := ids["app:data store:data"], ids["extra:data store:data"]
 	appTail, extraMesh, ring := ids["app:juju-info tail:host"], ids["extra:mesh"], ids["store:ring"]
 	if len(ids) != 6 {
@@ -412,31 +409,31 @@ func TestLifecycle(t *testing.T) {
 	}
 	oldStore := map[string]string{"config": "greeting:hello size:5", "version": "v1"}
 	for _, unit := range []string{"app/0", "app/1"} {
-		checkSees(t, 1, data, unit, appStore, map[string]map[string]string{"store/0": oldStore, "store/1": oldStore})
+		checkUniverseSees(t, 1, data, unit, appStore, map[string]map[string]string{"store/0": oldStore, "store/1": oldStore})
 	}
-	checkSees(t, 1, data, "extra/0", extraStore, map[string]map[string]string{"store/0": oldStore, "store/1": oldStore})
-	checkSees(t, 1, data, "store/0", ring, map[string]map[string]string{"store/1": {"unit": "store/1"}})
+	checkUniverseSees(t, 1, data, "extra/0", extraStore, map[string]map[string]string{"store/0": oldStore, "store/1": oldStore})
+	checkUniverseSees(t, 1, data, "store/0", ring, map[string]map[string]string{"store/1": {"unit": "store/1"}})
 	for _, pair := range [][2]string{{"tail/0", "app/0"}, {"tail/1", "app/1"}} {
 		// A subordinate sees only the principal it is attached to.
-		checkSees(t, 1, data, pair[0], appTail, map[string]map[string]string{pair[1]: {"unit": pair[1]}})
+		checkUniverseSees(t, 1, data, pair[0], appTail, map[string]map[string]string{pair[1]: {"unit": pair[1]}})
 		if p := state.Units[pair[0]].Principal; p != pair[1] {
 			t.Errorf("step 1: %s is attached to %q, want %s", pair[0], p, pair[1])
 		}
 	}
 	for _, unit := range unitNamesOf(st) {
-		if h := hooks(journal(t, data, unit)[0]); len(h) == 0 || h[0] != "install" {
+		if h := eventHooks(unitJournal(t, data, unit)[0]); len(h) == 0 || h[0] != "install" {
 			t.Errorf("step 1: %s's first universe has events %v, want install first", unit, h)
 		}
 	}
 
 	// 2. Scale up: store/2 joins; both sides see it.
 	st, _ = l.step(2, []string{"+ units store/2"})
-	checkUnits(t, 2, st, "app/0", "app/1", "extra/0", "store/0", "store/1", "store/2", "tail/0", "tail/1")
+	checkStatusUnits(t, 2, st, "app/0", "app/1", "extra/0", "store/0", "store/1", "store/2", "tail/0", "tail/1")
 	for _, unit := range []string{"app/0", "app/1"} {
-		checkSees(t, 2, data, unit, appStore, map[string]map[string]string{"store/0": oldStore, "store/1": oldStore, "store/2": oldStore})
+		checkUniverseSees(t, 2, data, unit, appStore, map[string]map[string]string{"store/0": oldStore, "store/1": oldStore, "store/2": oldStore})
 	}
-	checkSees(t, 2, data, "store/2", appStore, map[string]map[string]string{"app/0": {"unit": "app/0"}, "app/1": {"unit": "app/1"}})
-	checkSees(t, 2, data, "store/0", ring, map[string]map[string]string{"store/1": {}, "store/2": {}})
+	checkUniverseSees(t, 2, data, "store/2", appStore, map[string]map[string]string{"app/0": {"unit": "app/0"}, "app/1": {"unit": "app/1"}})
+	checkUniverseSees(t, 2, data, "store/0", ring, map[string]map[string]string{"store/1": {}, "store/2": {}})
 
 	// 3. Scale down: the newest units go dying, get a last reconcile
 	// with life dying, and are removed; the subordinate on app/1 goes
@@ -446,24 +443,24 @@ func TestLifecycle(t *testing.T) {
 		"- units store/1, store/2 (go dying)",
 		"- units tail/1 (go dying: subordinate to app/1)",
 	})
-	checkUnits(t, 3, st, "app/0", "extra/0", "store/0", "tail/0")
+	checkStatusUnits(t, 3, st, "app/0", "extra/0", "store/0", "tail/0")
 	for _, unit := range []string{"app/1", "store/1", "store/2", "tail/1"} {
 		l.checkDied(3, state, unit)
 	}
-	checkSees(t, 3, data, "app/0", appStore, map[string]map[string]string{"store/0": oldStore})
-	checkSees(t, 3, data, "store/0", appStore, map[string]map[string]string{"app/0": {"unit": "app/0"}})
-	checkSees(t, 3, data, "store/0", ring, map[string]map[string]string{})
+	checkUniverseSees(t, 3, data, "app/0", appStore, map[string]map[string]string{"store/0": oldStore})
+	checkUniverseSees(t, 3, data, "store/0", appStore, map[string]map[string]string{"app/0": {"unit": "app/0"}})
+	checkUniverseSees(t, 3, data, "store/0", ring, map[string]map[string]string{})
 	if !slices.ContainsFunc(l.since("store/0"), func(u charmapi.Universe) bool {
-		return hasEvent(u, "ring-relation-departed", fmt.Sprintf("ring:%d", ring))
+		return universeHasEvent(u, "ring-relation-departed", fmt.Sprintf("ring:%d", ring))
 	}) {
 		t.Errorf("step 3: store/0 was never told its peers departed")
 	}
 
 	// 4. Scale up again: unit numbers are never reused.
 	st, _ = l.step(4, []string{"+ units store/3"})
-	checkUnits(t, 4, st, "app/0", "extra/0", "store/0", "store/3", "tail/0")
-	checkSees(t, 4, data, "app/0", appStore, map[string]map[string]string{"store/0": oldStore, "store/3": oldStore})
-	if n := len(journal(t, data, "store/1")); n != l.before["store/1"] {
+	checkStatusUnits(t, 4, st, "app/0", "extra/0", "store/0", "store/3", "tail/0")
+	checkUniverseSees(t, 4, data, "app/0", appStore, map[string]map[string]string{"store/0": oldStore, "store/3": oldStore})
+	if n := len(unitJournal(t, data, "store/1")); n != l.before["store/1"] {
 		t.Errorf("step 4: the removed store/1 ran again")
 	}
 
@@ -475,11 +472,11 @@ func TestLifecycle(t *testing.T) {
 	})
 	newStore := map[string]string{"config": "greeting:bonjour size:1", "version": "v1"}
 	for _, unit := range []string{"store/0", "store/3"} {
-		u := last(t, data, unit)
+		u := lastUniverse(t, data, unit)
 		if got, _ := json.Marshal(u.Config); string(got) != `{"greeting":"bonjour","size":1}` {
 			t.Errorf("step 5: %s's config is %s", unit, got)
 		}
-		if !slices.ContainsFunc(l.since(unit), func(u charmapi.Universe) bool { return hasEvent(u, "config-changed", "") }) {
+		if !slices.ContainsFunc(l.since(unit), func(u charmapi.Universe) bool { return universeHasEvent(u, "config-changed", "") }) {
 			t.Errorf("step 5: %s was not told its config changed", unit)
 		}
 		if msg := st.Units[unit].Status.Message; msg != "v1 greeting:bonjour size:1" {
@@ -489,8 +486,8 @@ func TestLifecycle(t *testing.T) {
 	if got, _ := json.Marshal(state.Services["store"].Config); string(got) != `{"greeting":"bonjour","size":1}` {
 		t.Errorf("step 5: the state holds store's config %s", got)
 	}
-	checkSees(t, 5, data, "app/0", appStore, map[string]map[string]string{"store/0": newStore, "store/3": newStore})
-	checkSees(t, 5, data, "extra/0", extraStore, map[string]map[string]string{"store/0": newStore, "store/3": newStore})
+	checkUniverseSees(t, 5, data, "app/0", appStore, map[string]map[string]string{"store/0": newStore, "store/3": newStore})
+	checkUniverseSees(t, 5, data, "extra/0", extraStore, map[string]map[string]string{"store/0": newStore, "store/3": newStore})
 
 	// 6. Relation removal: both sides get a last reconcile without it,
 	// and it disappears from the state.
@@ -498,10 +495,10 @@ func TestLifecycle(t *testing.T) {
 	if r, ok := state.Relations[extraStore]; ok {
 		t.Errorf("step 6: relation %d is still in the state: %+v", extraStore, r)
 	}
-	l.checkLostRelation(6, "extra/0", extraStore, fmt.Sprintf("data:%d", extraStore), false)
+	l.checkLostRelation(6, "extra/0", extraStore, fmt.Sprintf("data:%d", extraStore))
 	for _, unit := range []string{"store/0", "store/3"} {
-		l.checkLostRelation(6, unit, extraStore, fmt.Sprintf("data:%d", extraStore), false)
-		checkSees(t, 6, data, unit, appStore, map[string]map[string]string{"app/0": {"unit": "app/0"}})
+		l.checkLostRelation(6, unit, extraStore, fmt.Sprintf("data:%d", extraStore))
+		checkUniverseSees(t, 6, data, unit, appStore, map[string]map[string]string{"app/0": {"unit": "app/0"}})
 	}
 	for _, u := range state.Units {
 		if _, ok := u.Settings[extraStore]; ok {
@@ -515,7 +512,7 @@ func TestLifecycle(t *testing.T) {
 		"- service extra (units go dying: extra/0)",
 		fmt.Sprintf("- relation extra:mesh (id %d)", extraMesh),
 	})
-	checkUnits(t, 7, st, "app/0", "store/0", "store/3", "tail/0")
+	checkStatusUnits(t, 7, st, "app/0", "store/0", "store/3", "tail/0")
 	l.checkDied(7, state, "extra/0")
 	if _, ok := st.Services["extra"]; ok {
 		t.Errorf("step 7: status still lists service extra")
@@ -542,17 +539,17 @@ func TestLifecycle(t *testing.T) {
 	if !strings.Contains(r.stdout, "(charm "+newCharm[:12]+", alive)") {
 		t.Errorf("step 8: status table does not show the new charm %s:\n%s", newCharm[:12], r.stdout)
 	}
-	app := last(t, data, "app/0")
-	if app.Charm != newCharm || !hasEvent(app, "upgrade-charm", "") {
-		t.Errorf("step 8: app/0's hook was given charm %s with events %v; want %s with upgrade-charm", app.Charm, hooks(app), newCharm)
+	app := lastUniverse(t, data, "app/0")
+	if app.Charm != newCharm || !universeHasEvent(app, "upgrade-charm", "") {
+		t.Errorf("step 8: app/0's hook was given charm %s with events %v; want %s with upgrade-charm", app.Charm, eventHooks(app), newCharm)
 	}
 	if msg := st.Units["app/0"].Status.Message; msg != "v2 mode:fast" {
 		t.Errorf("step 8: app/0 reports %q, want the new hook's %q", msg, "v2 mode:fast")
 	}
 	for _, unit := range []string{"store/0", "store/3"} {
-		checkSees(t, 8, data, unit, appStore, map[string]map[string]string{"app/0": {"version": "v2"}})
+		checkUniverseSees(t, 8, data, unit, appStore, map[string]map[string]string{"app/0": {"version": "v2"}})
 	}
-	checkSees(t, 8, data, "tail/0", appTail, map[string]map[string]string{"app/0": {"version": "v2"}})
+	checkUniverseSees(t, 8, data, "tail/0", appTail, map[string]map[string]string{"app/0": {"version": "v2"}})
 	if _, ok := state.Charms[oldCharm]; ok {
 		t.Errorf("step 8: the old charm %s is still kept though nothing uses it", oldCharm[:12])
 	}
