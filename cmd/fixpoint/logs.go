@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/fixpoint/fixpoint/engine"
@@ -172,4 +173,23 @@ func roundDuration(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(10 * time.Millisecond).String()
+}
+
+// logLevels are the levels --log-level takes.
+var logLevels = []string{"trace", "debug", "info", "warn", "error"}
+
+// newLogger is the process's structured logger on stderr, as --log-level
+// and --log-json ask: text for people, JSON lines for log pipelines.
+func newLogger(name, level string, jsonFormat bool) (hclog.Logger, error) {
+	lvl := hclog.LevelFromString(level)
+	if lvl == hclog.NoLevel || lvl == hclog.Off {
+		return nil, exitf(exitFailed, "--log-level %q: use %s", level, strings.Join(logLevels, ", "))
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name:            name,
+		Level:           lvl,
+		JSONFormat:      jsonFormat,
+		Output:          os.Stderr,
+		IncludeLocation: lvl <= hclog.Debug,
+	}), nil
 }

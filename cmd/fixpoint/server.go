@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 )
 
@@ -43,7 +42,10 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 					cfg.join = append(cfg.join, a)
 				}
 			}
-			cfg.log = hclog.New(&hclog.LoggerOptions{Name: "fixpoint", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+			var err error
+			if cfg.log, err = newLogger("fixpoint", logLevel, logJSON); err != nil {
+				return err
+			}
 			if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 				return exitf(exitFailed, "data dir: %v", err)
 			}

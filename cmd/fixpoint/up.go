@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/fixpoint/fixpoint/engine/agent"
@@ -27,6 +26,7 @@ func newUpCmd() *cobra.Command {
 		logLevel       string
 		hookTimeout    time.Duration
 		tune           tuning
+		logJSON        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "up -f ENV.cue",
@@ -47,7 +47,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune})
+			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON})
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
@@ -56,6 +56,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 	cmd.Flags().BoolVar(&untilConverged, "until-converged", false, "exit 0 at the fixed point, non-zero on a unit error or timeout")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --until-converged, how long to wait for the fixed point")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error")
+	cmd.Flags().BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
 	tune.flags(cmd.Flags())
 	return cmd
@@ -70,6 +71,7 @@ type upConfig struct {
 	logLevel       string
 	hookTimeout    time.Duration
 	tuning         tuning
+	logJSON        bool
 }
 
 // upState is what up remembers between runs on one data dir: the Raft
@@ -79,7 +81,10 @@ type upState struct {
 }
 
 func runUp(ctx context.Context, cfg upConfig) error {
-	log := hclog.New(&hclog.LoggerOptions{Name: "fixpoint", Level: hclog.LevelFromString(cfg.logLevel), Output: os.Stderr})
+	log, err := newLogger("fixpoint", cfg.logLevel, cfg.logJSON)
+	if err != nil {
+		return err
+	}
 	dataDir, err := filepath.Abs(cfg.dataDir)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	gometrics "github.com/hashicorp/go-metrics/compat"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -53,8 +54,24 @@ func newMetrics(s *Server) *metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if s.ctl != nil {
 		s.ctl.History().Observe(m.observeRun)
+		s.ctl.History().Observe(func(r engine.Run) { logRun(s.log, r) })
 	}
 	return m
+}
+
+// logRun logs a hook run as the leader took it: failures as warnings,
+// the rest for debugging.
+func logRun(log hclog.Logger, r engine.Run) {
+	hash := r.Hash
+	if len(hash) > 12 {
+		hash = hash[:12]
+	}
+	switch r.Outcome {
+	case engine.RunError:
+		log.Warn("hook failed", "unit", r.Unit, "universe", hash, "took", r.Duration.String(), "error", r.Error)
+	default:
+		log.Debug("hook ran", "unit", r.Unit, "universe", hash, "took", r.Duration.String(), "outcome", r.Outcome, "changes", len(r.Changes)+r.Omitted)
+	}
 }
 
 func (m *metrics) observeRun(r engine.Run) {
@@ -74,6 +91,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
+	start := time.Now()
 	cw := &codeWriter{ResponseWriter: w, code: http.StatusOK}
 	s.mux.ServeHTTP(cw, r)
 	route := r.Pattern
@@ -81,6 +99,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		route = "unmatched"
 	}
 	s.metrics.requests.WithLabelValues(route, strconv.Itoa(cw.code)).Inc()
+	logf := s.log.Debug
+	if r.Method == http.MethodGet {
+		logf = s.log.Trace // reads and long polls are many
+	}
+	logf("request", "method", r.Method, "path", r.URL.Path, "code", cw.code, "took", time.Since(start).String(), "remote", r.RemoteAddr)
 }
 
 // codeWriter remembers the status code written.
