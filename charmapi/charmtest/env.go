@@ -3,8 +3,12 @@ package charmtest
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
@@ -92,7 +96,13 @@ func (s *Service) Placement(machines ...string) *Service { s.placement = machine
 // where only one endpoint fits, as in an environment file. Peer relations
 // are created for every peers endpoint without asking.
 func (e *Env) Relate(a, b string) *Env {
-	name := a + " " + b
+	// Named as an environment file would: "web-db", then "web-db-2", ...
+	svc := func(ep string) string { s, _, _ := strings.Cut(ep, ":"); return s }
+	base := svc(a) + "-" + svc(b)
+	name := base
+	for i := 2; e.relations[name] != nil; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
 	e.relations[name] = []string{a, b}
 	return e
 }
@@ -174,3 +184,93 @@ func (e *Env) hookFor(s *Service) Hook {
 }
 
 func (e *Env) err() error { return errors.Join(e.errs...) }
+
+// ForCharms makes an environment to test the charms in dirs together: one
+// service per charm, named after it, with units units each (subordinate
+// charms get theirs from their principals), and a relation between every
+// provides and requires endpoint of two different charms that speak the
+// same interface (a container-scoped juju-info requirer is related to
+// every principal's implicit juju-info). Describe prints what it made.
+func ForCharms(units int, dirs ...string) (*Env, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("name at least one charm directory")
+	}
+	e := NewEnv("charm-test")
+	var order []string
+	for _, dir := range dirs {
+		meta, err := schemas.LoadCharmMeta(dir)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := e.services[meta.Name]; dup {
+			return nil, fmt.Errorf("two charms are named %q (%s and %s); test them one at a time or write an environment file", meta.Name, prev.dir, dir)
+		}
+		s := e.Deploy(meta.Name, dir)
+		if meta.Subordinate {
+			s.Units(0)
+		} else {
+			s.Units(units)
+		}
+		order = append(order, meta.Name)
+	}
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	for i, a := range order {
+		for _, b := range order[i+1:] {
+			ma, mb := e.services[a].meta, e.services[b].meta
+			for _, x := range ma.Endpoints() {
+				for _, y := range mb.Endpoints() {
+					if fits(ma, x, mb, y) || fits(mb, y, ma, x) {
+						e.Relate(a+":"+x.Name, b+":"+y.Name)
+					}
+				}
+			}
+		}
+	}
+	return e, nil
+}
+
+// fits says whether endpoint x of charm ma requires what y of mb provides.
+func fits(ma *model.CharmMeta, x model.EndpointSpec, mb *model.CharmMeta, y model.EndpointSpec) bool {
+	if x.Role != model.Requires || y.Role != model.Provides || x.Interface != y.Interface {
+		return false
+	}
+	if y.Name == model.JujuInfo {
+		// Everything provides juju-info; only subordinates attaching to a
+		// principal want it.
+		return ma.Subordinate && !mb.Subordinate && x.Scope == model.Container
+	}
+	return x.Name != model.JujuInfo
+}
+
+// Describe prints the environment as an environment file would declare
+// it, so that it can be copied into one and changed.
+func (e *Env) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: %q\nname:       %q\nservices: {\n", model.APIVersion, e.name)
+	for _, name := range e.Services() {
+		s := e.services[name]
+		dir := s.dir
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, dir); err == nil && !strings.HasPrefix(rel, "..") {
+				dir = "./" + rel
+			}
+		}
+		fmt.Fprintf(&b, "\t%q: {charm: %q", name, dir)
+		if s.meta == nil || !s.meta.Subordinate {
+			fmt.Fprintf(&b, ", units: %d", s.units)
+		}
+		b.WriteString("}\n")
+	}
+	b.WriteString("}\n")
+	if len(e.relations) > 0 {
+		b.WriteString("relations: {\n")
+		for _, name := range slices.Sorted(maps.Keys(e.relations)) {
+			ends := e.relations[name]
+			fmt.Fprintf(&b, "\t%q: [%q, %q]\n", name, ends[0], ends[1])
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
+}

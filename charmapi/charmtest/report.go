@@ -27,6 +27,9 @@ type Report struct {
 	// Nondeterministic lists units whose hook returned different results
 	// for the same universe.
 	Nondeterministic []*Nondeterminism
+	// Replay formats, from the seed and a schedule's index, how to run
+	// that schedule again; `fixpoint charm test` sets its command line.
+	Replay func(seed uint64, schedule int) string
 }
 
 // Schedule is one run of the environment to its end.
@@ -366,7 +369,13 @@ func (r *Report) writeFailure(b *strings.Builder, s *Schedule) {
 			fmt.Fprintf(b, "    %s (written by %s, %d change(s) in the last steps)\n", k.Key, k.Writer, k.Changes)
 		}
 	}
-	fmt.Fprintf(b, "  replay: seed %d, schedule #%d (fixpoint charm test --seed %d --schedule %d)\n", r.Seed, s.Index, r.Seed, s.Index)
+	replay := r.Replay
+	if replay == nil {
+		replay = func(seed uint64, i int) string {
+			return fmt.Sprintf("SimOptions{Seed: %d, From: %d, Schedules: 1, Trace: true}", seed, i)
+		}
+	}
+	fmt.Fprintf(b, "  replay it with the whole trace: %s\n", replay(r.Seed, s.Index))
 }
 
 func writeStep(b *strings.Builder, st Step) { writeStepIndented(b, st, "  ") }

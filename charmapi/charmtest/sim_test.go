@@ -194,7 +194,7 @@ func TestSimulateFindsTheCycle(t *testing.T) {
 	}
 	out := rep.String()
 	for _, want := range []string{"did not converge", "cycle: the settings after step", "keys that keep changing, and who writes them:",
-		"a/0 relations.flip:0.local.x (written by a/0", "replay: seed 1, schedule #0", "FAIL"} {
+		"a/0 relations.flip:0.local.x (written by a/0", "replay it with the whole trace: SimOptions{Seed: 1, From: 0, Schedules: 1, Trace: true}", "FAIL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
