@@ -302,20 +302,20 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 			if u.Agent != "" {
 				machine += " (" + u.Agent + ")"
 			}
-			phase := u.Phase
-			if color {
-				// Pad before painting, with escapes of one length, so
-				// that tabwriter still lines the columns up.
-				phase = colorPhase(fmt.Sprintf("%-11s", u.Phase))
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", label, machine, phase, orDash(u.Status.State), oneLine(msg), u.Reconciles)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", label, machine, u.Phase, orDash(u.Status.State), oneLine(msg), u.Reconciles)
 		}
 	}
 	tw.Flush()
-	for _, l := range strings.SplitAfter(buf.String(), "\n") {
-		if l != "" {
-			fmt.Fprintln(w, strings.TrimRight(l, " \n"))
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	// Colour after aligning: tabwriter would count the escape codes.
+	col := strings.Index(lines[0], "PHASE")
+	for _, l := range lines {
+		l = strings.TrimRight(l, " ")
+		if color && strings.HasPrefix(l, "  ") && len(l) > col {
+			phase, rest, _ := strings.Cut(l[col:], " ")
+			l = l[:col] + colorPhase(phase) + " " + rest
 		}
+		fmt.Fprintln(w, strings.TrimRight(l, " "))
 	}
 }
 
