@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	cuelang.org/go v0.17.1
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-metrics v0.5.4
 	github.com/hashicorp/raft v1.7.3
