@@ -15,10 +15,11 @@ import (
 // Apply replicates a command and returns what the model answered. On the
 // leader it goes into the log here; on a follower it is forwarded to the
 // leader's /v1/raft/apply. While there is no leader, or the leader changes
-// under it, it retries with jitter until ctx ends; cmd.RequestID (filled
-// with a random id when empty) makes every retry apply at most once. A
-// command the model refuses returns an error that errors.Is ErrRefused,
-// and is not retried.
+// under it, it retries with jitter until ctx ends, or until this node has
+// known no leader for leaderHold (7 s): then the error errors.Is
+// ErrNoLeader. cmd.RequestID (filled with a random id when empty) makes
+// every retry apply at most once. A command the model refuses returns an
+// error that errors.Is ErrRefused, and is not retried.
 func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response, error) {
 	if cmd == nil {
 		return nil, errors.New("apply: nil command")
@@ -60,6 +61,9 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 			return nil, fmt.Errorf("%s: %w (it may still be applied; retrying with the same request id is safe)", what, ctx.Err())
 		case !retryable(err):
 			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if why := t.gaveUp(err, s.hold()); why != nil {
+			return nil, s.noLeaderError(what, &t, why)
 		}
 		s.log.Debug("apply: retrying", "op", cmd.Op, "request", cmd.RequestID, "error", err)
 		if !b.wait(ctx, s) {

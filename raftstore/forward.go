@@ -191,12 +191,38 @@ func (b *backoff) wait(ctx context.Context, s *Store) bool {
 	}
 }
 
+// leaderHold bounds how long a request waits while its node knows no
+// leader, as Consul's RPCHoldTimeout (7 s) does. An election takes a second
+// or two; a node that stays leaderless longer is most likely cut off from a
+// quorum, and its caller should hear so rather than wait for its own
+// deadline, which a CLI does not even set.
+const leaderHold = 7 * time.Second
+
 // tried remembers the leaders a retry loop attempted, in order, for the
-// error message.
+// error message, and how long it has gone without a leader.
 type tried struct {
 	seen map[string]bool
 	list []string
 	last error
+	// leaderless is when the current run of ErrNoLeader answers began.
+	leaderless time.Time
+}
+
+// gaveUp reports whether the retry loop should stop because err, and the
+// errors before it, said there is no leader for longer than hold. It
+// returns the reason to wrap into the final error.
+func (t *tried) gaveUp(err error, hold time.Duration) error {
+	if !errors.Is(err, ErrNoLeader) {
+		t.leaderless = time.Time{}
+		return nil
+	}
+	if t.leaderless.IsZero() {
+		t.leaderless = time.Now()
+	}
+	if d := time.Since(t.leaderless); d >= hold {
+		return fmt.Errorf("gave up after %s without a leader (is this node cut off from a majority of the cluster?)", d.Round(100*time.Millisecond))
+	}
+	return nil
 }
 
 func (t *tried) add(id, addr string, err error) {
@@ -245,7 +271,16 @@ func (s *Store) attempt(t *tried, local func() error, remote func(addr string) e
 	return err
 }
 
-// noLeaderError says which leaders were tried before ctx ended.
+// hold is how long retry loops wait without a leader.
+func (s *Store) hold() time.Duration {
+	if s.cfg.leaderHold > 0 {
+		return s.cfg.leaderHold
+	}
+	return leaderHold
+}
+
+// noLeaderError says which leaders were tried before ctx ended (ctxErr),
+// or before the loop gave up waiting for one.
 func (s *Store) noLeaderError(what string, t *tried, ctxErr error) error {
 	if ctxErr == nil {
 		ctxErr = ErrClosed

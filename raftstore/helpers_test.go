@@ -60,6 +60,7 @@ type node struct {
 	srv      *http.Server
 	s        *Store
 	trailing uint64
+	hold     time.Duration // Config.leaderHold
 }
 
 // start opens the node's store and serves its handler. httpAddr "" picks a
@@ -86,6 +87,7 @@ func (n *node) start(bootstrap bool, join []string) {
 		Join:         join,
 		Logger:       n.log,
 		trailingLogs: n.trailing,
+		leaderHold:   n.hold,
 	})
 	if err != nil {
 		ln.Close()

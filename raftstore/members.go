@@ -117,7 +117,7 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 
 // Remove takes a server out of the cluster, through the leader (forwarded
 // when this node does not lead). Retries while there is no leader, until
-// ctx ends.
+// ctx ends or no leader was known for leaderHold.
 func (s *Store) Remove(ctx context.Context, id string) error {
 	if id == "" {
 		return errors.New("remove: a node id is required")
@@ -138,6 +138,9 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 			return nil
 		case !retryable(err):
 			return fmt.Errorf("%s: %w", what, err)
+		}
+		if why := t.gaveUp(err, s.hold()); why != nil {
+			return s.noLeaderError(what, &t, why)
 		}
 		if !b.wait(ctx, s) {
 			return s.noLeaderError(what, &t, ctx.Err())

@@ -26,7 +26,7 @@ func (s *Store) View(fn func(st *model.State) error) error {
 // applied every entry committed before the call. The leader proves it still
 // leads (VerifyLeader, after a barrier once per term) and takes its commit
 // index; a follower asks the leader for that index over HTTP. Retries while
-// there is no leader, until ctx ends.
+// there is no leader, until ctx ends or no leader was known for leaderHold.
 func (s *Store) Linearize(ctx context.Context) error {
 	var t tried
 	b := newBackoff()
@@ -48,6 +48,9 @@ func (s *Store) Linearize(ctx context.Context) error {
 		}
 		if !retryable(err) {
 			return fmt.Errorf("linearize: %w", err)
+		}
+		if why := t.gaveUp(err, s.hold()); why != nil {
+			return s.noLeaderError("linearize", &t, why)
 		}
 		if !b.wait(ctx, s) {
 			return s.noLeaderError("linearize", &t, ctx.Err())

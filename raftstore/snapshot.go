@@ -77,6 +77,9 @@ func (s *Store) RestoreBackup(ctx context.Context, r io.Reader) error {
 			// after an unclear outcome could undo writes made since.
 			return fmt.Errorf("restore: %w (check the state before trying again)", err)
 		}
+		if why := t.gaveUp(err, s.hold()); why != nil {
+			return s.noLeaderError("restore", &t, why)
+		}
 		if !b.wait(ctx, s) {
 			return s.noLeaderError("restore", &t, ctx.Err())
 		}

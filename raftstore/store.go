@@ -98,6 +98,8 @@ type Config struct {
 	// trailingLogs overrides how much log survives a snapshot, so that
 	// tests can make a follower catch up by snapshot install.
 	trailingLogs uint64
+	// leaderHold overrides leaderHold, for tests.
+	leaderHold time.Duration
 }
 
 // Store is one node of the replicated state.
