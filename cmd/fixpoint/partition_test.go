@@ -1,0 +1,445 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// TestPartitionMinorityRefusesMajorityGoesOn is issue 3's partition test.
+// Three `fixpoint server` processes run in three network namespaces with
+// their own addresses (10.77.0.1-3), each wired by a veth pair to a bridge
+// that lives in a fourth namespace of its own; the host's network is never
+// touched. Pulling the leader's port off the bridge cuts it off: the
+// leader's side refuses writes saying it has no leader, the other two elect
+// a leader and take writes, and once the port is back all three agree.
+func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs network namespaces and three servers; skipped in -short")
+	}
+	tn := newTestNet(t, 3)
+	bin := fixpointBin(t)
+
+	// Three servers, one per namespace, on fixed ports: the namespaces
+	// are private, nothing else listens there.
+	type server struct {
+		id, ns, ip, addr, dir string
+		p                     *proc
+	}
+	servers := make([]*server, 3)
+	for i := range servers {
+		servers[i] = &server{id: fmt.Sprintf("n%d", i+1), ns: tn.ns[i], ip: tn.ips[i], dir: t.TempDir()}
+		servers[i].addr = "http://" + servers[i].ip + ":7070"
+	}
+	start := func(s *server, extra ...string) {
+		args := append([]string{"server", "--node-id", s.id, "--data-dir", s.dir,
+			"--raft-addr", s.ip + ":7000", "--http-addr", s.ip + ":7070", "--log-level", "warn"}, extra...)
+		s.p = startIn(t, s.ns, bin, args...)
+		eventually(t, s.id+" serving", time.Minute, func() (bool, string) {
+			_, err := os.Stat(filepath.Join(s.dir, endpointFile))
+			return err == nil, s.p.out.String()
+		})
+	}
+	start(servers[0], "--bootstrap")
+	token := readFile(t, filepath.Join(servers[0].dir, operatorTokenFile))
+	for _, s := range servers[1:] {
+		start(s, "--join", servers[0].addr, "--token", token)
+	}
+	client := tn.httpClient(token)
+	statusOf := func(s *server) (raftStatus, error) {
+		var st raftStatus
+		err := client.get(s.addr, "/v1/raft/status", &st)
+		return st, err
+	}
+	// leaderAmong waits until the given servers agree on one of them as
+	// leader, in one term, and returns it.
+	leaderAmong := func(what string, among ...*server) *server {
+		t.Helper()
+		var l *server
+		eventually(t, what, time.Minute, func() (bool, string) {
+			l = nil
+			var sts []raftStatus
+			for _, s := range among {
+				st, err := statusOf(s)
+				if err != nil {
+					return false, err.Error()
+				}
+				sts = append(sts, st)
+				if st.Role == "leader" {
+					if l != nil {
+						return false, "two leaders: " + jsonString(sts)
+					}
+					l = s
+				}
+			}
+			for _, st := range sts {
+				if l == nil || st.Leader != l.id || st.Term != sts[0].Term {
+					return false, jsonString(sts)
+				}
+			}
+			return true, ""
+		})
+		return l
+	}
+	leader := leaderAmong("one leader", servers...)
+	eventually(t, "three voters", time.Minute, func() (bool, string) {
+		var ms []struct {
+			ID    string `json:"id"`
+			Voter bool   `json:"voter"`
+			Role  string `json:"role"`
+		}
+		if err := client.get(leader.addr, "/v1/raft/members", &ms); err != nil {
+			return false, err.Error()
+		}
+		n := 0
+		for _, m := range ms {
+			if m.Voter && m.Role != "unknown" {
+				n++
+			}
+		}
+		return n == 3, jsonString(ms)
+	})
+
+	envDir := t.TempDir()
+	v1 := writeDemoEnv(t, envDir, "v1.cue", 2, 200)
+	v2 := writeDemoEnv(t, envDir, "v2.cue", 3, 300)
+	cli := func(s *server, args ...string) run {
+		t.Helper()
+		return runIn(t, s.ns, token, bin, append(args, "--controller", s.addr)...)
+	}
+	if r := cli(leader, "apply", "-f", v1); r.code != 0 {
+		t.Fatalf("apply v1: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Cut the leader off.
+	leader = leaderAmong("one leader before the cut", servers...)
+	li := 0
+	for i, s := range servers {
+		if s == leader {
+			li = i
+		}
+	}
+	var majority []*server
+	for _, s := range servers {
+		if s != leader {
+			majority = append(majority, s)
+		}
+	}
+	tn.cut(li)
+	t.Logf("cut off leader %s", leader.id)
+
+	// The majority elects one of its own and takes writes.
+	newLeader := leaderAmong("a new leader in the majority", majority...)
+	t.Logf("majority elected %s", newLeader.id)
+	r := cli(majority[0], "apply", "-f", v2)
+	if r.code != 0 {
+		t.Fatalf("apply v2 on the majority side: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	v2At := appliedIndex(t, r.stdout)
+
+	// The minority refuses writes, saying it has no leader: an operator
+	// command, and a raw write at the Raft layer.
+	began := time.Now()
+	r = cli(leader, "resolved", "db/0")
+	if r.code == 0 || !strings.Contains(r.stderr, "no leader") {
+		t.Fatalf("a write through the cut-off node: exit %d, want a failure saying it has no leader:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("write through the minority refused after %s: %s", time.Since(began).Round(100*time.Millisecond), strings.TrimSpace(r.stderr))
+	cmd, _ := json.Marshal(model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: "partitioned", Address: "10.9.9.9"}})
+	code, body := client.post(leader.addr, "/v1/raft/apply", cmd)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "no leader") {
+		t.Fatalf("raw write through the cut-off node: %d %s, want 503 saying it has no leader", code, body)
+	}
+	if r := cli(leader, "apply", "-f", v1); r.code == 0 || !strings.Contains(r.stderr, "no leader") {
+		t.Fatalf("apply through the cut-off node: exit %d, want a failure saying it has no leader:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Its own copy never saw the majority's write.
+	var stale model.State
+	if err := client.get(leader.addr, "/v1/state?stale", &stale); err != nil {
+		t.Fatal(err)
+	}
+	if stale.EnvIndex >= v2At {
+		t.Fatalf("the cut-off node's copy has env_index %d, at or past the majority's write at %d", stale.EnvIndex, v2At)
+	}
+
+	// Heal: all three agree on one leader and one state, which holds the
+	// majority's write and not the minority's.
+	tn.heal(li)
+	t.Logf("healed %s", leader.id)
+	final := leaderAmong("one leader after healing", servers...)
+	var states []string
+	eventually(t, "all three hold the same state", time.Minute, func() (bool, string) {
+		states = states[:0]
+		for _, s := range servers {
+			var raw json.RawMessage
+			if err := client.get(s.addr, "/v1/state?stale", &raw); err != nil {
+				return false, err.Error()
+			}
+			states = append(states, string(raw))
+		}
+		return states[0] == states[1] && states[1] == states[2], fmt.Sprintf("%d/%d/%d bytes", len(states[0]), len(states[1]), len(states[2]))
+	})
+	var st model.State
+	if err := json.Unmarshal([]byte(states[0]), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.EnvIndex != v2At || st.Services["web"].Units != 3 || st.Machines["partitioned"] != nil {
+		t.Fatalf("after healing: env_index %d (want %d), web units %d (want 3), machines %v (want no \"partitioned\")",
+			st.EnvIndex, v2At, st.Services["web"].Units, st.Machines)
+	}
+	if again := leaderAmong("the same leader", servers...); again != final {
+		t.Fatalf("leadership moved from %s to %s after healing", final.id, again.id)
+	}
+	// The healed node takes writes again.
+	if r := cli(leader, "apply", "-f", v1); r.code != 0 {
+		t.Fatalf("apply through the healed node: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("after healing %s leads; all three at env_index %d, then the healed node took a write", final.id, st.EnvIndex)
+}
+
+// testNet is a private network for one test: namespaces ns[i] holding eth0
+// with ips[i], each wired to a bridge in namespace br by a veth pair whose
+// bridge end is port[i].
+type testNet struct {
+	t    *testing.T
+	br   string
+	ns   []string
+	ips  []string
+	port []string
+}
+
+// newTestNet builds the network, or skips the test where namespaces can
+// not be made. Everything is deleted at cleanup, failures included.
+func newTestNet(t *testing.T, n int) *testNet {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("partition test skipped: network namespaces need root")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("partition test skipped: no `ip` command (install iproute2)")
+	}
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	id := "fp" + hex.EncodeToString(b[:]) // unique per run: runs may overlap
+	tn := &testNet{t: t, br: id + "-br"}
+	if out, err := exec.Command("ip", "netns", "add", tn.br).CombinedOutput(); err != nil {
+		t.Skipf("partition test skipped: `ip netns add` does not work here: %v: %s", err, bytes.TrimSpace(out))
+	}
+	t.Cleanup(tn.destroy)
+	tn.must("ip", "-n", tn.br, "link", "set", "lo", "up")
+	tn.must("ip", "-n", tn.br, "link", "add", "br0", "type", "bridge")
+	tn.must("ip", "-n", tn.br, "link", "set", "br0", "up")
+	for i := 0; i < n; i++ {
+		ns, ip, port := fmt.Sprintf("%s-n%d", id, i+1), fmt.Sprintf("10.77.0.%d", i+1), fmt.Sprintf("p%d", i+1)
+		tn.must("ip", "netns", "add", ns)
+		tn.ns, tn.ips, tn.port = append(tn.ns, ns), append(tn.ips, ip), append(tn.port, port)
+		tn.must("ip", "-n", ns, "link", "set", "lo", "up")
+		// Made in the bridge's namespace, one end moved into the node's.
+		tn.must("ip", "-n", tn.br, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", ns)
+		tn.must("ip", "-n", tn.br, "link", "set", port, "master", "br0")
+		tn.must("ip", "-n", tn.br, "link", "set", port, "up")
+		tn.must("ip", "-n", ns, "addr", "add", ip+"/24", "dev", "eth0")
+		tn.must("ip", "-n", ns, "link", "set", "eth0", "up")
+	}
+	// Every node reaches every other before anything starts.
+	for i := range tn.ns {
+		for j := range tn.ips {
+			if i != j {
+				tn.waitReach(i, tn.ips[j])
+			}
+		}
+	}
+	return tn
+}
+
+func (tn *testNet) must(args ...string) {
+	tn.t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		tn.t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+}
+
+// waitReach waits until namespace i can open a TCP connection to ip (port
+// 9: nothing listens, a refusal proves the route).
+func (tn *testNet) waitReach(i int, ip string) {
+	tn.t.Helper()
+	eventually(tn.t, fmt.Sprintf("%s reaches %s", tn.ns[i], ip), 30*time.Second, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c, err := dialInNetns(ctx, tn.ns[i], "tcp", ip+":9")
+		if err == nil {
+			c.Close()
+			return true, ""
+		}
+		return strings.Contains(err.Error(), "connection refused"), err.Error()
+	})
+}
+
+// cut takes node i's port off the bridge: its packets go nowhere.
+func (tn *testNet) cut(i int) { tn.must("ip", "-n", tn.br, "link", "set", tn.port[i], "down") }
+
+// heal puts it back.
+func (tn *testNet) heal(i int) { tn.must("ip", "-n", tn.br, "link", "set", tn.port[i], "up") }
+
+// destroy deletes every namespace (their links go with them). Processes
+// in them are killed first by their own cleanups, registered later.
+func (tn *testNet) destroy() {
+	for _, ns := range append(tn.ns, tn.br) {
+		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
+			tn.t.Errorf("delete netns %s: %v: %s", ns, err, bytes.TrimSpace(out))
+		}
+	}
+}
+
+// nsOf is the namespace that holds ip.
+func (tn *testNet) nsOf(ip string) string {
+	for i, x := range tn.ips {
+		if x == ip {
+			return tn.ns[i]
+		}
+	}
+	return ""
+}
+
+// dialInNetns opens a connection from inside a named network namespace: a
+// socket belongs to the namespace of the thread that made it, so a fresh
+// goroutine locks its thread, enters the namespace and dials. It never
+// unlocks: the thread, still in the namespace, ends with the goroutine.
+func dialInNetns(ctx context.Context, ns, network, addr string) (net.Conn, error) {
+	type result struct {
+		c   net.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		f, err := os.Open(filepath.Join("/var/run/netns", ns))
+		if err != nil {
+			ch <- result{nil, err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{nil, fmt.Errorf("enter netns %s: %w", ns, err)}
+			return
+		}
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		ch <- result{c, err}
+	}()
+	r := <-ch
+	return r.c, r.err
+}
+
+// nsClient talks HTTP to the servers, each reached from inside its own
+// namespace (so that a cut-off node is still reachable from "its side").
+type nsClient struct {
+	token string
+	hc    *http.Client
+}
+
+func (tn *testNet) httpClient(token string) *nsClient {
+	tr := &http.Transport{
+		DisableKeepAlives: true, // no connection outlives a cut
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			ns := tn.nsOf(host)
+			if ns == "" {
+				return nil, fmt.Errorf("%s is not on the test network", host)
+			}
+			return dialInNetns(ctx, ns, network, addr)
+		},
+	}
+	return &nsClient{token: token, hc: &http.Client{Transport: tr, Timeout: time.Minute}}
+}
+
+func (c *nsClient) do(method, url string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+func (c *nsClient) get(addr, path string, out any) error {
+	code, b, err := c.do(http.MethodGet, addr+path, nil)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("GET %s%s: %d %s", addr, path, code, bytes.TrimSpace(b))
+	}
+	return json.Unmarshal(b, out)
+}
+
+func (c *nsClient) post(addr, path string, body []byte) (int, string) {
+	code, b, err := c.do(http.MethodPost, addr+path, body)
+	if err != nil {
+		return 0, err.Error()
+	}
+	return code, string(b)
+}
+
+// startIn starts a fixpoint process inside a network namespace. `ip netns
+// exec` execs it, so the process is fixpoint itself and killing it works.
+func startIn(t *testing.T, ns, bin string, args ...string) *proc {
+	t.Helper()
+	out := newSyncBuffer()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, bin}, args...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, out: out}
+	t.Cleanup(p.kill)
+	return p
+}
+
+// runIn runs a fixpoint command to completion inside a namespace, with the
+// operator token.
+func runIn(t *testing.T, ns, token, bin string, args ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, bin}, args...)...)
+	cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("fixpoint %v in %s: %v", args, ns, err)
+	}
+	return run{code, stdout.String(), stderr.String()}
+}
