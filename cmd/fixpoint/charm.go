@@ -1,0 +1,643 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/charmapi/charmtest"
+	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/schemas"
+)
+
+// fixpointModule is the module charms import charmapi from.
+const fixpointModule = "github.com/fixpoint/fixpoint"
+
+// exitDiffers is `charm test`'s exit code when every schedule converges
+// but not all to the same fixed point.
+const exitDiffers = 5
+
+func newCharmCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "charm",
+		Short: "Write, pack and test charms",
+		Long: `Tools for charm authors: start a charm with a Go reconcile hook (init), pack
+it as fixpoint deploys it (pack), and check that it reaches the same fixed
+point under every schedule, without a cluster (test).
+
+See docs/charm-authors.md.`,
+	}
+	cmd.AddCommand(newCharmInitCmd(), newCharmPackCmd(), newCharmTestCmd())
+	return cmd
+}
+
+func newCharmInitCmd() *cobra.Command {
+	var dir, replace, module string
+	cmd := &cobra.Command{
+		Use:   "init NAME",
+		Short: "Create a charm with a Go reconcile hook, from a template",
+		Long: `init creates the directory NAME (inside --dir) holding a working charm:
+
+  charm.cue              metadata: endpoints and config options
+  src/main.go            main: charmapi.Main(reconcile)
+  src/reconcile.go       the reconcile hook, a function of the universe
+  src/reconcile_test.go  tests written with charmapi/charmtest
+
+fixpoint builds src/ with "go build" when it packs the charm, inside the Go
+module that encloses it. Inside a checkout of fixpoint, or a module that
+already requires ` + fixpointModule + `, the charm uses that module.
+Anywhere else init makes the charm its own module (go.mod requiring
+` + fixpointModule + `, then "go mod tidy"). A development build of
+fixpoint has no version to require: init then points the requirement at a
+fixpoint checkout with a replace directive, the one given by --replace or
+else the checkout enclosing the current directory.`,
+		Example: `  fixpoint charm init myapp && fixpoint charm test myapp
+  fixpoint charm init myapp --dir charms --replace ~/src/fixpoint`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return charmInit(cmd.OutOrStdout(), args[0], dir, replace, module)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "directory to create the charm in")
+	cmd.Flags().StringVar(&replace, "replace", "", "fixpoint checkout to build the charm against (replace directive in its go.mod)")
+	cmd.Flags().StringVar(&module, "module", "", "module path when the charm gets its own go.mod (default: NAME)")
+	return cmd
+}
+
+// charmFiles are the template's files, by path inside the charm.
+var charmFiles = []struct{ path, text string }{
+	{"charm.cue", `// Metadata of the {{.Name}} charm: what it relates over and its options.
+name:    "{{.Name}}"
+summary: "{{.Name}}: say in one line what it runs"
+
+// Clients relate to website; every unit publishes where to reach it.
+provides: website: interface: "http"
+
+// Units of {{.Name}} see each other over peers (related automatically).
+peers: peers: interface: "{{.Name}}-peers"
+
+config: options: {
+	port: {type: "int", default: 8080, description: "port the service listens on"}
+	greeting: {type: "string", default: "hello", description: "what the service says"}
+}
+`},
+	{"src/main.go", `// Command reconcile is the {{.Name}} charm's reconcile hook. fixpoint builds
+// it from this directory when it packs the charm.
+package main
+
+import "{{.Module}}/charmapi"
+
+func main() { charmapi.Main(reconcile) }
+`},
+	{"src/reconcile.go", `package main
+
+import "{{.Module}}/charmapi"
+
+// reconcile computes the whole output of one {{.Name}} unit from its
+// universe: everything the unit may see (config, relations, the settings
+// of related units). fixpoint runs it whenever that universe changes and
+// writes what it returns, which may change other units' universes; the
+// environment settles when nothing changes any more.
+//
+// To get there, keep it a function of the universe: the same universe must
+// give the same result. No timestamps, random values or counters in what
+// it writes; sort whatever it lists (charmapi.JoinUnits); write every key
+// each time (a relation's settings are replaced whole).
+func reconcile(u *charmapi.Universe) (*charmapi.Result, error) {
+	opts := u.Options()
+	port := opts.Int("port", 8080)
+	greeting := opts.String("greeting", "hello")
+	if err := opts.Err(); err != nil {
+		return nil, err
+	}
+	res := charmapi.NewResult()
+
+	// Tell every related client where to reach this unit.
+	for _, rel := range u.RelationsNamed("website") {
+		res.Local(rel.Ident).Set("hostname", u.Address).Setf("port", "%d", port)
+	}
+
+	// Tell the peers this unit's address; the leader publishes who is in
+	// the service, sorted, in the service's bag.
+	peers := u.Relation("peers")
+	if peers != nil {
+		res.Local(peers.Ident).Set("address", u.Address)
+		if u.Leader {
+			res.App(peers.Ident).Set("members", charmapi.JoinUnits(append(peers.Members(), u.Unit)))
+		}
+	}
+	units := len(peers.Members()) + 1 // accessors are nil-safe
+	return res.Activef("%s from %d unit(s) on port %d", greeting, units, port), nil
+}
+`},
+	{"src/reconcile_test.go", `package main
+
+import (
+	"testing"
+
+	"{{.Module}}/charmapi/charmtest"
+)
+
+// TestPublishes runs reconcile on a universe built in a few lines and
+// checks what it writes. charmtest.Run runs it twice: a hook that returns
+// something else for the same universe fails the test.
+func TestPublishes(t *testing.T) {
+	b := charmtest.NewUniverse("{{.Name}}/0").Leader().Address("10.0.0.1").Config("port", 9000)
+	b.Provides("website", "proxy").Units("proxy/0")
+	b.Peer("peers").Unit("{{.Name}}/1", "address", "10.0.0.2")
+	charmtest.Run(t, charmtest.Func(reconcile), b.Universe()).
+		ExpectLocal("website:0", map[string]string{"hostname": "10.0.0.1", "port": "9000"}).
+		ExpectLocal("peers:1", map[string]string{"address": "10.0.0.1"}).
+		ExpectApp("peers:1", map[string]string{"members": "{{.Name}}/0 {{.Name}}/1"}).
+		ExpectStatus("active", "hello from 2 unit(s) on port 9000")
+}
+
+// TestConverges deploys three units in memory and checks that every
+// schedule (which units run when, how their results are batched) reaches
+// the same fixed point. ` + "`fixpoint charm test ..`" + ` does the same with the
+// packed charm.
+func TestConverges(t *testing.T) {
+	env := charmtest.NewEnv("{{.Name}}")
+	env.Deploy("{{.Name}}", "..").Units(3)
+	env.Hook("{{.Name}}", charmtest.Func(reconcile))
+	rep := charmtest.Converges(t, env, charmtest.SimOptions{Schedules: 20})
+	if got := rep.FixedPoints[0].Settings["{{.Name}} relations.peers:0.app.members"]; got != "{{.Name}}/0 {{.Name}}/1 {{.Name}}/2" {
+		t.Errorf("members = %q", got)
+	}
+}
+`},
+}
+
+func charmInit(out io.Writer, name, parent, replace, module string) error {
+	if !model.ValidName(name) {
+		return exitf(exitFailed, "charm name %q is invalid: use lower-case letters, digits and single dashes, starting with a letter (it becomes the service name)", name)
+	}
+	parentAbs, err := filepath.Abs(parent)
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
+	}
+	target := filepath.Join(parentAbs, name)
+	if _, err := os.Stat(target); err == nil {
+		return exitf(exitFailed, "%s already exists; choose another name or remove it", target)
+	}
+	if replace != "" {
+		if replace, err = filepath.Abs(replace); err != nil {
+			return exitf(exitFailed, "%v", err)
+		}
+		if modulePath(filepath.Join(replace, "go.mod")) != fixpointModule {
+			return exitf(exitFailed, "--replace %s: no fixpoint checkout there (its go.mod should say module %s)", replace, fixpointModule)
+		}
+	}
+
+	// Decide where charmapi comes from before writing anything.
+	ownModule := true
+	if mod := findUp(parentAbs, "go.mod"); mod != "" && (modulePath(mod) == fixpointModule || requires(mod, fixpointModule)) {
+		ownModule = false
+	}
+	var gomod string
+	if ownModule {
+		if module == "" {
+			module = name
+		}
+		gomod, err = charmGoMod(module, replace)
+		if err != nil {
+			return exitf(exitFailed, "%v", err)
+		}
+	}
+
+	data := struct{ Name, Module string }{name, fixpointModule}
+	for _, f := range charmFiles {
+		var b bytes.Buffer
+		if err := template.Must(template.New(f.path).Parse(f.text)).Execute(&b, data); err != nil {
+			return err
+		}
+		if err := writeNew(filepath.Join(target, f.path), b.Bytes()); err != nil {
+			return exitf(exitFailed, "%v", err)
+		}
+	}
+	rel := displayPath(target)
+	fmt.Fprintf(out, "created charm %s in %s\n", name, rel)
+	for _, f := range charmFiles {
+		fmt.Fprintf(out, "  %s\n", filepath.Join(rel, f.path))
+	}
+	if ownModule {
+		if err := writeNew(filepath.Join(target, "go.mod"), []byte(gomod)); err != nil {
+			return exitf(exitFailed, "%v", err)
+		}
+		fmt.Fprintf(out, "  %s (the charm is its own Go module)\n", filepath.Join(rel, "go.mod"))
+		if msg, err := goModTidy(target); err != nil {
+			fmt.Fprintf(out, "\nwarning: go mod tidy failed; run it in %s before building the charm:\n%s\n", rel, msg)
+		}
+	}
+	fmt.Fprintf(out, `
+next:
+  (cd %[1]s/src && go test)      unit tests and an in-memory simulation
+  fixpoint charm test %[1]s         every schedule of the packed charm, 2 units
+  fixpoint charm pack %[1]s         build it and print its content hash
+to deploy it, write an environment file next to the charm, e.g. env.cue:
+  apiVersion: "fixpoint/v1"
+  name:       %[2]q
+  services: %[2]q: {charm: "./%[2]s", units: 2}
+and run: fixpoint up -f env.cue --until-converged
+`, rel, name)
+	return nil
+}
+
+// charmGoMod is the go.mod of a charm that is its own module.
+func charmGoMod(module, replace string) (string, error) {
+	goVersion := strings.TrimPrefix(runtime.Version(), "go")
+	if i := strings.IndexAny(goVersion, " -+"); i >= 0 {
+		goVersion = goVersion[:i]
+	}
+	if replace == "" {
+		if v := releaseVersion(); v != "" {
+			return fmt.Sprintf("module %s\n\ngo %s\n\nrequire %s %s\n", module, goVersion, fixpointModule, v), nil
+		}
+		if wd, err := os.Getwd(); err == nil {
+			if mod := findUp(wd, "go.mod"); mod != "" && modulePath(mod) == fixpointModule {
+				replace = filepath.Dir(mod)
+			}
+		}
+	}
+	if replace == "" {
+		return "", fmt.Errorf("this fixpoint is a development build, with no released version for the charm's go.mod to require; pass --replace /path/to/fixpoint (a checkout of %s) to build the charm against it, or create the charm inside a module that requires fixpoint", fixpointModule)
+	}
+	return fmt.Sprintf("module %s\n\ngo %s\n\nrequire %s v0.0.0-00010101000000-000000000000\n\nreplace %s => %s\n",
+		module, goVersion, fixpointModule, fixpointModule, replace), nil
+}
+
+// releaseVersion is the version of fixpoint this binary was built from,
+// when it is one the module proxy can serve.
+func releaseVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok || info.Main.Path != fixpointModule {
+		return ""
+	}
+	v := info.Main.Version
+	if v == "" || v == "(devel)" || strings.Contains(v, "+dirty") || strings.Contains(v, "-0.") || strings.HasPrefix(v, "v0.0.0-") {
+		return ""
+	}
+	return v
+}
+
+// goModTidy resolves the new module's dependencies and writes go.sum.
+// When the module proxy cannot be reached, a plain tidy fails on the test
+// dependencies of dependencies (testify, ...) that nothing here builds;
+// tidy -e then still records everything the charm and its tests need.
+func goModTidy(dir string) (string, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return "the go command is not installed", err
+	}
+	tidy := func(args ...string) (string, error) {
+		cmd := exec.Command(goTool, append([]string{"mod", "tidy"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	out, err := tidy()
+	if err == nil {
+		return out, nil
+	}
+	if _, errE := tidy("-e"); errE == nil {
+		return out, nil
+	}
+	return out, err
+}
+
+// modulePath reads the module path of a go.mod file, or "".
+func modulePath(gomod string) string {
+	f, err := os.Open(gomod)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module"); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}
+
+// requires reports whether a go.mod requires module.
+func requires(gomod, module string) bool {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require"))
+		if len(f) >= 2 && f[0] == module {
+			return true
+		}
+	}
+	return false
+}
+
+func findUp(dir, name string) string {
+	for {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// writeNew writes a file that must not exist yet, creating its directory.
+func writeNew(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// displayPath is p relative to the working directory when it is inside it.
+func displayPath(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return p
+}
+
+func newCharmPackCmd() *cobra.Command {
+	var out string
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "pack DIR",
+		Short: "Build a charm's Go hook, check its metadata and pack it",
+		Long: `pack does what deploying does to a charm: it validates its metadata (charm.cue,
+or metadata.yaml and config.yaml), builds src/ into hooks/reconcile with
+"go build" when there is a src/, and writes the deterministic archive an
+agent unpacks. It prints the archive's content hash (sha256), by which the
+control plane knows the charm: packing unchanged sources again gives the
+same hash. Archives and builds are cached in the user's cache directory.`,
+		Example: `  fixpoint charm pack ./myapp
+  fixpoint charm pack ./myapp -o myapp.charm
+  HASH=$(fixpoint charm pack -q ./myapp)`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			p, err := charm.Pack(dir, charmtest.CacheDir())
+			if err != nil {
+				return exitf(exitFailed, "%s", packError(err))
+			}
+			if err := p.Meta.Validate(); err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			archive := p.Path
+			if out != "" {
+				data, err := os.ReadFile(p.Path)
+				if err == nil {
+					err = os.WriteFile(out, data, 0o644)
+				}
+				if err != nil {
+					return exitf(exitFailed, "write %s: %v", out, err)
+				}
+				archive = out
+			}
+			w := cmd.OutOrStdout()
+			if quiet {
+				fmt.Fprintln(w, p.Hash)
+				return nil
+			}
+			hooks := "hooks/reconcile"
+			switch {
+			case p.Legacy:
+				hooks = "old hooks (run through the adapter): " + strings.Join(hookNames(dir), ", ")
+			case isDir(filepath.Join(dir, charm.SrcDir)):
+				hooks = "hooks/reconcile, built from src/ with go build"
+			}
+			fmt.Fprintf(w, "charm      %s, from %s\n", p.Meta.Name, displayPath(mustAbs(dir)))
+			fmt.Fprintf(w, "hooks      %s\n", hooks)
+			fmt.Fprintf(w, "endpoints  %s\n", endpointSummary(&p.Meta))
+			if len(p.Meta.Options) > 0 {
+				fmt.Fprintf(w, "options    %s\n", optionSummary(&p.Meta))
+			}
+			fmt.Fprintf(w, "archive    %s (%d bytes)\n", archive, p.Size)
+			fmt.Fprintf(w, "hash       %s\n", p.Hash)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "also copy the archive to this file")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the content hash")
+	return cmd
+}
+
+// packError prints schema problems one per line, at file:line:col.
+func packError(err error) string {
+	var se *schemas.Error
+	if errors.As(err, &se) {
+		var lines []string
+		for _, p := range se.Problems {
+			lines = append(lines, p.String())
+		}
+		return strings.Join(lines, "\n")
+	}
+	return err.Error()
+}
+
+func hookNames(dir string) []string {
+	entries, _ := os.ReadDir(filepath.Join(dir, charm.HooksDir))
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+func endpointSummary(m *model.CharmMeta) string {
+	var parts []string
+	for _, e := range m.Endpoints() {
+		if e.Name == model.JujuInfo {
+			continue
+		}
+		s := fmt.Sprintf("%s %s (%s", e.Role, e.Name, e.Interface)
+		if e.Scope == model.Container {
+			s += ", container"
+		}
+		parts = append(parts, s+")")
+	}
+	if len(parts) == 0 {
+		return "none besides juju-info"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func optionSummary(m *model.CharmMeta) string {
+	var parts []string
+	for _, name := range sortedKeys(m.Options) {
+		o := m.Options[name]
+		s := name + " (" + o.Type
+		if o.Default != nil {
+			s += fmt.Sprintf(", default %v", o.Default)
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func mustAbs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func newCharmTestCmd() *cobra.Command {
+	var (
+		files       []string
+		units       int
+		schedules   int
+		seed        uint64
+		schedule    int
+		machines    int
+		trace       bool
+		hookTimeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "test DIR... | test -f ENV.cue [DIR...]",
+		Short: "Check that charms reach the same fixed point under every schedule",
+		Long: `test packs the charms (building their Go hooks) and runs an environment of
+them in memory: the control plane's own state and rules, without Raft or an
+agent, with every hook run as a real process on the universe the engine
+would give it. It does so under many schedules — which stale units run in a
+round, in what order, how their results are batched, whose results arrive
+late — and reports whether they all reach the same fixed point, how many
+reconciles that took, and, when they do not converge, the cycle they go
+round and the keys that keep changing, with who writes them. A hook that
+returns two different results for the same universe is reported too.
+
+Without -f the environment is made from the charms named: one service per
+charm with --units units, related wherever one provides an interface
+another requires. With -f it is the environment file (the DIRs, if any,
+must be charms it deploys).
+
+Exit codes: 0 every schedule converged to one fixed point; 1 bad input;
+3 some schedule did not converge, or a hook is not a function of its
+universe; 5 schedules converged to different fixed points.`,
+		Example: `  fixpoint charm test ./myapp
+  fixpoint charm test ./charms/db ./charms/web --units 3 --schedules 100
+  fixpoint charm test -f env.cue --seed 7
+  fixpoint charm test -f env.cue --seed 7 --schedule 12    # replay one, with its trace`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			var env *charmtest.Env
+			var err error
+			switch {
+			case len(files) > 0:
+				env, err = charmtest.LoadEnv(files...)
+				if err != nil {
+					return exitf(exitFailed, "%s", packError(err))
+				}
+				if err := checkDeployed(env, args); err != nil {
+					return err
+				}
+			case len(args) > 0:
+				env, err = charmtest.ForCharms(units, args...)
+				if err != nil {
+					return exitf(exitFailed, "%s", packError(err))
+				}
+				fmt.Fprintf(out, "environment made from the charms (write it to a file and pass -f to change it):\n%s\n", indentLines(env.Describe()))
+			default:
+				return exitf(exitFailed, "charm test: name charm directories, or an environment with -f ENV.cue")
+			}
+			opts := charmtest.SimOptions{Schedules: schedules, Seed: seed, Machines: machines, HookTimeout: hookTimeout, Trace: trace}
+			if cmd.Flags().Changed("schedule") {
+				opts.From, opts.Schedules, opts.Trace = schedule, 1, true
+			}
+			rep, err := env.Simulate(cmd.Context(), opts)
+			if err != nil {
+				return exitf(exitFailed, "%s", packError(err))
+			}
+			replayArgs := append([]string{"fixpoint", "charm", "test"}, args...)
+			for _, f := range files {
+				replayArgs = append(replayArgs, "-f", f)
+			}
+			if cmd.Flags().Changed("units") {
+				replayArgs = append(replayArgs, fmt.Sprintf("--units %d", units))
+			}
+			if machines > 1 {
+				replayArgs = append(replayArgs, fmt.Sprintf("--machines %d", machines))
+			}
+			rep.Replay = func(seed uint64, i int) string {
+				return fmt.Sprintf("%s --seed %d --schedule %d", strings.Join(replayArgs, " "), seed, i)
+			}
+			fmt.Fprint(out, rep.String())
+			switch {
+			case rep.OK():
+				return nil
+			case rep.Converged() == len(rep.Schedules) && len(rep.Nondeterministic) == 0:
+				return exitf(exitDiffers, "the schedules reached %d different fixed points", len(rep.FixedPoints))
+			}
+			return exitf(exitUnitErr, "%d of %d schedule(s) did not converge", len(rep.Schedules)-rep.Converged(), len(rep.Schedules))
+		},
+	}
+	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory to simulate")
+	cmd.Flags().IntVar(&units, "units", 2, "without -f: units of each charm")
+	cmd.Flags().IntVar(&schedules, "schedules", 20, "how many schedules to try")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the schedules (the same seed runs the same schedules)")
+	cmd.Flags().IntVar(&schedule, "schedule", 0, "run only the schedule with this number, and print its trace")
+	cmd.Flags().IntVar(&machines, "machines", 1, "machines to spread units over (1: \"local\" at 127.0.0.1, as up)")
+	cmd.Flags().BoolVar(&trace, "trace", false, "print every step of every schedule")
+	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", time.Minute, "how long one hook run may take before it is killed")
+	return cmd
+}
+
+// checkDeployed makes sure every charm directory named is used by env.
+func checkDeployed(env *charmtest.Env, dirs []string) error {
+	used := map[string]bool{}
+	for _, s := range env.Services() {
+		used[env.CharmDir(s)] = true
+	}
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return exitf(exitFailed, "%v", err)
+		}
+		if !used[filepath.Clean(abs)] {
+			return exitf(exitFailed, "charm %s is not deployed by the environment; add a service for it, or leave it out", d)
+		}
+	}
+	return nil
+}
+
+func indentLines(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}

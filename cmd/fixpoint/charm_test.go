@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// charmRunIn runs the binary in dir with extra environment variables.
+func charmRunIn(t *testing.T, timeout time.Duration, dir string, env []string, args ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, fixpointBin(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("fixpoint %v: %v", args, err)
+	}
+	return run{code, stdout.String(), stderr.String()}
+}
+
+var charmHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// TestCharmInitTestPackUp is the charm author's path: a new charm from the
+// template passes its own tests, `charm test`, packs reproducibly and
+// deploys with up. It is made inside this module (testdata is skipped by
+// ./...), so it builds against this checkout's charmapi.
+func TestCharmInitTestPackUp(t *testing.T) {
+	parent, err := os.MkdirTemp(repo("testdata"), "charm-init-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	r := fixpoint(t, time.Minute, "charm", "init", "hello", "--dir", parent)
+	if r.code != 0 {
+		t.Fatalf("init exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	dir := filepath.Join(parent, "hello")
+	for _, f := range []string{"charm.cue", "src/main.go", "src/reconcile.go", "src/reconcile_test.go"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("init did not write %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		t.Error("init wrote a go.mod inside the fixpoint module")
+	}
+	if !strings.Contains(r.stdout, "fixpoint charm test") {
+		t.Errorf("init does not say what to do next:\n%s", r.stdout)
+	}
+	if r := fixpoint(t, time.Minute, "charm", "init", "hello", "--dir", parent); r.code != exitFailed || !strings.Contains(r.stderr, "already exists") {
+		t.Errorf("init over an existing charm: %d %s", r.code, r.stderr)
+	}
+
+	// The template's own tests, written with charmtest.
+	gotest := exec.CommandContext(t.Context(), "go", "test", "-count=1", ".")
+	gotest.Dir = filepath.Join(dir, "src")
+	if out, err := gotest.CombinedOutput(); err != nil {
+		t.Fatalf("go test in the new charm: %v\n%s", err, out)
+	}
+
+	r = fixpoint(t, 3*time.Minute, "charm", "test", dir, "--schedules", "8")
+	if r.code != 0 || !strings.Contains(r.stdout, "converged: 8 of 8 schedules, all to the same fixed point") || !strings.HasSuffix(r.stdout, "OK\n") {
+		t.Fatalf("charm test exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = fixpoint(t, 2*time.Minute, "charm", "pack", "-q", dir)
+	hash := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !charmHashRE.MatchString(hash) {
+		t.Fatalf("pack -q exited %d: %q %s", r.code, r.stdout, r.stderr)
+	}
+	r = fixpoint(t, 2*time.Minute, "charm", "pack", dir, "-o", filepath.Join(t.TempDir(), "hello.charm"))
+	if r.code != 0 || !strings.Contains(r.stdout, "hash       "+hash+"\n") || !strings.Contains(r.stdout, "built from src/") ||
+		!strings.Contains(r.stdout, "provides website (http)") || !strings.Contains(r.stdout, "port (int, default 8080)") {
+		t.Fatalf("second pack (same hash expected):\n%s\n%s", r.stdout, r.stderr)
+	}
+
+	env := filepath.Join(parent, "env.cue")
+	if err := os.WriteFile(env, []byte(`apiVersion: "fixpoint/v1"
+name:       "hello"
+services: hello: {charm: "./hello", units: 2, config: greeting: "hi"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = fixpoint(t, 5*time.Minute, "up", "-f", env, "--data-dir", t.TempDir(), "--until-converged", "--timeout", "4m")
+	if r.code != 0 {
+		t.Fatalf("up exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "hi from 2 unit(s) on port 8080"); n < 2 {
+		t.Errorf("up did not settle both units as the simulation did:\n%s", r.stdout)
+	}
+}
+
+// TestCharmInitOwnModule makes a charm outside any module: it gets a
+// go.mod that points at this checkout, and works offline.
+func TestCharmInitOwnModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("resolves the new module's dependencies")
+	}
+	work := t.TempDir()
+	offline := []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}
+	r := charmRunIn(t, 2*time.Minute, work, offline, "charm", "init", "solo", "--replace", repo())
+	if r.code != 0 {
+		t.Fatalf("init exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	gomod, err := os.ReadFile(filepath.Join(work, "solo", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"module solo\n", "require github.com/fixpoint/fixpoint ", "replace github.com/fixpoint/fixpoint => " + repo()} {
+		if !strings.Contains(string(gomod), want) {
+			t.Errorf("go.mod lacks %q:\n%s", want, gomod)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "solo", "go.sum")); err != nil {
+		t.Errorf("no go.sum: %v\n%s", err, r.stdout)
+	}
+	r = charmRunIn(t, 3*time.Minute, work, offline, "charm", "test", "solo", "--schedules", "3", "--units", "3")
+	if r.code != 0 {
+		t.Fatalf("charm test exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Without --replace, outside any checkout, a development build says
+	// what to do.
+	r = charmRunIn(t, time.Minute, work, offline, "charm", "init", "other")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "--replace") {
+		t.Errorf("init without a version to require: %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(work, "other")); err == nil {
+		t.Error("a failed init left a directory behind")
+	}
+}
+
+func TestCharmInitRejectsBadNames(t *testing.T) {
+	r := fixpoint(t, time.Minute, "charm", "init", "My_Charm", "--dir", t.TempDir())
+	if r.code != exitFailed || !strings.Contains(r.stderr, `charm name "My_Charm" is invalid`) {
+		t.Errorf("%d %s", r.code, r.stderr)
+	}
+}
+
+func TestCharmTestFindsTheOscillation(t *testing.T) {
+	r := fixpoint(t, 3*time.Minute, "charm", "test", "-f", repo("testdata", "envs", "oscillate.cue"), "--schedules", "4")
+	if r.code != exitUnitErr {
+		t.Fatalf("exited %d, want %d\n%s\n%s", r.code, exitUnitErr, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"converged: 0 of 4 schedules",
+		"cycle: the settings after step",
+		"oscillate-a/0 relations.flip:0.local.x (written by oscillate-a/0",
+		"oscillate-b/0 relations.flip:0.local.y (written by oscillate-b/0",
+		"diverged: reconciled 33 times",
+		"--seed 1 --schedule 0",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "4 of 4 schedule(s) did not converge") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+
+	// Replaying one schedule prints its whole trace.
+	r = fixpoint(t, 3*time.Minute, "charm", "test", "-f", repo("testdata", "envs", "oscillate.cue"), "--seed", "1", "--schedule", "2")
+	if r.code != exitUnitErr || !strings.Contains(r.stdout, "trace of schedule #2 (random):") || !strings.Contains(r.stdout, "step 1: results of") {
+		t.Errorf("replay exited %d:\n%s", r.code, r.stdout)
+	}
+}
+
+func TestCharmTestFindsTheClock(t *testing.T) {
+	r := fixpoint(t, 3*time.Minute, "charm", "test", "-f", repo("testdata", "envs", "clock.cue"), "--schedules", "2")
+	if r.code != exitUnitErr {
+		t.Fatalf("exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"not a function of its universe", "clock/0 returned different results for the same universe",
+		"relations.ring:0.local.now", "no timestamps", "clock/0 relations.ring:0.local.now (written by clock/0"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestCharmTestDemoCharms(t *testing.T) {
+	r := fixpoint(t, 3*time.Minute, "charm", "test", repo("testdata", "charms", "db"), repo("testdata", "charms", "web"), "--schedules", "6", "--units", "3")
+	if r.code != 0 {
+		t.Fatalf("exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{`"db-web": ["db:db", "web:db"]`, "units: 3", "6 unit(s)", "converged: 6 of 6 schedules, all to the same fixed point"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// A charm the environment does not deploy is refused.
+	r = fixpoint(t, time.Minute, "charm", "test", "-f", repo("testdata", "demo", "env.cue"), repo("testdata", "charms", "clock"))
+	if r.code != exitFailed || !strings.Contains(r.stderr, "is not deployed by the environment") {
+		t.Errorf("exited %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestCharmTestOldHooks simulates the classic charms: their old hooks run
+// through the adapter, with this binary as their hook tools.
+func TestCharmTestOldHooks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("old hooks are slow to run")
+	}
+	r := fixpoint(t, 5*time.Minute, "charm", "test", "-f", repo("testdata", "classic", "env.cue"), "--schedules", "2")
+	if r.code != 0 || !strings.Contains(r.stdout, "converged: 2 of 2 schedules") {
+		t.Fatalf("exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestCharmPackReportsBadMetadata(t *testing.T) {
+	r := fixpoint(t, time.Minute, "charm", "pack", repo("testdata", "broken", "charm-bad-option-type", "charms", "app"))
+	if r.code != exitFailed || !strings.Contains(r.stderr, `charm.cue:2:31: config.options.port.type: option type must be "string", "int", "float" or "boolean"`) {
+		t.Errorf("exited %d: %s", r.code, r.stderr)
+	}
+	r = fixpoint(t, time.Minute, "charm", "pack", t.TempDir())
+	if r.code != exitFailed || !strings.Contains(r.stderr, "not a charm") {
+		t.Errorf("exited %d: %s", r.code, r.stderr)
+	}
+}
