@@ -433,7 +433,11 @@ same hash. Archives and builds are cached in the user's cache directory.`,
 			hooks := "hooks/reconcile"
 			switch {
 			case p.Legacy:
-				hooks = "old hooks (run through the adapter): " + strings.Join(hookNames(dir), ", ")
+				names := hookNames(dir)
+				if len(names) > 4 {
+					names = append(names[:4], "...")
+				}
+				hooks = fmt.Sprintf("%d old hooks, run through the adapter (%s)", len(hookNames(dir)), strings.Join(names, ", "))
 			case isDir(filepath.Join(dir, charm.SrcDir)):
 				hooks = "hooks/reconcile, built from src/ with go build"
 			}
