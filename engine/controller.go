@@ -76,6 +76,13 @@ type Controller struct {
 	// polling counts each machine's open long polls: an agent waiting
 	// for work is alive, however long it waits.
 	polling map[string]int
+	// stale holds units that may need a run, so claims look at those
+	// and not at every unit.
+	stale map[string]bool
+	// dirty holds units whose view is out of date: something they see
+	// changed since it was built.
+	dirty   map[string]bool
+	work    WorkStats
 	changed chan struct{}
 	hist    *History
 }
@@ -110,6 +117,8 @@ func NewController(store Store, opts Options) *Controller {
 		last:    map[string]*charmapi.Universe{},
 		contact: map[string]time.Time{},
 		polling: map[string]int{},
+		stale:   map[string]bool{},
+		dirty:   map[string]bool{},
 		changed: make(chan struct{}),
 		hist:    NewHistory(DefaultHistory),
 	}
@@ -152,32 +161,154 @@ func (c *Controller) Refresh() error {
 	})
 }
 
-// refreshLocked rebuilds the views from st; the caller holds mu and the
-// store's read lock, so views and state agree.
+// refreshLocked brings the views up to st; the caller holds mu and the
+// store's read lock, so views and state agree. Only the universes that can
+// see what changed are rebuilt; a gap in the state's journal (a restart, a
+// restore, an operator change) rebuilds them all.
 func (c *Controller) refreshLocked(st *model.State) {
-	if st.Index == c.index && len(c.views) == len(st.Units) {
+	if st.Index == c.index && c.views != nil {
 		return
 	}
-	views := make(map[string]*view, len(st.Units))
-	for name, u := range st.Units {
-		uni, seen := Build(st, name)
-		_, registered := st.Machines[u.Machine]
-		views[name] = &view{uni: uni, seen: seen, hash: Hash(uni), machine: u.Machine, member: registered}
+	changes, ok := st.ChangesSince(c.index)
+	for _, t := range changes {
+		ok = ok && !t.All
+	}
+	if !ok || c.views == nil {
+		c.rebuildAll(st)
+	} else {
+		affected := map[string]bool{}
+		for _, t := range changes {
+			for _, name := range t.Settings {
+				c.watchers(st, name, affected)
+			}
+			for _, id := range t.Apps {
+				if r := st.Relations[id]; r != nil {
+					for _, e := range r.Endpoints {
+						for _, u := range st.UnitsOf(e.Service) {
+							affected[u.Name] = true
+						}
+					}
+				}
+			}
+			for _, svc := range t.LeaderData {
+				for _, u := range st.UnitsOf(svc) {
+					affected[u.Name] = true
+				}
+			}
+			// A unit's own writes do not change its hash, but the
+			// universe it is handed next must carry them (its local
+			// settings, its state).
+			for _, name := range t.Units {
+				affected[name] = true
+			}
+		}
+		// Everyone who sees a change is stale; their universes are
+		// rebuilt and hashed only when they are handed out, once however
+		// many changes landed meanwhile.
+		for name := range affected {
+			if _, ok := st.Units[name]; !ok {
+				delete(c.views, name)
+				delete(c.stale, name)
+				delete(c.dirty, name)
+				continue
+			}
+			c.dirty[name] = true
+			c.stale[name] = true
+		}
+	}
+	c.index = st.Index
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// rebuildAll rebuilds every view.
+func (c *Controller) rebuildAll(st *model.State) {
+	c.views = make(map[string]*view, len(st.Units))
+	c.stale = map[string]bool{}
+	c.dirty = map[string]bool{}
+	for name := range st.Units {
+		c.rebuild(st, name)
 	}
 	for name := range c.claims {
-		if _, ok := views[name]; !ok {
+		if _, ok := c.views[name]; !ok {
 			delete(c.claims, name)
 		}
 	}
 	for name := range c.last {
-		if _, ok := views[name]; !ok {
+		if _, ok := c.views[name]; !ok {
 			delete(c.last, name)
 		}
 	}
-	c.views = views
-	c.index = st.Index
-	close(c.changed)
-	c.changed = make(chan struct{})
+}
+
+// rebuild rebuilds one unit's view and its place in the stale set.
+func (c *Controller) rebuild(st *model.State, name string) {
+	u, ok := st.Units[name]
+	if !ok {
+		delete(c.views, name)
+		delete(c.stale, name)
+		return
+	}
+	uni, seen := Build(st, name)
+	_, registered := st.Machines[u.Machine]
+	h, n := hashCounted(uni)
+	c.views[name] = &view{uni: uni, seen: seen, hash: h, machine: u.Machine, member: registered}
+	delete(c.dirty, name)
+	c.work.Rebuilt++
+	c.work.HashedBytes += int64(n)
+	c.markStale(st, name)
+}
+
+// markStale keeps the set of units that may need a run: stale, or in error.
+func (c *Controller) markStale(st *model.State, name string) {
+	u, v := st.Units[name], c.views[name]
+	if u == nil || v == nil {
+		delete(c.stale, name)
+		return
+	}
+	if v.hash != u.Reconciled || u.Error != nil {
+		c.stale[name] = true
+	} else if c.stale[name] {
+		delete(c.stale, name)
+		// It may have held the lowest wave: whoever waits looks again.
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
+}
+
+// watchers adds to set the units whose universe shows unit's settings:
+// the other side's members of each of its relations (its peers for peer
+// relations).
+func (c *Controller) watchers(st *model.State, unit string, set map[string]bool) {
+	u := st.Units[unit]
+	if u == nil {
+		return
+	}
+	for _, r := range st.RelationsOf(u.Service) {
+		remote, ok := r.Remote(u.Service)
+		if !ok {
+			continue
+		}
+		for _, o := range st.UnitsOf(remote.Service) {
+			if o.Name != unit {
+				set[o.Name] = true
+			}
+		}
+	}
+}
+
+// WorkStats counts the controller's work: universes rebuilt and bytes
+// hashed, for the benchmark of work per change.
+type WorkStats struct {
+	Rebuilt     int64
+	HashedBytes int64
+}
+
+// Stats returns the work done so far.
+func (c *Controller) Stats() WorkStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.work
 }
 
 // Work is one stale unit handed to an agent.
@@ -263,27 +394,79 @@ func max0(d time.Duration) time.Duration {
 func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Work, time.Time) {
 	c.refreshLocked(st)
 	now := c.opts.Now()
-	var names []string
-	var next time.Time
-	for name, v := range c.views {
-		if v.machine != machine {
+	for {
+		names, next, settled := c.pick(st, machine, max, now)
+		// A dirty unit that turned out unchanged may have held the
+		// lowest wave: look again without it.
+		if len(names) > 0 || !settled {
+			return c.hand(st, machine, names, now), next
+		}
+	}
+}
+
+// pick chooses up to max units of machine to run now. Units run in waves:
+// none runs again while a stale unit with fewer runs since the last
+// operator change waits (or is running). A burst of first runs then lands
+// before anyone reconciles it, so a unit related to a hundred others runs
+// a handful of times, not a hundred. settled says a dirty unit of the
+// lowest wave turned out unchanged, so the wave must be looked at again.
+func (c *Controller) pick(st *model.State, machine string, max int, now time.Time) (names []string, next time.Time, settled bool) {
+	wave := -1
+	lowest := func(w int) {
+		if wave < 0 || w < wave {
+			wave = w
+		}
+	}
+	for name := range c.claims {
+		if u := st.Units[name]; u != nil && now.Before(c.claims[name].until) && !c.lost(st, name) {
+			lowest(u.Wave)
+		}
+	}
+	var mine []string
+	for name := range c.stale {
+		u, v := st.Units[name], c.views[name]
+		if u == nil || v == nil || c.lost(st, name) {
 			continue
 		}
 		if cl, ok := c.claims[name]; ok && now.Before(cl.until) {
 			continue
 		}
-		u := st.Units[name]
+		// A dirty view is judged by the state alone here; it is rebuilt
+		// only if it is handed out.
 		ok, retry := dispatchable(u, v, now)
-		if ok {
-			names = append(names, name)
-		} else if !retry.IsZero() && (next.IsZero() || retry.Before(next)) {
+		switch {
+		case ok || c.dirty[name]:
+			lowest(u.Wave)
+			if v.machine == machine {
+				mine = append(mine, name)
+			}
+		case v.machine == machine && !retry.IsZero() && (next.IsZero() || retry.Before(next)):
 			next = retry
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
-	if max > 0 && len(names) > max {
-		names = names[:max]
+	sort.Slice(mine, func(i, j int) bool { return model.UnitLess(mine[i], mine[j]) })
+	for _, name := range mine {
+		if max > 0 && len(names) >= max {
+			break
+		}
+		if st.Units[name].Wave != wave {
+			continue
+		}
+		if c.dirty[name] {
+			c.rebuild(st, name)
+			if ok, _ := dispatchable(st.Units[name], c.views[name], now); !ok {
+				// It changed back: it must not hold the wave any more.
+				settled = true
+				continue
+			}
+		}
+		names = append(names, name)
 	}
+	return names, next, settled
+}
+
+// hand claims names for machine and returns their work.
+func (c *Controller) hand(st *model.State, machine string, names []string, now time.Time) []Work {
 	work := make([]Work, 0, len(names))
 	for _, name := range names {
 		v := c.views[name]
@@ -294,7 +477,18 @@ func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Wo
 		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
 	}
-	return work, next
+	return work
+}
+
+// lost reports whether unit's machine is gone or its agent lost: its
+// units cannot run, so they hold nobody's wave back.
+func (c *Controller) lost(st *model.State, unit string) bool {
+	v := c.views[unit]
+	if v == nil {
+		return true
+	}
+	m := st.Machines[v.machine]
+	return m == nil || m.Lost
 }
 
 // dispatchable says whether a unit should run now; if not only because a
@@ -447,6 +641,9 @@ func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
+		if c.dirty[unit] {
+			c.rebuild(st, unit)
+		}
 		v, ok := c.views[unit]
 		if !ok {
 			return fmt.Errorf("unit %s does not exist (units: %d in the environment)", unit, len(st.Units))

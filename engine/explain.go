@@ -32,6 +32,9 @@ func (c *Controller) Explain(unit string) (*Explanation, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
+		if c.dirty[unit] {
+			c.rebuild(st, unit)
+		}
 		v, ok := c.views[unit]
 		u := st.Units[unit]
 		if !ok || u == nil {

@@ -26,6 +26,7 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		}
 	}
 	resp := &Response{Index: index}
+	t := &Touched{Index: index, All: c.Op != OpResults && c.Op != OpResolve}
 	var err error
 	switch c.Op {
 	case OpDeploy:
@@ -40,7 +41,7 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		err = s.registerMachine(index, c.Machine)
 	case OpResults:
 		for i := range c.Results {
-			if why := s.applyResult(index, &c.Results[i]); why != "" {
+			if why := s.applyResult(index, &c.Results[i], t); why != "" {
 				resp.Skipped = append(resp.Skipped, why)
 			}
 		}
@@ -49,6 +50,7 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			return nil, fmt.Errorf("resolved command without payload")
 		}
 		err = s.resolve(index, c.Resolve)
+		t.Units = append(t.Units, c.Resolve.Unit)
 	case OpLiveness:
 		if c.Liveness == nil {
 			return nil, fmt.Errorf("liveness command without payload")
@@ -74,7 +76,14 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.settle(index)
+	// Results (the hot path) rarely change placement, membership or
+	// leadership; only a removal or a dying relation calls for a settle.
+	if t.All || s.dyingRelations() {
+		if s.settle(index) {
+			t.All = true
+		}
+	}
+	s.record(t)
 	if c.RequestID != "" {
 		s.Requests[c.RequestID] = index
 		s.RequestLog = append(s.RequestLog, c.RequestID)
@@ -146,6 +155,7 @@ func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
 			for _, name := range c.Units {
 				s.Units[name] = &Unit{Name: name, Service: svc.Name, Life: Alive, Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}}
 				svc.NextUnit++
+				s.reindex()
 			}
 		case RemoveUnits:
 			s.Services[c.Service].Units = desired.Services[c.Service].Units
@@ -168,6 +178,7 @@ func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
 			r := &Relation{ID: s.NextRelation, Key: dr.Key, Endpoints: dr.Endpoints, Interface: dr.Interface, Scope: dr.Scope, Life: Alive, Index: index}
 			s.Relations[r.ID] = r
 			s.NextRelation++
+			s.reindex()
 		case RemoveRelation:
 			r := relByKey[RelationKey(c.Key)]
 			r.Life, r.Index = Dying, index
@@ -218,12 +229,13 @@ const (
 
 // applyResult applies one reconcile result; it returns why it skipped it,
 // or "".
-func (s *State) applyResult(index uint64, r *Result) string {
+func (s *State) applyResult(index uint64, r *Result, t *Touched) string {
 	u, ok := s.Units[r.Unit]
 	if !ok {
 		return fmt.Sprintf("%s: unit no longer exists", r.Unit)
 	}
 	svc := s.Services[u.Service]
+	t.Units = append(t.Units, u.Name)
 	u.Index = index
 	u.Reconciles++
 	u.Wave++
@@ -247,7 +259,12 @@ func (s *State) applyResult(index uint64, r *Result) string {
 		if u.Settings == nil {
 			u.Settings = map[int]*Bag{}
 		}
-		u.Settings[id] = updateBag(u.Settings[id], r.Settings[id], index)
+		if b := updateBag(u.Settings[id], r.Settings[id], index); b != u.Settings[id] {
+			u.Settings[id] = b
+			if len(t.Settings) == 0 || t.Settings[len(t.Settings)-1] != u.Name {
+				t.Settings = append(t.Settings, u.Name)
+			}
+		}
 	}
 	if (len(r.App) > 0 || r.LeaderData != nil) && (!r.Leader || !stillLeader) {
 		skipped = append(skipped, "leader-only settings refused: the unit is not the leader any more")
@@ -261,10 +278,16 @@ func (s *State) applyResult(index uint64, r *Result) string {
 			if rel.App == nil {
 				rel.App = map[string]*Bag{}
 			}
-			rel.App[u.Service] = updateBag(rel.App[u.Service], r.App[id], index)
+			if b := updateBag(rel.App[u.Service], r.App[id], index); b != rel.App[u.Service] {
+				rel.App[u.Service] = b
+				t.Apps = append(t.Apps, id)
+			}
 		}
 		if r.LeaderData != nil {
-			svc.LeaderData = updateBag(svc.LeaderData, r.LeaderData, index)
+			if b := updateBag(svc.LeaderData, r.LeaderData, index); b != svc.LeaderData {
+				svc.LeaderData = b
+				t.LeaderData = append(t.LeaderData, svc.Name)
+			}
 		}
 	}
 	if r.Status != nil {
@@ -282,6 +305,7 @@ func (s *State) applyResult(index uint64, r *Result) string {
 	u.Error, u.Resolved = nil, nil
 	if u.Life == Dying && r.Seen != nil && r.Seen.Life == Dying {
 		s.removeUnit(u)
+		t.All = true
 		return strings.Join(skipped, "; ")
 	}
 	if len(r.Churn) > 0 {
@@ -342,6 +366,7 @@ func nilIfEmpty(m map[string]string) map[string]string {
 
 func (s *State) removeUnit(u *Unit) {
 	delete(s.Units, u.Name)
+	s.reindex()
 	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
 		svc.Leader = ""
 	}
@@ -383,4 +408,14 @@ func retryMode(noRetry bool) string {
 		return "--no-retry"
 	}
 	return "retry"
+}
+
+// dyingRelations reports whether any relation waits to be removed.
+func (s *State) dyingRelations() bool {
+	for _, r := range s.Relations {
+		if r.Life == Dying {
+			return true
+		}
+	}
+	return false
 }

@@ -8,26 +8,37 @@ import (
 // settle runs after every command and brings the derived parts of the
 // state in line: placement, subordinate units, leadership, and removal of
 // what has finished dying. It is deterministic like the rest of Apply.
-func (s *State) settle(index uint64) {
-	s.place(index)
-	s.attachSubordinates(index)
-	s.removeFinished(index)
-	s.electLeaders(index)
+// It reports whether it changed anything.
+func (s *State) settle(index uint64) bool {
+	placed := s.place(index)
+	attached := s.attachSubordinates(index)
+	removed := s.removeFinished(index)
+	elected := s.electLeaders(index)
+	return placed || attached || removed || elected
 }
 
 // place puts unplaced units on machines: round robin over a service's
 // pinned list (the machine need not exist yet), or else the registered
 // machine with the fewest units of that service.
-func (s *State) place(index uint64) {
-	machines := sortedKeys(s.Machines)
-	for _, name := range s.SortedUnits() {
-		u := s.Units[name]
-		if u.Machine != "" || u.Principal != "" || u.Life != Alive {
-			continue
+func (s *State) place(index uint64) bool {
+	var unplaced []string
+	for name, u := range s.Units {
+		if u.Machine == "" && u.Principal == "" && u.Life == Alive {
+			unplaced = append(unplaced, name)
 		}
+	}
+	if len(unplaced) == 0 {
+		return false
+	}
+	sort.Slice(unplaced, func(i, j int) bool { return UnitLess(unplaced[i], unplaced[j]) })
+	machines := sortedKeys(s.Machines)
+	changed := false
+	for _, name := range unplaced {
+		u := s.Units[name]
 		svc := s.Services[u.Service]
 		if len(svc.Placement) > 0 {
 			u.Machine, u.Index = svc.Placement[u.Number()%len(svc.Placement)], index
+			changed = true
 			continue
 		}
 		best, bestN := "", -1
@@ -47,13 +58,16 @@ func (s *State) place(index uint64) {
 		}
 		if best != "" {
 			u.Machine, u.Index = best, index
+			changed = true
 		}
 	}
+	return changed
 }
 
 // attachSubordinates keeps one unit of each subordinate service per
 // principal unit it is related to over a container-scoped relation.
-func (s *State) attachSubordinates(index uint64) {
+func (s *State) attachSubordinates(index uint64) bool {
+	changed := false
 	for _, sname := range sortedKeys(s.Services) {
 		sub := s.Services[sname]
 		if !sub.Subordinate {
@@ -80,6 +94,7 @@ func (s *State) attachSubordinates(index uint64) {
 		for _, u := range s.UnitsOf(sname) {
 			if u.Life == Alive && !want[u.Principal] {
 				s.killUnit(index, u)
+				changed = true
 			}
 			if u.Life == Alive {
 				have[u.Principal] = true
@@ -93,8 +108,11 @@ func (s *State) attachSubordinates(index uint64) {
 			sub.NextUnit++
 			s.Units[name] = &Unit{Name: name, Service: sname, Machine: s.Units[p].Machine, Principal: p, Life: Alive,
 				Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}}
+			s.reindex()
+			changed = true
 		}
 	}
+	return changed
 }
 
 func sortedUnitKeys(m map[string]bool) []string {
@@ -106,11 +124,13 @@ func sortedUnitKeys(m map[string]bool) []string {
 // removeFinished deletes what has finished dying: dying units with nothing
 // to reconcile, dying relations no unit still holds, dying services with no
 // units left, and charms nothing uses.
-func (s *State) removeFinished(index uint64) {
+func (s *State) removeFinished(index uint64) bool {
+	changed := false
 	for _, name := range s.SortedUnits() {
 		u := s.Units[name]
 		if u.Life == Dying && (u.Seen == nil || u.Machine == "") {
 			s.removeUnit(u)
+			changed = true
 		}
 	}
 	for _, id := range s.SortedRelations() {
@@ -129,6 +149,8 @@ func (s *State) removeFinished(index uint64) {
 			continue
 		}
 		delete(s.Relations, id)
+		s.reindex()
+		changed = true
 		for _, u := range s.Units {
 			delete(u.Settings, id)
 		}
@@ -137,6 +159,7 @@ func (s *State) removeFinished(index uint64) {
 		svc := s.Services[name]
 		if svc.Life == Dying && len(s.UnitsOf(name)) == 0 && len(s.RelationsOf(name)) == 0 {
 			delete(s.Services, name)
+			changed = true
 		}
 	}
 	used := map[string]bool{}
@@ -148,12 +171,14 @@ func (s *State) removeFinished(index uint64) {
 			delete(s.Charms, h)
 		}
 	}
+	return changed
 }
 
 // electLeaders keeps one leader per service among alive units on
 // registered machines whose agent is not lost; the lowest-numbered such
 // unit wins, and a leader is only replaced when it stops qualifying.
-func (s *State) electLeaders(index uint64) {
+func (s *State) electLeaders(index uint64) bool {
+	changed := false
 	for _, name := range sortedKeys(s.Services) {
 		svc := s.Services[name]
 		if cur, ok := s.Units[svc.Leader]; ok && s.canLead(cur) {
@@ -173,8 +198,10 @@ func (s *State) electLeaders(index uint64) {
 		}
 		if next != svc.Leader {
 			svc.Leader, svc.LeaderRev, svc.Index = next, index, index
+			changed = true
 		}
 	}
+	return changed
 }
 
 func (s *State) canLead(u *Unit) bool {

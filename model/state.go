@@ -53,6 +53,10 @@ type State struct {
 	Auth       *Auth             `json:"auth,omitempty"`
 	Requests   map[string]uint64 `json:"requests"`
 	RequestLog []string          `json:"request_log"`
+
+	// Derived, not replicated (unexported, so never encoded).
+	journal journal
+	idx     *index
 }
 
 // RelationKey names a declared relation's endpoints, "svc:ep svc:ep".
@@ -249,6 +253,11 @@ func NewState() *State {
 
 // Normalize fills nil maps after decoding, so callers never check.
 func (s *State) Normalize() {
+	if !s.journal.init {
+		// A decoded state's history is unknown: changes are recorded
+		// from here on.
+		s.journal = journal{init: true, from: s.Index}
+	}
 	if s.Charms == nil {
 		s.Charms = map[string]*Charm{}
 	}
@@ -362,31 +371,13 @@ func (s *State) sameContainer(a, b *Unit) bool {
 	return a.Machine == b.Machine
 }
 
-func (s *State) unitsOf(svc string) []*Unit {
-	var out []*Unit
-	for _, u := range s.Units {
-		if u.Service == svc {
-			out = append(out, u)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Number() < out[j].Number() })
-	return out
-}
+func (s *State) unitsOf(svc string) []*Unit { return s.lookups().units[svc] }
 
 // UnitsOf returns the units of a service, ordered by number.
 func (s *State) UnitsOf(svc string) []*Unit { return s.unitsOf(svc) }
 
 // RelationsOf returns the relations svc takes part in, by id.
-func (s *State) RelationsOf(svc string) []*Relation {
-	var out []*Relation
-	for _, id := range s.SortedRelations() {
-		r := s.Relations[id]
-		if _, ok := r.Endpoint(svc); ok {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (s *State) RelationsOf(svc string) []*Relation { return s.lookups().relations[svc] }
 
 // Address is the private address of the unit's machine, or "".
 func (s *State) Address(u *Unit) string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 
 	"github.com/spf13/cobra"
@@ -39,11 +40,19 @@ func main() {
 	if name := filepath.Base(os.Args[0]); isHookTool(name) {
 		os.Exit(hookToolMain(name, os.Args[1:]))
 	}
+	// FIXPOINT_CPUPROFILE=FILE profiles the whole run, for bench/README.
+	if path := os.Getenv("FIXPOINT_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	root := newRootCmd()
 	err := root.Execute()
 	if err == nil {
 		return
 	}
+	pprof.StopCPUProfile()
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
