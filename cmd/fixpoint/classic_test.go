@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,8 @@ type envShape struct {
 	related   bool
 	dbConfig  string // CUE fields, e.g. `port: 7000`
 	webConfig string
+	// classicWeb, when set, is the classic-web charm directory to use.
+	classicWeb string
 }
 
 // classicBase is the shape of testdata/classic/env.cue and the demo.
@@ -50,7 +53,11 @@ func (s envShape) writeEnv(t *testing.T, dir, name, flavour string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: \"fixpoint/v1\"\nname: \"shop\"\nservices: {\n")
 	fmt.Fprintf(&b, "\tdb: {charm: %q, units: %d, config: {%s}}\n", filepath.Join(charms, flavour+"db"), s.db, s.dbConfig)
-	fmt.Fprintf(&b, "\tweb: {charm: %q, units: %d, config: {%s}}\n", filepath.Join(charms, flavour+"web"), s.web, s.webConfig)
+	web := filepath.Join(charms, flavour+"web")
+	if flavour == "classic-" && s.classicWeb != "" {
+		web = s.classicWeb
+	}
+	fmt.Fprintf(&b, "\tweb: {charm: %q, units: %d, config: {%s}}\n", web, s.web, s.webConfig)
 	b.WriteString("}\n")
 	if s.related {
 		b.WriteString("relations: \"web-db\": [\"web:db\", \"db:db\"]\n")
@@ -232,6 +239,33 @@ func identOf(t *testing.T, unit string, v settledView, endpoint string) string {
 	}
 	t.Fatalf("%s has no %s relation: %+v", unit, endpoint, v.Relations)
 	return ""
+}
+
+// copyDir copies the tree at src to dst, modes included.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(target, info.Mode().Perm())
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // derivedPassword is the password the db charms derive for service.
@@ -445,6 +479,33 @@ func TestClassicCharmsBehaveLikeTheReconcileCharms(t *testing.T) {
 	for _, unit := range []string{"web/0", "web/1"} {
 		if v := views[unit]; !strings.Contains(v.Conf, "port=7000\n") || !strings.Contains(v.Conf, "password="+derivedPassword("rotated", "web")+"\n") {
 			t.Errorf("config changed: %s web.conf:\n%s", unit, v.Conf)
+		}
+	}
+
+	// A new revision of classic-web (the same hooks and one more file):
+	// each web unit runs upgrade-charm, then config-changed, once each,
+	// and settles where it was; the db units run nothing.
+	upgraded := filepath.Join(t.TempDir(), "classic-web")
+	copyDir(t, repo("testdata", "charms", "classic-web"), upgraded)
+	if err := os.WriteFile(filepath.Join(upgraded, "revision"), []byte("2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upg := cfg
+	upg.classicWeb = upgraded
+	charm := classic.status.Services["web"].Charm
+	classic.apply(t, upg.writeEnv(t, envs, "classic-upgraded", "classic-"))
+	if classic.status.Services["web"].Charm == charm {
+		t.Fatalf("charm upgraded: web still runs charm %s", charm)
+	}
+	sameSettled(t, "charm upgraded", classic, recon)
+	for _, unit := range classic.units() {
+		lines := classic.hooks(t, unit)
+		want := []string{"upgrade-charm", "config-changed"}
+		if strings.HasPrefix(unit, "db/") {
+			want = nil
+		}
+		if len(lines) != len(want) || (len(want) > 0 && !reflect.DeepEqual(lines, want)) {
+			t.Errorf("charm upgraded: %s ran\n%s\nwant\n%s", unit, strings.Join(lines, "\n"), strings.Join(want, "\n"))
 		}
 	}
 
