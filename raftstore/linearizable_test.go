@@ -157,6 +157,9 @@ type linNode struct {
 	mu  sync.RWMutex
 	s   *Store
 	srv *http.Server
+	// restores counts snapshot installs and restores of stores closed
+	// so far, to show the run exercised them.
+	restores uint64
 }
 
 func (n *linNode) store() *Store {
@@ -221,6 +224,9 @@ func (n *linNode) crash() bool {
 	}
 	srv.Close()
 	_ = s.Close()
+	n.mu.Lock()
+	n.restores += s.fsm.restores.Load()
+	n.mu.Unlock()
 	return true
 }
 
@@ -330,8 +336,14 @@ func linearizableRun(t *testing.T, seed uint64, set linSettings) {
 			h.ops[i].Return = end
 		}
 	}
-	t.Logf("%d writes (%d of unknown outcome), %d reads (%d more failed and are left out), %d crashes, %d clients",
-		h.stats.writes, h.stats.unknown, h.stats.reads, h.stats.failedReads, kills, set.clients)
+	restores := uint64(0)
+	for _, n := range nodes {
+		n.mu.RLock()
+		restores += n.restores + n.s.fsm.restores.Load()
+		n.mu.RUnlock()
+	}
+	t.Logf("%d writes (%d of unknown outcome), %d reads (%d more failed and are left out), %d crashes, %d snapshot restores, %d clients",
+		h.stats.writes, h.stats.unknown, h.stats.reads, h.stats.failedReads, kills, restores, set.clients)
 	res, info := porcupine.CheckOperationsVerbose(registerModel, h.ops, 30*time.Second)
 	switch res {
 	case porcupine.Ok:
@@ -423,12 +435,12 @@ func linRead(ctx context.Context, s *Store, key string) (string, error) {
 }
 
 // linNemesis crashes a node (mostly the leader) and restarts it from its
-// data dir, over and over, until ctx ends; at most one node is down at a
-// time, so the cluster can make progress in between. It returns how many
-// crashes it caused.
+// data dir, over and over, until ctx ends. Now and then it crashes a
+// second node as well, so that the cluster loses its quorum for a moment.
+// It returns how many crashes it caused.
 func linNemesis(ctx context.Context, t *testing.T, log hclog.Logger, nodes []*linNode, rng *rand.Rand) int {
 	pause := func(min, spread time.Duration) bool {
-		tm := time.NewTimer(min + rand.N(spread))
+		tm := time.NewTimer(min + time.Duration(rng.Int64N(int64(spread))))
 		defer tm.Stop()
 		select {
 		case <-tm.C:
@@ -438,7 +450,8 @@ func linNemesis(ctx context.Context, t *testing.T, log hclog.Logger, nodes []*li
 		}
 	}
 	kills := 0
-	for pause(300*time.Millisecond, 700*time.Millisecond) {
+	for pause(200*time.Millisecond, 500*time.Millisecond) {
+		var down []*linNode
 		victim := nodes[rng.IntN(len(nodes))]
 		if rng.IntN(4) != 0 {
 			for _, n := range nodes {
@@ -447,14 +460,21 @@ func linNemesis(ctx context.Context, t *testing.T, log hclog.Logger, nodes []*li
 				}
 			}
 		}
-		if !victim.crash() {
-			continue
+		if victim.crash() {
+			down = append(down, victim)
 		}
-		kills++
-		pause(100*time.Millisecond, 900*time.Millisecond)
-		if err := victim.open(log, false, nil); err != nil {
-			t.Errorf("restart %s: %v", victim.id, err)
-			return kills
+		if rng.IntN(6) == 0 {
+			if other := nodes[rng.IntN(len(nodes))]; other.crash() {
+				down = append(down, other)
+			}
+		}
+		kills += len(down)
+		pause(100*time.Millisecond, 800*time.Millisecond)
+		for _, n := range down {
+			if err := n.open(log, false, nil); err != nil {
+				t.Errorf("restart %s: %v", n.id, err)
+				return kills
+			}
 		}
 	}
 	return kills
