@@ -365,6 +365,17 @@ web/1 local settled active connected to 127.0.0.1:6379 db shop as web R`
 		t.Errorf("logs nope/3: %d\n%s", r.code, r.stderr)
 	}
 
+	// Shell completion offers the running environment's units.
+	r = fixpoint(t, time.Minute, cobra.ShellCompRequestCmd, "logs", "--data-dir", data, "web")
+	for _, want := range []string{"web\tservice, 2 units", "web/0\tsettled active", "web/1\t"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("completing `logs web` lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "db/0") {
+		t.Errorf("completing `logs web` offers db units:\n%s", r.stdout)
+	}
+
 	// Metrics after the demo run agree with status.
 	m := metricValues(t, base)
 	for name, want := range map[string]float64{
