@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"text/template"
 	"time"
 
@@ -586,7 +588,15 @@ universe; 5 schedules converged to different fixed points.`,
 			if cmd.Flags().Changed("schedule") {
 				opts.From, opts.Schedules, opts.Trace = schedule, 1, true
 			}
-			rep, err := env.Simulate(cmd.Context(), opts)
+			// Cancelling the context kills running hooks (and whatever they
+			// started): they run in process groups of their own, which a
+			// terminal's ^C does not reach.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := env.Simulate(ctx, opts)
+			if ctx.Err() != nil {
+				return exitf(exitInterrup, "interrupted")
+			}
 			if err != nil {
 				return exitf(exitFailed, "%s", packError(err))
 			}
