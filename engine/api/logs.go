@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // Logs is the answer of GET /v1/logs: runs of the leader's history.
@@ -87,21 +88,21 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 }
 
 // knownUnitOrService says, when name is neither a unit nor a service of
-// the environment, which exist.
+// the environment, which services exist.
 func (s *Server) knownUnitOrService(name string) error {
-	st, err := s.ctl.Status()
-	if err != nil {
-		return err
-	}
-	if _, ok := st.Units[name]; ok {
+	var names []string
+	found := false
+	_ = s.node.View(func(st *model.State) error {
+		_, unit := st.Units[name]
+		_, svc := st.Services[name]
+		found = unit || svc
+		for n := range st.Services {
+			names = append(names, n)
+		}
 		return nil
-	}
-	if _, ok := st.Services[name]; ok {
+	})
+	if found {
 		return nil
-	}
-	names := make([]string, 0, len(st.Services))
-	for svc := range st.Services {
-		names = append(names, svc)
 	}
 	sort.Strings(names)
 	return fmt.Errorf("%s is neither a unit nor a service of the environment (services: %s)", name, strings.Join(names, ", "))
