@@ -79,13 +79,26 @@ type Controller struct {
 	// stale holds units that may need a run, so claims look at those
 	// and not at every unit.
 	stale map[string]bool
-	// dirty holds units whose view is out of date: something they see
-	// changed since it was built.
-	dirty   map[string]bool
+	// dirty holds units whose view is out of date, and how.
+	dirty   map[string]dirt
 	work    WorkStats
 	changed chan struct{}
 	hist    *History
 }
+
+// dirt says how a view is out of date.
+type dirt uint8
+
+const (
+	clean dirt = iota
+	// ownWrites: the unit's own settings or state moved. Its hash, which
+	// leaves those out, still holds; its content must be rebuilt before
+	// it is handed out.
+	ownWrites
+	// moved: something the unit sees changed: it is stale, and its hash
+	// is unknown until rebuilt.
+	moved
+)
 
 // view is the cached universe of one unit at the controller's index.
 type view struct {
@@ -118,7 +131,7 @@ func NewController(store Store, opts Options) *Controller {
 		contact: map[string]time.Time{},
 		polling: map[string]int{},
 		stale:   map[string]bool{},
-		dirty:   map[string]bool{},
+		dirty:   map[string]dirt{},
 		changed: make(chan struct{}),
 		hist:    NewHistory(DefaultHistory),
 	}
@@ -176,10 +189,10 @@ func (c *Controller) refreshLocked(st *model.State) {
 	if !ok || c.views == nil {
 		c.rebuildAll(st)
 	} else {
-		affected := map[string]bool{}
+		affected, self := map[string]bool{}, map[string]bool{}
 		for _, t := range changes {
-			for _, name := range t.Settings {
-				c.watchers(st, name, affected)
+			for _, ub := range t.Settings {
+				c.watchers(st, ub.Unit, ub.Relation, affected)
 			}
 			for _, id := range t.Apps {
 				if r := st.Relations[id]; r != nil {
@@ -195,11 +208,17 @@ func (c *Controller) refreshLocked(st *model.State) {
 					affected[u.Name] = true
 				}
 			}
-			// A unit's own writes do not change its hash, but the
-			// universe it is handed next must carry them (its local
-			// settings, its state).
 			for _, name := range t.Units {
-				affected[name] = true
+				self[name] = true
+			}
+		}
+		// A unit's own writes do not change its hash, so they do not
+		// make it stale; but the universe it is handed next must carry
+		// them (its local settings, its state): its view is dirty.
+		for name := range self {
+			if !affected[name] && c.dirty[name] != moved {
+				c.dirty[name] = ownWrites
+				c.markStale(st, name)
 			}
 		}
 		// Everyone who sees a change is stale; their universes are
@@ -212,7 +231,7 @@ func (c *Controller) refreshLocked(st *model.State) {
 				delete(c.dirty, name)
 				continue
 			}
-			c.dirty[name] = true
+			c.dirty[name] = moved
 			c.stale[name] = true
 		}
 	}
@@ -225,7 +244,7 @@ func (c *Controller) refreshLocked(st *model.State) {
 func (c *Controller) rebuildAll(st *model.State) {
 	c.views = make(map[string]*view, len(st.Units))
 	c.stale = map[string]bool{}
-	c.dirty = map[string]bool{}
+	c.dirty = map[string]dirt{}
 	for name := range st.Units {
 		c.rebuild(st, name)
 	}
@@ -276,23 +295,20 @@ func (c *Controller) markStale(st *model.State, name string) {
 	}
 }
 
-// watchers adds to set the units whose universe shows unit's settings:
-// the other side's members of each of its relations (its peers for peer
-// relations).
-func (c *Controller) watchers(st *model.State, unit string, set map[string]bool) {
-	u := st.Units[unit]
-	if u == nil {
+// watchers adds to set the units whose universe shows unit's settings in
+// relation rel: the other side's members (its peers for a peer relation).
+func (c *Controller) watchers(st *model.State, unit string, rel int, set map[string]bool) {
+	u, r := st.Units[unit], st.Relations[rel]
+	if u == nil || r == nil {
 		return
 	}
-	for _, r := range st.RelationsOf(u.Service) {
-		remote, ok := r.Remote(u.Service)
-		if !ok {
-			continue
-		}
-		for _, o := range st.UnitsOf(remote.Service) {
-			if o.Name != unit {
-				set[o.Name] = true
-			}
+	remote, ok := r.Remote(u.Service)
+	if !ok {
+		return
+	}
+	for _, o := range st.UnitsOf(remote.Service) {
+		if o.Name != unit && (r.Scope != model.Container || st.Sees(o, u, r)) {
+			set[o.Name] = true
 		}
 	}
 }
@@ -435,7 +451,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		// only if it is handed out.
 		ok, retry := dispatchable(u, v, now)
 		switch {
-		case ok || c.dirty[name]:
+		case ok || c.dirty[name] == moved:
 			lowest(u.Wave)
 			if v.machine == machine {
 				mine = append(mine, name)
@@ -452,7 +468,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		if st.Units[name].Wave != wave {
 			continue
 		}
-		if c.dirty[name] {
+		if c.dirty[name] != clean {
 			c.rebuild(st, name)
 			if ok, _ := dispatchable(st.Units[name], c.views[name], now); !ok {
 				// It changed back: it must not hold the wave any more.
@@ -641,7 +657,7 @@ func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
-		if c.dirty[unit] {
+		if c.dirty[unit] != clean {
 			c.rebuild(st, unit)
 		}
 		v, ok := c.views[unit]

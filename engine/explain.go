@@ -32,7 +32,7 @@ func (c *Controller) Explain(unit string) (*Explanation, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
-		if c.dirty[unit] {
+		if c.dirty[unit] != clean {
 			c.rebuild(st, unit)
 		}
 		v, ok := c.views[unit]

@@ -261,9 +261,7 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched) string {
 		}
 		if b := updateBag(u.Settings[id], r.Settings[id], index); b != u.Settings[id] {
 			u.Settings[id] = b
-			if len(t.Settings) == 0 || t.Settings[len(t.Settings)-1] != u.Name {
-				t.Settings = append(t.Settings, u.Name)
-			}
+			t.Settings = append(t.Settings, UnitBag{u.Name, id})
 		}
 	}
 	if (len(r.App) > 0 || r.LeaderData != nil) && (!r.Leader || !stillLeader) {

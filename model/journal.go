@@ -10,13 +10,19 @@ type Touched struct {
 	All bool
 	// Units had their own record change: reconciled, error, status.
 	Units []string
-	// Settings lists units whose relation settings changed: every unit
+	// Settings lists the relation bags of units that changed: every unit
 	// that sees them has a new universe.
-	Settings []string
+	Settings []UnitBag
 	// Apps lists relations whose application bags changed.
 	Apps []int
 	// LeaderData lists services whose leader data changed.
 	LeaderData []string
+}
+
+// UnitBag names one unit's settings in one relation.
+type UnitBag struct {
+	Unit     string
+	Relation int
 }
 
 // journalSize bounds the changes remembered; a reader further behind

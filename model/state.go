@@ -362,6 +362,12 @@ func (s *State) RemoteMembers(u *Unit, r *Relation) []*Unit {
 	return out
 }
 
+// Sees reports whether viewer sees unit over the container-scoped
+// relation r: they share a container.
+func (s *State) Sees(viewer, unit *Unit, r *Relation) bool {
+	return r.Scope != Container || s.sameContainer(viewer, unit)
+}
+
 // sameContainer holds for a principal and its subordinate, or units that
 // share a machine when neither is a subordinate.
 func (s *State) sameContainer(a, b *Unit) bool {
