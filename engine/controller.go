@@ -486,7 +486,7 @@ func (c *Controller) hand(st *model.State, machine string, names []string, now t
 	work := make([]Work, 0, len(names))
 	for _, name := range names {
 		v := c.views[name]
-		uni := c.dress(st.Units[name], v)
+		uni := c.dress(st, st.Units[name], v)
 		ch := st.Charms[uni.Charm]
 		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, until: now.Add(c.opts.Lease)}
 		u := st.Units[name]
@@ -664,7 +664,7 @@ func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
 		if !ok {
 			return fmt.Errorf("unit %s does not exist (units: %d in the environment)", unit, len(st.Units))
 		}
-		uni := c.dress(st.Units[unit], v)
+		uni := c.dress(st, st.Units[unit], v)
 		out = &uni
 		return nil
 	})
@@ -673,12 +673,12 @@ func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
 
 // dress completes a cached universe for a run: the attempt number and the
 // legacy events since the unit's last successful reconcile.
-func (c *Controller) dress(u *model.Unit, v *view) charmapi.Universe {
+func (c *Controller) dress(st *model.State, u *model.Unit, v *view) charmapi.Universe {
 	uni := *v.uni
 	uni.Attempt = 1
 	if u.Error != nil && u.Error.Hash == v.hash {
 		uni.Attempt = u.Error.Attempts + 1
 	}
-	uni.Events = legacyEvents(u.Name, u.Seen, v.seen, &uni)
+	uni.Events = legacyEvents(st, u.Name, u.Seen, v.seen)
 	return uni
 }

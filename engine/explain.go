@@ -40,7 +40,7 @@ func (c *Controller) Explain(unit string) (*Explanation, error) {
 		if !ok || u == nil {
 			return fmt.Errorf("unit %s does not exist", unit)
 		}
-		uni := c.dress(u, v)
+		uni := c.dress(st, u, v)
 		status := c.statusLocked(st).Units[unit]
 		e := &Explanation{Unit: unit, Phase: status.Phase, Stale: v.hash != u.Reconciled, Reconciled: u.Reconciled, Current: v.hash, Events: uni.Events, Error: u.Error}
 		switch last := c.last[unit]; {

@@ -132,7 +132,9 @@ func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
 			ds := desired.Services[c.Service]
 			svc, ok := s.Services[c.Service]
 			if !ok {
-				svc = &Service{Name: c.Service}
+				// Numbers are never reused, even by a service of the
+				// same name deployed again after removal.
+				svc = &Service{Name: c.Service, NextUnit: s.UnitNumbers[c.Service]}
 				s.Services[c.Service] = svc
 			}
 			svc.Charm, svc.CharmRev = ds.Charm, index

@@ -84,7 +84,7 @@ func Plan(s *State, d *Desired) []Change {
 		cur, ok := s.Services[name]
 		if !ok || cur.Life != Alive {
 			out = append(out, Change{Kind: AddService, Service: name, New: ds.Charm})
-			next := 0
+			next := s.UnitNumbers[name]
 			if ok {
 				next = cur.NextUnit
 			}

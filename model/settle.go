@@ -158,6 +158,9 @@ func (s *State) removeFinished(index uint64) bool {
 	for _, name := range sortedKeys(s.Services) {
 		svc := s.Services[name]
 		if svc.Life == Dying && len(s.UnitsOf(name)) == 0 && len(s.RelationsOf(name)) == 0 {
+			if svc.NextUnit > 0 {
+				s.UnitNumbers[name] = svc.NextUnit
+			}
 			delete(s.Services, name)
 			changed = true
 		}

@@ -48,6 +48,9 @@ type State struct {
 	Relations    map[int]*Relation   `json:"relations"`
 	Machines     map[string]*Machine `json:"machines"`
 	NextRelation int                 `json:"next_relation"`
+	// UnitNumbers keeps the next unit number of removed services, so that
+	// a service deployed again under the same name never reuses one.
+	UnitNumbers map[string]int `json:"unit_numbers,omitempty"`
 	// Auth holds hashes of the credentials the control plane accepts;
 	// nil until the bootstrap node records them.
 	Auth       *Auth             `json:"auth,omitempty"`
@@ -263,6 +266,9 @@ func (s *State) Normalize() {
 	}
 	if s.Services == nil {
 		s.Services = map[string]*Service{}
+	}
+	if s.UnitNumbers == nil {
+		s.UnitNumbers = map[string]int{}
 	}
 	if s.Units == nil {
 		s.Units = map[string]*Unit{}

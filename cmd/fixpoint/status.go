@@ -561,3 +561,20 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 		index = st.Index
 	}
 }
+
+// follow shows progress until ctx ends, at every change of the state.
+func follow(ctx context.Context, c statusSource, p *progress) {
+	defer p.done()
+	var index uint64
+	for ctx.Err() == nil {
+		st, err := c.Status(ctx, false, index, 30*time.Second)
+		if err != nil {
+			if ctx.Err() == nil {
+				time.Sleep(time.Second) // the node is going away; try again
+			}
+			continue
+		}
+		p.update(st)
+		index = st.Index
+	}
+}

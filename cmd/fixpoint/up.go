@@ -145,12 +145,9 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	}()
 	p := &progress{w: os.Stdout}
 	if !cfg.untilConverged {
-		code, _, err := waitConverged(ctx, client, p, 0, false)
-		if err != nil && ctx.Err() == nil {
-			return exitf(exitFailed, "%v", err)
-		}
-		_ = code
-		<-ctx.Done()
+		// Keep showing progress until interrupted: later operator changes
+		// (apply from another shell) and retries show up here too.
+		follow(ctx, client, p)
 		return nil
 	}
 	code, st, err := waitConverged(ctx, client, p, cfg.timeout, true)

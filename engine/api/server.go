@@ -217,8 +217,13 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for h := range d.Charms {
-		if _, err := os.Stat(s.charmPath(h)); err != nil {
-			writeError(w, http.StatusBadRequest, "charm %s was not uploaded to this node; upload it with PUT /v1/charms/%s first", h, h)
+		if _, err := os.Stat(s.charmPath(h)); err == nil {
+			continue
+		}
+		// Uploaded to another node, or known from an earlier deploy
+		// that this node missed: fetch it from a peer.
+		if err := s.fetchFromPeers(r.Context(), h); err != nil {
+			writeError(w, http.StatusBadRequest, "charm %s is on no node: upload it with PUT /v1/charms/%s first (%v)", h, h, err)
 			return
 		}
 	}

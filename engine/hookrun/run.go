@@ -93,7 +93,7 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	// A process group lets the timeout kill whatever the hook started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := startRetrying(ctx, cmd); err != nil {
 		return nil, &Error{Hook: name, Reason: "could not start: " + err.Error()}
 	}
 	done := make(chan error, 1)
@@ -127,23 +127,27 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	return out, nil
 }
 
-// capped keeps up to max bytes and remembers whether more came.
+// capped keeps up to max bytes and remembers whether more came. It must
+// not embed bytes.Buffer: io.Copy would find Buffer.ReadFrom and write
+// around the cap.
 type capped struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); len(p) > room {
+	if room := c.max - c.buf.Len(); len(p) > room {
 		c.over = true
 		if room > 0 {
-			c.Buffer.Write(p[:room])
+			c.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *capped) Bytes() []byte { return c.buf.Bytes() }
 
 // tail keeps the last max bytes written.
 type tail struct {
@@ -170,4 +174,27 @@ func lastLine(s string) string {
 		s = s[:300] + "..."
 	}
 	return s
+}
+
+// startRetrying starts cmd, retrying while the executable is "busy": a
+// hook just unpacked can still be open for writing in a child forked
+// meanwhile by another goroutine, until that child execs (golang/go#22315).
+func startRetrying(ctx context.Context, cmd *exec.Cmd) error {
+	delay := 5 * time.Millisecond
+	for i := 0; ; i++ {
+		err := cmd.Start()
+		if err == nil || !errors.Is(err, syscall.ETXTBSY) || i == 8 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay *= 2
+		// A failed Start leaves cmd unusable: start a fresh copy.
+		fresh := exec.Command(cmd.Path, cmd.Args[1:]...)
+		fresh.Dir, fresh.Env, fresh.Stdin, fresh.Stdout, fresh.Stderr, fresh.SysProcAttr = cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr
+		*cmd = *fresh
+	}
 }
