@@ -37,6 +37,9 @@ type Options struct {
 	AgentTTL time.Duration
 	Now      func() time.Time
 	Log      hclog.Logger
+	// IsLeader, when set, says whether this node leads the control
+	// plane; only the leader keeps its views up to date as entries land.
+	IsLeader func() bool
 }
 
 func (o *Options) defaults() {
@@ -142,12 +145,17 @@ func NewController(store Store, opts Options) *Controller {
 func (c *Controller) Run(ctx context.Context) error {
 	var at uint64
 	for {
-		if err := c.Refresh(); err != nil {
-			return err
+		if c.opts.IsLeader == nil || c.opts.IsLeader() {
+			if err := c.Refresh(); err != nil {
+				return err
+			}
+		} else {
+			// Only the leader hands out work; a follower keeps no views
+			// up to date that nobody asks for, and builds them afresh
+			// if it is asked (a stale status) or becomes the leader.
+			c.forget()
 		}
-		c.mu.Lock()
-		at = c.index
-		c.mu.Unlock()
+		at = c.store.Index()
 		_, reset, err := c.store.WaitIndex(ctx, at)
 		if ctx.Err() != nil {
 			return nil
@@ -156,12 +164,22 @@ func (c *Controller) Run(ctx context.Context) error {
 			return fmt.Errorf("controller: watch state: %w", err)
 		}
 		if reset {
-			c.mu.Lock()
-			c.views = map[string]*view{}
-			c.last = map[string]*charmapi.Universe{}
-			c.mu.Unlock()
+			c.forget()
 		}
 	}
+}
+
+// forget drops every view: the next refresh rebuilds them all.
+func (c *Controller) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.views == nil {
+		return
+	}
+	c.views, c.index = nil, 0
+	c.last = map[string]*charmapi.Universe{}
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // Refresh brings the cached universes up to the store's applied index.

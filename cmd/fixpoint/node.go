@@ -108,6 +108,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		Log:      cfg.log.Named("engine"),
 		AgentTTL: cfg.tuning.agentTTL,
 		Backoff:  engine.Backoff{Min: cfg.tuning.retryMin, Max: cfg.tuning.retryMax},
+		IsLeader: store.IsLeader,
 	})
 	srv := &http.Server{
 		Handler: api.NewServer(api.Config{

@@ -1,0 +1,249 @@
+// Command agents measures how fast a committed change reaches the agents
+// it concerns, with many agents long-polling one control plane.
+//
+//	go run ./bench/agents -agents 1000 -services 10 -changes 5
+//
+// It starts one `fixpoint server`, registers N simulated agents (one
+// machine each, one unit per machine: S services of N/S units), converges,
+// then applies config changes to one service at a time. For each change it
+// prints the time from the commit (apply returning) to each affected
+// agent's long poll returning with work, p50/p99/max, checks that no other
+// agent woke, and the control plane's CPU time and peak memory.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
+)
+
+func main() {
+	agents := flag.Int("agents", 1000, "simulated agents, one machine and one unit each")
+	services := flag.Int("services", 10, "services the units are spread over")
+	changes := flag.Int("changes", 5, "config changes to measure, one service each")
+	flag.Parse()
+	root := must(repoRoot())
+	dir := must(os.MkdirTemp("", "bench-agents-"))
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "fixpoint")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/fixpoint")
+	build.Dir, build.Stderr = root, os.Stderr
+	check(build.Run())
+
+	data := filepath.Join(dir, "cp")
+	srv := exec.Command(bin, "server", "--node-id", "n1", "--data-dir", data, "--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--bootstrap", "--log-level", "error", "--agent-ttl", "10m")
+	check(srv.Start())
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	addr := waitAddr(filepath.Join(data, "controller.json"))
+	token := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(data, "operator.token")))))
+	join := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(data, "join.token")))))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	woke := map[string]time.Time{} // machine -> when its poll last returned work
+	var wg sync.WaitGroup
+	per := *agents / *services
+	for i := 0; i < *agents; i++ {
+		machine := fmt.Sprintf("m%04d", i)
+		c := api.NewClient([]string{addr}, join, nil)
+		check(c.Register(ctx, machine, "127.0.0.1"))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				work, err := c.Claim(ctx, machine, 0, 60*time.Second)
+				if err != nil || len(work) == 0 {
+					continue
+				}
+				now := time.Now()
+				mu.Lock()
+				woke[machine] = now
+				mu.Unlock()
+				reps := make([]engine.Report, len(work))
+				for j, w := range work {
+					reps[j] = engine.Report{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{"status": {"state": "active"}}`)}
+				}
+				_ = c.Report(ctx, machine, reps)
+			}
+		}()
+	}
+	env := func(round int) string {
+		path := filepath.Join(dir, fmt.Sprintf("env%d.cue", round))
+		var b strings.Builder
+		fmt.Fprintf(&b, "apiVersion: \"fixpoint/v1\"\nname: \"agents\"\nservices: {\n")
+		for s := 0; s < *services; s++ {
+			conns := 100
+			if round > 0 && s == (round-1)%*services {
+				conns = 100 + round
+			}
+			fmt.Fprintf(&b, "\ts%d: {charm: %q, units: %d, config: {max_connections: %d}}\n", s, filepath.Join(root, "testdata/charms/db"), per, conns)
+		}
+		b.WriteString("}\n")
+		check(os.WriteFile(path, []byte(b.String()), 0o644))
+		return path
+	}
+	apply := func(path string) time.Time {
+		cmd := exec.Command(bin, "apply", "-f", path, "--controller", addr, "--data-dir", dir)
+		cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			check(fmt.Errorf("apply: %v\n%s", err, out))
+		}
+		return time.Now()
+	}
+	cpu0 := cpuSeconds(srv.Process.Pid)
+	start := time.Now()
+	apply(env(0))
+	status := api.NewClient([]string{addr}, token, nil)
+	waitConverged(status)
+	fmt.Printf("%d agents, %d units in %d services: initial fixed point in %.1fs\n", *agents, *agents, *services, time.Since(start).Seconds())
+	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %s\n", "change", "woken", "p50", "p99", "max", "others woken")
+	var all []time.Duration
+	for round := 1; round <= *changes; round++ {
+		mu.Lock()
+		woke = map[string]time.Time{}
+		mu.Unlock()
+		committed := apply(env(round))
+		waitConverged(status)
+		s := (round - 1) % *services
+		var lat []time.Duration
+		others := 0
+		mu.Lock()
+		for machine, at := range woke {
+			n, _ := strconv.Atoi(strings.TrimPrefix(machine, "m"))
+			if unitService(status, machine) == fmt.Sprintf("s%d", s) {
+				lat = append(lat, at.Sub(committed))
+			} else {
+				others++
+			}
+			_ = n
+		}
+		mu.Unlock()
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		all = append(all, lat...)
+		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %d\n", s, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100), others)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	fmt.Printf("all     %-8d %-9s %-9s %-9s\n", len(all), pct(all, 50), pct(all, 99), pct(all, 100))
+	fmt.Printf("control plane: %.1fs CPU over %.0fs, peak RSS %.0f MiB, %d goroutines polling\n",
+		cpuSeconds(srv.Process.Pid)-cpu0, time.Since(start).Seconds(), peakRSS(srv.Process.Pid), *agents)
+	cancel()
+	wg.Wait()
+}
+
+var owners sync.Map // machine -> service, learned from status once
+
+func unitService(c *api.Client, machine string) string {
+	if v, ok := owners.Load(machine); ok {
+		return v.(string)
+	}
+	st, err := c.Status(context.Background(), false, 0, 0)
+	check(err)
+	for _, u := range st.Units {
+		owners.Store(u.Machine, u.Service)
+	}
+	v, _ := owners.Load(machine)
+	s, _ := v.(string)
+	return s
+}
+
+// waitConverged follows status until the fixed point.
+func waitConverged(c *api.Client) {
+	var index uint64
+	for {
+		st, err := c.Status(context.Background(), false, index, 30*time.Second)
+		check(err)
+		if st.Converged && len(st.Units) > 0 {
+			return
+		}
+		index = st.Index
+	}
+}
+
+func pct(d []time.Duration, p int) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	i := (len(d) - 1) * p / 100
+	return d[i].Round(100 * time.Microsecond).String()
+}
+
+// cpuSeconds is a process's user+system CPU time.
+func cpuSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data)[strings.LastIndexByte(string(data), ')')+2:])
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100 // clock ticks
+}
+
+func peakRSS(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func waitAddr(path string) string {
+	for i := 0; i < 600; i++ {
+		if data, err := os.ReadFile(path); err == nil {
+			var e struct{ Addr string }
+			if json.Unmarshal(data, &e) == nil && e.Addr != "" {
+				return e.Addr
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	check(fmt.Errorf("%s never appeared", path))
+	return ""
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("not inside the fixpoint module")
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	check(err)
+	return v
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agents:", err)
+		os.Exit(1)
+	}
+}

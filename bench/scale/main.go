@@ -1,0 +1,361 @@
+// Command scale measures how fixpoint converges as environments grow.
+//
+//	go run ./bench/scale -mode relate -n 10,100,1000
+//	go run ./bench/scale -mode cluster -units 1000,10000
+//
+// relate: an N<->N relation between the demo's db and web charms, each with
+// its peer relation, run by `fixpoint up` with real hook processes (the
+// charms compute their settings from every member). It prints the time to
+// the fixed point and the distribution of reconciles per unit.
+//
+// cluster: three `fixpoint server` processes on loopback and simulated
+// agents (Go functions with the demo's logic instead of hook processes, so
+// the control plane is what is measured) over pairs of 50-unit services.
+// It prints the time from apply to the fixed point and each node's peak
+// resident memory.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+func main() {
+	mode := flag.String("mode", "relate", "relate or cluster")
+	ns := flag.String("n", "10,100", "relate: sizes N of the N<->N relation")
+	units := flag.String("units", "1000", "cluster: total units")
+	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
+	flag.Parse()
+	root, err := repoRoot()
+	check(err)
+	bin := filepath.Join(os.TempDir(), "fixpoint-bench-bin")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/fixpoint")
+	build.Dir, build.Stderr = root, os.Stderr
+	check(build.Run())
+	switch *mode {
+	case "relate":
+		fmt.Printf("%-6s %-6s %-10s %-9s %-6s %s\n", "N", "units", "seconds", "runs", "mean", "reconciles per unit (count x units)")
+		for _, n := range ints(*ns) {
+			relate(bin, root, n, *timeout)
+		}
+	case "cluster":
+		fmt.Printf("%-7s %-10s %-8s %-6s %s\n", "units", "seconds", "runs", "mean", "peak RSS per node (MiB)")
+		for _, n := range ints(*units) {
+			cluster(bin, root, n, *timeout)
+		}
+	default:
+		check(fmt.Errorf("-mode %q: use relate or cluster", *mode))
+	}
+}
+
+func relate(bin, root string, n int, timeout time.Duration) {
+	dir, err := os.MkdirTemp("", "scale-relate-")
+	check(err)
+	defer os.RemoveAll(dir)
+	env := fmt.Sprintf(`apiVersion: "fixpoint/v1"
+name: "scale"
+services: {
+	db:  {charm: %q, units: %d}
+	web: {charm: %q, units: %d}
+}
+relations: "web-db": ["web:db", "db:db"]
+`, filepath.Join(root, "testdata/charms/db"), n, filepath.Join(root, "testdata/charms/web"), n)
+	path := filepath.Join(dir, "env.cue")
+	check(os.WriteFile(path, []byte(env), 0o644))
+	data := filepath.Join(dir, "data")
+	start := time.Now()
+	up := exec.Command(bin, "up", "-f", path, "--data-dir", data, "--agent-ttl", "10m")
+	var out bytes.Buffer
+	up.Stdout, up.Stderr = &out, &out
+	check(up.Start())
+	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
+	st := waitConverged(bin, data, nil, timeout)
+	elapsed := time.Since(start)
+	if st == nil {
+		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, tail(out.String()))
+		return
+	}
+	printRuns(fmt.Sprintf("%-6d %-6d %-10.1f", n, len(st.Units), elapsed.Seconds()), st)
+}
+
+// waitConverged polls `status --format json` until the fixed point.
+func waitConverged(bin, data string, addr []string, timeout time.Duration) *engine.Status {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		args := []string{"status", "--format", "json", "--data-dir", data}
+		if addr != nil {
+			args = append(args, "--controller", strings.Join(addr, ","))
+		}
+		out, err := exec.Command(bin, args...).Output()
+		if err == nil {
+			var st engine.Status
+			if json.Unmarshal(out, &st) == nil && st.Converged && len(st.Units) > 0 {
+				return &st
+			}
+			if u, msg := st.FirstError(); u != "" {
+				fmt.Fprintf(os.Stderr, "unit %s in error: %s\n", u, msg)
+				return nil
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return nil
+}
+
+func printRuns(prefix string, st *engine.Status) {
+	hist := map[int]int{}
+	total := 0
+	for _, u := range st.Units {
+		hist[u.Reconciles]++
+		total += u.Reconciles
+	}
+	var keys []int
+	for k := range hist {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%dx%d", k, hist[k]))
+	}
+	fmt.Printf("%s %-9d %-6.2f %s\n", prefix, total, float64(total)/float64(len(st.Units)), strings.Join(parts, " "))
+}
+
+func cluster(bin, root string, total int, timeout time.Duration) {
+	dir, err := os.MkdirTemp("", "scale-cluster-")
+	check(err)
+	defer os.RemoveAll(dir)
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			_ = p.Process.Kill()
+			_ = p.Wait()
+		}
+	}()
+	var addrs []string
+	var token string
+	for i := 0; i < 3; i++ {
+		data := filepath.Join(dir, fmt.Sprintf("n%d", i+1))
+		args := []string{"server", "--node-id", fmt.Sprintf("n%d", i+1), "--data-dir", data, "--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error", "--agent-ttl", "10m"}
+		if i == 0 {
+			args = append(args, "--bootstrap")
+		} else {
+			args = append(args, "--join", addrs[0], "--token", token)
+		}
+		p := exec.Command(bin, args...)
+		p.Stdout, p.Stderr = os.Stderr, os.Stderr
+		check(p.Start())
+		procs = append(procs, p)
+		addrs = append(addrs, waitFile(filepath.Join(data, "controller.json"), "addr"))
+		if i == 0 {
+			token = strings.TrimSpace(string(must(os.ReadFile(filepath.Join(data, "operator.token")))))
+		}
+	}
+	join := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "n1", "join.token")))))
+	// 50-unit services in db/web pairs, as many as make total units.
+	pairs := total / 100
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: \"fixpoint/v1\"\nname: \"big\"\nservices: {\n")
+	for i := 0; i < pairs; i++ {
+		fmt.Fprintf(&b, "\tdb%d: {charm: %q, units: 50}\n\tweb%d: {charm: %q, units: 50}\n", i, filepath.Join(root, "testdata/charms/db"), i, filepath.Join(root, "testdata/charms/web"))
+	}
+	fmt.Fprintf(&b, "}\nrelations: {\n")
+	for i := 0; i < pairs; i++ {
+		fmt.Fprintf(&b, "\t\"r%d\": [\"web%d:db\", \"db%d:db\"]\n", i, i, i)
+	}
+	fmt.Fprintf(&b, "}\n")
+	envPath := filepath.Join(dir, "env.cue")
+	check(os.WriteFile(envPath, []byte(b.String()), 0o644))
+	// Simulated agents: ten machines, registered before the apply so the
+	// units spread over them.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for m := 0; m < 10; m++ {
+		c := api.NewClient(addrs, join, nil)
+		name := fmt.Sprintf("m%d", m)
+		check(c.Register(ctx, name, "127.0.0.1"))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			simulate(ctx, c, name)
+		}()
+	}
+	start := time.Now()
+	apply := exec.Command(bin, "apply", "-f", envPath, "--controller", strings.Join(addrs, ","), "--data-dir", dir)
+	apply.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
+	if out, err := apply.CombinedOutput(); err != nil {
+		check(fmt.Errorf("apply: %v\n%s", err, tail(string(out))))
+	}
+	os.Setenv("FIXPOINT_TOKEN", token)
+	st := waitConverged(bin, dir, addrs, timeout)
+	elapsed := time.Since(start)
+	var rss []string
+	for _, p := range procs {
+		rss = append(rss, fmt.Sprintf("%.0f", peakRSS(p.Process.Pid)))
+	}
+	if st == nil {
+		fmt.Printf("%-7d no fixed point within %s; peak RSS %s\n", total, timeout, strings.Join(rss, " "))
+		return
+	}
+	hist := map[int]int{}
+	runs := 0
+	for _, u := range st.Units {
+		hist[u.Reconciles]++
+		runs += u.Reconciles
+	}
+	fmt.Printf("%-7d %-10.1f %-8d %-6.2f %s\n", len(st.Units), elapsed.Seconds(), runs, float64(runs)/float64(len(st.Units)), strings.Join(rss, " "))
+}
+
+// simulate is an agent whose hooks are Go functions with the demo charms'
+// logic: the control plane does all its real work, no process is spawned.
+func simulate(ctx context.Context, c *api.Client, machine string) {
+	for ctx.Err() == nil {
+		work, err := c.Claim(ctx, machine, 256, 5*time.Second)
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if len(work) == 0 {
+			continue
+		}
+		reps := make([]engine.Report, len(work))
+		for i, w := range work {
+			out, _ := json.Marshal(logic(w.Universe))
+			reps[i] = engine.Report{Unit: w.Unit, Hash: w.Hash, Output: out}
+		}
+		for ctx.Err() == nil {
+			if err := c.Report(ctx, machine, reps); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// logic is the demo's db/web protocol: web asks for a database, db grants
+// every client that asked, web connects once listed; both publish to their
+// peers, and the db leader names itself primary.
+func logic(u *charmapi.Universe) *charmapi.Result {
+	r := charmapi.NewResult()
+	isDB := strings.HasPrefix(u.Service, "db")
+	for _, rel := range u.Relations {
+		switch {
+		case rel.Name == "cluster":
+			r.SetLocal(rel.Ident, map[string]string{"address": u.Address})
+			if isDB && u.Leader {
+				r.SetApp(rel.Ident, map[string]string{"primary": u.Unit})
+			}
+		case isDB:
+			var asked []string
+			for unit, s := range rel.Units {
+				if s["database"] != "" {
+					asked = append(asked, unit)
+				}
+			}
+			sort.Slice(asked, func(i, j int) bool { return model.UnitLess(asked[i], asked[j]) })
+			r.SetLocal(rel.Ident, map[string]string{"host": u.Address, "allowed-units": strings.Join(asked, " ")})
+		default:
+			r.SetLocal(rel.Ident, map[string]string{"database": "shop"})
+			for _, s := range rel.Units {
+				if strings.Contains(" "+s["allowed-units"]+" ", " "+u.Unit+" ") {
+					return r.Active("connected")
+				}
+			}
+		}
+	}
+	return r.Waiting("waiting for db access")
+}
+
+// peakRSS is a process's peak resident set size in MiB.
+func peakRSS(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func waitFile(path, key string) string {
+	for i := 0; i < 600; i++ {
+		if data, err := os.ReadFile(path); err == nil {
+			var m map[string]string
+			if json.Unmarshal(data, &m) == nil && m[key] != "" {
+				return m[key]
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	check(fmt.Errorf("%s never appeared", path))
+	return ""
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("not inside the fixpoint module")
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		check(err)
+		out = append(out, n)
+	}
+	return out
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return s[len(s)-2000:]
+	}
+	return s
+}
+
+func must[T any](v T, err error) T {
+	check(err)
+	return v
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
