@@ -83,8 +83,10 @@ type Controller struct {
 	// and not at every unit.
 	stale map[string]bool
 	// dirty holds units whose view is out of date, and how.
-	dirty   map[string]dirt
-	work    WorkStats
+	dirty map[string]dirt
+	work  WorkStats
+	// runs counts hand-outs per unit since the views were last rebuilt.
+	runs    map[string]int
 	changed chan struct{}
 	hist    *History
 }
@@ -135,6 +137,7 @@ func NewController(store Store, opts Options) *Controller {
 		polling: map[string]int{},
 		stale:   map[string]bool{},
 		dirty:   map[string]dirt{},
+		runs:    map[string]int{},
 		changed: make(chan struct{}),
 		hist:    NewHistory(DefaultHistory),
 	}
@@ -263,6 +266,7 @@ func (c *Controller) rebuildAll(st *model.State) {
 	c.views = make(map[string]*view, len(st.Units))
 	c.stale = map[string]bool{}
 	c.dirty = map[string]dirt{}
+	c.runs = map[string]int{}
 	for name := range st.Units {
 		c.rebuild(st, name)
 	}
@@ -510,6 +514,14 @@ func (c *Controller) hand(st *model.State, machine string, names []string, now t
 		u := st.Units[name]
 		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
+		// The claim holds the universe now; the view keeps only its hash
+		// and is rebuilt if it is wanted again. At 10,000 units holding
+		// every universe twice was most of the leader's memory.
+		v.uni = nil
+		if c.dirty[name] == clean {
+			c.dirty[name] = ownWrites
+		}
+		c.runs[name]++
 	}
 	return work
 }
@@ -594,7 +606,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 		cl := c.claims[rep.Unit]
 		if cl == nil || cl.hash != rep.Hash {
 			v := c.views[rep.Unit]
-			if v == nil || v.hash != rep.Hash || v.machine != machine {
+			if v == nil || v.uni == nil || v.hash != rep.Hash || v.machine != machine {
 				stale = append(stale, rep.Unit)
 				continue
 			}
@@ -625,7 +637,10 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 	for _, r := range results {
 		if cl := c.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
 			delete(c.claims, r.Unit)
-			if r.Error == "" {
+			// The universe last reconciled names the keys that keep
+			// changing when a unit diverges; only units that have run
+			// more than once lately are worth the memory.
+			if r.Error == "" && c.runs[r.Unit] >= 2 {
 				c.last[r.Unit] = cl.uni
 			}
 		}
