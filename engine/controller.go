@@ -172,6 +172,13 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
+// Changed is closed at the controller's next change of views or phases.
+func (c *Controller) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
 // forget drops every view: the next refresh rebuilds them all.
 func (c *Controller) forget() {
 	c.mu.Lock()

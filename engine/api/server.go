@@ -166,6 +166,18 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 		}
 		wait = min(wait, 10*time.Minute)
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		if r.URL.Path == "/v1/status" {
+			// Phases also move without a new entry: a unit found
+			// unchanged once rebuilt settles where it stands.
+			moved := s.ctl.Changed()
+			go func() {
+				select {
+				case <-moved:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+		}
 		_, reset, err := s.node.WaitIndex(ctx, after)
 		cancel()
 		if err != nil && r.Context().Err() == nil {
