@@ -5,8 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,8 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -228,7 +230,8 @@ type testNet struct {
 }
 
 // newTestNet builds the network, or skips the test where namespaces can
-// not be made. Everything is deleted at cleanup, failures included.
+// not be made. Everything is deleted at cleanup, failures included; what a
+// run that died left behind is deleted by the next.
 func newTestNet(t *testing.T, n int) *testNet {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -237,9 +240,11 @@ func newTestNet(t *testing.T, n int) *testNet {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("partition test skipped: no `ip` command (install iproute2)")
 	}
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	id := "fp" + hex.EncodeToString(b[:]) // unique per run: runs may overlap
+	sweepNetns(t)
+	// Named after this process, so that a later run can tell leftovers of
+	// a run that died (a test timeout runs no cleanups) from namespaces of
+	// a run going on now.
+	id := fmt.Sprintf("fp%dx%d", os.Getpid(), netSeq.Add(1))
 	tn := &testNet{t: t, br: id + "-br"}
 	if out, err := exec.Command("ip", "netns", "add", tn.br).CombinedOutput(); err != nil {
 		t.Skipf("partition test skipped: `ip netns add` does not work here: %v: %s", err, bytes.TrimSpace(out))
@@ -269,6 +274,37 @@ func newTestNet(t *testing.T, n int) *testNet {
 		}
 	}
 	return tn
+}
+
+// netSeq numbers the networks of this process.
+var netSeq atomic.Int64
+
+// netnsName is how newTestNet names its namespaces.
+var netnsName = regexp.MustCompile(`^fp(\d+)x\d+-(br|n\d+)$`)
+
+// sweepNetns deletes namespaces left by runs of this test whose process is
+// gone. Namespaces of live processes, and any not named by newTestNet, are
+// left alone.
+func sweepNetns(t *testing.T) {
+	entries, err := os.ReadDir("/var/run/netns")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		m := netnsName.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		pid, err := strconv.Atoi(m[1])
+		if err != nil || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		if out, err := exec.Command("ip", "netns", "del", e.Name()).CombinedOutput(); err != nil {
+			t.Logf("leftover netns %s: %v: %s", e.Name(), err, bytes.TrimSpace(out))
+		} else {
+			t.Logf("deleted netns %s, left by a run that died", e.Name())
+		}
+	}
 }
 
 func (tn *testNet) must(args ...string) {
@@ -321,9 +357,10 @@ func (tn *testNet) nsOf(ip string) string {
 }
 
 // dialInNetns opens a connection from inside a named network namespace: a
-// socket belongs to the namespace of the thread that made it, so a fresh
-// goroutine locks its thread, enters the namespace and dials. It never
-// unlocks: the thread, still in the namespace, ends with the goroutine.
+// socket belongs to the namespace of the thread that made it, so the
+// dialing goroutine locks its thread, enters the namespace, dials, and
+// goes back. Should going back fail, it stays locked and the thread ends
+// with the goroutine, namespace and all.
 func dialInNetns(ctx context.Context, ns, network, addr string) (net.Conn, error) {
 	type result struct {
 		c   net.Conn
@@ -332,18 +369,30 @@ func dialInNetns(ctx context.Context, ns, network, addr string) (net.Conn, error
 	ch := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread()
+		home, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{nil, err}
+			return
+		}
+		defer home.Close()
 		f, err := os.Open(filepath.Join("/var/run/netns", ns))
 		if err != nil {
+			runtime.UnlockOSThread()
 			ch <- result{nil, err}
 			return
 		}
 		defer f.Close()
 		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			ch <- result{nil, fmt.Errorf("enter netns %s: %w", ns, err)}
 			return
 		}
 		var d net.Dialer
 		c, err := d.DialContext(ctx, network, addr)
+		if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
 		ch <- result{c, err}
 	}()
 	r := <-ch
@@ -416,6 +465,10 @@ func startIn(t *testing.T, ns, bin string, args ...string) *proc {
 	out := newSyncBuffer()
 	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, bin}, args...)...)
 	cmd.Stdout, cmd.Stderr = out, out
+	// If the test process dies (a test timeout runs no cleanups), so do
+	// the servers. No thread of this process ever exits (see
+	// dialInNetns), which would fire this early.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -432,6 +485,7 @@ func runIn(t *testing.T, ns, token, bin string, args ...string) run {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, bin}, args...)...)
 	cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
