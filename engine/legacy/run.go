@@ -33,8 +33,12 @@ type Options struct {
 	// ToolsBinary is the executable the hook tools are symlinks to (the
 	// fixpoint binary); default os.Executable().
 	ToolsBinary string
-	// Timeout bounds the whole call, every hook included; default
-	// DefaultTimeout.
+	// Timeout bounds each hook, as the operator's --hook-timeout says
+	// ("how long one hook run may take"); default DefaultTimeout. It does
+	// not bound the whole call: the number of hooks in one call grows with
+	// what changed (a unit that sees 50 new units join runs 100 hooks),
+	// and a shared budget would fail such a call every time it is retried.
+	// ctx bounds the call.
 	Timeout time.Duration
 	// MaxOutput caps each hook's logged output; more is dropped, never an
 	// error. Default DefaultMaxOutput.
@@ -158,8 +162,6 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		socket:   socket,
 		token:    token,
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
 	for i, ev := range u.Events {
 		path, ok, err := hookPath(opts.CharmDir, ev.Hook)
 		if err != nil {
@@ -174,7 +176,9 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		sess.begin(contextID, ev)
 		h := &hookRun{path: path, dir: opts.CharmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput}
 		start := time.Now()
-		out, runErr := h.run(ctx)
+		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		out, runErr := h.run(hookCtx)
+		cancel()
 		sess.end()
 		stats.HooksRun++
 		stats.Hooks = append(stats.Hooks, ev.Hook)
@@ -182,10 +186,10 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		if runErr != nil {
 			herr := &HookError{Hook: ev.Hook, Relation: ev.Relation, RemoteUnit: ev.RemoteUnit, Reason: runErr.Error(), Stderr: out.stderr}
 			switch {
+			case ctx.Err() != nil:
+				herr.Reason = "cancelled: " + ctx.Err().Error()
 			case errors.Is(runErr, context.DeadlineExceeded):
-				herr.Reason = fmt.Sprintf("timed out: the reconcile's %d hooks may take %s together", len(u.Events), opts.Timeout)
-			case errors.Is(runErr, context.Canceled):
-				herr.Reason = "cancelled"
+				herr.Reason = fmt.Sprintf("timed out after %s", opts.Timeout)
 			}
 			return nil, stats, herr
 		}

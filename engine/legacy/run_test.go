@@ -299,13 +299,41 @@ func TestTimeoutKillsTheHook(t *testing.T) {
 	u.Events = []charmapi.Event{ev("install", "", "", "", "")}
 	start := time.Now()
 	res, _, _, err := runHooks(t, charm, u, func(o *Options) { o.Timeout = 300 * time.Millisecond })
-	if res != nil || err == nil || !strings.Contains(err.Error(), `hook "install" failed: timed out`) {
+	if res != nil || err == nil || !strings.Contains(err.Error(), `hook "install" failed: timed out after 300ms`) {
 		t.Fatalf("result %+v, error %v; want a timeout", res, err)
 	}
 	// The whole process group went, the sleeping child too: Run did not
 	// wait the minute out.
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("Run took %s after a 300ms timeout", took)
+	}
+}
+
+func TestTimeoutBoundsEachHookNotTheCall(t *testing.T) {
+	// Three hooks that each take well under the timeout but together
+	// more: the call succeeds, as the hooks would one by one in Juju.
+	const nap = "sleep 1.2"
+	charm := writeCharm(t, map[string]string{"install": nap, "config-changed": nap, "start": nap + "; relation-set -r db:3 a=1"})
+	u := testUniverse()
+	u.Events = []charmapi.Event{ev("install", "", "", "", ""), ev("config-changed", "", "", "", ""), ev("start", "", "", "", "")}
+	res, stats, _, err := runHooks(t, charm, u, func(o *Options) { o.Timeout = 3 * time.Second })
+	if err != nil || stats.HooksRun != 3 {
+		t.Fatalf("ran %d hooks: %v", stats.HooksRun, err)
+	}
+	if got := res.Relations["db:3"].Local["a"]; got != "1" {
+		t.Errorf("db:3 a = %q; want the last hook's write", got)
+	}
+}
+
+func TestCancelledCallSaysSo(t *testing.T) {
+	charm := writeCharm(t, map[string]string{"install": "sleep 60 & wait"})
+	u := testUniverse()
+	u.Events = []charmapi.Event{ev("install", "", "", "", "")}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, _, err := Run(ctx, Options{CharmDir: charm, UnitDir: t.TempDir(), ToolsBinary: toolBinary}, u)
+	if err == nil || !strings.Contains(err.Error(), `hook "install" failed: cancelled`) {
+		t.Fatalf("error %v; want the hook cancelled with the call", err)
 	}
 }
 
