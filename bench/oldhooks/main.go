@@ -14,8 +14,8 @@
 // are the sum of the units' `reconciles` in `status --format json`; old
 // hook executions are the lines the classic charms append to hooks.log in
 // their unit directories. A run that has not reached the fixed point when
-// -timeout passes is stopped, and what it did until then is printed,
-// marked as such.
+// -timeout passes, or in which a unit fails, is stopped, and what it did
+// until then is printed, marked as such.
 package main
 
 import (
@@ -129,7 +129,11 @@ func run(sizeList, flavourList string, timeout time.Duration, keep bool) error {
 		if !r.converged {
 			took = "> " + took
 		}
-		fmt.Fprintf(tw, "%d↔%d\t%s\t%d\t%d\t%s\t%s\t%s\n", r.n, r.n, r.flavour, r.units, r.reconciles, hooks, took, r.note)
+		note := strings.ReplaceAll(r.note, "\n", " ")
+		if len(note) > 100 {
+			note = note[:97] + "..."
+		}
+		fmt.Fprintf(tw, "%d↔%d\t%s\t%d\t%d\t%s\t%s\t%s\n", r.n, r.n, r.flavour, r.units, r.reconciles, hooks, took, note)
 	}
 	tw.Flush()
 	return ctx.Err()
@@ -266,22 +270,28 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 			r.converged = true
 			break
 		}
-		// A unit in error fails the run, unless the engine declared it
+		// A unit in error stops the run, unless the engine declared it
 		// diverging: an operator would run `resolved` on a unit that
 		// only reconciled often while its peers arrived, and so does
 		// the bench, saying how often.
+		failed := ""
 		for name, u := range st.Units {
 			if u.Phase != "error" {
 				continue
 			}
 			if !strings.HasPrefix(u.Error, "diverged:") {
-				return r, fmt.Errorf("unit %s is in error: %s", name, u.Error)
+				failed = fmt.Sprintf("stopped: unit %s is in error: %s", name, u.Error)
+				break
 			}
 			res := exec.CommandContext(ctx, b.bin, "resolved", name, "--data-dir", data)
 			if out, err := res.CombinedOutput(); err != nil && !strings.Contains(string(out), "not in error") {
 				return r, fmt.Errorf("resolved %s: %v\n%s", name, err, out)
 			}
 			r.resolved++
+		}
+		if failed != "" {
+			r.note = failed
+			break
 		}
 		if r.took >= b.timeout {
 			r.note = fmt.Sprintf("stopped: no fixed point after %s", b.timeout)
