@@ -276,6 +276,11 @@ func (c *Controller) rebuildAll(st *model.State) {
 	c.runs = map[string]int{}
 	for name := range st.Units {
 		c.rebuild(st, name)
+		// Keep the hash, not the universe: a new leader of 10,000 units
+		// would otherwise hold them all at once. It is rebuilt when the
+		// unit is handed out.
+		c.views[name].uni = nil
+		c.dirty[name] = ownWrites
 	}
 	for name := range c.claims {
 		if _, ok := c.views[name]; !ok {

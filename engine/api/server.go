@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httputil"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -100,6 +101,10 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/agent/register", s.leaderOnly(s.register))
 	s.mux.HandleFunc("GET /v1/agent/work", s.leaderOnly(s.work))
 	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
+	// Profiles of a live node, for the operator only (see authorize).
+	s.mux.HandleFunc("/debug/pprof/", pprof.Index)
+	s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	s.mux.HandleFunc("POST /v1/agent/results", s.leaderOnly(s.results))
 	s.operatorRoutes()
 	return s
