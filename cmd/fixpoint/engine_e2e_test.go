@@ -45,6 +45,8 @@ func startProc(t *testing.T, args ...string) *proc {
 	out := newSyncBuffer()
 	cmd := exec.Command(fixpointBin(t), args...)
 	cmd.Stdout, cmd.Stderr = out, out
+	// Die with the test process, even when a timeout kills it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
