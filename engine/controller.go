@@ -183,11 +183,14 @@ func (c *Controller) Changed() <-chan struct{} {
 func (c *Controller) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.views == nil {
+	if c.views == nil && len(c.claims) == 0 {
 		return
 	}
 	c.views, c.index = nil, 0
 	c.last = map[string]*charmapi.Universe{}
+	// Claims are the leader's: while another node leads, agents report
+	// there, and claims kept here would hold the wave back on our return.
+	c.claims = map[string]*claim{}
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
