@@ -120,6 +120,7 @@ type claim struct {
 	hash    string
 	uni     *charmapi.Universe
 	seen    *model.Seen
+	at      time.Time // when it was handed out
 	until   time.Time
 }
 
@@ -525,7 +526,7 @@ func (c *Controller) hand(st *model.State, machine string, names []string, now t
 		v := c.views[name]
 		uni := c.dress(st, st.Units[name], v)
 		ch := st.Charms[uni.Charm]
-		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, until: now.Add(c.opts.Lease)}
+		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, at: now, until: now.Add(c.opts.Lease)}
 		u := st.Units[name]
 		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})

@@ -68,3 +68,29 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 		}
 	}
 }
+
+// Running takes an agent's word for which units it is running: claims of
+// its machine on other units are dropped, so that a result lost on the way
+// (an agent restarted, a report taken by another leader) does not hold a
+// unit, and the wave behind it, until the lease runs out. Claims younger
+// than a heartbeat may not have reached the agent yet and are kept.
+func (c *Controller) Running(machine string, units []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	running := make(map[string]bool, len(units))
+	for _, u := range units {
+		running[u] = true
+	}
+	cutoff := c.opts.Now().Add(-claimGrace)
+	for name, cl := range c.claims {
+		if cl.machine == machine && !running[name] && cl.at.Before(cutoff) {
+			delete(c.claims, name)
+		}
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// claimGrace is how long a fresh claim is safe from Running: the work may
+// still be on its way to the agent, or its report on its way back.
+const claimGrace = 30 * time.Second

@@ -30,7 +30,7 @@ type Client interface {
 	Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error)
 	Report(ctx context.Context, machine string, reports []engine.Report) error
 	// Heartbeat says the agent is alive even while every slot is busy.
-	Heartbeat(ctx context.Context, machine string) error
+	Heartbeat(ctx context.Context, machine string, running []string) error
 	// FetchCharm makes the charm with hash available as an unpacked
 	// directory under dir, verifying its content hash.
 	FetchCharm(ctx context.Context, hash, dir string) error
@@ -196,7 +196,13 @@ func (a *Agent) heartbeat(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := a.client.Heartbeat(ctx, a.cfg.Machine); err != nil && ctx.Err() == nil {
+			a.mu.Lock()
+			running := make([]string, 0, len(a.running))
+			for u := range a.running {
+				running = append(running, u)
+			}
+			a.mu.Unlock()
+			if err := a.client.Heartbeat(ctx, a.cfg.Machine, running); err != nil && ctx.Err() == nil {
 				a.cfg.Log.Warn("heartbeat failed", "error", err)
 			}
 		}

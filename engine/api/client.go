@@ -263,9 +263,13 @@ func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.D
 	return work, err
 }
 
-// Heartbeat tells the control plane machine's agent is alive (agent).
-func (c *Client) Heartbeat(ctx context.Context, machine string) error {
-	return c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), struct{}{}, nil)
+// Heartbeat tells the control plane machine's agent is alive and which
+// units it is running (agent).
+func (c *Client) Heartbeat(ctx context.Context, machine string, running []string) error {
+	if running == nil {
+		running = []string{}
+	}
+	return c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), Heartbeat{Running: running}, nil)
 }
 
 // Report posts finished runs (agent).

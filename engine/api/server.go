@@ -303,6 +303,12 @@ type Register struct {
 	Address string `json:"address"`
 }
 
+// Heartbeat is the body of POST /v1/agent/heartbeat: the units the agent
+// is running right now.
+type Heartbeat struct {
+	Running []string `json:"running"`
+}
+
 // Registered is the answer to a registration: the agent's credential.
 type Registered struct {
 	Machine string `json:"machine"`
@@ -376,7 +382,14 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "machine= is required")
 		return
 	}
+	var hb Heartbeat
+	if r.ContentLength != 0 && !decode(w, r, &hb) {
+		return
+	}
 	s.ctl.Touch(machine)
+	if hb.Running != nil {
+		s.ctl.Running(machine, hb.Running)
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"machine": machine})
 }
 
