@@ -32,6 +32,12 @@ func (s *State) place(index uint64) bool {
 	}
 	sort.Slice(unplaced, func(i, j int) bool { return UnitLess(unplaced[i], unplaced[j]) })
 	machines := sortedKeys(s.Machines)
+	load := map[string]int{}
+	for _, u := range s.Units {
+		if u.Machine != "" && u.Life == Alive {
+			load[u.Machine]++
+		}
+	}
 	changed := false
 	for _, name := range unplaced {
 		u := s.Units[name]
@@ -41,20 +47,26 @@ func (s *State) place(index uint64) bool {
 			changed = true
 			continue
 		}
-		best, bestN := "", -1
+		// The emptiest machine first, then the one with the fewest units
+		// of this service: services spread over all machines instead of
+		// piling onto the first ones, and a service's units apart.
+		best, bestTotal, bestOwn := "", -1, -1
 		for _, m := range machines {
 			if s.Machines[m].Lost {
 				continue
 			}
-			n := 0
+			total, own := load[m], 0
 			for _, o := range s.UnitsOf(u.Service) {
 				if o.Machine == m {
-					n++
+					own++
 				}
 			}
-			if bestN < 0 || n < bestN {
-				best, bestN = m, n
+			if bestTotal < 0 || total < bestTotal || total == bestTotal && own < bestOwn {
+				best, bestTotal, bestOwn = m, total, own
 			}
+		}
+		if best != "" {
+			load[best]++
 		}
 		if best != "" {
 			u.Machine, u.Index = best, index
