@@ -80,15 +80,16 @@ func main() {
 			}
 		}()
 	}
+	conns := make([]int, *services) // each service's max_connections
 	env := func(round int) string {
 		path := filepath.Join(dir, fmt.Sprintf("env%d.cue", round))
+		if round > 0 {
+			conns[(round-1)%*services] = round // one service changes per round
+		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "apiVersion: \"fixpoint/v1\"\nname: \"agents\"\nservices: {\n")
 		for s := 0; s < *services; s++ {
-			conns := 100
-			if round > 0 && s == (round-1)%*services {
-				conns = 100 + round
-			}
+			conns := 100 + conns[s]
 			fmt.Fprintf(&b, "\ts%d: {charm: %q, units: %d, config: {max_connections: %d}}\n", s, filepath.Join(root, "testdata/charms/db"), per, conns)
 		}
 		b.WriteString("}\n")
