@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/fixpoint/fixpoint/charmapi"
 )
 
 // Lives a Snapshot may carry; they match model.Alive and model.Dying.
@@ -97,36 +98,12 @@ func sortedUnits(m map[string]string) []string {
 	for u := range m {
 		out = append(out, u)
 	}
-	sort.Slice(out, func(i, j int) bool { return unitLess(out[i], out[j]) })
+	charmapi.SortUnits(out)
 	return out
-}
-
-func unitLess(a, b string) bool {
-	sa, na := splitUnit(a)
-	sb, nb := splitUnit(b)
-	if sa != sb {
-		return sa < sb
-	}
-	if na != nb {
-		return na < nb
-	}
-	return a < b
-}
-
-func splitUnit(name string) (string, int) {
-	i := strings.LastIndexByte(name, '/')
-	if i < 0 {
-		return name, -1
-	}
-	n, err := strconv.Atoi(name[i+1:])
-	if err != nil {
-		return name[:i], -1
-	}
-	return name[:i], n
 }
 
 // serviceOf returns the service part of a unit name.
 func serviceOf(unit string) string {
-	s, _ := splitUnit(unit)
+	s := charmapi.ServiceOf(unit)
 	return s
 }

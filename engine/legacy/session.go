@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,30 +214,6 @@ func (s *session) remoteUnits(ident string) []string {
 	for u := range r.Units {
 		out = append(out, u)
 	}
-	sort.Slice(out, func(i, j int) bool { return unitLess(out[i], out[j]) })
+	charmapi.SortUnits(out)
 	return out
-}
-
-func unitLess(a, b string) bool {
-	sa, na := splitUnit(a)
-	sb, nb := splitUnit(b)
-	if sa != sb {
-		return sa < sb
-	}
-	if na != nb {
-		return na < nb
-	}
-	return a < b
-}
-
-func splitUnit(name string) (string, int) {
-	i := strings.LastIndexByte(name, '/')
-	if i < 0 {
-		return name, -1
-	}
-	n, err := strconv.Atoi(name[i+1:])
-	if err != nil {
-		return name[:i], -1
-	}
-	return name[:i], n
 }
