@@ -39,20 +39,29 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 	return p, nil
 }
 
+// planAgainst reads the running environment (linearizably) and lists what
+// applying p would change in it.
+func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*model.State, []model.Change, error) {
+	st, err := c.State(ctx, false)
+	if err != nil {
+		return nil, nil, exitf(exitFailed, "read the current environment: %v", err)
+	}
+	desired, err := model.Resolve(&p.deploy.Env, p.deploy.Charms)
+	if err != nil {
+		return nil, nil, exitf(exitFailed, "%v", err)
+	}
+	return st, model.Plan(st, desired), nil
+}
+
 // deploy uploads the charms and applies the environment as one command,
 // stamped with the index it was planned against. It prints the plan.
 func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	st, err := c.State(ctx, false)
+	st, changes, err := planAgainst(ctx, c, p)
 	if err != nil {
-		return exitf(exitFailed, "read the current environment: %v", err)
+		return err
 	}
-	desired, err := model.Resolve(&p.deploy.Env, p.deploy.Charms)
-	if err != nil {
-		return exitf(exitFailed, "%v", err)
-	}
-	changes := model.Plan(st, desired)
 	if len(changes) == 0 {
 		if !quiet {
 			fmt.Println("environment unchanged")
@@ -102,15 +111,10 @@ charm revisions. Exit code 0: nothing would change; 2: something would.`,
 			if err != nil {
 				return err
 			}
-			st, err := c.State(cmd.Context(), false)
+			st, changes, err := planAgainst(cmd.Context(), c, p)
 			if err != nil {
-				return exitf(exitFailed, "read the current environment: %v", err)
+				return err
 			}
-			desired, err := model.Resolve(&p.deploy.Env, p.deploy.Charms)
-			if err != nil {
-				return exitf(exitFailed, "%v", err)
-			}
-			changes := model.Plan(st, desired)
 			if len(changes) == 0 {
 				fmt.Printf("no changes (environment at index %d)\n", st.EnvIndex)
 				return nil
