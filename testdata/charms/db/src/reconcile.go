@@ -3,10 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -27,12 +23,10 @@ import (
 // Over the "cluster" peer relation each unit publishes its address, and the
 // leader names itself primary in the service's bag.
 func reconcile(u *charmapi.Universe) (*charmapi.Result, error) {
-	port, err := intOption(u.Config, "port", 6379)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := stringOption(u.Config, "secret", "fixpoint-demo")
-	if err != nil {
+	opts := u.Options()
+	port := opts.Int("port", 6379)
+	secret := opts.String("secret", "fixpoint-demo")
+	if err := opts.Err(); err != nil {
 		return nil, err
 	}
 	host := address(u)
@@ -56,7 +50,7 @@ func reconcile(u *charmapi.Universe) (*charmapi.Result, error) {
 			}
 		}
 		if len(asked) > 0 {
-			sortUnits(asked)
+			charmapi.SortUnits(asked)
 			user := rel.RemoteService
 			if user == "" {
 				user, _, _ = strings.Cut(asked[0], "/")
@@ -122,70 +116,4 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
-}
-
-// sortUnits sorts unit names by service, then by unit number, so that
-// db/2 comes before db/10.
-func sortUnits(units []string) {
-	sort.Slice(units, func(i, j int) bool {
-		si, ni := splitUnit(units[i])
-		sj, nj := splitUnit(units[j])
-		if si != sj {
-			return si < sj
-		}
-		if ni != nj {
-			return ni < nj
-		}
-		return units[i] < units[j]
-	})
-}
-
-func splitUnit(name string) (string, int) {
-	svc, num, ok := strings.Cut(name, "/")
-	if !ok {
-		return name, -1
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil {
-		return svc, -1
-	}
-	return svc, n
-}
-
-func intOption(cfg map[string]any, name string, def int) (int, error) {
-	v, ok := cfg[name]
-	if !ok || v == nil {
-		return def, nil
-	}
-	switch n := v.(type) {
-	case float64:
-		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
-			return int(n), nil
-		}
-	case int:
-		return n, nil
-	case int64:
-		return int(n), nil
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i), nil
-		}
-	case string:
-		if i, err := strconv.Atoi(n); err == nil {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("config option %q is %v (%T); want an int", name, v, v)
-}
-
-func stringOption(cfg map[string]any, name, def string) (string, error) {
-	v, ok := cfg[name]
-	if !ok || v == nil {
-		return def, nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("config option %q is %v (%T); want a string", name, v, v)
-	}
-	return s, nil
 }

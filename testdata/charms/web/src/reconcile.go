@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -29,12 +27,10 @@ const confFile = "web.conf"
 //
 // Over the "cluster" peer relation it publishes its address and port.
 func reconcile(u *charmapi.Universe) (*charmapi.Result, error) {
-	database, err := stringOption(u.Config, "database", "shop")
-	if err != nil {
-		return nil, err
-	}
-	port, err := intOption(u.Config, "port", 8080)
-	if err != nil {
+	opts := u.Options()
+	database := opts.String("database", "shop")
+	port := opts.Int("port", 8080)
+	if err := opts.Err(); err != nil {
 		return nil, err
 	}
 	res := charmapi.NewResult()
@@ -98,7 +94,7 @@ func findGrant(unit string, rel *charmapi.Relation) *grant {
 	for name := range rel.Units {
 		names = append(names, name)
 	}
-	sortUnits(names)
+	charmapi.SortUnits(names)
 	for _, name := range names {
 		s := rel.Units[name]
 		listed := false
@@ -150,70 +146,4 @@ func address(u *charmapi.Universe) string {
 		}
 	}
 	return "127.0.0.1"
-}
-
-// sortUnits sorts unit names by service, then by unit number, so that
-// db/2 comes before db/10.
-func sortUnits(units []string) {
-	sort.Slice(units, func(i, j int) bool {
-		si, ni := splitUnit(units[i])
-		sj, nj := splitUnit(units[j])
-		if si != sj {
-			return si < sj
-		}
-		if ni != nj {
-			return ni < nj
-		}
-		return units[i] < units[j]
-	})
-}
-
-func splitUnit(name string) (string, int) {
-	svc, num, ok := strings.Cut(name, "/")
-	if !ok {
-		return name, -1
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil {
-		return svc, -1
-	}
-	return svc, n
-}
-
-func intOption(cfg map[string]any, name string, def int) (int, error) {
-	v, ok := cfg[name]
-	if !ok || v == nil {
-		return def, nil
-	}
-	switch n := v.(type) {
-	case float64:
-		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
-			return int(n), nil
-		}
-	case int:
-		return n, nil
-	case int64:
-		return int(n), nil
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i), nil
-		}
-	case string:
-		if i, err := strconv.Atoi(n); err == nil {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("config option %q is %v (%T); want an int", name, v, v)
-}
-
-func stringOption(cfg map[string]any, name, def string) (string, error) {
-	v, ok := cfg[name]
-	if !ok || v == nil {
-		return def, nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return "", fmt.Errorf("config option %q is %v (%T); want a string", name, v, v)
-	}
-	return s, nil
 }
