@@ -91,6 +91,10 @@ type Controller struct {
 	hist    *History
 }
 
+// suspect is how many runs since the views were rebuilt make a unit worth
+// watching for divergence.
+const suspect = model.DivergeBound / 4
+
 // dirt says how a view is out of date.
 type dirt uint8
 
@@ -655,8 +659,10 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 			delete(c.claims, r.Unit)
 			// The universe last reconciled names the keys that keep
 			// changing when a unit diverges; only units that have run
-			// more than once lately are worth the memory.
-			if r.Error == "" && c.runs[r.Unit] >= 2 {
+			// often lately (a quarter of the way to the divergence
+			// bound) are worth the memory - at 2,000-member universes
+			// keeping every unit's was most of the heap.
+			if r.Error == "" && c.runs[r.Unit] >= suspect {
 				c.last[r.Unit] = cl.uni
 			}
 		}
