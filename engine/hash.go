@@ -132,27 +132,12 @@ func (e *encoder) config(m map[string]any) {
 }
 
 // digest hashes v's JSON encoding, which is canonical: struct fields in
-// declaration order and map keys sorted.
+// declaration order and map keys sorted. It names a hook's output, off the
+// hot path; universes go through hashCounted.
 func digest(v any) string {
-	d, _ := digestCounted(v)
-	return d
-}
-
-func digestCounted(v any) (string, int) {
 	h := sha256.New()
-	cw := &countWriter{w: h}
-	if err := json.NewEncoder(cw).Encode(v); err != nil {
+	if err := json.NewEncoder(h).Encode(v); err != nil {
 		panic("engine: unencodable value: " + err.Error())
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16]), cw.n
-}
-
-type countWriter struct {
-	w interface{ Write([]byte) (int, error) }
-	n int
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	c.n += len(p)
-	return c.w.Write(p)
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -246,16 +246,23 @@ func kindName(k cue.Kind) string {
 
 // didYouMean suggests the allowed name closest to a misspelt one.
 func didYouMean(name string, allowed []string) string {
-	best, bestD := "", 3 // suggest only within two edits
-	for _, a := range allowed {
-		if d := editDistance(name, a); d < bestD {
-			best, bestD = a, d
-		}
-	}
+	best := Closest(name, allowed)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// Closest returns the candidate within two edits of name, the nearest
+// first, or "": what a "did you mean" suggests for a misspelt name.
+func Closest(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }
 
 func editDistance(a, b string) int {

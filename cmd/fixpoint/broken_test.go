@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,20 +22,7 @@ var brokenPosition = regexp.MustCompile(`^[^: ]+\.(cue|yaml):\d+(:\d+)?: `)
 // fixpointIn runs the binary to completion in dir.
 func fixpointIn(t *testing.T, dir string, args ...string) run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, fixpointBin(t), args...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("fixpoint %v: %v", args, err)
-	}
-	return run{code, stdout.String(), stderr.String()}
+	return runFixpoint(t, time.Minute, dir, nil, args...)
 }
 
 // stateJSON is the replicated state as the control plane serves it.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,21 +13,7 @@ import (
 // charmRunIn runs the binary in dir with extra environment variables.
 func charmRunIn(t *testing.T, timeout time.Duration, dir string, env []string, args ...string) run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, fixpointBin(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("fixpoint %v: %v", args, err)
-	}
-	return run{code, stdout.String(), stderr.String()}
+	return runFixpoint(t, timeout, dir, env, args...)
 }
 
 var charmHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)

@@ -104,11 +104,7 @@ func (c *cluster) live() string {
 // cli runs a client command against the live servers.
 func (c *cluster) cli(args ...string) run {
 	c.t.Helper()
-	full := append(append(args, "--controller", c.live()), c.clientTL...)
-	old := os.Getenv("FIXPOINT_TOKEN")
-	os.Setenv("FIXPOINT_TOKEN", c.token)
-	defer os.Setenv("FIXPOINT_TOKEN", old)
-	return fixpoint(c.t, 5*time.Minute, full...)
+	return c.cliAt(c.live(), args...)
 }
 
 func (c *cluster) members(skip int) []raftstore.Member {

@@ -59,9 +59,21 @@ type run struct {
 // fixpoint runs the binary to completion.
 func fixpoint(t *testing.T, timeout time.Duration, args ...string) run {
 	t.Helper()
+	return runFixpoint(t, timeout, "", nil, args...)
+}
+
+// runFixpoint runs the binary to completion in dir ("" for here) with
+// extra environment variables, and returns its exit code and output; it
+// fails the test only when the binary could not run at all.
+func runFixpoint(t *testing.T, timeout time.Duration, dir string, env []string, args ...string) run {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, fixpointBin(t), args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

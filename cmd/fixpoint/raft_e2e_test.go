@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -183,20 +182,7 @@ func sameEnvironment(t *testing.T, who string, want, got *model.State) {
 // cliAt runs a client command against the given addresses only.
 func (c *cluster) cliAt(addrs string, args ...string) run {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, fixpointBin(c.t), append(append(args, "--controller", addrs), c.clientTL...)...)
-	cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+c.token)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		c.t.Fatalf("fixpoint %v: %v", args, err)
-	}
-	return run{code, stdout.String(), stderr.String()}
+	return runFixpoint(c.t, 5*time.Minute, "", []string{"FIXPOINT_TOKEN=" + c.token}, append(append(args, "--controller", addrs), c.clientTL...)...)
 }
 
 // get sends GET path to one node with the operator token and decodes the

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -310,10 +309,4 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	}
 	l.n -= int64(len(p))
 	return l.w.Write(p)
-}
-
-// IsUnreachable reports whether err means no node answered at all.
-func IsUnreachable(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) || strings.Contains(err.Error(), "no control-plane node could serve")
 }

@@ -198,13 +198,13 @@ func missingDir(written, dir string) string {
 	if err != nil {
 		return msg
 	}
-	best, bestD := "", 3
+	var dirs []string
 	for _, e := range ents {
-		if d := editDistance(e.Name(), filepath.Base(dir)); e.IsDir() && d < bestD {
-			best, bestD = e.Name(), d
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
 		}
 	}
-	if best != "" {
+	if best := schemas.Closest(filepath.Base(dir), dirs); best != "" {
 		msg += fmt.Sprintf("; did you mean %q?", filepath.ToSlash(filepath.Join(filepath.Dir(written), best)))
 	}
 	return msg
@@ -222,24 +222,4 @@ func rel(name string) string {
 		return name
 	}
 	return r
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
