@@ -39,10 +39,12 @@ func (q *Queue) AddAfter(unit string, at time.Time) {
 }
 
 // AddRateLimited queues unit after the backoff for its attempt-th failed
-// try and returns when it may run again.
+// try and returns that time: when the failed universe may be tried again.
+// Like AddAfter, it does not delay a unit queued to run earlier: its
+// universe moved meanwhile, and the new one has not failed.
 func (q *Queue) AddRateLimited(unit string, attempt int, now time.Time) time.Time {
 	at := RetryAt(q.backoff, attempt, now)
-	q.items[unit] = at
+	q.AddAfter(unit, at)
 	return at
 }
 

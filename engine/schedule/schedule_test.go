@@ -52,6 +52,9 @@ func TestQueueFollowsWorkqueueSemantics(t *testing.T) {
 	if d := at.Sub(now); d > 4*time.Second || d < 4*time.Second-4*time.Second/5 {
 		t.Fatalf("third attempt waits %s, want about 4s", d)
 	}
+	if q.AddRateLimited("a/0", 1, now); !all(q)["a/0"].IsZero() {
+		t.Fatal("a failure must not delay a unit queued to run now: its universe moved")
+	}
 	q.Add("c/0")
 	if !all(q)["c/0"].IsZero() {
 		t.Fatal("Add must drop a wait: something changed")
