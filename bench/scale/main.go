@@ -13,6 +13,9 @@
 // the control plane is what is measured) over pairs of 50-unit services.
 // It prints the time from apply to the fixed point and each node's peak
 // resident memory.
+//
+// The last line is one JSON object with the figures of the largest size,
+// for scripts.
 package main
 
 import (
@@ -48,23 +51,54 @@ func main() {
 	build := exec.Command("go", "build", "-o", bin, "./cmd/fixpoint")
 	build.Dir, build.Stderr = root, os.Stderr
 	check(build.Run())
+	var last summary
 	switch *mode {
 	case "relate":
 		fmt.Printf("%-6s %-6s %-10s %-9s %-6s %s\n", "N", "units", "seconds", "runs", "mean", "reconciles per unit (count x units)")
 		for _, n := range ints(*ns) {
-			relate(bin, root, n, *timeout)
+			last = relate(bin, root, n, *timeout)
 		}
 	case "cluster":
 		fmt.Printf("%-7s %-10s %-8s %-6s %s\n", "units", "seconds", "runs", "mean", "peak RSS per node (MiB)")
 		for _, n := range ints(*units) {
-			cluster(bin, root, n, *timeout)
+			last = cluster(bin, root, n, *timeout)
 		}
 	default:
 		check(fmt.Errorf("-mode %q: use relate or cluster", *mode))
 	}
+	last.Bench, last.Mode = "scale", *mode
+	out, err := json.Marshal(last)
+	check(err)
+	fmt.Println(string(out))
 }
 
-func relate(bin, root string, n int, timeout time.Duration) {
+// summary is the last line: one size's figures. Seconds is -1 when there
+// was no fixed point within the timeout.
+type summary struct {
+	Bench       string    `json:"bench"`
+	Mode        string    `json:"mode"`
+	Units       int       `json:"units"`
+	Seconds     float64   `json:"seconds"`
+	RunsPerUnit float64   `json:"runs_per_unit"`
+	PeakRSSMiB  []float64 `json:"peak_rss_mib"`
+}
+
+// summarize fills a summary from a converged status (nil: none reached).
+func summarize(units int, elapsed time.Duration, st *engine.Status, rss []float64) summary {
+	s := summary{Units: units, Seconds: -1, PeakRSSMiB: rss}
+	if st == nil {
+		return s
+	}
+	runs := 0
+	for _, u := range st.Units {
+		runs += u.Reconciles
+	}
+	s.Units, s.Seconds = len(st.Units), elapsed.Seconds()
+	s.RunsPerUnit = float64(runs) / float64(len(st.Units))
+	return s
+}
+
+func relate(bin, root string, n int, timeout time.Duration) summary {
 	dir, err := os.MkdirTemp("", "scale-relate-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -87,11 +121,13 @@ relations: "web-db": ["web:db", "db:db"]
 	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
 	st := waitConverged(bin, data, nil, timeout)
 	elapsed := time.Since(start)
+	rss := []float64{peakRSS(up.Process.Pid)}
 	if st == nil {
 		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, tail(out.String()))
-		return
+		return summarize(2*n, elapsed, nil, rss)
 	}
 	printRuns(fmt.Sprintf("%-6d %-6d %-10.1f", n, len(st.Units), elapsed.Seconds()), st)
+	return summarize(2*n, elapsed, st, rss)
 }
 
 // waitConverged polls `status --format json` until the fixed point.
@@ -137,7 +173,7 @@ func printRuns(prefix string, st *engine.Status) {
 	fmt.Printf("%s %-9d %-6.2f %s\n", prefix, total, float64(total)/float64(len(st.Units)), strings.Join(parts, " "))
 }
 
-func cluster(bin, root string, total int, timeout time.Duration) {
+func cluster(bin, root string, total int, timeout time.Duration) summary {
 	dir, err := os.MkdirTemp("", "scale-cluster-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -209,12 +245,14 @@ func cluster(bin, root string, total int, timeout time.Duration) {
 	st := waitConverged(bin, dir, addrs, timeout)
 	elapsed := time.Since(start)
 	var rss []string
+	var rssMiB []float64
 	for _, p := range procs {
-		rss = append(rss, fmt.Sprintf("%.0f", peakRSS(p.Process.Pid)))
+		rssMiB = append(rssMiB, peakRSS(p.Process.Pid))
+		rss = append(rss, fmt.Sprintf("%.0f", rssMiB[len(rssMiB)-1]))
 	}
 	if st == nil {
 		fmt.Printf("%-7d no fixed point within %s; peak RSS %s\n", total, timeout, strings.Join(rss, " "))
-		return
+		return summarize(total, elapsed, nil, rssMiB)
 	}
 	hist := map[int]int{}
 	runs := 0
@@ -223,6 +261,7 @@ func cluster(bin, root string, total int, timeout time.Duration) {
 		runs += u.Reconciles
 	}
 	fmt.Printf("%-7d %-10.1f %-8d %-6.2f %s\n", len(st.Units), elapsed.Seconds(), runs, float64(runs)/float64(len(st.Units)), strings.Join(rss, " "))
+	return summarize(total, elapsed, st, rssMiB)
 }
 
 // simulate is an agent whose hooks are Go functions with the demo charms'
