@@ -24,6 +24,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,11 +41,14 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
+var heapProfile string
+
 func main() {
 	mode := flag.String("mode", "relate", "relate or cluster")
 	ns := flag.String("n", "10,100", "relate: sizes N of the N<->N relation")
 	units := flag.String("units", "1000", "cluster: total units")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
+	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file")
 	flag.Parse()
 	root, err := repoRoot()
 	check(err)
@@ -81,6 +86,10 @@ type summary struct {
 	Seconds     float64   `json:"seconds"`
 	RunsPerUnit float64   `json:"runs_per_unit"`
 	PeakRSSMiB  []float64 `json:"peak_rss_mib"`
+	// RaftDBMiB and SnapshotMiB are the first node's log and latest
+	// snapshot on disk (cluster mode).
+	RaftDBMiB   float64 `json:"raft_db_mib,omitempty"`
+	SnapshotMiB float64 `json:"snapshot_mib,omitempty"`
 }
 
 // summarize fills a summary from a converged status (nil: none reached).
@@ -261,7 +270,52 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		runs += u.Reconciles
 	}
 	fmt.Printf("%-7d %-10.1f %-8d %-6.2f %s\n", len(st.Units), elapsed.Seconds(), runs, float64(runs)/float64(len(st.Units)), strings.Join(rss, " "))
-	return summarize(total, elapsed, st, rssMiB)
+	if heapProfile != "" {
+		check(saveHeap(addrs[0], token, heapProfile))
+	}
+	sum := summarize(total, elapsed, st, rssMiB)
+	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft.db"))
+	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "snapshots", "*", "state.bin"))
+	if len(snaps) > 0 {
+		sort.Strings(snaps)
+		sum.SnapshotMiB = fileMiB(snaps[len(snaps)-1])
+	}
+	fmt.Printf("node n1: raft.db %.1f MiB, latest snapshot %.1f MiB\n", sum.RaftDBMiB, sum.SnapshotMiB)
+	return sum
+}
+
+// saveHeap writes a node's heap profile (after a GC) to path.
+func saveHeap(addr, token, path string) error {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	req, err := http.NewRequest(http.MethodGet, addr+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile of %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile of %s: %s", addr, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("heap profile of %s: %w", addr, err)
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// fileMiB is a file's size in MiB, 0 if it cannot be read.
+func fileMiB(path string) float64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return float64(fi.Size()) / (1 << 20)
 }
 
 // simulate is an agent whose hooks are Go functions with the demo charms'
