@@ -14,7 +14,9 @@ import (
 // Hash is the staleness hash of a universe. It leaves out what the unit
 // wrote itself (its local settings, its private state, and its service's
 // app bags and leader data when it leads), events and attempt: like Juju,
-// a unit is never woken by its own writes.
+// a unit is never woken by its own writes. hash_fields_test.go holds the
+// list of what is hashed and what is not, and why; a new universe field
+// fails it until it is put on one of them.
 func Hash(u *charmapi.Universe) string {
 	h, _ := hashCounted(u)
 	return h

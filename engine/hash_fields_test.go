@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// hashed lists the universe's fields that Hash covers, by path. A unit is
+// woken when one of them changes.
+var hashed = []string{
+	"API", "Unit", "Service", "Charm", "Life", "Leader", "Machine", "Address", "Config",
+	"LeaderData", // only when the unit does not lead: the leader writes it
+	"Relations.Ident", "Relations.ID", "Relations.Name", "Relations.Interface", "Relations.Role",
+	"Relations.Scope", "Relations.RemoteService",
+	"Relations.App", // only when the unit does not lead: the leader writes it
+	"Relations.RemoteApp", "Relations.Units",
+}
+
+// notHashed lists the fields Hash leaves out, and why.
+var notHashed = map[string]string{
+	"State":           "the unit's private state is its own write, and a unit is never woken by its own writes",
+	"Relations.Local": "the unit's own settings are its own write",
+	"Events":          "derived from the change between two universes, not part of either",
+	"Attempt":         "counts tries of one universe; a retry must not make it a different universe",
+	"Dir":             "where an in-process hook keeps its files in a test; not part of the universe's JSON",
+}
+
+// TestHashCoversEveryField fails when a field is added to the universe
+// without deciding whether it makes a unit stale: every field must be on
+// one of the two lists, and changing it must change the hash exactly when
+// it is on the hashed one.
+func TestHashCoversEveryField(t *testing.T) {
+	listed := map[string]bool{}
+	for _, p := range hashed {
+		listed[p] = true
+	}
+	for p := range notHashed {
+		if listed[p] {
+			t.Errorf("%s is on both lists", p)
+		}
+		listed[p] = true
+	}
+	var paths []string
+	walkFields(reflect.TypeOf(charmapi.Universe{}), "", &paths)
+	for _, p := range paths {
+		if !listed[p] {
+			t.Errorf("Universe field %s is neither hashed (engine/hash.go) nor on notHashed with a reason: decide whether a change to it must make the unit stale", p)
+		}
+		delete(listed, p)
+	}
+	for p := range listed {
+		t.Errorf("%s is listed but is not a field of the universe", p)
+	}
+	for _, p := range paths {
+		base := sampleUniverse()
+		before := Hash(base)
+		if !mutate(reflect.ValueOf(base).Elem(), p) {
+			t.Errorf("%s: the test cannot change a field of this kind; teach mutate", p)
+			continue
+		}
+		changed := Hash(base) != before
+		if _, leftOut := notHashed[p]; changed == leftOut {
+			t.Errorf("%s: changing it changed the hash: %v; listed as hashed: %v", p, changed, !leftOut)
+		}
+	}
+}
+
+// walkFields appends the path of every field of t, descending into the
+// elements of slices of structs.
+func walkFields(t reflect.Type, prefix string, out *[]string) {
+	for f := range t.Fields() {
+		p := prefix + f.Name
+		if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct && f.Type.Elem() != reflect.TypeOf(charmapi.Event{}) {
+			walkFields(f.Type.Elem(), p+".", out)
+			continue
+		}
+		*out = append(*out, p)
+	}
+}
+
+// sampleUniverse is a non-leader's universe with one relation, every field
+// set.
+func sampleUniverse() *charmapi.Universe {
+	return &charmapi.Universe{API: charmapi.API, Unit: "web/0", Service: "web", Charm: "c", Life: "alive", Machine: "m", Address: "10.0.0.1",
+		Config: map[string]any{"port": 80}, LeaderData: map[string]string{"k": "v"}, State: map[string]string{"s": "1"},
+		Events: []charmapi.Event{{Hook: "install"}}, Attempt: 1, Dir: "/tmp/web-0",
+		Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "requirer", Scope: "global", RemoteService: "db",
+			Local: map[string]string{"a": "1"}, App: map[string]string{"b": "2"}, RemoteApp: map[string]string{"c": "3"},
+			Units: map[string]map[string]string{"db/0": {"d": "4"}}}}}
+}
+
+// mutate changes the field at path in v; it reports false for a kind it
+// does not know.
+func mutate(v reflect.Value, path string) bool {
+	for i := 0; i < len(path); i++ {
+		if path[i] == '.' {
+			return mutate(v.FieldByName(path[:i]).Index(0), path[i+1:])
+		}
+	}
+	f := v.FieldByName(path)
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(f.String() + "x")
+	case reflect.Bool:
+		f.SetBool(!f.Bool())
+	case reflect.Int:
+		f.SetInt(f.Int() + 1)
+	case reflect.Map:
+		elem := reflect.New(f.Type().Elem()).Elem()
+		if elem.Kind() == reflect.Map {
+			elem = reflect.MakeMap(elem.Type())
+		} else if elem.Kind() == reflect.String || elem.Kind() == reflect.Interface {
+			elem.Set(reflect.ValueOf("new"))
+		}
+		f.SetMapIndex(reflect.ValueOf("added"), elem)
+	case reflect.Slice:
+		f.Set(reflect.Append(f, reflect.New(f.Type().Elem()).Elem()))
+	default:
+		return false
+	}
+	return true
+}
