@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 
@@ -60,7 +61,7 @@ func hashCounted(u *charmapi.Universe) (string, int) {
 			e.bag(nil)
 		}
 		e.bag(r.RemoteApp)
-		units := e.sorted(r.Units)
+		units := slices.Sorted(maps.Keys(r.Units))
 		e.num(len(units))
 		for _, k := range units {
 			e.str(k)
@@ -88,16 +89,6 @@ func (e *encoder) str(s string) {
 	e.buf = append(e.buf, s...)
 }
 
-// sorted returns m's keys in order.
-func (e *encoder) sorted(m map[string]map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 func (e *encoder) boolean(b bool) {
 	if b {
 		e.num(1)
@@ -121,7 +112,7 @@ func (e *encoder) bag(m map[string]string) {
 
 // config values are few and of four kinds; JSON spells each one way.
 func (e *encoder) config(m map[string]any) {
-	keys := sortedKeys(m)
+	keys := slices.Sorted(maps.Keys(m))
 	e.num(len(keys))
 	for _, k := range keys {
 		e.str(k)

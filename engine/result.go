@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -48,7 +49,7 @@ func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 		idents[uni.Relations[i].Ident] = &uni.Relations[i]
 		known = append(known, uni.Relations[i].Ident)
 	}
-	for _, ident := range sortedKeys(res.Relations) {
+	for _, ident := range slices.Sorted(maps.Keys(res.Relations)) {
 		rr := res.Relations[ident]
 		rel, ok := idents[ident]
 		if !ok {
@@ -158,13 +159,4 @@ func orNone(xs []string) string {
 		return "none"
 	}
 	return strings.Join(xs, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

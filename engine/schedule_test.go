@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -32,7 +34,7 @@ func kvDB(u *charmapi.Universe) *charmapi.Result {
 			sort.Slice(asked, func(i, j int) bool { return model.UnitLess(asked[i], asked[j]) })
 			r.SetLocal(rel.Ident, map[string]string{"host": u.Address, "allowed-units": strings.Join(asked, " "), "password": "pw-" + rel.RemoteService})
 		case "cluster":
-			r.SetLocal(rel.Ident, map[string]string{"address": u.Address, "peers": strings.Join(sortedKeys(rel.Units), " ")})
+			r.SetLocal(rel.Ident, map[string]string{"address": u.Address, "peers": strings.Join(slices.Sorted(maps.Keys(rel.Units)), " ")})
 			if u.Leader {
 				r.SetApp(rel.Ident, map[string]string{"primary": u.Unit})
 			}
@@ -48,14 +50,14 @@ func kvWeb(u *charmapi.Universe) *charmapi.Result {
 		switch rel.Name {
 		case "db":
 			r.SetLocal(rel.Ident, map[string]string{"database": "shop"})
-			for _, unit := range sortedKeys(rel.Units) {
+			for _, unit := range slices.Sorted(maps.Keys(rel.Units)) {
 				if strings.Contains(" "+rel.Units[unit]["allowed-units"]+" ", " "+u.Unit+" ") {
 					state = "connected to " + unit
 					break
 				}
 			}
 		case "cluster":
-			r.SetLocal(rel.Ident, map[string]string{"peers": strings.Join(sortedKeys(rel.Units), " ")})
+			r.SetLocal(rel.Ident, map[string]string{"peers": strings.Join(slices.Sorted(maps.Keys(rel.Units)), " ")})
 		}
 	}
 	r.State = map[string]string{"conn": state}
@@ -70,7 +72,7 @@ func chain(u *charmapi.Universe) *charmapi.Result {
 	r := charmapi.NewResult()
 	var seen []string
 	for _, rel := range u.Relations {
-		for _, unit := range sortedKeys(rel.Units) {
+		for _, unit := range slices.Sorted(maps.Keys(rel.Units)) {
 			switch rel.Name {
 			case "in":
 				seen = append(seen, unit+"="+rel.Units[unit]["digest"])

@@ -95,6 +95,6 @@ type Response struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Changes lists what a deploy changed.
 	Changes []Change `json:"changes,omitempty"`
-	// Applied and Skipped count results taken and refused, with reasons.
+	// Skipped lists the results that were not taken, each with its reason.
 	Skipped []string `json:"skipped,omitempty"`
 }

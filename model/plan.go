@@ -38,11 +38,11 @@ const (
 func (c Change) String() string {
 	switch c.Kind {
 	case AddService:
-		return fmt.Sprintf("+ service %s (charm %s)", c.Service, short(c.New))
+		return fmt.Sprintf("+ service %s (charm %s)", c.Service, ShortHash(c.New))
 	case RemoveService:
 		return fmt.Sprintf("- service %s (units go dying: %s)", c.Service, strings.Join(c.Units, ", "))
 	case UpgradeCharm:
-		return fmt.Sprintf("~ service %s charm %s -> %s", c.Service, short(c.Old), short(c.New))
+		return fmt.Sprintf("~ service %s charm %s -> %s", c.Service, ShortHash(c.Old), ShortHash(c.New))
 	case SetConfig:
 		return fmt.Sprintf("~ service %s config %s: %s -> %s", c.Service, c.Key, c.Old, c.New)
 	case AddUnits:
@@ -62,7 +62,9 @@ func (c Change) String() string {
 	return c.Kind
 }
 
-func short(h string) string {
+// ShortHash abbreviates a content hash for people: its first 12 characters,
+// or "(none)".
+func ShortHash(h string) string {
 	if len(h) > 12 {
 		return h[:12]
 	}

@@ -3,8 +3,8 @@ package model
 import (
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/fixpoint/fixpoint/charmapi"
 )
 
 // Life is where an object is in its lifecycle.
@@ -141,11 +141,8 @@ type Unit struct {
 	Index    uint64         `json:"index"`
 }
 
-// Number returns N of service/N.
-func (u *Unit) Number() int {
-	n, _ := strconv.Atoi(u.Name[strings.LastIndexByte(u.Name, '/')+1:])
-	return n
-}
+// Number returns N of service/N (charmapi.UnitNumber).
+func (u *Unit) Number() int { return charmapi.UnitNumber(u.Name) }
 
 // UnitError is why a unit is in the error phase.
 type UnitError struct {
@@ -297,30 +294,13 @@ func (s *State) SortedUnits() []string {
 	return names
 }
 
-// UnitLess orders unit names by service, then numerically.
-func UnitLess(a, b string) bool {
-	sa, na := splitUnit(a)
-	sb, nb := splitUnit(b)
-	if sa != sb {
-		return sa < sb
-	}
-	return na < nb
-}
+// UnitLess orders unit names by service, then numerically: web/2 before
+// web/10. The rule is charmapi's, which charms use to list units, so the
+// engine and the charms order units alike.
+func UnitLess(a, b string) bool { return charmapi.UnitLess(a, b) }
 
-func splitUnit(name string) (string, int) {
-	i := strings.LastIndexByte(name, '/')
-	if i < 0 {
-		return name, 0
-	}
-	n, _ := strconv.Atoi(name[i+1:])
-	return name[:i], n
-}
-
-// ServiceOf returns the service part of a unit name.
-func ServiceOf(unit string) string {
-	s, _ := splitUnit(unit)
-	return s
-}
+// ServiceOf returns the service part of a unit name: "web" for "web/3".
+func ServiceOf(unit string) string { return charmapi.ServiceOf(unit) }
 
 // SortedRelations returns relation ids in increasing order.
 func (s *State) SortedRelations() []int {

@@ -73,7 +73,7 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 			continue
 		}
 		if err := c.UploadCharm(ctx, hash, p.paths[hash]); err != nil {
-			return exitf(exitFailed, "upload charm %s: %v", short(hash), err)
+			return exitf(exitFailed, "upload charm %s: %v", model.ShortHash(hash), err)
 		}
 	}
 	d := *p.deploy

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 func newDebugExplainCmd() *cobra.Command {
@@ -46,9 +47,9 @@ func newDebugExplainCmd() *cobra.Command {
 func printExplanation(e *engine.Explanation) {
 	fmt.Printf("%s is %s", e.Unit, e.Phase)
 	if e.Stale {
-		fmt.Printf(": its universe changed (reconciled %s, now %s)", short(e.Reconciled), short(e.Current))
+		fmt.Printf(": its universe changed (reconciled %s, now %s)", model.ShortHash(e.Reconciled), model.ShortHash(e.Current))
 	} else {
-		fmt.Printf(": it reconciled its current universe %s", short(e.Current))
+		fmt.Printf(": it reconciled its current universe %s", model.ShortHash(e.Current))
 	}
 	fmt.Println()
 	if e.Error != nil {

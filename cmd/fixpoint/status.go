@@ -284,7 +284,7 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 	for _, svc := range sortedServices(shown) {
 		ss := shown.Services[svc]
 		units := unitsOf(shown, svc)
-		fmt.Fprintf(tw, "%s\t\t%s\t\t(charm %s, %s)\t\n", svc, serviceSummary(shown, units, ss), short(ss.Charm), ss.Life)
+		fmt.Fprintf(tw, "%s\t\t%s\t\t(charm %s, %s)\t\n", svc, serviceSummary(shown, units, ss), model.ShortHash(ss.Charm), ss.Life)
 		for _, name := range units {
 			u := shown.Units[name]
 			label := "  " + name
@@ -384,13 +384,6 @@ func unitsOf(st *engine.Status, svc string) []string {
 	}
 	sort.Slice(out, func(i, j int) bool { return model.UnitLess(out[i], out[j]) })
 	return out
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 func orDash(s string) string {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +21,8 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // Client is the agent's view of the control plane.
@@ -291,19 +292,12 @@ func (a *Agent) charm(ctx context.Context, hash string) (string, error) {
 	}
 	_ = os.RemoveAll(dir)
 	if err := a.client.FetchCharm(ctx, hash, dir); err != nil {
-		return "", fmt.Errorf("fetch charm %s: %w", short(hash), err)
+		return "", fmt.Errorf("fetch charm %s: %w", model.ShortHash(hash), err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".complete"), nil, 0o644); err != nil {
-		return "", fmt.Errorf("fetch charm %s: %w", short(hash), err)
+		return "", fmt.Errorf("fetch charm %s: %w", model.ShortHash(hash), err)
 	}
 	return dir, nil
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 // retry calls fn until it succeeds or ctx ends, backing off with jitter.
@@ -319,10 +313,9 @@ func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) 
 	}
 }
 
-func backoff(attempt int) time.Duration {
-	d := 100 * time.Millisecond << min(attempt-1, 6)
-	return d/2 + time.Duration(rand.Int64N(int64(d)/2+1))
-}
+// backoff spaces the agent's retries of the control plane: 100 ms
+// doubling to 6.4 s, each jittered down by up to half.
+var backoff = schedule.Backoff{Min: 100 * time.Millisecond, Max: 6400 * time.Millisecond, Jitter: 0.5}.Delay
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

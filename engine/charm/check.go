@@ -3,9 +3,10 @@ package charm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -70,7 +71,7 @@ func check(paths []string, cacheDir string) (*Checked, error) {
 	failed := map[string]bool{}   // charm dirs already reported
 	hashes := map[string]string{} // charm dir → hash
 	services := env.Env.Services
-	for _, name := range sortedKeys(services) {
+	for _, name := range slices.Sorted(maps.Keys(services)) {
 		spec := services[name]
 		at := []string{"services", name, "charm"}
 		if spec.Charm == "" {
@@ -190,15 +191,6 @@ func withoutBroken(env *model.Environment, broken map[string]bool) *model.Enviro
 		}
 	}
 	return &out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // missingDir explains a charm directory that is not there, suggesting a
