@@ -14,7 +14,8 @@
 //     not a function of its universe never settles.
 //
 //   - Simulation: describe an environment (NewEnv, or LoadEnv on an
-//     environment file) and Simulate it in memory: the same model.State and
+//     environment file) and Simulate it in memory (engine/sim, whose
+//     types charmtest names for charm tests): the same model.State and
 //     commands as the control plane, without Raft, with Go reconcile
 //     functions called in-process and other hooks run as real processes.
 //     Every schedule (which stale units run in a round, in which order,
