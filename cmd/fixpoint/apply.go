@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +70,7 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 		}
 		return nil
 	}
-	for _, hash := range sortedKeys(p.deploy.Charms) {
+	for _, hash := range slices.Sorted(maps.Keys(p.deploy.Charms)) {
 		if _, ok := st.Charms[hash]; ok {
 			continue
 		}

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"text/template"
@@ -503,7 +505,7 @@ func endpointSummary(m *model.CharmMeta) string {
 
 func optionSummary(m *model.CharmMeta) string {
 	var parts []string
-	for _, name := range sortedKeys(m.Options) {
+	for _, name := range slices.Sorted(maps.Keys(m.Options)) {
 		o := m.Options[name]
 		s := name + " (" + o.Type
 		if o.Default != nil {

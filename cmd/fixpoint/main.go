@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"sort"
 
 	"github.com/spf13/cobra"
 )
@@ -90,13 +89,4 @@ func newDebugCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newDebugUniverseCmd(), newDebugExplainCmd(), newDebugEventsCmd())
 	return cmd
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -145,7 +147,7 @@ func (f *statusFilter) check(st *engine.Status) error {
 		if _, ok := st.Units[n]; ok {
 			continue
 		}
-		return exitf(exitFailed, "%s is neither a service nor a unit of the environment (services: %s)", n, strings.Join(sortedKeys(st.Services), ", "))
+		return exitf(exitFailed, "%s is neither a service nor a unit of the environment (services: %s)", n, strings.Join(slices.Sorted(maps.Keys(st.Services)), ", "))
 	}
 	return nil
 }
@@ -473,7 +475,7 @@ func (p *progress) update(st *engine.Status) {
 			p.prev[n] = unitLine(u)
 		}
 	}
-	for _, n := range sortedKeys(p.prev) {
+	for _, n := range slices.Sorted(maps.Keys(p.prev)) {
 		if !seen[n] {
 			lines = append(lines, fmt.Sprintf("%s  %-12s removed", now, n))
 			delete(p.prev, n)

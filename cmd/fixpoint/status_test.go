@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,7 +78,7 @@ func TestStatusFilters(t *testing.T) {
 	}
 	for _, c := range cases {
 		got := c.f.apply(st)
-		units := sortedKeys(got.Units)
+		units := slices.Sorted(maps.Keys(got.Units))
 		if strings.Join(units, " ") != strings.Join(c.units, " ") {
 			t.Errorf("%+v: units %v, want %v", c.f, units, c.units)
 		}

@@ -3,7 +3,6 @@ package legacy
 import (
 	"encoding/json"
 	"math"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -107,14 +106,4 @@ func normalize(value any) any {
 		return out
 	}
 	return value
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,10 +196,10 @@ func (s *session) result() *charmapi.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := &charmapi.Result{}
-	for _, ident := range sortedKeys(s.local) {
+	for _, ident := range slices.Sorted(maps.Keys(s.local)) {
 		res.SetLocal(ident, maps.Clone(s.local[ident]))
 	}
-	for _, ident := range sortedKeys(s.app) {
+	for _, ident := range slices.Sorted(maps.Keys(s.app)) {
 		res.SetApp(ident, maps.Clone(s.app[ident]))
 	}
 	if s.leaderData != nil {
