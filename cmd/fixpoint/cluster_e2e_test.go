@@ -46,7 +46,11 @@ func startCluster(t *testing.T, withTLS bool) *cluster {
 			t.Fatalf("tls init: %s", r.stderr)
 		}
 		for _, name := range []string{"n1", "n2", "n3", "agent"} {
-			if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", c.tlsDir, "--name", name, "--host", "127.0.0.1,localhost"); r.code != 0 {
+			role := "server"
+			if name == "agent" {
+				role = "agent"
+			}
+			if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", c.tlsDir, "--role", role, "--name", name, "--host", "127.0.0.1,localhost"); r.code != 0 {
 				t.Fatalf("tls cert %s: %s", name, r.stderr)
 			}
 		}
