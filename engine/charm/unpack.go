@@ -22,7 +22,8 @@ import (
 const (
 	// maxUnpacked caps the bytes of regular files.
 	maxUnpacked = 4 * MaxSize
-	// maxEntries caps the entries (files and directories) of an archive.
+	// maxEntries caps the entries (files, directories, links) of an
+	// archive.
 	maxEntries = 20000
 	// maxPathLen caps an entry's name; maxNameLen one element of it
 	// (NAME_MAX on Linux).
@@ -32,8 +33,9 @@ const (
 
 // Unpack checks that the archive at archivePath has the sha256 hash and
 // is at most MaxSize bytes, then extracts it into dir. Only regular files
-// and directories inside dir are written: absolute names, names with ..,
-// links and devices are refused, so an archive cannot write outside dir.
+// and directories inside dir, and symlinks that stay inside it, are
+// written: absolute names, names with .., links leading out, hard links
+// and devices are refused, so an archive cannot write outside dir.
 // An archive over the caps on bytes, entries or name lengths is refused,
 // and a refused unpack removes every file and directory it created, so a
 // retried bomb does not pile up on the disk.
@@ -85,7 +87,10 @@ func extract(data []byte, dir string, lim limits) error {
 // writes records the files and directories one extraction created, in
 // order, so that a refused archive can be taken back.
 type writes struct {
-	lim     limits
+	lim limits
+	// root is the real path of the target directory once it exists: no
+	// directory is made where a symlink on the way leads out of it.
+	root    string
 	created []string
 }
 
@@ -112,9 +117,19 @@ func (w *writes) mkdirAll(dir string) error {
 		}
 		return fmt.Errorf("charm archive: %s exists and is not a directory", dir)
 	}
-	if parent := filepath.Dir(dir); parent != dir {
+	parent := filepath.Dir(dir)
+	if parent != dir {
 		if err := w.mkdirAll(parent); err != nil {
 			return err
+		}
+	}
+	if w.root != "" {
+		real, err := filepath.EvalSymlinks(parent)
+		if err != nil {
+			return err
+		}
+		if !within(w.root, real) {
+			return fmt.Errorf("charm archive: %s leads outside %s through a symlink", parent, w.root)
 		}
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -171,8 +186,12 @@ func walk(data []byte, lim limits, fn func(archiveEntry) error) error {
 			if h.Size < 0 || total > lim.bytes {
 				return fmt.Errorf("charm archive expands to more than %d bytes", lim.bytes)
 			}
+		case tar.TypeSymlink:
+			if len(h.Linkname) > maxPathLen || !linkTargetOK(h.Linkname) {
+				return fmt.Errorf("charm archive entry %q is a symlink to %.64q, which leads outside the charm directory; only relative links inside it are allowed", name, h.Linkname)
+			}
 		default:
-			return fmt.Errorf("charm archive entry %q is a %s; only files and directories are allowed", h.Name, typeName(h.Typeflag))
+			return fmt.Errorf("charm archive entry %q is a %s; only files, directories and symlinks inside the charm are allowed", h.Name, typeName(h.Typeflag))
 		}
 		if fn != nil {
 			if err := fn(archiveEntry{h: h, name: name, body: tr}); err != nil {
@@ -195,13 +214,24 @@ func (w *writes) extract(data []byte, dir string) error {
 	if err != nil {
 		return err
 	}
+	w.root = root
 	return walk(data, w.lim, func(e archiveEntry) error {
 		target := filepath.Join(dir, filepath.FromSlash(e.name))
-		if err := inside(root, filepath.Dir(target), w); err != nil {
+		if err := w.mkdirAll(filepath.Dir(target)); err != nil {
 			return err
 		}
-		if e.h.Typeflag == tar.TypeDir {
+		if err := inside(root, filepath.Dir(target)); err != nil {
+			return err
+		}
+		switch e.h.Typeflag {
+		case tar.TypeDir:
 			return w.mkdirAll(target)
+		case tar.TypeSymlink:
+			if err := extractLink(root, dir, e.name, e.h.Linkname); err != nil {
+				return err
+			}
+			w.created = append(w.created, target)
+			return nil
 		}
 		mode := os.FileMode(0o644)
 		if e.h.Mode&0o111 != 0 {
@@ -234,8 +264,8 @@ func safeName(name string) (string, error) {
 
 // inside checks that dir, with symlinks resolved, is within root: a
 // symlink already in the target directory must not carry files out of it.
-func inside(root, dir string, w *writes) error {
-	if err := w.mkdirAll(dir); err != nil {
+func inside(root, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	real, err := filepath.EvalSymlinks(dir)

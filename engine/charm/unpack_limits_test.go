@@ -167,8 +167,8 @@ func TestFailedUnpackRemovesWhatItWrote(t *testing.T) {
 }
 
 // FuzzExtract feeds arbitrary bytes to the archive decoder: whatever it
-// gets, nothing lands outside the target, no link is made, and a refused
-// archive leaves nothing behind.
+// gets, nothing lands outside the target, no link leads out of it, and a
+// refused archive leaves nothing behind.
 func FuzzExtract(f *testing.F) {
 	if p, err := Pack("testdata/oldcharm", f.TempDir()); err == nil {
 		if data, err := os.ReadFile(p.Path); err == nil {
@@ -187,6 +187,13 @@ func FuzzExtract(f *testing.F) {
 	}))
 	f.Add(gzTar(f, func(tw *tar.Writer) {
 		tw.WriteHeader(&tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: "/etc"})
+	}))
+	f.Add(gzTar(f, func(tw *tar.Writer) {
+		tw.WriteHeader(&tar.Header{Name: "dispatch", Typeflag: tar.TypeReg, Mode: 0o755, Size: 3})
+		tw.Write([]byte("#!\n"))
+		tw.WriteHeader(&tar.Header{Name: "hooks/install", Typeflag: tar.TypeSymlink, Linkname: "../dispatch"})
+		tw.WriteHeader(&tar.Header{Name: "hooks/up", Typeflag: tar.TypeSymlink, Linkname: "../.."})
+		tw.WriteHeader(&tar.Header{Name: "hooks/up/x", Typeflag: tar.TypeReg, Mode: 0o644})
 	}))
 	f.Add([]byte{0x1f, 0x8b, 0, 0})
 	f.Add([]byte("not an archive"))
@@ -207,9 +214,19 @@ func FuzzExtract(f *testing.F) {
 		if len(ents) != 1 || ents[0].Name() != "charm" {
 			t.Fatalf("wrote outside the target: %v", ents)
 		}
+		root, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
 		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && !d.Type().IsRegular() {
-				t.Errorf("%s is neither a file nor a directory", p)
+			switch {
+			case err != nil || d.IsDir() || d.Type().IsRegular():
+			case d.Type()&os.ModeSymlink != 0:
+				if real, err := filepath.EvalSymlinks(p); err == nil && !within(root, real) {
+					t.Errorf("%s leads out of the charm to %s", p, real)
+				}
+			default:
+				t.Errorf("%s is neither a file, a directory nor a link", p)
 			}
 			return nil
 		})
