@@ -30,8 +30,9 @@ type Options struct {
 	// UnitDir is the unit's own directory, given to hooks as
 	// $FIXPOINT_UNIT_DIR.
 	UnitDir string
-	// ToolsBinary is the executable the hook tools are symlinks to (the
-	// fixpoint binary); default os.Executable().
+	// ToolsBinary is the executable the hook tools are symlinks to:
+	// fixpoint-hook, or a fixpoint binary, which is every tool too;
+	// default ToolsProgram's choice.
 	ToolsBinary string
 	// Timeout bounds each hook, as the operator's --hook-timeout says
 	// ("how long one hook run may take"); default DefaultTimeout. It does
@@ -215,9 +216,12 @@ func (o *Options) fill() error {
 			return fmt.Errorf("legacy hooks: unit directory: %w", err)
 		}
 	}
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
 	if o.ToolsBinary == "" {
-		if o.ToolsBinary, err = os.Executable(); err != nil {
-			return fmt.Errorf("legacy hooks: find the fixpoint binary for the hook tools: %w", err)
+		if o.ToolsBinary, err = ToolsProgram(o.Log); err != nil {
+			return fmt.Errorf("legacy hooks: %w", err)
 		}
 	}
 	if o.Timeout <= 0 {
@@ -225,9 +229,6 @@ func (o *Options) fill() error {
 	}
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultMaxOutput
-	}
-	if o.Log == nil {
-		o.Log = hclog.NewNullLogger()
 	}
 	return nil
 }
