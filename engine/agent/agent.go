@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -42,7 +43,8 @@ type Config struct {
 	// Address is this machine's address: its units' private-address.
 	Address string
 	DataDir string
-	// Concurrency bounds hooks running at once.
+	// Concurrency bounds hooks running at once; default
+	// DefaultConcurrency().
 	Concurrency int
 	HookTimeout time.Duration
 	MaxOutput   int
@@ -65,10 +67,19 @@ type Agent struct {
 	charms  map[string]*sync.Mutex
 }
 
+// DefaultConcurrency sizes the hook slots to the machine: two per CPU the
+// process may use (GOMAXPROCS follows the container's CPU limit). A hook
+// spends part of its time waiting (an old hook for every hook tool's
+// process start and answer, any hook for its own I/O), so one slot per CPU
+// would leave CPUs idle; more than two mostly lengthens every hook.
+func DefaultConcurrency() int {
+	return 2 * runtime.GOMAXPROCS(0)
+}
+
 // New returns an agent; Run starts it.
 func New(client Client, cfg Config) *Agent {
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
+		cfg.Concurrency = DefaultConcurrency()
 	}
 	if cfg.HookTimeout <= 0 {
 		cfg.HookTimeout = 5 * time.Minute
