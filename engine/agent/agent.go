@@ -248,8 +248,10 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		"FIXPOINT_CHARM_DIR=" + charmDir,
 	}
 	if w.Legacy {
-		res, _, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
+		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
 			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports}, w.Universe)
+		// bench/oldhooks sums these.
+		a.cfg.Log.Debug("old hooks ran", "unit", w.Unit, "hooks", st.HooksRun, "tool_calls", st.ToolCalls)
 		if err != nil {
 			rep.Error = err.Error()
 			if herr := (*legacy.HookError)(nil); errors.As(err, &herr) {

@@ -72,6 +72,8 @@ type Stats struct {
 	Hooks []string
 	// Skipped names the events whose hook the charm does not have.
 	Skipped []string
+	// ToolCalls counts the hook tool calls the hooks made.
+	ToolCalls int
 }
 
 // HookError is a hook that failed; it fails the whole Run.
@@ -194,9 +196,11 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 			case errors.Is(runErr, context.DeadlineExceeded):
 				herr.Reason = fmt.Sprintf("timed out after %s", opts.Timeout)
 			}
+			stats.ToolCalls = int(srv.calls.Load())
 			return nil, stats, herr
 		}
 	}
+	stats.ToolCalls = int(srv.calls.Load())
 	return sess.result(), stats, nil
 }
 

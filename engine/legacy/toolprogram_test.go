@@ -33,9 +33,12 @@ func runToolHook(t *testing.T, tools string) (map[string]string, string) {
 	charm := writeCharm(t, map[string]string{"db-relation-changed": toolHook})
 	u := testUniverse()
 	u.Events = []charmapi.Event{ev("db-relation-changed", "db:3", "db/0", "db", "")}
-	res, _, unitDir, err := runHooks(t, charm, u, func(o *Options) { o.ToolsBinary = tools })
+	res, stats, unitDir, err := runHooks(t, charm, u, func(o *Options) { o.ToolsBinary = tools })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if stats.ToolCalls != 5 {
+		t.Errorf("Stats.ToolCalls = %d; want the hook's 3 relation-get and 2 relation-set", stats.ToolCalls)
 	}
 	program, err := os.ReadFile(filepath.Join(unitDir, "program"))
 	if err != nil {
