@@ -88,6 +88,13 @@ func New(client Client, cfg Config) *Agent {
 // Run registers the machine and works until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
 	log := a.cfg.Log
+	// Runs a previous agent on this data dir left behind (it was killed
+	// mid-hook) end before anything runs again, units removed meanwhile
+	// included.
+	if err := hookrun.EndLeftovers(a.cfg.DataDir); err != nil {
+		log.Warn("could not end the hook runs a previous agent left", "error", err)
+	}
+	log.Info("hooks contained", "by", hookrun.Containment())
 	if err := retry(ctx, log, "register machine "+a.cfg.Machine, func() error {
 		return a.client.Register(ctx, a.cfg.Machine, a.cfg.Address)
 	}); err != nil {
@@ -230,6 +237,14 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		rep.Error = fmt.Sprintf("unit directory: %v", err)
 		return rep
 	}
+	// One run per unit, across agent restarts: the lock also ends what a
+	// killed agent's run of this unit left running.
+	lock, err := hookrun.LockUnit(ctx, a.cfg.DataDir, w.Unit)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	defer lock.Unlock()
 	env := []string{
 		"FIXPOINT_UNIT=" + w.Unit,
 		"FIXPOINT_SERVICE=" + w.Universe.Service,
@@ -238,7 +253,7 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 	}
 	if w.Legacy {
 		res, _, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
-			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports}, w.Universe)
+			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock}, w.Universe)
 		if err != nil {
 			rep.Error = err.Error()
 			if herr := (*legacy.HookError)(nil); errors.As(err, &herr) {
@@ -262,6 +277,7 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		Env:       env,
 		Timeout:   a.cfg.HookTimeout,
 		MaxOutput: a.cfg.MaxOutput,
+		Track:     lock,
 	})
 	if err != nil {
 		rep.Error = err.Error()
