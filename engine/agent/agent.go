@@ -29,8 +29,9 @@ type Client interface {
 	Register(ctx context.Context, machine, address string) error
 	Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error)
 	Report(ctx context.Context, machine string, reports []engine.Report) error
-	// Heartbeat says the agent is alive even while every slot is busy.
-	Heartbeat(ctx context.Context, machine string, running []string) error
+	// Heartbeat says the agent is alive even while every slot is busy; it
+	// returns the running units no longer placed on the machine.
+	Heartbeat(ctx context.Context, machine string, running []string) (gone []string, err error)
 	// FetchCharm makes the charm with hash available as an unpacked
 	// directory under dir, verifying its content hash.
 	FetchCharm(ctx context.Context, hash, dir string) error
@@ -62,7 +63,10 @@ type Agent struct {
 
 	mu      sync.Mutex
 	running map[string]bool
-	charms  map[string]*sync.Mutex
+	// stop cancels a running unit's run: its hook is ended when the unit
+	// is removed from the machine.
+	stop   map[string]context.CancelFunc
+	charms map[string]*sync.Mutex
 }
 
 // New returns an agent; Run starts it.
@@ -82,7 +86,7 @@ func New(client Client, cfg Config) *Agent {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, charms: map[string]*sync.Mutex{}}
+	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, stop: map[string]context.CancelFunc{}, charms: map[string]*sync.Mutex{}}
 }
 
 // Run registers the machine and works until ctx ends.
@@ -154,12 +158,20 @@ func (a *Agent) Run(ctx context.Context) error {
 			wg.Add(1)
 			go func(w engine.Work) {
 				defer wg.Done()
-				rep := a.runOne(ctx, w)
+				runCtx, stop := context.WithCancel(ctx)
+				a.mu.Lock()
+				a.stop[w.Unit] = stop
+				a.mu.Unlock()
+				rep := a.runOne(runCtx, w)
+				removed := runCtx.Err() != nil && ctx.Err() == nil
+				stop()
 				<-slots
 				a.mu.Lock()
 				delete(a.running, w.Unit)
+				delete(a.stop, w.Unit)
 				a.mu.Unlock()
-				if ctx.Err() == nil {
+				// A removed unit's run has nobody to report to.
+				if ctx.Err() == nil && !removed {
 					reports <- rep
 				}
 			}(w)
@@ -209,9 +221,18 @@ func (a *Agent) heartbeat(ctx context.Context) {
 				running = append(running, u)
 			}
 			a.mu.Unlock()
-			if err := a.client.Heartbeat(ctx, a.cfg.Machine, running); err != nil && ctx.Err() == nil {
+			gone, err := a.client.Heartbeat(ctx, a.cfg.Machine, running)
+			if err != nil && ctx.Err() == nil {
 				a.cfg.Log.Warn("heartbeat failed", "error", err)
 			}
+			a.mu.Lock()
+			for _, u := range gone {
+				if stop := a.stop[u]; stop != nil {
+					a.cfg.Log.Info("unit is no longer on this machine; ending its hook", "unit", u)
+					stop()
+				}
+			}
+			a.mu.Unlock()
 		}
 	}
 }
