@@ -89,6 +89,8 @@ type Controller struct {
 	runs    map[string]int
 	changed chan struct{}
 	hist    *History
+	// phases is when status first showed each unit in its phase.
+	phases map[string]phaseMark
 }
 
 // suspect is how many runs since the views were rebuilt make a unit worth

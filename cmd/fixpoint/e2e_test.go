@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,27 +16,15 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 )
 
-// binary is the fixpoint binary built once for the end-to-end tests.
+// binPath is the fixpoint binary TestMain built for the end-to-end tests,
+// binErr why it could not be built.
 var (
-	binOnce sync.Once
 	binPath string
 	binErr  error
 )
 
 func fixpointBin(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fixpoint-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "fixpoint")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
 	if binErr != nil {
 		t.Fatal(binErr)
 	}

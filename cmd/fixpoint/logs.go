@@ -88,7 +88,7 @@ they come, until interrupted.`,
 	r.flags(cmd)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new runs as they are reported")
 	cmd.Flags().IntVarP(&tail, "tail", "n", 0, "show only the last N runs (0: all kept)")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, or json (one run per line)")
+	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text, or json (one run per line)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -186,7 +186,7 @@ type tlsFlags struct {
 }
 
 func (t *tlsFlags) flags(f *pflag.FlagSet) {
-	f.StringVar(&t.cert, "tls-cert", "", "this process's certificate (PEM), from `fixpoint tls cert`")
+	f.StringVar(&t.cert, "tls-cert", "", "this process's certificate (PEM), from fixpoint tls cert")
 	f.StringVar(&t.key, "tls-key", "", "its private key (PEM)")
 	f.StringVar(&t.ca, "tls-ca", "", "the CA certificate (PEM) peers and servers must chain to")
 }
