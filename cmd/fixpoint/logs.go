@@ -181,6 +181,11 @@ var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 // newLogger is the process's structured logger on stderr, as --log-level
 // and --log-json ask: text for people, JSON lines for log pipelines.
 func newLogger(name, level string, jsonFormat bool) (hclog.Logger, error) {
+	return newFilteredLogger(name, level, jsonFormat, nil)
+}
+
+// newFilteredLogger is newLogger leaving out the lines exclude matches.
+func newFilteredLogger(name, level string, jsonFormat bool, exclude func(hclog.Level, string, ...any) bool) (hclog.Logger, error) {
 	lvl := hclog.LevelFromString(level)
 	if lvl == hclog.NoLevel || lvl == hclog.Off {
 		return nil, exitf(exitFailed, "--log-level %q: use %s", level, strings.Join(logLevels, ", "))
@@ -191,5 +196,6 @@ func newLogger(name, level string, jsonFormat bool) (hclog.Logger, error) {
 		JSONFormat:      jsonFormat,
 		Output:          os.Stderr,
 		IncludeLocation: lvl <= hclog.Debug,
+		Exclude:         exclude,
 	}), nil
 }

@@ -60,5 +60,8 @@ func suggestCommand(root *cobra.Command, args []string) error {
 			return nil
 		}
 	}
-	return exitf(exitFailed, "unknown command %q; did you mean %s? (fixpoint --help lists the commands)", word, hint)
+	if strings.HasPrefix(hint, "fixpoint ") {
+		return exitf(exitFailed, "unknown command %q; did you mean %s? (fixpoint --help lists the commands)", word, hint)
+	}
+	return exitf(exitFailed, "unknown command %q; in fixpoint, %s (fixpoint --help lists the commands)", word, hint)
 }

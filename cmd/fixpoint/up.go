@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/fixpoint/fixpoint/engine/agent"
@@ -82,7 +83,7 @@ type upState struct {
 }
 
 func runUp(ctx context.Context, cfg upConfig) error {
-	log, err := newLogger("fixpoint", cfg.logLevel, cfg.logJSON)
+	log, err := newFilteredLogger("fixpoint", cfg.logLevel, cfg.logJSON, soloElection)
 	if err != nil {
 		return err
 	}
@@ -181,4 +182,11 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		return exitf(exitInterrup, "interrupted before the fixed point")
 	}
 	return convergeExit(code, st, cfg.timeout, false)
+}
+
+// soloElection leaves out the warning Raft logs when a one-node control
+// plane starts: its first election is how it starts, not a lost leader,
+// and a normal start logs no warning.
+func soloElection(level hclog.Level, msg string, _ ...any) bool {
+	return level == hclog.Warn && msg == "heartbeat timeout reached, starting election"
 }
