@@ -307,4 +307,3 @@ func displayPath(p string) string {
 	}
 	return p
 }
-
