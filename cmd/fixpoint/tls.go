@@ -82,6 +82,7 @@ func newTLSInitCmd() *cobra.Command {
 
 func newTLSCertCmd() *cobra.Command {
 	var dir, name, hosts string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "cert --name NAME --host HOST[,HOST]",
 		Short: "Make a certificate for a node or agent, signed by the CA in --dir",
@@ -91,6 +92,10 @@ func newTLSCertCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				return exitf(exitFailed, "--name is required: the certificate's file names and common name")
+			}
+			// Like tls init: a running node may use the old one.
+			if _, err := os.Stat(filepath.Join(dir, name+".pem")); err == nil && !force {
+				return exitf(exitFailed, "%s already holds a certificate for %s; pass --force to replace it (the node or agent using it must be restarted)", dir, name)
 			}
 			ca, caKey, err := loadCA(dir)
 			if err != nil {
@@ -135,6 +140,7 @@ func newTLSCertCmd() *cobra.Command {
 	cmd.Flags().StringVar(&dir, "dir", "tls", "directory holding the CA")
 	cmd.Flags().StringVar(&name, "name", "", "name of the node or agent")
 	cmd.Flags().StringVar(&hosts, "host", "127.0.0.1,localhost", "addresses and DNS names the certificate is valid for, comma-separated")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing certificate of that name")
 	return cmd
 }
 

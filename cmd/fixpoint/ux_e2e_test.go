@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,6 +142,13 @@ func TestOperatorUXAgainstRunningUp(t *testing.T) {
 		}
 	})
 
+	t.Run("universe maps are {} not null", func(t *testing.T) {
+		r := fixpoint(t, time.Minute, "debug", "universe", "web/0", "--data-dir", data)
+		if r.code != 0 || strings.Contains(r.stdout, `"remote_app": null`) || strings.Contains(r.stdout, `"state": null`) || !strings.Contains(r.stdout, `"remote_app": {}`) {
+			t.Errorf("debug universe web/0: %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+
 	t.Run("tokens", func(t *testing.T) {
 		var ep endpoint
 		raw, err := os.ReadFile(filepath.Join(data, endpointFile))
@@ -160,6 +168,27 @@ func TestOperatorUXAgainstRunningUp(t *testing.T) {
 		if r.code != 0 {
 			t.Errorf("FIXPOINT_ADDR and FIXPOINT_TOKEN: %d %s", r.code, r.stderr)
 		}
+	})
+
+	t.Run("the last voter stays", func(t *testing.T) {
+		r := fixpoint(t, time.Minute, "cluster", "remove", "local", "--data-dir", data)
+		if r.code != exitFailed || !strings.Contains(r.stderr, "cannot remove the last voter local") {
+			t.Errorf("cluster remove of the only node: %d %s", r.code, r.stderr)
+		}
+		var ep endpoint
+		raw, _ := os.ReadFile(filepath.Join(data, endpointFile))
+		_ = json.Unmarshal(raw, &ep)
+		req, _ := http.NewRequest(http.MethodPost, ep.Addr+"/v1/raft/remove", strings.NewReader(`{"id":"local"}`))
+		req.Header.Set("Authorization", "Bearer "+ep.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict {
+			t.Errorf("POST /v1/raft/remove of the last voter: %s, want 409", resp.Status)
+		}
+		statusJSON(t, data)
 	})
 
 	t.Run("plan warns of a rename", func(t *testing.T) {
@@ -219,5 +248,28 @@ func TestVersionAndSuggestions(t *testing.T) {
 	r := fixpoint(t, time.Minute, "stauts")
 	if r.code != exitFailed || !strings.Contains(r.stderr, "status") {
 		t.Errorf("stauts: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestTLSCertRefusesToOverwrite: tls cert, like tls init, keeps an
+// existing certificate unless --force.
+func TestTLSCertRefusesToOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	if r := fixpoint(t, time.Minute, "tls", "init", "--dir", dir); r.code != 0 {
+		t.Fatalf("tls init: %d %s", r.code, r.stderr)
+	}
+	if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--name", "n1"); r.code != 0 {
+		t.Fatalf("tls cert: %d %s", r.code, r.stderr)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
+	r := fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--name", "n1")
+	after, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
+	if r.code != exitFailed || !strings.Contains(r.stderr, "--force") || string(before) != string(after) {
+		t.Errorf("second tls cert: %d %s", r.code, r.stderr)
+	}
+	r = fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--name", "n1", "--force")
+	after, _ = os.ReadFile(filepath.Join(dir, "n1.pem"))
+	if r.code != 0 || string(before) == string(after) {
+		t.Errorf("tls cert --force: %d %s", r.code, r.stderr)
 	}
 }
