@@ -246,10 +246,11 @@ func metricValues(t *testing.T, base string) map[string]float64 {
 }
 
 // normalizeTable blanks what varies between runs: charm hashes, the
-// index, reconcile counts and column widths.
+// index, times in phase, reconcile counts and column widths.
 func normalizeTable(s string) string {
 	s = regexp.MustCompile(`[0-9a-f]{12}`).ReplaceAllString(s, "<charm>")
 	s = regexp.MustCompile(`index \d+`).ReplaceAllString(s, "index N")
+	s = regexp.MustCompile(` (\d+h)?(\d+m)?\d+(\.\d+)?s `).ReplaceAllString(s, " T ")
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		f := strings.Fields(l)
@@ -285,13 +286,13 @@ func TestOperatorCommandsAgainstRunningUp(t *testing.T) {
 	// The table, grouped by service, golden but for what varies.
 	r := fixpoint(t, time.Minute, append([]string{"status"}, dd...)...)
 	want := `Environment shop: converged at index N
-UNIT MACHINE PHASE WORKLOAD MESSAGE RECONCILES
+UNIT MACHINE PHASE SINCE WORKLOAD MESSAGE RECONCILES
 db 2/2 settled (charm <charm>, alive)
-db/0* local settled active primary, 2 clients R
-db/1 local settled active replica of db/0, 2 clients R
+db/0* local settled T active primary, 2 clients R
+db/1 local settled T active replica of db/0, 2 clients R
 web 2/2 settled (charm <charm>, alive)
-web/0* local settled active connected to 127.0.0.1:6379 db shop as web R
-web/1 local settled active connected to 127.0.0.1:6379 db shop as web R`
+web/0* local settled T active connected to 127.0.0.1:6379 db shop as web R
+web/1 local settled T active connected to 127.0.0.1:6379 db shop as web R`
 	if got := strings.ReplaceAll(normalizeTable(r.stdout), "\n\n", "\n"); r.code != 0 || got != want {
 		t.Errorf("status exited %d:\n%s\nwant (normalized):\n%s\nstderr: %s", r.code, got, want, r.stderr)
 	}

@@ -147,7 +147,13 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	}
 	defer os.Remove(endpointPath)
 	fmt.Printf("control plane at %s (data in %s)\n", n.addr, dataDir)
-	fmt.Printf("dashboard at %s/ui/#token=%s\n", n.addr, creds.operator)
+	// The token in the URL saves pasting it, but only onto a terminal:
+	// redirected output ends up in logs, which must hold no secret.
+	if isTerminal(os.Stdout) {
+		fmt.Printf("dashboard at %s/ui/#token=%s\n", n.addr, creds.operator)
+	} else {
+		fmt.Printf("dashboard at %s/ui/ (it asks for the token in %s)\n", n.addr, filepath.Join(dataDir, operatorTokenFile))
+	}
 	client := api.NewClient([]string{n.addr}, creds.operator, nil)
 	if err := deploy(ctx, client, prep, false); err != nil {
 		return err
