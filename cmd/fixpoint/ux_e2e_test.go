@@ -259,16 +259,16 @@ func TestTLSCertRefusesToOverwrite(t *testing.T) {
 	if r := fixpoint(t, time.Minute, "tls", "init", "--dir", dir); r.code != 0 {
 		t.Fatalf("tls init: %d %s", r.code, r.stderr)
 	}
-	if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--name", "n1"); r.code != 0 {
+	if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--role", "server", "--name", "n1"); r.code != 0 {
 		t.Fatalf("tls cert: %d %s", r.code, r.stderr)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
-	r := fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--name", "n1")
+	r := fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--role", "server", "--name", "n1")
 	after, _ := os.ReadFile(filepath.Join(dir, "n1.pem"))
 	if r.code != exitFailed || !strings.Contains(r.stderr, "--force") || string(before) != string(after) {
 		t.Errorf("second tls cert: %d %s", r.code, r.stderr)
 	}
-	r = fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--name", "n1", "--force")
+	r = fixpoint(t, time.Minute, "tls", "cert", "--dir", dir, "--role", "server", "--name", "n1", "--force")
 	after, _ = os.ReadFile(filepath.Join(dir, "n1.pem"))
 	if r.code != 0 || string(before) == string(after) {
 		t.Errorf("tls cert --force: %d %s", r.code, r.stderr)
