@@ -61,6 +61,9 @@ type node struct {
 	s        *Store
 	trailing uint64
 	hold     time.Duration // Config.leaderHold
+	// connState, when set, sees every connection to the node's HTTP
+	// server change state.
+	connState func(net.Conn, http.ConnState)
 }
 
 // start opens the node's store and serves its handler. httpAddr "" picks a
@@ -95,7 +98,7 @@ func (n *node) start(bootstrap bool, join []string) {
 	}
 	n.s = s
 	n.raftAddr = s.RaftAddr()
-	n.srv = &http.Server{Handler: s.Handler()}
+	n.srv = &http.Server{Handler: s.Handler(), ConnState: n.connState}
 	go n.srv.Serve(ln)
 }
 

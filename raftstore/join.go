@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // joinRequest is the body of POST /v1/raft/join.
@@ -43,13 +44,13 @@ func (s *Store) join(ctx context.Context) error {
 	for {
 		var errs []error
 		for _, addr := range s.cfg.Join {
-			err := s.call(ctx, "POST", addr, "/v1/raft/join", body, nil)
+			err := s.fwd.Call(ctx, "POST", addr, "/v1/raft/join", body, nil)
 			if err == nil {
 				s.log.Info("joined the cluster", "through", addr)
 				return nil
 			}
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Status != http.StatusServiceUnavailable && ae.Status < 500 {
+			var fe *forward.Error
+			if errors.As(err, &fe) && !fe.Kind.Retryable() {
 				return fmt.Errorf("join %s: %w", addr, err)
 			}
 			errs = append(errs, fmt.Errorf("join %s: %w", addr, err))
@@ -266,7 +267,7 @@ func (s *Store) announce() error {
 	defer cancel()
 	var errs []error
 	for _, addr := range targets {
-		if err := s.call(ctx, "POST", addr, "/v1/raft/join", body, nil); err != nil {
+		if err := s.fwd.Call(ctx, "POST", addr, "/v1/raft/join", body, nil); err != nil {
 			errs = append(errs, fmt.Errorf("rejoin %s: %w", addr, err))
 			continue
 		}
