@@ -24,6 +24,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // Client is the agent's view of the control plane.
@@ -88,8 +89,8 @@ func New(client Client, cfg Config) *Agent {
 }
 
 // Run registers the machine and works until ctx ends, or until the
-// control plane refuses the agent for good (a token it does not know or
-// that does not cover the machine): then it returns that error.
+// control plane refuses the agent for good (say, a credential that does
+// not cover the machine): then it returns that error.
 func (a *Agent) Run(ctx context.Context) error {
 	log := a.cfg.Log
 	if err := retry(ctx, log, "register machine "+a.cfg.Machine, func() error {
@@ -366,11 +367,13 @@ func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) 
 }
 
 // permanent reports whether err is an answer of the control plane that
-// the same request will get again (a refusal, a bad token), as opposed to
-// a node that is down, leaderless or busy.
+// the same request will get again (a refusal, a credential that does not
+// cover the machine), as opposed to a node that is down, leaderless or
+// busy. An unknown token is not permanent: a follower may not yet have
+// applied the credential the agent just registered.
 func permanent(err error) bool {
 	var e *api.Error
-	return errors.As(err, &e) && !e.Kind.Retryable()
+	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != forward.KindUnauthorized
 }
 
 func backoff(attempt int) time.Duration {
