@@ -26,7 +26,8 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		}
 	}
 	resp := &Response{Index: index}
-	t := &Touched{Index: index, All: c.Op != OpResults && c.Op != OpResolve}
+	t := &Touched{Index: index}
+	sc := &scope{}
 	var err error
 	switch c.Op {
 	case OpDeploy:
@@ -34,14 +35,19 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			return nil, fmt.Errorf("deploy command without payload")
 		}
 		resp.Changes, err = s.deploy(index, c.Deploy)
+		t.All, sc = true, everything()
 	case OpMachine:
 		if c.Machine == nil {
 			return nil, fmt.Errorf("register-machine command without payload")
 		}
-		err = s.registerMachine(index, c.Machine)
+		var changed bool
+		changed, err = s.registerMachine(index, c.Machine)
+		if changed {
+			t.All, sc = true, everything()
+		}
 	case OpResults:
 		for i := range c.Results {
-			if why := s.applyResult(index, &c.Results[i], t); why != "" {
+			if why := s.applyResult(index, &c.Results[i], t, sc); why != "" {
 				resp.Skipped = append(resp.Skipped, why)
 			}
 		}
@@ -51,6 +57,10 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		}
 		err = s.resolve(index, c.Resolve)
 		t.Units = append(t.Units, c.Resolve.Unit)
+		if u, ok := s.Units[c.Resolve.Unit]; ok && s.unsettled(u) {
+			// resolved --no-retry may let go of a dying relation.
+			sc.addService(s, u.Service)
+		}
 	case OpLiveness:
 		if c.Liveness == nil {
 			return nil, fmt.Errorf("liveness command without payload")
@@ -60,6 +70,7 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			if lost := c.Liveness.Lost[name]; lost != m.Lost {
 				m.Lost = lost
 				m.Index = index
+				t.All, sc = true, everything()
 			}
 		}
 	case OpAuth:
@@ -70,18 +81,15 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			return nil, fmt.Errorf("the control plane's credentials are already set")
 		}
 		s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}
+		t.All = true
 	default:
 		return nil, fmt.Errorf("unknown command %q", c.Op)
 	}
 	if err != nil {
 		return nil, err
 	}
-	// Results (the hot path) rarely change placement, membership or
-	// leadership; only a removal or a dying relation calls for a settle.
-	if t.All || s.dyingRelations() {
-		if s.settle(index) {
-			t.All = true
-		}
+	if s.settle(index, sc) {
+		t.All = true
 	}
 	s.record(t)
 	if c.RequestID != "" {
@@ -154,11 +162,12 @@ func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
 		case AddUnits:
 			svc := s.Services[c.Service]
 			svc.Units = desired.Services[c.Service].Units
+			added := make([]*Unit, 0, len(c.Units))
 			for _, name := range c.Units {
-				s.Units[name] = &Unit{Name: name, Service: svc.Name, Life: Alive, Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}}
+				added = append(added, &Unit{Name: name, Service: svc.Name, Life: Alive, Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}})
 				svc.NextUnit++
-				s.reindex()
 			}
+			s.addUnits(svc.Name, added)
 		case RemoveUnits:
 			s.Services[c.Service].Units = desired.Services[c.Service].Units
 			for _, name := range c.Units {
@@ -178,9 +187,8 @@ func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
 		case AddRelation:
 			dr := desired.Relations[RelationKey(c.Key)]
 			r := &Relation{ID: s.NextRelation, Key: dr.Key, Endpoints: dr.Endpoints, Interface: dr.Interface, Scope: dr.Scope, Life: Alive, Index: index}
-			s.Relations[r.ID] = r
+			s.addRelation(r)
 			s.NextRelation++
-			s.reindex()
 		case RemoveRelation:
 			r := relByKey[RelationKey(c.Key)]
 			r.Life, r.Index = Dying, index
@@ -204,23 +212,25 @@ func (s *State) killUnit(index uint64, u *Unit) {
 	u.Life, u.Index = Dying, index
 }
 
-func (s *State) registerMachine(index uint64, m *RegisterMachine) error {
+// registerMachine records a machine's agent; it reports whether anything
+// changed.
+func (s *State) registerMachine(index uint64, m *RegisterMachine) (bool, error) {
 	if !ValidName(m.Name) {
-		return fmt.Errorf("machine name %q is invalid: use lower-case letters, digits and dashes", m.Name)
+		return false, fmt.Errorf("machine name %q is invalid: use lower-case letters, digits and dashes", m.Name)
 	}
 	if m.Address == "" {
-		return fmt.Errorf("machine %s: an address is required (it becomes its units' private-address)", m.Name)
+		return false, fmt.Errorf("machine %s: an address is required (it becomes its units' private-address)", m.Name)
 	}
 	cur, ok := s.Machines[m.Name]
 	if ok && cur.Address == m.Address && !cur.Lost && (m.Credential == "" || m.Credential == cur.Credential) {
-		return nil
+		return false, nil
 	}
 	cred := m.Credential
 	if cred == "" && ok {
 		cred = cur.Credential
 	}
 	s.Machines[m.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
-	return nil
+	return true, nil
 }
 
 // Error kinds.
@@ -231,7 +241,7 @@ const (
 
 // applyResult applies one reconcile result; it returns why it skipped it,
 // or "".
-func (s *State) applyResult(index uint64, r *Result, t *Touched) string {
+func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) string {
 	u, ok := s.Units[r.Unit]
 	if !ok {
 		return fmt.Sprintf("%s: unit no longer exists", r.Unit)
@@ -303,6 +313,9 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched) string {
 	u.Reconciled = r.Hash
 	u.Seen = r.Seen
 	u.Error, u.Resolved = nil, nil
+	if s.unsettled(u) {
+		sc.addService(s, u.Service)
+	}
 	if u.Life == Dying && r.Seen != nil && r.Seen.Life == Dying {
 		s.removeUnit(u)
 		t.All = true
@@ -365,8 +378,7 @@ func nilIfEmpty(m map[string]string) map[string]string {
 }
 
 func (s *State) removeUnit(u *Unit) {
-	delete(s.Units, u.Name)
-	s.reindex()
+	s.dropUnit(u)
 	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
 		svc.Leader = ""
 	}
@@ -408,14 +420,4 @@ func retryMode(noRetry bool) string {
 		return "--no-retry"
 	}
 	return "retry"
-}
-
-// dyingRelations reports whether any relation waits to be removed.
-func (s *State) dyingRelations() bool {
-	for _, r := range s.Relations {
-		if r.Life == Dying {
-			return true
-		}
-	}
-	return false
 }

@@ -6,17 +6,17 @@ import (
 	"strings"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/hookrun"
 )
-
-// defaultPath is the PATH a hook gets when the agent has none.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // runEnv is what every hook of one Run shares in its environment.
 type runEnv struct {
-	base     []string // the agent's environment plus Options.Env
+	base     []string // hookrun.BaseEnv plus Options.Env: never the agent's whole environment
 	unit     string
 	machine  string
 	model    string
+	uuid     string
+	zone     string
 	princ    string
 	charmDir string
 	unitDir  string
@@ -41,7 +41,7 @@ func (r *runEnv) hookEnv(ev charmapi.Event, contextID string) []string {
 	}
 	path := env["PATH"]
 	if path == "" {
-		path = defaultPath
+		path = hookrun.DefaultPath
 	}
 	env["PATH"] = r.toolsDir + string(os.PathListSeparator) + path
 	env["JUJU_UNIT_NAME"] = r.unit
@@ -51,6 +51,12 @@ func (r *runEnv) hookEnv(ev charmapi.Event, contextID string) []string {
 	env["JUJU_CHARM_DIR"] = r.charmDir
 	env["CHARM_DIR"] = r.charmDir
 	env["JUJU_HOOK_NAME"] = ev.Hook
+	// What ops needs to run at all: the event comes from the dispatch
+	// path, and a version below 2.7 (or none) turns features off.
+	env["JUJU_DISPATCH_PATH"] = "hooks/" + ev.Hook
+	env["JUJU_VERSION"] = JujuVersion
+	env["JUJU_MODEL_UUID"] = r.uuid
+	env["JUJU_AVAILABILITY_ZONE"] = r.zone
 	env[EnvContext] = contextID
 	env[EnvSocket] = r.socket
 	env[EnvToken] = r.token
