@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -61,6 +62,7 @@ type node struct {
 	s        *Store
 	trailing uint64
 	hold     time.Duration // Config.leaderHold
+	raftTLS  *tls.Config   // Config.RaftTLS
 	// connState, when set, sees every connection to the node's HTTP
 	// server change state.
 	connState func(net.Conn, http.ConnState)
@@ -91,6 +93,7 @@ func (n *node) start(bootstrap bool, join []string) {
 		Logger:       n.log,
 		trailingLogs: n.trailing,
 		leaderHold:   n.hold,
+		RaftTLS:      n.raftTLS,
 	})
 	if err != nil {
 		ln.Close()
