@@ -72,11 +72,11 @@ func TestAuth(t *testing.T) {
 	if err := agent.Register(ctxT(t), "m1", "10.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := agent.Heartbeat(ctxT(t), "m1", nil); err != nil {
+	if _, err := agent.Heartbeat(ctxT(t), "m1", nil); err != nil {
 		t.Errorf("m1's agent heartbeating for m1: %v", err)
 	}
 	// That credential covers its own machine only.
-	err := agent.Heartbeat(ctxT(t), "m2", nil)
+	_, err := agent.Heartbeat(ctxT(t), "m2", nil)
 	if !errors.Is(err, api.ErrForbidden) || !strings.Contains(err.Error(), "m1") {
 		t.Errorf("m1's agent heartbeating for m2: %v, want forbidden", err)
 	}
