@@ -78,7 +78,7 @@ func main() {
 		code, msg = ee.code, ee.msg
 	}
 	var ae *api.Error
-	if errors.As(err, &ae) && ae.Code == http.StatusUnauthorized {
+	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
 		// The server speaks HTTP; the operator at a shell needs flags.
 		msg = "the control plane did not accept the operator token (" + ae.Node + " answered 401): pass --token or --token-file, or set FIXPOINT_TOKEN; the token is in operator.token in the data dir of the up or bootstrap server"
 	}
