@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -42,7 +43,8 @@ type Config struct {
 	// Address is this machine's address: its units' private-address.
 	Address string
 	DataDir string
-	// Concurrency bounds hooks running at once.
+	// Concurrency bounds hooks running at once; default
+	// DefaultConcurrency().
 	Concurrency int
 	HookTimeout time.Duration
 	MaxOutput   int
@@ -65,10 +67,19 @@ type Agent struct {
 	charms  map[string]*sync.Mutex
 }
 
+// DefaultConcurrency sizes the hook slots to the machine: two per CPU the
+// process may use (GOMAXPROCS follows the container's CPU limit). A hook
+// spends part of its time waiting (an old hook for every hook tool's
+// process start and answer, any hook for its own I/O), so one slot per CPU
+// would leave CPUs idle; more than two mostly lengthens every hook.
+func DefaultConcurrency() int {
+	return 2 * runtime.GOMAXPROCS(0)
+}
+
 // New returns an agent; Run starts it.
 func New(client Client, cfg Config) *Agent {
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
+		cfg.Concurrency = DefaultConcurrency()
 	}
 	if cfg.HookTimeout <= 0 {
 		cfg.HookTimeout = 5 * time.Minute
@@ -237,8 +248,10 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		"FIXPOINT_CHARM_DIR=" + charmDir,
 	}
 	if w.Legacy {
-		res, _, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
+		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
 			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports}, w.Universe)
+		// bench/oldhooks sums these.
+		a.cfg.Log.Debug("old hooks ran", "unit", w.Unit, "hooks", st.HooksRun, "tool_calls", st.ToolCalls)
 		if err != nil {
 			rep.Error = err.Error()
 			if herr := (*legacy.HookError)(nil); errors.As(err, &herr) {
