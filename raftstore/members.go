@@ -98,7 +98,7 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 		go func(m *Member) {
 			defer wg.Done()
 			var st nodeStatus
-			if err := s.call(ctx, "GET", m.HTTPAddr, "/v1/raft/status", nil, &st); err != nil {
+			if err := s.fwd.Call(ctx, "GET", m.HTTPAddr, "/v1/raft/status", nil, &st); err != nil {
 				s.log.Debug("member status", "id", m.ID, "error", err)
 				return
 			}
@@ -132,7 +132,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 	for {
 		err := s.attempt(&t,
 			func() error { return s.removeMember(ctx, id) },
-			func(addr string) error { return s.forward(ctx, "POST", addr, "/v1/raft/remove", body, nil) })
+			func(addr string) error { return s.fwd.Forward(ctx, "POST", addr, "/v1/raft/remove", body, nil) })
 		switch {
 		case err == nil:
 			return nil
@@ -159,14 +159,23 @@ func (s *Store) removeMember(ctx context.Context, id string) error {
 	if err := s.await(ctx, f); err != nil {
 		return fmt.Errorf("read configuration: %w", err)
 	}
-	found := false
+	found, voter, voters := false, false, 0
 	var ids []string
 	for _, srv := range f.Configuration().Servers {
 		found = found || string(srv.ID) == id
 		ids = append(ids, string(srv.ID))
+		if srv.Suffrage == raft.Voter {
+			voters++
+			voter = voter || string(srv.ID) == id
+		}
 	}
 	if !found {
 		return &notFound{fmt.Sprintf("node %s is not a member (members: %v)", id, ids)}
+	}
+	if voter && voters == 1 {
+		// Raft would be left with nobody to commit anything, this
+		// removal included: refuse rather than wedge the cluster.
+		return &conflictError{fmt.Sprintf("cannot remove the last voter %s: the control plane would have no quorum; join another node first, or stop this one instead", id)}
 	}
 	// Forget first when removing this leader itself: after the removal
 	// commits it no longer leads and could not write the registry.

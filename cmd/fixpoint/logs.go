@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -88,7 +87,7 @@ they come, until interrupted.`,
 	r.flags(cmd)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new runs as they are reported")
 	cmd.Flags().IntVarP(&tail, "tail", "n", 0, "show only the last N runs (0: all kept)")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, or json (one run per line)")
+	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text, or json (one run per line)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -103,7 +102,8 @@ func followLogs(ctx context.Context, c *api.Client, unit string, seq uint64, pri
 			if ctx.Err() != nil {
 				break
 			}
-			if ae := (*api.Error)(nil); errors.As(err, &ae) && (ae.Conflict() || ae.Code == http.StatusNotFound) {
+			// An answer that retrying can not change ends the follow.
+			if ae := (*api.Error)(nil); errors.As(err, &ae) && !ae.Kind.Retryable() {
 				return exitf(exitFailed, "logs: %v", err)
 			}
 			failures++
@@ -181,6 +181,11 @@ var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 // newLogger is the process's structured logger on stderr, as --log-level
 // and --log-json ask: text for people, JSON lines for log pipelines.
 func newLogger(name, level string, jsonFormat bool) (hclog.Logger, error) {
+	return newFilteredLogger(name, level, jsonFormat, nil)
+}
+
+// newFilteredLogger is newLogger leaving out the lines exclude matches.
+func newFilteredLogger(name, level string, jsonFormat bool, exclude func(hclog.Level, string, ...any) bool) (hclog.Logger, error) {
 	lvl := hclog.LevelFromString(level)
 	if lvl == hclog.NoLevel || lvl == hclog.Off {
 		return nil, exitf(exitFailed, "--log-level %q: use %s", level, strings.Join(logLevels, ", "))
@@ -191,5 +196,6 @@ func newLogger(name, level string, jsonFormat bool) (hclog.Logger, error) {
 		JSONFormat:      jsonFormat,
 		Output:          os.Stderr,
 		IncludeLocation: lvl <= hclog.Debug,
+		Exclude:         exclude,
 	}), nil
 }
