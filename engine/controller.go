@@ -106,6 +106,8 @@ type Controller struct {
 	// nothing to do is never woken by a change elsewhere.
 	ready map[string]*broadcast
 	hist  *History
+	// phases is when status first showed each unit in its phase.
+	phases map[string]phaseMark
 }
 
 // NewController returns a controller over store. Call Run to keep it in
