@@ -735,5 +735,5 @@ func (c *Controller) dress(st *model.State, u *model.Unit, v *view) charmapi.Uni
 		uni.Attempt = u.Error.Attempts + 1
 	}
 	uni.Events = legacyEvents(st, u.Name, u.Seen, v.seen)
-	return uni
+	return withDeparted(st, uni, u.Seen)
 }
