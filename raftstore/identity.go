@@ -25,6 +25,10 @@ const (
 	nodeKeyFile = "node-key.pem"
 )
 
+// maxCommonName is X.509's upper bound on a common name (RFC 5280), which
+// holds a joining node's id.
+const maxCommonName = 64
+
 // issuer signs the certificates of joining servers.
 type issuer struct {
 	ca  *x509.Certificate
@@ -193,6 +197,9 @@ func (s *Store) certRequest() ([]byte, error) {
 // leader and adds nothing to the cluster.
 func (s *Store) signJoin(req joinRequest) (joinAnswer, error) {
 	ans := joinAnswer{Leader: s.cfg.NodeID}
+	if len(req.ID) > maxCommonName {
+		return ans, &badRequest{fmt.Sprintf("join: node id of %d bytes: a certificate's common name holds at most %d", len(req.ID), maxCommonName)}
+	}
 	if s.issuer == nil {
 		return ans, &conflictError{fmt.Sprintf("this cluster's Raft runs on certificates the operator made, so it can not issue one: start node %s with --tls-cert/--tls-key/--tls-ca and a certificate from `fixpoint tls cert --role server`", req.ID)}
 	}

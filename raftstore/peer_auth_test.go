@@ -131,6 +131,16 @@ func TestAgentCertificateRefusedAsRaftPeer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "can not speak Raft") {
 		t.Errorf("open with an agent certificate: err = %v, want it refused", err)
 	}
+
+	// A node without TLS material can not get a certificate from a
+	// cluster that runs on the operator's: told what to pass instead.
+	n4 := newNode(t, log, "n4")
+	_, err = Open(ctxT(t, 20*time.Second), Config{
+		NodeID: "n4", DataDir: n4.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{n1.httpAddr}, Logger: log,
+	})
+	if err == nil || !strings.Contains(err.Error(), "--tls-cert") {
+		t.Errorf("join without TLS material: err = %v, want --tls-cert named", err)
+	}
 }
 
 // Without TLS material the cluster made its own CA: the joining node got

@@ -53,6 +53,9 @@ type Options struct {
 	Env []string
 	// Log receives hook output (debug), juju-log lines and skips.
 	Log hclog.Logger
+	// Track, if not nil, is told where each hook's processes are (a
+	// *hookrun.UnitLock records them for an agent restarted after a crash).
+	Track hookrun.Tracker
 
 	// Model is JUJU_MODEL_NAME; JUJU_MODEL_UUID is derived from it.
 	Model string
@@ -194,7 +197,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		}
 		contextID := fmt.Sprintf("%s-%s-%d-%s", u.Unit, ev.Hook, i, token[:8])
 		sess.begin(contextID, ev)
-		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput}
+		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track}
 		start := time.Now()
 		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		out, runErr := h.run(hookCtx)
