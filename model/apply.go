@@ -20,24 +20,19 @@ const requestMemory = 8192
 func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	s.Normalize()
 	s.Index = index
-	if c.RequestID != "" {
-		if at, ok := s.Requests[c.RequestID]; ok {
-			return &Response{Index: at, Duplicate: true}, nil
-		}
+	desired, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	if at, dup, err := s.CheckRequest(c); err != nil || dup {
+		return &Response{Index: at, Duplicate: dup}, err
 	}
 	resp := &Response{Index: index}
 	t := &Touched{Index: index, All: c.Op != OpResults && c.Op != OpResolve}
-	var err error
 	switch c.Op {
 	case OpDeploy:
-		if c.Deploy == nil {
-			return nil, fmt.Errorf("deploy command without payload")
-		}
-		resp.Changes, err = s.deploy(index, c.Deploy)
+		resp.Changes, err = s.deploy(index, c.Deploy, desired)
 	case OpMachine:
-		if c.Machine == nil {
-			return nil, fmt.Errorf("register-machine command without payload")
-		}
 		err = s.registerMachine(index, c.Machine)
 	case OpResults:
 		for i := range c.Results {
@@ -46,15 +41,9 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			}
 		}
 	case OpResolve:
-		if c.Resolve == nil {
-			return nil, fmt.Errorf("resolved command without payload")
-		}
 		err = s.resolve(index, c.Resolve)
 		t.Units = append(t.Units, c.Resolve.Unit)
 	case OpLiveness:
-		if c.Liveness == nil {
-			return nil, fmt.Errorf("liveness command without payload")
-		}
 		for _, name := range sortedKeys(s.Machines) {
 			m := s.Machines[name]
 			if lost := c.Liveness.Lost[name]; lost != m.Lost {
@@ -63,15 +52,16 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			}
 		}
 	case OpAuth:
-		if c.Auth == nil || c.Auth.Operator == "" || c.Auth.Join == "" {
-			return nil, fmt.Errorf("auth command needs operator and join credentials")
-		}
-		if s.Auth != nil && *s.Auth != *c.Auth {
+		if s.Auth != nil && (s.Auth.Operator != c.Auth.Operator || s.Auth.Join != c.Auth.Join) {
 			return nil, fmt.Errorf("the control plane's credentials are already set")
 		}
-		s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}
-	default:
-		return nil, fmt.Errorf("unknown command %q", c.Op)
+		if s.Auth == nil {
+			s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}
+		}
+	case OpReset:
+		err = s.resetMachine(index, c.Reset)
+	case OpJoin:
+		err = s.setJoin(c.Join)
 	}
 	if err != nil {
 		return nil, err
@@ -84,32 +74,14 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		}
 	}
 	s.record(t)
-	if c.RequestID != "" {
-		s.Requests[c.RequestID] = index
-		s.RequestLog = append(s.RequestLog, c.RequestID)
-		if len(s.RequestLog) > requestMemory {
-			delete(s.Requests, s.RequestLog[0])
-			s.RequestLog = s.RequestLog[1:]
-		}
-	}
+	s.remember(c, index)
 	return resp, nil
 }
 
-func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
+// deploy makes desired, which check resolved from d, the environment.
+func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, error) {
 	if d.BaseIndex != 0 && d.BaseIndex != s.EnvIndex {
 		return nil, fmt.Errorf("the environment changed since this change was planned (planned against index %d, now at %d); run plan again", d.BaseIndex, s.EnvIndex)
-	}
-	for h, c := range d.Charms {
-		if c == nil || c.Hash != h {
-			return nil, fmt.Errorf("charm %s: hash in payload does not match its key", h)
-		}
-		if err := c.Meta.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	desired, err := Resolve(&d.Env, d.Charms)
-	if err != nil {
-		return nil, err
 	}
 	changes := Plan(s, desired)
 	if err := CheckChanges(s, desired, changes); err != nil {
@@ -204,24 +176,6 @@ func (s *State) killUnit(index uint64, u *Unit) {
 	u.Life, u.Index = Dying, index
 }
 
-func (s *State) registerMachine(index uint64, m *RegisterMachine) error {
-	if !ValidName(m.Name) {
-		return fmt.Errorf("machine name %q is invalid: use lower-case letters, digits and dashes", m.Name)
-	}
-	if m.Address == "" {
-		return fmt.Errorf("machine %s: an address is required (it becomes its units' private-address)", m.Name)
-	}
-	cur, ok := s.Machines[m.Name]
-	if ok && cur.Address == m.Address && !cur.Lost && (m.Credential == "" || m.Credential == cur.Credential) {
-		return nil
-	}
-	cred := m.Credential
-	if cred == "" && ok {
-		cred = cur.Credential
-	}
-	s.Machines[m.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
-	return nil
-}
 
 // Error kinds.
 const (
