@@ -77,7 +77,7 @@ wakes the units that see it, until nothing changes: the fixed point.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newCompletionCmd(), newCharmCmd())
+	root.AddCommand(newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newMachineCmd(), newTokenCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newCompletionCmd(), newCharmCmd())
 	wireCompletions(root)
 	return root
 }

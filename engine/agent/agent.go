@@ -128,7 +128,9 @@ func (a *Agent) Run(ctx context.Context) error {
 			failures++
 			d := backoff(failures)
 			log.Warn("claim work failed; retrying", "error", err, "in", d)
-			if strings.Contains(err.Error(), "not registered") {
+			// Not registered any more, or its credential reset by the
+			// operator: register again (with the join token if need be).
+			if strings.Contains(err.Error(), "not registered") || strings.Contains(err.Error(), "unknown token") {
 				_ = a.client.Register(ctx, a.cfg.Machine, a.cfg.Address)
 			}
 			sleep(ctx, d)
@@ -182,10 +184,34 @@ func (a *Agent) post(ctx context.Context, reports <-chan engine.Report) {
 				break drain
 			}
 		}
-		_ = retry(ctx, a.cfg.Log, fmt.Sprintf("report %d results", len(batch)), func() error {
-			return a.client.Report(ctx, a.cfg.Machine, batch)
-		})
+		for _, part := range splitReports(batch, maxReportBytes) {
+			_ = retry(ctx, a.cfg.Log, fmt.Sprintf("report %d results", len(part)), func() error {
+				return a.client.Report(ctx, a.cfg.Machine, part)
+			})
+		}
 	}
+}
+
+// maxReportBytes keeps one results request well under the control
+// plane's body limit (model.MaxCommandBytes), whatever the batch.
+const maxReportBytes = 1 << 20
+
+// splitReports cuts a batch into requests of about max encoded bytes
+// each; a single larger report goes alone (the control plane then says
+// why it is too large).
+func splitReports(batch []engine.Report, max int) [][]engine.Report {
+	var parts [][]engine.Report
+	start, size := 0, 0
+	for i, r := range batch {
+		// Output travels base64-encoded: 4 bytes per 3.
+		n := len(r.Output)*4/3 + len(r.Stderr) + len(r.Error) + len(r.Unit) + len(r.Hash) + 128
+		if i > start && size+n > max {
+			parts = append(parts, batch[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	return append(parts, batch[start:])
 }
 
 func (a *Agent) heartbeat(ctx context.Context) {
