@@ -28,27 +28,38 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		return &Response{Index: at, Duplicate: dup}, err
 	}
 	resp := &Response{Index: index}
-	t := &Touched{Index: index, All: c.Op != OpResults && c.Op != OpResolve}
+	t := &Touched{Index: index}
+	sc := &scope{}
 	switch c.Op {
 	case OpDeploy:
 		resp.Changes, err = s.deploy(index, c.Deploy, desired)
+		t.All, sc = true, everything()
 	case OpMachine:
-		err = s.registerMachine(index, c.Machine)
+		var changed bool
+		changed, err = s.registerMachine(index, c.Machine)
+		if changed {
+			t.All, sc = true, everything()
+		}
 	case OpResults:
 		for i := range c.Results {
-			if why := s.applyResult(index, &c.Results[i], t); why != "" {
+			if why := s.applyResult(index, &c.Results[i], t, sc); why != "" {
 				resp.Skipped = append(resp.Skipped, why)
 			}
 		}
 	case OpResolve:
 		err = s.resolve(index, c.Resolve)
 		t.Units = append(t.Units, c.Resolve.Unit)
+		if u, ok := s.Units[c.Resolve.Unit]; ok && s.unsettled(u) {
+			// resolved --no-retry may let go of a dying relation.
+			sc.addService(s, u.Service)
+		}
 	case OpLiveness:
 		for _, name := range sortedKeys(s.Machines) {
 			m := s.Machines[name]
 			if lost := c.Liveness.Lost[name]; lost != m.Lost {
 				m.Lost = lost
 				m.Index = index
+				t.All, sc = true, everything()
 			}
 		}
 	case OpAuth:
@@ -58,20 +69,19 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		if s.Auth == nil {
 			s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}
 		}
+		t.All = true
 	case OpReset:
 		err = s.resetMachine(index, c.Reset)
+		t.All, sc = true, everything()
 	case OpJoin:
 		err = s.setJoin(c.Join)
+		t.All = true
 	}
 	if err != nil {
 		return nil, err
 	}
-	// Results (the hot path) rarely change placement, membership or
-	// leadership; only a removal or a dying relation calls for a settle.
-	if t.All || s.dyingRelations() {
-		if s.settle(index) {
-			t.All = true
-		}
+	if s.settle(index, sc) {
+		t.All = true
 	}
 	s.record(t)
 	s.remember(c, index)
@@ -126,11 +136,12 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 		case AddUnits:
 			svc := s.Services[c.Service]
 			svc.Units = desired.Services[c.Service].Units
+			added := make([]*Unit, 0, len(c.Units))
 			for _, name := range c.Units {
-				s.Units[name] = &Unit{Name: name, Service: svc.Name, Life: Alive, Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}}
+				added = append(added, &Unit{Name: name, Service: svc.Name, Life: Alive, Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}})
 				svc.NextUnit++
-				s.reindex()
 			}
+			s.addUnits(svc.Name, added)
 		case RemoveUnits:
 			s.Services[c.Service].Units = desired.Services[c.Service].Units
 			for _, name := range c.Units {
@@ -150,9 +161,8 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 		case AddRelation:
 			dr := desired.Relations[RelationKey(c.Key)]
 			r := &Relation{ID: s.NextRelation, Key: dr.Key, Endpoints: dr.Endpoints, Interface: dr.Interface, Scope: dr.Scope, Life: Alive, Index: index}
-			s.Relations[r.ID] = r
+			s.addRelation(r)
 			s.NextRelation++
-			s.reindex()
 		case RemoveRelation:
 			r := relByKey[RelationKey(c.Key)]
 			r.Life, r.Index = Dying, index
@@ -185,7 +195,7 @@ const (
 
 // applyResult applies one reconcile result; it returns why it skipped it,
 // or "".
-func (s *State) applyResult(index uint64, r *Result, t *Touched) string {
+func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) string {
 	u, ok := s.Units[r.Unit]
 	if !ok {
 		return fmt.Sprintf("%s: unit no longer exists", r.Unit)
@@ -257,6 +267,9 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched) string {
 	u.Reconciled = r.Hash
 	u.Seen = r.Seen
 	u.Error, u.Resolved = nil, nil
+	if s.unsettled(u) {
+		sc.addService(s, u.Service)
+	}
 	if u.Life == Dying && r.Seen != nil && r.Seen.Life == Dying {
 		s.removeUnit(u)
 		t.All = true
@@ -319,8 +332,7 @@ func nilIfEmpty(m map[string]string) map[string]string {
 }
 
 func (s *State) removeUnit(u *Unit) {
-	delete(s.Units, u.Name)
-	s.reindex()
+	s.dropUnit(u)
 	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
 		svc.Leader = ""
 	}
@@ -362,14 +374,4 @@ func retryMode(noRetry bool) string {
 		return "--no-retry"
 	}
 	return "retry"
-}
-
-// dyingRelations reports whether any relation waits to be removed.
-func (s *State) dyingRelations() bool {
-	for _, r := range s.Relations {
-		if r.Life == Dying {
-			return true
-		}
-	}
-	return false
 }

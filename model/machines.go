@@ -16,24 +16,26 @@ var ErrRequestReused = errors.New("request id reused for a different command")
 // registerMachine records a registration. A machine that holds a
 // credential is renewed only by that credential (Renew): the join token
 // registers a machine once, so a leaked one cannot take a machine over.
-func (s *State) registerMachine(index uint64, m *RegisterMachine) error {
+//
+// It reports whether anything changed.
+func (s *State) registerMachine(index uint64, m *RegisterMachine) (bool, error) {
 	cur, ok := s.Machines[m.Name]
 	if ok && cur.Credential != "" && m.Renew != cur.Credential {
-		return fmt.Errorf("register machine %s: %w; only its current agent renews it. If that agent lost its credential (its data dir's %s), run `fixpoint machine reset %s` and start it again", m.Name, ErrTakeover, AgentCredentialFile, m.Name)
+		return false, fmt.Errorf("register machine %s: %w; only its current agent renews it. If that agent lost its credential (its data dir's %s), run `fixpoint machine reset %s` and start it again", m.Name, ErrTakeover, AgentCredentialFile, m.Name)
 	}
 	cred := m.Credential
 	if cred == "" && ok {
 		cred = cur.Credential
 	}
 	if ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential {
-		return nil
+		return false, nil
 	}
 	next := &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
 	if ok {
 		next.Replaced = cur.Replaced
 	}
 	s.Machines[m.Name] = next
-	return nil
+	return true, nil
 }
 
 // AgentCredentialFile is where an agent keeps its credential in its data

@@ -1,90 +1,197 @@
 package model
 
 import (
+	"container/heap"
 	"fmt"
-	"sort"
+	"slices"
 )
 
-// settle runs after every command and brings the derived parts of the
-// state in line: placement, subordinate units, leadership, and removal of
+// scope is what one settle looks at. An operator change, a machine that
+// came or changed and a change of liveness may move anything, so they
+// settle everything; a hook result can only finish what its own service
+// started (a dying unit, a dying relation), so it settles that service and
+// the cost of the hot path does not grow with the environment.
+type scope struct {
+	all bool
+	// services whose units, leadership and life are settled.
+	services map[string]bool
+	// relations that are dying and may have lost their last holder.
+	relations map[int]bool
+}
+
+// everything is the scope of an operator change.
+func everything() *scope { return &scope{all: true} }
+
+// addService puts svc, and the dying relations it takes part in, in scope.
+func (sc *scope) addService(s *State, svc string) {
+	if sc.all {
+		return
+	}
+	if sc.services == nil {
+		sc.services, sc.relations = map[string]bool{}, map[int]bool{}
+	}
+	sc.services[svc] = true
+	for _, r := range s.RelationsOf(svc) {
+		if r.Life == Dying {
+			sc.relations[r.ID] = true
+		}
+	}
+}
+
+// empty reports whether there is nothing to settle.
+func (sc *scope) empty() bool { return !sc.all && len(sc.services) == 0 }
+
+// unsettled reports whether unit u has something settle may finish: it is
+// dying, or a relation of its service is.
+func (s *State) unsettled(u *Unit) bool {
+	if u.Life != Alive {
+		return true
+	}
+	for _, r := range s.RelationsOf(u.Service) {
+		if r.Life == Dying {
+			return true
+		}
+	}
+	return false
+}
+
+// serviceNames returns the services in scope, sorted, so that every node
+// settles in the same order.
+func (s *State) serviceNames(sc *scope) []string {
+	if sc.all {
+		return sortedKeys(s.Services)
+	}
+	var out []string
+	for _, name := range sortedKeys(sc.services) {
+		if _, ok := s.Services[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// settle runs after a command and brings the derived parts of the state in
+// line within sc: placement, subordinate units, leadership, and removal of
 // what has finished dying. It is deterministic like the rest of Apply.
 // It reports whether it changed anything.
-func (s *State) settle(index uint64) bool {
-	placed := s.place(index)
-	attached := s.attachSubordinates(index)
-	removed := s.removeFinished(index)
-	elected := s.electLeaders(index)
+func (s *State) settle(index uint64, sc *scope) bool {
+	if sc.empty() {
+		return false
+	}
+	placed := s.place(index, sc)
+	attached := s.attachSubordinates(index, sc)
+	removed := s.removeFinished(sc)
+	elected := s.electLeaders(index, sc)
 	return placed || attached || removed || elected
 }
 
 // place puts unplaced units on machines: round robin over a service's
 // pinned list (the machine need not exist yet), or else the registered
-// machine with the fewest units of that service.
-func (s *State) place(index uint64) bool {
-	var unplaced []string
-	for name, u := range s.Units {
-		if u.Machine == "" && u.Principal == "" && u.Life == Alive {
-			unplaced = append(unplaced, name)
-		}
-	}
-	if len(unplaced) == 0 {
-		return false
-	}
-	sort.Slice(unplaced, func(i, j int) bool { return UnitLess(unplaced[i], unplaced[j]) })
-	machines := sortedKeys(s.Machines)
-	load := map[string]int{}
-	for _, u := range s.Units {
-		if u.Machine != "" && u.Life == Alive {
-			load[u.Machine]++
-		}
-	}
+// machine with the fewest units in all, then the fewest of that service,
+// then the first by name: services spread over all machines instead of
+// piling onto the first ones, and a service's units apart.
+func (s *State) place(index uint64, sc *scope) bool {
 	changed := false
-	for _, name := range unplaced {
-		u := s.Units[name]
-		svc := s.Services[u.Service]
+	var load map[string]int
+	for _, name := range s.serviceNames(sc) {
+		var unplaced []*Unit
+		for _, u := range s.UnitsOf(name) {
+			s.visits++
+			if u.Machine == "" && u.Principal == "" && u.Life == Alive {
+				unplaced = append(unplaced, u)
+			}
+		}
+		if len(unplaced) == 0 {
+			continue
+		}
+		if load == nil {
+			// Counted before anything is placed: pinned units do not
+			// weigh on the machines the others are spread over.
+			load = s.machineLoad()
+		}
+		svc := s.Services[name]
 		if len(svc.Placement) > 0 {
-			u.Machine, u.Index = svc.Placement[u.Number()%len(svc.Placement)], index
+			for _, u := range unplaced {
+				u.Machine, u.Index = svc.Placement[u.Number()%len(svc.Placement)], index
+			}
 			changed = true
 			continue
 		}
-		// The emptiest machine first, then the one with the fewest units
-		// of this service: services spread over all machines instead of
-		// piling onto the first ones, and a service's units apart.
-		best, bestTotal, bestOwn := "", -1, -1
-		for _, m := range machines {
-			if s.Machines[m].Lost {
-				continue
-			}
-			total, own := load[m], 0
-			for _, o := range s.UnitsOf(u.Service) {
-				if o.Machine == m {
-					own++
-				}
-			}
-			if bestTotal < 0 || total < bestTotal || total == bestTotal && own < bestOwn {
-				best, bestTotal, bestOwn = m, total, own
+		own := map[string]int{}
+		for _, o := range s.UnitsOf(name) {
+			if o.Machine != "" {
+				own[o.Machine]++
 			}
 		}
-		if best != "" {
-			load[best]++
+		h := &machineHeap{}
+		for m, mach := range s.Machines {
+			if !mach.Lost {
+				h.slots = append(h.slots, slot{machine: m, total: load[m], own: own[m]})
+			}
 		}
-		if best != "" {
-			u.Machine, u.Index = best, index
-			changed = true
+		if len(h.slots) == 0 {
+			continue
 		}
+		heap.Init(h)
+		for _, u := range unplaced {
+			best := &h.slots[0]
+			u.Machine, u.Index = best.machine, index
+			load[best.machine]++
+			best.total++
+			best.own++
+			heap.Fix(h, 0)
+		}
+		changed = true
 	}
 	return changed
 }
 
+// machineLoad counts the alive units placed on each machine.
+func (s *State) machineLoad() map[string]int {
+	load := map[string]int{}
+	for _, u := range s.Units {
+		s.visits++
+		if u.Machine != "" && u.Life == Alive {
+			load[u.Machine]++
+		}
+	}
+	return load
+}
+
+// slot is a machine as placement weighs it for one service.
+type slot struct {
+	machine    string
+	total, own int
+}
+
+// machineHeap keeps the machine placement picks next on top.
+type machineHeap struct{ slots []slot }
+
+func (h *machineHeap) Len() int { return len(h.slots) }
+func (h *machineHeap) Less(i, j int) bool {
+	a, b := h.slots[i], h.slots[j]
+	if a.total != b.total {
+		return a.total < b.total
+	}
+	if a.own != b.own {
+		return a.own < b.own
+	}
+	return a.machine < b.machine
+}
+func (h *machineHeap) Swap(i, j int) { h.slots[i], h.slots[j] = h.slots[j], h.slots[i] }
+func (h *machineHeap) Push(x any)    { h.slots = append(h.slots, x.(slot)) }
+func (h *machineHeap) Pop() any {
+	last := h.slots[len(h.slots)-1]
+	h.slots = h.slots[:len(h.slots)-1]
+	return last
+}
+
 // attachSubordinates keeps one unit of each subordinate service per
 // principal unit it is related to over a container-scoped relation.
-func (s *State) attachSubordinates(index uint64) bool {
+func (s *State) attachSubordinates(index uint64, sc *scope) bool {
 	changed := false
-	for _, sname := range sortedKeys(s.Services) {
+	for _, sname := range s.subordinatesIn(sc) {
 		sub := s.Services[sname]
-		if !sub.Subordinate {
-			continue
-		}
 		want := map[string]bool{}
 		if sub.Life == Alive {
 			for _, r := range s.RelationsOf(sname) {
@@ -96,6 +203,7 @@ func (s *State) attachSubordinates(index uint64) bool {
 					continue
 				}
 				for _, p := range s.UnitsOf(remote.Service) {
+					s.visits++
 					if p.Life == Alive && p.Machine != "" {
 						want[p.Name] = true
 					}
@@ -104,6 +212,7 @@ func (s *State) attachSubordinates(index uint64) bool {
 		}
 		have := map[string]bool{}
 		for _, u := range s.UnitsOf(sname) {
+			s.visits++
 			if u.Life == Alive && !want[u.Principal] {
 				s.killUnit(index, u)
 				changed = true
@@ -112,95 +221,164 @@ func (s *State) attachSubordinates(index uint64) bool {
 				have[u.Principal] = true
 			}
 		}
+		var added []*Unit
 		for _, p := range sortedUnitKeys(want) {
 			if have[p] {
 				continue
 			}
 			name := fmt.Sprintf("%s/%d", sname, sub.NextUnit)
 			sub.NextUnit++
-			s.Units[name] = &Unit{Name: name, Service: sname, Machine: s.Units[p].Machine, Principal: p, Life: Alive,
-				Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}}
-			s.reindex()
+			added = append(added, &Unit{Name: name, Service: sname, Machine: s.Units[p].Machine, Principal: p, Life: Alive,
+				Created: index, Index: index, Status: Status{State: "waiting", Message: "installing"}})
+		}
+		if len(added) > 0 {
+			s.addUnits(sname, added)
 			changed = true
 		}
 	}
 	return changed
 }
 
+// subordinatesIn returns, sorted, the subordinate services in scope and
+// those attached over a container relation to a service in scope.
+func (s *State) subordinatesIn(sc *scope) []string {
+	subs := map[string]bool{}
+	for _, name := range s.serviceNames(sc) {
+		if s.Services[name].Subordinate {
+			subs[name] = true
+		}
+		if sc.all {
+			continue
+		}
+		for _, r := range s.RelationsOf(name) {
+			if r.Scope != Container {
+				continue
+			}
+			for _, other := range r.services() {
+				if svc := s.Services[other]; svc != nil && svc.Subordinate {
+					subs[other] = true
+				}
+			}
+		}
+	}
+	return sortedKeys(subs)
+}
+
 func sortedUnitKeys(m map[string]bool) []string {
 	keys := sortedKeys(m)
-	sort.Slice(keys, func(i, j int) bool { return UnitLess(keys[i], keys[j]) })
+	slices.SortFunc(keys, func(a, b string) int {
+		if UnitLess(a, b) {
+			return -1
+		}
+		if UnitLess(b, a) {
+			return 1
+		}
+		return 0
+	})
 	return keys
 }
 
-// removeFinished deletes what has finished dying: dying units with nothing
-// to reconcile, dying relations no unit still holds, dying services with no
-// units left, and charms nothing uses.
-func (s *State) removeFinished(index uint64) bool {
+// removeFinished deletes what has finished dying within sc: dying units
+// with nothing to reconcile, dying relations no unit still holds, dying
+// services with no units left, and charms nothing uses.
+func (s *State) removeFinished(sc *scope) bool {
 	changed := false
-	for _, name := range s.SortedUnits() {
-		u := s.Units[name]
-		if u.Life == Dying && (u.Seen == nil || u.Machine == "") {
-			s.removeUnit(u)
-			changed = true
-		}
-	}
-	for _, id := range s.SortedRelations() {
-		r := s.Relations[id]
-		if r.Life != Dying {
-			continue
-		}
-		held := false
-		for _, u := range s.Units {
-			if u.Seen != nil && u.Seen.Relations[id] != nil {
-				held = true
-				break
+	for _, name := range s.serviceNames(sc) {
+		for _, u := range s.UnitsOf(name) {
+			s.visits++
+			if u.Life == Dying && (u.Seen == nil || u.Machine == "") {
+				s.removeUnit(u)
+				changed = true
 			}
 		}
-		if held {
+	}
+	for _, r := range s.dyingRelationsIn(sc) {
+		if s.held(r) {
 			continue
 		}
-		delete(s.Relations, id)
-		s.reindex()
+		s.dropRelation(r)
 		changed = true
-		for _, u := range s.Units {
-			delete(u.Settings, id)
+		for _, svc := range r.services() {
+			// Its services may now be free to go.
+			sc.addService(s, svc)
+			for _, u := range s.UnitsOf(svc) {
+				s.visits++
+				delete(u.Settings, r.ID)
+			}
 		}
 	}
-	for _, name := range sortedKeys(s.Services) {
+	removedService := false
+	for _, name := range s.serviceNames(sc) {
 		svc := s.Services[name]
 		if svc.Life == Dying && len(s.UnitsOf(name)) == 0 && len(s.RelationsOf(name)) == 0 {
 			if svc.NextUnit > 0 {
 				s.UnitNumbers[name] = svc.NextUnit
 			}
 			delete(s.Services, name)
-			changed = true
+			changed, removedService = true, true
 		}
 	}
-	used := map[string]bool{}
-	for _, svc := range s.Services {
-		used[svc.Charm] = true
-	}
-	for h := range s.Charms {
-		if !used[h] {
-			delete(s.Charms, h)
+	if sc.all || removedService {
+		used := map[string]bool{}
+		for _, svc := range s.Services {
+			used[svc.Charm] = true
+		}
+		for h := range s.Charms {
+			if !used[h] {
+				delete(s.Charms, h)
+			}
 		}
 	}
 	return changed
 }
 
-// electLeaders keeps one leader per service among alive units on
+// dyingRelationsIn returns the dying relations in scope, by id.
+func (s *State) dyingRelationsIn(sc *scope) []*Relation {
+	var out []*Relation
+	if sc.all {
+		for _, id := range s.SortedRelations() {
+			if r := s.Relations[id]; r.Life == Dying {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	for _, id := range sortedKeys(sc.relations) {
+		if r, ok := s.Relations[id]; ok && r.Life == Dying {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// held reports whether a unit still holds relation r: its last reconcile
+// saw it, so its departure has not run yet. Only units of r's services can
+// have seen it.
+func (s *State) held(r *Relation) bool {
+	for _, svc := range r.services() {
+		for _, u := range s.UnitsOf(svc) {
+			s.visits++
+			if u.Seen != nil && u.Seen.Relations[r.ID] != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// electLeaders keeps one leader per service in sc among alive units on
 // registered machines whose agent is not lost; the lowest-numbered such
 // unit wins, and a leader is only replaced when it stops qualifying.
-func (s *State) electLeaders(index uint64) bool {
+func (s *State) electLeaders(index uint64, sc *scope) bool {
 	changed := false
-	for _, name := range sortedKeys(s.Services) {
+	for _, name := range s.serviceNames(sc) {
 		svc := s.Services[name]
 		if cur, ok := s.Units[svc.Leader]; ok && s.canLead(cur) {
 			continue
 		}
 		next := ""
 		for _, u := range s.UnitsOf(name) {
+			s.visits++
 			if s.canLead(u) {
 				next = u.Name
 				break

@@ -63,6 +63,9 @@ type State struct {
 	// Derived, not replicated (unexported, so never encoded).
 	journal journal
 	idx     *index
+	// visits counts the units settle looked at, so tests can pin its cost
+	// to what a command touched.
+	visits int
 }
 
 // RelationKey names a declared relation's endpoints, "svc:ep svc:ep".

@@ -15,8 +15,12 @@
 //   - plan+1: the same with one service scaled up, so one change;
 //   - command: State.Apply of a command that changes nothing (a liveness
 //     report with every machine alive) on the deployed state: the floor
-//     every Raft entry pays, hook results included, since Apply settles
-//     the whole state after each command.
+//     every Raft entry pays;
+//   - result: State.Apply of one unit's hook result that changes one of
+//     its relation settings: the hot path of a converging environment.
+//
+// The last line is one JSON object with the figures of the largest size,
+// CPU times in milliseconds, for scripts.
 //
 // Each figure is the median of -runs runs, as wall-clock time and as the
 // CPU time the process used (user+system, all threads, so the garbage
@@ -28,6 +32,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -98,18 +103,31 @@ func main() {
 			fatalf("%v", err)
 		}
 	}
-	const row = "%8v %9v %6v %20v %20v %20v %20v %20v\n"
-	fmt.Printf(row, "services", "relations", "units", "vet wall/cpu", "deploy wall/cpu", "plan wall/cpu", "plan+1 wall/cpu", "command wall/cpu")
+	const row = "%8v %9v %6v %20v %20v %20v %20v %20v %20v\n"
+	fmt.Printf(row, "services", "relations", "units", "vet wall/cpu", "deploy wall/cpu", "plan wall/cpu", "plan+1 wall/cpu", "command wall/cpu", "result wall/cpu")
+	var last result
 	for _, n := range sizes {
-		r := measure(dir, n, *units, *runs)
-		fmt.Printf(row, n, r.relations, r.units, r.vet, r.deploy, r.plan, r.plan1, r.command)
+		last = measure(dir, n, *units, *runs)
+		fmt.Printf(row, n, last.relations, last.units, last.vet, last.deploy, last.plan, last.plan1, last.command, last.result)
 	}
+	summary, err := json.Marshal(map[string]any{
+		"bench": "planbench", "services": sizes[len(sizes)-1], "units": last.units, "runs": *runs,
+		"vet_cpu_ms": ms(last.vet.cpu), "deploy_cpu_ms": ms(last.deploy.cpu), "plan_cpu_ms": ms(last.plan.cpu),
+		"command_cpu_ms": ms(last.command.cpu), "result_cpu_ms": ms(last.result.cpu),
+	})
+	if err != nil {
+		fatalf("%v", err)
+	}
+	fmt.Println(string(summary))
 }
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 type result struct {
 	relations, units         int
 	vet, deploy, plan, plan1 timing
-	command                  timing
+	command, result          timing
 }
 
 func measure(dir string, n, units, runs int) result {
@@ -174,6 +192,15 @@ func measure(dir string, n, units, runs int) result {
 	res.command = median(runs, func() {
 		if _, err := st.Apply(index, &model.Command{Op: model.OpLiveness, Liveness: &model.SetLiveness{Lost: map[string]bool{}}}); err != nil {
 			fatalf("liveness: %v", err)
+		}
+		index++
+	})
+	rel := st.RelationsOf("web-0")[0].ID
+	res.result = median(runs, func() {
+		r := model.Result{Unit: "web-0/0", Hash: fmt.Sprint("u", index), Seen: &model.Seen{Life: model.Alive},
+			Settings: map[int]map[string]string{rel: {"n": fmt.Sprint(index)}}}
+		if _, err := st.Apply(index, &model.Command{Op: model.OpResults, Results: []model.Result{r}}); err != nil {
+			fatalf("result: %v", err)
 		}
 		index++
 	})

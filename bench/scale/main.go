@@ -13,6 +13,9 @@
 // the control plane is what is measured) over pairs of 50-unit services.
 // It prints the time from apply to the fixed point and each node's peak
 // resident memory.
+//
+// The last line is one JSON object with the figures of the largest size,
+// for scripts.
 package main
 
 import (
@@ -21,6 +24,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,11 +41,14 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
+var heapProfile string
+
 func main() {
 	mode := flag.String("mode", "relate", "relate or cluster")
 	ns := flag.String("n", "10,100", "relate: sizes N of the N<->N relation")
 	units := flag.String("units", "1000", "cluster: total units")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
+	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file")
 	flag.Parse()
 	root, err := repoRoot()
 	check(err)
@@ -48,23 +56,58 @@ func main() {
 	build := exec.Command("go", "build", "-o", bin, "./cmd/fixpoint")
 	build.Dir, build.Stderr = root, os.Stderr
 	check(build.Run())
+	var last summary
 	switch *mode {
 	case "relate":
 		fmt.Printf("%-6s %-6s %-10s %-9s %-6s %s\n", "N", "units", "seconds", "runs", "mean", "reconciles per unit (count x units)")
 		for _, n := range ints(*ns) {
-			relate(bin, root, n, *timeout)
+			last = relate(bin, root, n, *timeout)
 		}
 	case "cluster":
 		fmt.Printf("%-7s %-10s %-8s %-6s %s\n", "units", "seconds", "runs", "mean", "peak RSS per node (MiB)")
 		for _, n := range ints(*units) {
-			cluster(bin, root, n, *timeout)
+			last = cluster(bin, root, n, *timeout)
 		}
 	default:
 		check(fmt.Errorf("-mode %q: use relate or cluster", *mode))
 	}
+	last.Bench, last.Mode = "scale", *mode
+	out, err := json.Marshal(last)
+	check(err)
+	fmt.Println(string(out))
 }
 
-func relate(bin, root string, n int, timeout time.Duration) {
+// summary is the last line: one size's figures. Seconds is -1 when there
+// was no fixed point within the timeout.
+type summary struct {
+	Bench       string    `json:"bench"`
+	Mode        string    `json:"mode"`
+	Units       int       `json:"units"`
+	Seconds     float64   `json:"seconds"`
+	RunsPerUnit float64   `json:"runs_per_unit"`
+	PeakRSSMiB  []float64 `json:"peak_rss_mib"`
+	// RaftDBMiB and SnapshotMiB are the first node's log and latest
+	// snapshot on disk (cluster mode).
+	RaftDBMiB   float64 `json:"raft_db_mib,omitempty"`
+	SnapshotMiB float64 `json:"snapshot_mib,omitempty"`
+}
+
+// summarize fills a summary from a converged status (nil: none reached).
+func summarize(units int, elapsed time.Duration, st *engine.Status, rss []float64) summary {
+	s := summary{Units: units, Seconds: -1, PeakRSSMiB: rss}
+	if st == nil {
+		return s
+	}
+	runs := 0
+	for _, u := range st.Units {
+		runs += u.Reconciles
+	}
+	s.Units, s.Seconds = len(st.Units), elapsed.Seconds()
+	s.RunsPerUnit = float64(runs) / float64(len(st.Units))
+	return s
+}
+
+func relate(bin, root string, n int, timeout time.Duration) summary {
 	dir, err := os.MkdirTemp("", "scale-relate-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -87,11 +130,13 @@ relations: "web-db": ["web:db", "db:db"]
 	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
 	st := waitConverged(bin, data, nil, timeout)
 	elapsed := time.Since(start)
+	rss := []float64{peakRSS(up.Process.Pid)}
 	if st == nil {
 		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, tail(out.String()))
-		return
+		return summarize(2*n, elapsed, nil, rss)
 	}
 	printRuns(fmt.Sprintf("%-6d %-6d %-10.1f", n, len(st.Units), elapsed.Seconds()), st)
+	return summarize(2*n, elapsed, st, rss)
 }
 
 // waitConverged polls `status --format json` until the fixed point.
@@ -137,7 +182,7 @@ func printRuns(prefix string, st *engine.Status) {
 	fmt.Printf("%s %-9d %-6.2f %s\n", prefix, total, float64(total)/float64(len(st.Units)), strings.Join(parts, " "))
 }
 
-func cluster(bin, root string, total int, timeout time.Duration) {
+func cluster(bin, root string, total int, timeout time.Duration) summary {
 	dir, err := os.MkdirTemp("", "scale-cluster-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -209,12 +254,14 @@ func cluster(bin, root string, total int, timeout time.Duration) {
 	st := waitConverged(bin, dir, addrs, timeout)
 	elapsed := time.Since(start)
 	var rss []string
+	var rssMiB []float64
 	for _, p := range procs {
-		rss = append(rss, fmt.Sprintf("%.0f", peakRSS(p.Process.Pid)))
+		rssMiB = append(rssMiB, peakRSS(p.Process.Pid))
+		rss = append(rss, fmt.Sprintf("%.0f", rssMiB[len(rssMiB)-1]))
 	}
 	if st == nil {
 		fmt.Printf("%-7d no fixed point within %s; peak RSS %s\n", total, timeout, strings.Join(rss, " "))
-		return
+		return summarize(total, elapsed, nil, rssMiB)
 	}
 	hist := map[int]int{}
 	runs := 0
@@ -223,6 +270,52 @@ func cluster(bin, root string, total int, timeout time.Duration) {
 		runs += u.Reconciles
 	}
 	fmt.Printf("%-7d %-10.1f %-8d %-6.2f %s\n", len(st.Units), elapsed.Seconds(), runs, float64(runs)/float64(len(st.Units)), strings.Join(rss, " "))
+	if heapProfile != "" {
+		check(saveHeap(addrs[0], token, heapProfile))
+	}
+	sum := summarize(total, elapsed, st, rssMiB)
+	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft.db"))
+	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "snapshots", "*", "state.bin"))
+	if len(snaps) > 0 {
+		sort.Strings(snaps)
+		sum.SnapshotMiB = fileMiB(snaps[len(snaps)-1])
+	}
+	fmt.Printf("node n1: raft.db %.1f MiB, latest snapshot %.1f MiB\n", sum.RaftDBMiB, sum.SnapshotMiB)
+	return sum
+}
+
+// saveHeap writes a node's heap profile (after a GC) to path.
+func saveHeap(addr, token, path string) error {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	req, err := http.NewRequest(http.MethodGet, addr+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile of %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile of %s: %s", addr, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("heap profile of %s: %w", addr, err)
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// fileMiB is a file's size in MiB, 0 if it cannot be read.
+func fileMiB(path string) float64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return float64(fi.Size()) / (1 << 20)
 }
 
 // simulate is an agent whose hooks are Go functions with the demo charms'

@@ -25,8 +25,10 @@ type Spec struct {
 	// Input goes to stdin and to the file named by InputEnv.
 	Input    []byte
 	InputEnv string
-	Env      []string
-	Timeout  time.Duration
+	// Env is the run's own variables, added to BaseEnv; nothing else of
+	// the agent's environment reaches the hook.
+	Env     []string
+	Timeout time.Duration
 	// MaxOutput caps stdout; a hook that prints more fails.
 	MaxOutput int
 }
@@ -65,7 +67,8 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		spec.MaxOutput = 1 << 20
 	}
 	name := filepath.Base(spec.Path)
-	env := append(os.Environ(), spec.Env...)
+	// Never os.Environ(): the agent's environment holds its credentials.
+	env := append(BaseEnv(), spec.Env...)
 	if spec.InputEnv != "" {
 		f, err := os.CreateTemp(spec.Dir, ".input-*.json")
 		if err != nil {

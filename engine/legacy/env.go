@@ -6,14 +6,12 @@ import (
 	"strings"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/hookrun"
 )
-
-// defaultPath is the PATH a hook gets when the agent has none.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // runEnv is what every hook of one Run shares in its environment.
 type runEnv struct {
-	base     []string // the agent's environment plus Options.Env
+	base     []string // hookrun.BaseEnv plus Options.Env: never the agent's whole environment
 	unit     string
 	machine  string
 	model    string
@@ -41,7 +39,7 @@ func (r *runEnv) hookEnv(ev charmapi.Event, contextID string) []string {
 	}
 	path := env["PATH"]
 	if path == "" {
-		path = defaultPath
+		path = hookrun.DefaultPath
 	}
 	env["PATH"] = r.toolsDir + string(os.PathListSeparator) + path
 	env["JUJU_UNIT_NAME"] = r.unit

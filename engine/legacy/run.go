@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/hookrun"
 )
 
 // Defaults for Options left zero.
@@ -43,7 +44,8 @@ type Options struct {
 	// MaxOutput caps each hook's logged output; more is dropped, never an
 	// error. Default DefaultMaxOutput.
 	MaxOutput int
-	// Env is added to the agent's environment for every hook.
+	// Env is added to hookrun.BaseEnv for every hook; nothing else of the
+	// agent's environment reaches a hook.
 	Env []string
 	// Log receives hook output (debug), juju-log lines and skips.
 	Log hclog.Logger
@@ -151,7 +153,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 	defer srv.close()
 
 	env := &runEnv{
-		base:     append(os.Environ(), opts.Env...),
+		base:     append(hookrun.BaseEnv(), opts.Env...),
 		unit:     u.Unit,
 		machine:  u.Machine,
 		model:    opts.Model,

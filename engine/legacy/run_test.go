@@ -386,3 +386,33 @@ func TestDeepTempDirStillGetsASocket(t *testing.T) {
 	}
 	equalLines(t, "is-leader", trace(t, unitDir), []string{"False"})
 }
+
+// Old hooks get Juju's context and the hook tools' socket and token, and
+// nothing of the agent's own environment beyond PATH, HOME, locale and
+// TMPDIR: not its credential, not an operator's secret.
+func TestHookEnvironmentHoldsNoAgentSecrets(t *testing.T) {
+	t.Setenv("FIXPOINT_TOKEN", "agent-credential")
+	t.Setenv("SECRET_X", "operator-secret")
+	charm := writeCharm(t, map[string]string{"install": `env > "$FIXPOINT_UNIT_DIR/env"`})
+	u := testUniverse()
+	u.Events = []charmapi.Event{ev("install", "", "", "", "")}
+	_, _, unitDir, err := runHooks(t, charm, u, func(o *Options) { o.Env = []string{"FIXPOINT_UNIT=web/0"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(unitDir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := string(b)
+	for _, bad := range []string{"FIXPOINT_TOKEN=", "agent-credential", "SECRET_X", "operator-secret"} {
+		if strings.Contains(env, bad) {
+			t.Errorf("the hook saw %q:\n%s", bad, env)
+		}
+	}
+	for _, want := range []string{"\nFIXPOINT_UNIT=web/0\n", "\nJUJU_UNIT_NAME=web/0\n", "\n" + EnvToken + "=", "\n" + EnvSocket + "=", "\nPATH="} {
+		if !strings.Contains("\n"+env, want) {
+			t.Errorf("the hook lacks %q:\n%s", strings.TrimSpace(want), env)
+		}
+	}
+}
