@@ -24,8 +24,10 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if at, dup, err := s.CheckRequest(c); err != nil || dup {
-		return &Response{Index: at, Duplicate: dup}, err
+	if at, dup, err := s.CheckRequest(c); err != nil {
+		return nil, err
+	} else if dup {
+		return &Response{Index: at, Duplicate: true}, nil
 	}
 	resp := &Response{Index: index}
 	t := &Touched{Index: index}
