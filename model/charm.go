@@ -163,9 +163,9 @@ func (m *CharmMeta) Validate() error {
 			return fmt.Errorf("charm %s: %w", m.Name, err)
 		}
 		switch o.Type {
-		case "string", "int", "float", "boolean":
+		case "string", "int", "float", "boolean", "secret":
 		default:
-			return fmt.Errorf("charm %s: option %q has type %q; use string, int, float or boolean", m.Name, n, o.Type)
+			return fmt.Errorf("charm %s: option %q has type %q; use string, int, float, boolean or secret", m.Name, n, o.Type)
 		}
 		if o.Default != nil {
 			if _, err := ConvertOption(o.Type, o.Default); err != nil {
@@ -181,7 +181,9 @@ func (m *CharmMeta) Validate() error {
 // numbers arrive as float64 and are accepted for int when integral.
 func ConvertOption(typ string, v any) (any, error) {
 	switch typ {
-	case "string":
+	case "string", "secret":
+		// A secret option (Juju 3.1+) holds a secret's URI, a string;
+		// fixpoint has no secret store, so it stays a plain value.
 		if s, ok := v.(string); ok {
 			return s, nil
 		}

@@ -19,6 +19,9 @@ const (
 	CharmFile    = "charm.cue"
 	MetadataFile = "metadata.yaml"
 	ConfigFile   = "config.yaml"
+	// CharmcraftFile is read for metadata where a charm has neither
+	// charm.cue nor metadata.yaml (charmcraft 3 keeps it all there).
+	CharmcraftFile = "charmcraft.yaml"
 )
 
 // charmDoc is #Charm decoded.
@@ -60,8 +63,11 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 	case exists(filepath.Join(dir, MetadataFile)):
 		main = filepath.Join(dir, MetadataFile)
 		user, syntax, err = loadLegacy(ctx, dir)
+	case exists(filepath.Join(dir, CharmcraftFile)):
+		main = filepath.Join(dir, CharmcraftFile)
+		user, syntax, err = loadLegacy(ctx, dir)
 	default:
-		return nil, fmt.Errorf("%s is not a charm: it has neither %s nor %s; point charm at a charm directory, or add a %s with at least name: \"...\"", rel(dir), CharmFile, MetadataFile, CharmFile)
+		return nil, fmt.Errorf("%s is not a charm: it has no %s, %s or %s; point charm at a charm directory, or add a %s with at least name: \"...\"", rel(dir), CharmFile, MetadataFile, CharmcraftFile, CharmFile)
 	}
 	if err != nil {
 		return nil, loadError(err)

@@ -122,7 +122,7 @@ peers: p: {}
 			[]string{`metadata.yaml:2:1: provide: unknown field "provide" (did you mean "provides"?)`}},
 		{"yaml bad option", map[string]string{"metadata.yaml": "name: x\n", "config.yaml": "options:\n  port:\n    type: int\n    default: eighty\n"},
 			[]string{`config.yaml:4:14: config.options.port.default: default must be a whole number`}},
-		{"not a charm", map[string]string{"README": "hi"}, []string{"is not a charm: it has neither charm.cue nor metadata.yaml"}},
+		{"not a charm", map[string]string{"README": "hi"}, []string{"is not a charm: it has no charm.cue, metadata.yaml or charmcraft.yaml"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

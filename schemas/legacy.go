@@ -23,13 +23,30 @@ var jujuOnly = map[string]bool{
 	"charm-user": true, "links": true, "format": true,
 }
 
+// charmcraftOnly are charmcraft.yaml fields about building and
+// publishing the charm, or about features fixpoint has no counterpart for
+// (actions; `fixpoint vet` warns about those, see JujuFeatures).
+var charmcraftOnly = map[string]bool{
+	"type": true, "base": true, "bases": true, "build-base": true, "platforms": true,
+	"parts": true, "charmhub": true, "charm-libs": true, "actions": true, "title": true,
+	"analysis": true, "config-file": true, "requires-juju": true,
+}
+
 // loadLegacy reads an old charm's metadata.yaml and config.yaml (which is
 // optional) into one value of #Charm's shape: config.yaml's options go
 // under config, Juju's "endpoint: interface" shorthand becomes
-// {interface: ...}, and Juju-only fields are dropped. The YAML is read by
-// CUE's own decoder so that every value keeps its file:line:col.
+// {interface: ...}, and Juju-only fields are dropped. A charm written for
+// charmcraft 3 may have neither, only charmcraft.yaml, which holds the
+// same fields (config with its options inline) among build settings;
+// then that is read. The YAML is read by CUE's own decoder so that every
+// value keeps its file:line:col.
 func loadLegacy(ctx *cue.Context, dir string) (cue.Value, []*ast.File, error) {
-	meta, err := extractYAML(filepath.Join(dir, MetadataFile))
+	metaName := filepath.Join(dir, MetadataFile)
+	craft := !exists(metaName)
+	if craft {
+		metaName = filepath.Join(dir, CharmcraftFile)
+	}
+	meta, err := extractYAML(metaName)
 	if err != nil {
 		return cue.Value{}, nil, err
 	}
@@ -41,7 +58,7 @@ func loadLegacy(ctx *cue.Context, dir string) (cue.Value, []*ast.File, error) {
 			continue
 		}
 		name := labelName(f)
-		if jujuOnly[name] {
+		if jujuOnly[name] || craft && charmcraftOnly[name] {
 			continue
 		}
 		switch name {
@@ -53,7 +70,7 @@ func loadLegacy(ctx *cue.Context, dir string) (cue.Value, []*ast.File, error) {
 		decls = append(decls, f)
 	}
 	cfgName := filepath.Join(dir, ConfigFile)
-	if exists(cfgName) {
+	if !craft && exists(cfgName) {
 		cfg, err := extractYAML(cfgName)
 		if err != nil {
 			return cue.Value{}, nil, err

@@ -22,7 +22,9 @@ config.yaml; paths are relative to the environment's directory) and checks
 the whole as the control plane would: services, endpoints, interfaces,
 config types, relation limits, subordinates.
 
-It prints every problem, one per line, as
+It warns (on stderr, without failing) about Juju features a charm declares
+that fixpoint has no counterpart for: actions, storage, resources, workload
+containers, secret options. It prints every problem, one per line, as
   file:line:col: path: what is wrong and how to fix it
 and exits 1; or prints "ok: N services, M relations" and exits 0. Nothing is
 built, packed or sent anywhere.`,
@@ -44,6 +46,9 @@ built, packed or sent anywhere.`,
 			}
 			if err != nil {
 				return exitf(exitFailed, "vet: %v", err)
+			}
+			for _, w := range c.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w.String())
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d services, %d relations\n", len(c.Env.Env.Services), len(c.Env.Env.Relations))
 			return nil

@@ -27,6 +27,10 @@ type Checked struct {
 	Packed map[string]*Packed
 	// Desired is the resolved environment.
 	Desired *model.Desired
+	// Warnings name Juju features the charms declare that fixpoint has
+	// no counterpart for (schemas.JujuFeatures): not errors, since the
+	// charms run, but worth knowing before a hook fails on one.
+	Warnings []schemas.Problem
 }
 
 // Check loads the environment in paths (as schemas.LoadEnvironment), the
@@ -101,6 +105,13 @@ func check(paths []string, cacheDir string) (*Checked, error) {
 				hash, legacy = p.Hash, p.Legacy
 				c.Packed[dir] = p
 			}
+			warnings, err := schemas.JujuFeatures(dir)
+			if err != nil {
+				failed[dir], broken[name] = true, true
+				problems.Problems = append(problems.Problems, charmProblems(env, at, spec.Charm, dir, err)...)
+				continue
+			}
+			c.Warnings = append(c.Warnings, warnings...)
 			c.Metas[dir] = meta
 			c.Charms[hash] = &model.Charm{Hash: hash, Source: spec.Charm, Meta: *meta, Legacy: legacy}
 			if p != nil {

@@ -27,7 +27,9 @@ const MaxSize = 64 << 20
 
 // Charm directory layout.
 const (
-	// SrcDir holds a Go main package built into ReconcileHook.
+	// SrcDir holds a Go main package built into ReconcileHook, when it
+	// holds Go; otherwise (an ops charm's src/charm.py) it is shipped as
+	// charm files.
 	SrcDir = "src"
 	// HooksDir holds the hooks; every file in it is executable.
 	HooksDir = "hooks"
@@ -46,7 +48,7 @@ type Packed struct {
 	// Meta is the charm's metadata.
 	Meta model.CharmMeta
 	// Legacy is true for an old-hook charm: it has neither
-	// hooks/reconcile nor src/.
+	// hooks/reconcile nor Go in src/ (hooks/<event> or dispatch run).
 	Legacy bool
 }
 
@@ -57,10 +59,11 @@ func (p *Packed) Charm(source string) *model.Charm {
 }
 
 // Pack reads the charm in dir, builds its Go reconcile hook from src/ if
-// there is one, and writes a deterministic archive of what an agent needs
-// to run its hooks to cacheDir/<sha256>.tar.gz. src/ and dot files are left
-// out. Go builds are cached in cacheDir, so packing unchanged sources again
-// does not rebuild.
+// that holds Go, and writes a deterministic archive of what an agent needs
+// to run its hooks to cacheDir/<sha256>.tar.gz. A Go src/ and dot files are
+// left out; symlinks that stay inside the charm are kept as symlinks. Go
+// builds are cached in cacheDir, so packing unchanged sources again does
+// not rebuild.
 func Pack(dir, cacheDir string) (*Packed, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -70,12 +73,15 @@ func Pack(dir, cacheDir string) (*Packed, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := collect(dir)
+	hasSrc, err := holdsGo(filepath.Join(dir, SrcDir))
+	if err != nil {
+		return nil, err
+	}
+	files, err := collect(dir, hasSrc)
 	if err != nil {
 		return nil, err
 	}
 	_, hasReconcile := files[ReconcileHook]
-	hasSrc := isDir(filepath.Join(dir, SrcDir))
 	if hasSrc {
 		if hasReconcile {
 			return nil, fmt.Errorf("charm %s has both %s/ and %s; %s/ is built into %s, so remove one of them", dir, SrcDir, ReconcileHook, SrcDir, ReconcileHook)
@@ -108,17 +114,46 @@ func Pack(dir, cacheDir string) (*Packed, error) {
 	}, nil
 }
 
-// source is a file to archive: where its bytes are, and whether it runs.
+// source is a file to archive: where its bytes are, and whether it runs;
+// or, with link set, a symlink to keep and its target.
 type source struct {
 	path string
 	exec bool
+	link string
+}
+
+// holdsGo reports whether src is a directory with Go files in it: only
+// then is it a Go main package to build (an ops charm keeps charm.py in
+// src/).
+func holdsGo(src string) (bool, error) {
+	ents, err := os.ReadDir(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		if fi, serr := os.Stat(src); serr == nil && !fi.IsDir() {
+			return false, nil
+		}
+		return false, fmt.Errorf("charm %s: %w", SrcDir, err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // collect lists the charm's files by slash-separated archive name,
-// leaving out src/ (built, not shipped) and dot files such as .git.
-// Symlinks are followed to regular files; a symlinked directory is an
-// error, since following it could pull in anything.
-func collect(dir string) (map[string]source, error) {
+// leaving out dot files such as .git and, when goSrc, src/ (built, not
+// shipped). A symlink that stays inside the charm is kept (packedLink);
+// any other is followed to a regular file, and a symlinked directory
+// leading out is an error, since following it could pull in anything.
+func collect(dir string, goSrc bool) (map[string]source, error) {
+	skip := func(name string) bool {
+		first, _, _ := strings.Cut(name, "/")
+		return strings.HasPrefix(first, ".") || goSrc && first == SrcDir
+	}
 	files := map[string]source{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -132,7 +167,7 @@ func collect(dir string) (map[string]source, error) {
 			return nil
 		}
 		name := filepath.ToSlash(rel)
-		if strings.HasPrefix(d.Name(), ".") || name == SrcDir {
+		if strings.HasPrefix(d.Name(), ".") || goSrc && name == SrcDir {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -140,6 +175,16 @@ func collect(dir string) (map[string]source, error) {
 		}
 		if d.IsDir() {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := packedLink(dir, p, name, skip)
+			if err != nil {
+				return err
+			}
+			if target != "" {
+				files[name] = source{path: p, link: target}
+				return nil
+			}
 		}
 		fi, err := os.Stat(p) // follows symlinks
 		if err != nil {
@@ -190,6 +235,13 @@ func writeArchive(w *bytes.Buffer, files map[string]source) error {
 			continue
 		}
 		src := files[name]
+		if src.link != "" {
+			h.Typeflag, h.Mode, h.Linkname = tar.TypeSymlink, 0o777, src.link
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			continue
+		}
 		data, err := os.ReadFile(src.path)
 		if err != nil {
 			return err
@@ -239,9 +291,9 @@ func writeOnce(name string, data []byte) error {
 	return os.Rename(tmp.Name(), name)
 }
 
+var errNoGo = errors.New("the go command is not installed (it is needed to build a charm's src/)")
+
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
 }
-
-var errNoGo = errors.New("the go command is not installed (it is needed to build a charm's src/)")

@@ -21,8 +21,9 @@ const maxUnpacked = 4 * MaxSize
 
 // Unpack checks that the archive at archivePath has the sha256 hash and
 // is at most MaxSize bytes, then extracts it into dir. Only regular files
-// and directories inside dir are written: absolute names, names with ..,
-// links and devices are refused, so an archive cannot write outside dir.
+// and directories inside dir, and symlinks that stay inside it, are
+// written: absolute names, names with .., links leading out, hard links
+// and devices are refused, so an archive cannot write outside dir.
 func Unpack(archivePath, hash, dir string) error {
 	f, err := os.Open(archivePath)
 	if err != nil {
@@ -100,8 +101,12 @@ func extract(data []byte, dir string) error {
 			if err := writeEntry(target, mode, tr); err != nil {
 				return err
 			}
+		case tar.TypeSymlink:
+			if err := extractLink(root, dir, name, h.Linkname); err != nil {
+				return err
+			}
 		default:
-			return fmt.Errorf("charm archive entry %q is a %s; only files and directories are allowed", h.Name, typeName(h.Typeflag))
+			return fmt.Errorf("charm archive entry %q is a %s; only files, directories and symlinks inside the charm are allowed", h.Name, typeName(h.Typeflag))
 		}
 	}
 }

@@ -15,6 +15,8 @@ type runEnv struct {
 	unit     string
 	machine  string
 	model    string
+	uuid     string
+	zone     string
 	princ    string
 	charmDir string
 	unitDir  string
@@ -49,6 +51,12 @@ func (r *runEnv) hookEnv(ev charmapi.Event, contextID string) []string {
 	env["JUJU_CHARM_DIR"] = r.charmDir
 	env["CHARM_DIR"] = r.charmDir
 	env["JUJU_HOOK_NAME"] = ev.Hook
+	// What ops needs to run at all: the event comes from the dispatch
+	// path, and a version below 2.7 (or none) turns features off.
+	env["JUJU_DISPATCH_PATH"] = "hooks/" + ev.Hook
+	env["JUJU_VERSION"] = JujuVersion
+	env["JUJU_MODEL_UUID"] = r.uuid
+	env["JUJU_AVAILABILITY_ZONE"] = r.zone
 	env[EnvContext] = contextID
 	env[EnvSocket] = r.socket
 	env[EnvToken] = r.token

@@ -26,10 +26,13 @@ const (
 
 // Options configure one Run.
 type Options struct {
-	// CharmDir holds hooks/<name>; hooks run in it, as in Juju.
+	// CharmDir is the unpacked charm: dispatch, hooks/<name>, ...
 	CharmDir string
 	// UnitDir is the unit's own directory, given to hooks as
-	// $FIXPOINT_UNIT_DIR.
+	// $FIXPOINT_UNIT_DIR. The unit's own copy of the charm is kept in
+	// it (UnitDir/charm): hooks run there, with it as CHARM_DIR, so that
+	// units of one service on one machine never share files the charm
+	// writes. Without a UnitDir hooks run in CharmDir itself.
 	UnitDir string
 	// ToolsBinary is the executable the hook tools are symlinks to (the
 	// fixpoint binary); default os.Executable().
@@ -50,8 +53,11 @@ type Options struct {
 	// Log receives hook output (debug), juju-log lines and skips.
 	Log hclog.Logger
 
-	// Model is JUJU_MODEL_NAME.
+	// Model is JUJU_MODEL_NAME; JUJU_MODEL_UUID is derived from it.
 	Model string
+	// AvailabilityZone is JUJU_AVAILABILITY_ZONE; empty where the machine
+	// names none.
+	AvailabilityZone string
 	// PrincipalUnit is JUJU_PRINCIPAL_UNIT: the principal a subordinate
 	// unit is attached to, empty for a principal.
 	PrincipalUnit string
@@ -152,20 +158,29 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 	}
 	defer srv.close()
 
+	charmDir := opts.CharmDir
+	if opts.UnitDir != "" {
+		if charmDir, err = deployCharm(opts.CharmDir, u.Charm, opts.UnitDir); err != nil {
+			return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+		}
+	}
+	sess.modelUUID = modelUUID(opts.Model)
 	env := &runEnv{
 		base:     append(hookrun.BaseEnv(), opts.Env...),
 		unit:     u.Unit,
 		machine:  u.Machine,
 		model:    opts.Model,
+		uuid:     sess.modelUUID,
+		zone:     opts.AvailabilityZone,
 		princ:    opts.PrincipalUnit,
-		charmDir: opts.CharmDir,
+		charmDir: charmDir,
 		unitDir:  opts.UnitDir,
 		toolsDir: toolsDir,
 		socket:   socket,
 		token:    token,
 	}
 	for i, ev := range u.Events {
-		path, ok, err := hookPath(opts.CharmDir, ev.Hook)
+		path, ok, err := hookPath(charmDir, ev.Hook)
 		if err != nil {
 			return nil, stats, err
 		}
@@ -176,7 +191,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		}
 		contextID := fmt.Sprintf("%s-%s-%d-%s", u.Unit, ev.Hook, i, token[:8])
 		sess.begin(contextID, ev)
-		h := &hookRun{path: path, dir: opts.CharmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput}
+		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput}
 		start := time.Now()
 		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		out, runErr := h.run(hookCtx)
@@ -234,12 +249,28 @@ func (o *Options) fill() error {
 	return nil
 }
 
-// hookPath is the hook's executable; ok is false when the charm has none.
+// DispatchFile is the executable at a charm's root that Juju (2.8 and
+// later) runs for every event instead of hooks/<event>, telling it the
+// event in JUJU_DISPATCH_PATH; charmcraft packs every ops charm that way.
+const DispatchFile = "dispatch"
+
+// hookPath is what runs for hook: the charm's dispatch where it has one,
+// else hooks/<hook>; ok is false when the charm has neither, and the
+// event is skipped, as in Juju (worker/uniter/runner's discoverHookScript
+// also looks for dispatch first).
 func hookPath(charmDir, hook string) (string, bool, error) {
 	if hook == "" || strings.ContainsAny(hook, `/\`) || hook == "." || hook == ".." {
 		return "", false, fmt.Errorf("legacy hooks: event names no valid hook: %q", hook)
 	}
-	path := filepath.Join(charmDir, "hooks", hook)
+	if path, ok, err := executable(filepath.Join(charmDir, DispatchFile), hook); ok || err != nil {
+		return path, ok, err
+	}
+	return executable(filepath.Join(charmDir, "hooks", hook), hook)
+}
+
+// executable checks that path is a file that can run; ok is false when
+// nothing is there.
+func executable(path, hook string) (string, bool, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

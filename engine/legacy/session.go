@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -38,6 +39,14 @@ type session struct {
 	portsSet   bool
 
 	cur *hookContext // the hook running now; nil between hooks
+
+	modelUUID string    // JUJU_MODEL_UUID, for relation-model-get
+	started   time.Time // when the call began: goal-state's "since"
+	// state is the unit's private map with this call's writes
+	// (application status and version live there: the result has no
+	// field of its own for them); stateSet says it was written.
+	state    map[string]string
+	stateSet bool
 }
 
 // ghost is a relation known only from an event.
@@ -61,13 +70,15 @@ func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, l
 		return nil, fmt.Errorf("copy universe: %w", err)
 	}
 	s := &session{
-		log:    log,
-		u:      &c,
-		rels:   map[string]*charmapi.Relation{},
-		ghosts: map[string]ghost{},
-		local:  map[string]map[string]string{},
-		app:    map[string]map[string]string{},
-		ports:  map[string]bool{},
+		log:     log,
+		u:       &c,
+		rels:    map[string]*charmapi.Relation{},
+		ghosts:  map[string]ghost{},
+		local:   map[string]map[string]string{},
+		app:     map[string]map[string]string{},
+		ports:   map[string]bool{},
+		started: time.Now().UTC(),
+		state:   c.State,
 	}
 	for i := range c.Relations {
 		r := &c.Relations[i]
@@ -199,6 +210,9 @@ func (s *session) result() *charmapi.Result {
 	}
 	if s.portsSet {
 		res.Ports = sortPorts(s.ports)
+	}
+	if s.stateSet {
+		res.State = maps.Clone(s.state)
 	}
 	return res
 }

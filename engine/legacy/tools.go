@@ -12,7 +12,10 @@ import (
 // the session locked.
 type tool struct {
 	flags []flagDef
-	run   func(s *session, c *call) (any, error)
+	// acceptAll takes any arguments as positional, for the tools that
+	// only say they are unsupported.
+	acceptAll bool
+	run       func(s *session, c *call) (any, error)
 }
 
 // call is one tool invocation in a hook context.
@@ -27,21 +30,31 @@ type noOutput struct{}
 
 // tools are the Juju hook tools the adapter serves.
 var tools = map[string]tool{
-	"relation-get":  {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationGet},
-	"relation-set":  {flags: []flagDef{relationFlag, appFlag, {name: "file"}, formatFlag}, run: relationSet},
-	"relation-ids":  {flags: []flagDef{formatFlag}, run: relationIDs},
-	"relation-list": {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationList},
-	"config-get":    {flags: []flagDef{{name: "all", aliases: []string{"a"}, isBool: true}, formatFlag}, run: configGet},
-	"unit-get":      {flags: []flagDef{formatFlag}, run: unitGet},
-	"is-leader":     {flags: []flagDef{formatFlag}, run: isLeader},
-	"leader-get":    {flags: []flagDef{formatFlag}, run: leaderGet},
-	"leader-set":    {run: leaderSet},
-	"status-set":    {flags: []flagDef{{name: "application", isBool: true}}, run: statusSet},
-	"status-get":    {flags: []flagDef{{name: "include-data", isBool: true}, {name: "application", isBool: true}, formatFlag}, run: statusGet},
-	"juju-log":      {flags: []flagDef{{name: "debug", isBool: true}, {name: "log-level", aliases: []string{"l"}}, formatFlag}, run: jujuLog},
-	"open-port":     {flags: []flagDef{endpointsFlag}, run: openPort},
-	"close-port":    {flags: []flagDef{endpointsFlag}, run: closePort},
-	"opened-ports":  {flags: []flagDef{endpointsFlag, formatFlag}, run: openedPorts},
+	"relation-get":            {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationGet},
+	"relation-set":            {flags: []flagDef{relationFlag, appFlag, {name: "file"}, formatFlag}, run: relationSet},
+	"relation-ids":            {flags: []flagDef{formatFlag}, run: relationIDs},
+	"relation-list":           {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationList},
+	"config-get":              {flags: []flagDef{{name: "all", aliases: []string{"a"}, isBool: true}, formatFlag}, run: configGet},
+	"unit-get":                {flags: []flagDef{formatFlag}, run: unitGet},
+	"is-leader":               {flags: []flagDef{formatFlag}, run: isLeader},
+	"leader-get":              {flags: []flagDef{formatFlag}, run: leaderGet},
+	"leader-set":              {run: leaderSet},
+	"status-set":              {flags: []flagDef{{name: "application", isBool: true}}, run: statusSet},
+	"application-version-set": {run: applicationVersionSet},
+	"network-get":             {flags: networkGetFlags, run: networkGet},
+	"goal-state":              {flags: []flagDef{formatFlag}, run: goalStateTool},
+	"relation-model-get":      {flags: []flagDef{relationFlag, formatFlag}, run: relationModelGet},
+	"status-get":              {flags: []flagDef{{name: "include-data", isBool: true}, {name: "application", isBool: true}, formatFlag}, run: statusGet},
+	"juju-log":                {flags: []flagDef{{name: "debug", isBool: true}, {name: "log-level", aliases: []string{"l"}}, formatFlag}, run: jujuLog},
+	"open-port":               {flags: []flagDef{endpointsFlag}, run: openPort},
+	"close-port":              {flags: []flagDef{endpointsFlag}, run: closePort},
+	"opened-ports":            {flags: []flagDef{{name: "endpoints", isBool: true}, formatFlag}, run: openedPorts},
+}
+
+func init() {
+	for name := range unsupported {
+		tools[name] = unsupportedTool(name)
+	}
 }
 
 // IsTool reports whether name is a hook tool the fixpoint binary serves
@@ -73,6 +86,9 @@ func (s *session) call(req *request) response {
 		return failure(exitFailed, fmt.Errorf("unknown hook tool %q", req.Tool))
 	}
 	f, err := parseFlags(req.Args, t.flags)
+	if t.acceptAll {
+		f, err = &flags{values: map[string]string{}, args: req.Args}, nil
+	}
 	if err == nil && hasFlag(t.flags, "format") {
 		err = checkFormat(f)
 	}

@@ -32,11 +32,15 @@ func closePort(s *session, c *call) (any, error) {
 	return noOutput{}, nil
 }
 
-// openedPorts is `opened-ports`: the unit's open ports with this
-// reconcile's changes.
+// openedPorts is `opened-ports [--endpoints]`: the unit's open ports with
+// this reconcile's changes; --endpoints is a flag, as in Juju, that adds
+// the endpoints each port applies to.
 func openedPorts(s *session, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
+	}
+	if c.f.bool("endpoints") {
+		return portsWithEndpoints(sortPorts(s.ports)), nil
 	}
 	return sortPorts(s.ports), nil
 }

@@ -92,7 +92,7 @@ func TestToolOutputs(t *testing.T) {
 		{name: "relation-set duplicate key", e: changed, tool: "relation-set", args: []string{"a=1", "a=2"}, code: 2,
 			stderr: "ERROR key \"a\" specified more than once\n"},
 		{name: "relation-set to a relation that is gone is dropped", e: ev("old-relation-departed", "old:9", "logs/0", "logs", "logs/0"), tool: "relation-set", args: []string{"a=1"}},
-		{name: "unknown tool", e: install, tool: "action-get", code: 1, stderr: "ERROR unknown hook tool \"action-get\"\n"},
+		{name: "unknown tool", e: install, tool: "no-such-tool", code: 1, stderr: "ERROR unknown hook tool \"no-such-tool\"\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -151,9 +152,15 @@ func statusSet(s *session, c *call) (any, error) {
 		if !s.u.Leader {
 			return nil, fmt.Errorf("this unit is not the leader")
 		}
-		// The result has no application status yet; status-get
-		// --application reads it back within this reconcile.
+		// The result has no application status: it is kept in the
+		// unit's private state, where status-get --application reads
+		// it back in this call and later ones.
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, err
+		}
 		s.appStatus = st
+		s.setState(StateAppStatus, string(b))
 		return noOutput{}, nil
 	}
 	s.status, s.statusSet = st, true
@@ -170,7 +177,7 @@ func statusGet(s *session, c *call) (any, error) {
 		if !s.u.Leader {
 			return nil, fmt.Errorf("finding application status: this unit is not the leader")
 		}
-		st = s.appStatus
+		st = s.applicationStatus()
 	}
 	if st == nil {
 		st = &charmapi.Status{State: "unknown"}

@@ -1,0 +1,110 @@
+package schemas
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"cuelang.org/go/cue/ast"
+)
+
+// ActionsFile declares a Juju charm's actions, beside metadata.yaml.
+const ActionsFile = "actions.yaml"
+
+// jujuFeatures maps the metadata fields of Juju features fixpoint has no
+// counterpart for to how the feature is named in warnings.
+var jujuFeatures = []struct{ field, feature string }{
+	{"actions", "actions"},
+	{"storage", "storage"},
+	{"resources", "resources"},
+	{"containers", "workload containers"},
+	{"devices", "devices"},
+	{"payloads", "payloads"},
+}
+
+// JujuFeatures lists, as warnings at their file:line, the Juju features an
+// old charm in dir declares that fixpoint has no counterpart for: actions
+// (actions.yaml or charmcraft.yaml's actions), storage, resources,
+// workload containers, devices, payloads, and config options of type
+// secret. Such a charm loads and runs, but the hook tools of those
+// features fail, naming the feature; `fixpoint vet` prints these so that
+// nobody learns it from a failed hook. A charm.cue charm has none.
+func JujuFeatures(dir string) ([]Problem, error) {
+	dir = absPath(dir)
+	name := filepath.Join(dir, MetadataFile)
+	if !exists(name) {
+		name = filepath.Join(dir, CharmcraftFile)
+	}
+	if exists(filepath.Join(dir, CharmFile)) || !exists(name) {
+		return nil, nil
+	}
+	var out []Problem
+	warn := func(file string, line int, path, msg string) {
+		out = append(out, Problem{File: rel(file), Line: line, Path: path, Msg: msg})
+	}
+	files := []string{name}
+	if cfg := filepath.Join(dir, ConfigFile); name != filepath.Join(dir, CharmcraftFile) && exists(cfg) {
+		files = append(files, cfg)
+	}
+	for _, file := range files {
+		f, err := extractYAML(file)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			field, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			label := labelName(field)
+			for _, jf := range jujuFeatures {
+				if label == jf.field {
+					warn(file, field.Pos().Line(), label, fmt.Sprintf("the charm declares %s, which fixpoint has no counterpart for: it runs, but the hook tools of %s fail, naming the feature", jf.feature, jf.feature))
+				}
+			}
+			if label == "config" || label == "options" {
+				secretOptions(field, func(opt string, line int) {
+					warn(file, line, label+"."+opt, "option of type secret: fixpoint has no Juju secrets, so the value is passed to the charm as a plain string and secret-get fails")
+				})
+			}
+		}
+	}
+	if actions := filepath.Join(dir, ActionsFile); exists(actions) {
+		warn(actions, 0, "", "the charm declares actions, which fixpoint has no counterpart for: it runs, but the hook tools of actions fail, naming the feature")
+	}
+	return out, nil
+}
+
+// secretOptions calls fn for each option of type secret under field, which
+// is config.yaml's "options" or charmcraft.yaml's "config" (holding
+// "options").
+func secretOptions(field *ast.Field, fn func(opt string, line int)) {
+	s, ok := field.Value.(*ast.StructLit)
+	if !ok {
+		return
+	}
+	if labelName(field) == "config" {
+		for _, d := range s.Elts {
+			if f, ok := d.(*ast.Field); ok && labelName(f) == "options" {
+				secretOptions(f, fn)
+			}
+		}
+		return
+	}
+	for _, d := range s.Elts {
+		opt, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		body, ok := opt.Value.(*ast.StructLit)
+		if !ok {
+			continue
+		}
+		for _, e := range body.Elts {
+			if f, ok := e.(*ast.Field); ok && labelName(f) == "type" {
+				if lit, ok := f.Value.(*ast.BasicLit); ok && (lit.Value == `"secret"` || lit.Value == "secret") {
+					fn(labelName(opt), opt.Pos().Line())
+				}
+			}
+		}
+	}
+}
