@@ -188,7 +188,6 @@ func (s *State) killUnit(index uint64, u *Unit) {
 	u.Life, u.Index = Dying, index
 }
 
-
 // Error kinds.
 const (
 	ErrHook     = "hook"
