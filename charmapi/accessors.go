@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/fixpoint/fixpoint/charmapi/internal/unitdir"
 )
 
 // This file holds read accessors over the universe. They never fail and
@@ -105,15 +103,15 @@ func (u *Universe) HasEvent(hook string) bool {
 	return false
 }
 
-// File returns where the unit keeps the file name: in its own directory.
-// A hook process runs in that directory, so there File returns name
-// unchanged; when charmtest calls a reconcile function in-process it gives
-// every unit a directory of its own, and File resolves name there. Use it
+// File returns where the unit keeps the file name: in its own directory,
+// u.Dir. A hook process runs in that directory and has no Dir, so there
+// File returns name unchanged; when the simulator calls a reconcile
+// function in-process it sets Dir to a directory of the unit's own. Use it
 // for every file a hook writes, so that tests of many units do not share
-// one file. Call it on the universe the hook was given, not on a copy.
+// one file.
 func (u *Universe) File(name string) string {
-	if dir := unitdir.Get(u); dir != "" && !filepath.IsAbs(name) {
-		return filepath.Join(dir, name)
+	if u.Dir != "" && !filepath.IsAbs(name) {
+		return filepath.Join(u.Dir, name)
 	}
 	return name
 }

@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/fixpoint/fixpoint/charmapi/internal/unitdir"
 )
 
 func TestUnitOrder(t *testing.T) {
@@ -69,8 +67,7 @@ func TestFileUsesTheUnitDirectory(t *testing.T) {
 		t.Errorf("without a directory: %q", got)
 	}
 	dir := t.TempDir()
-	unitdir.Set(u, dir)
-	defer unitdir.Clear(u)
+	u.Dir = dir
 	if got := u.File("web.conf"); got != filepath.Join(dir, "web.conf") {
 		t.Errorf("with a directory: %q", got)
 	}
@@ -78,8 +75,11 @@ func TestFileUsesTheUnitDirectory(t *testing.T) {
 		t.Errorf("absolute: %q", got)
 	}
 	cp := *u
-	if got := cp.File("web.conf"); got != "web.conf" {
-		t.Errorf("a copy should not have the directory: %q", got)
+	if got := cp.File("web.conf"); got != filepath.Join(dir, "web.conf") {
+		t.Errorf("a copy keeps the directory: %q", got)
+	}
+	if b, _ := json.Marshal(u); strings.Contains(string(b), dir) {
+		t.Errorf("the directory must not reach the universe's JSON: %s", b)
 	}
 }
 

@@ -29,6 +29,11 @@ type Universe struct {
 	Events []Event `json:"events"`
 	// Attempt counts tries of this same universe, from 1.
 	Attempt int `json:"attempt"`
+	// Dir is the unit's own directory when its hook is called in-process
+	// (the simulator gives every unit one), where File resolves names. It
+	// is empty in a hook process, which runs in that directory, and is
+	// not part of the universe's JSON.
+	Dir string `json:"-"`
 }
 
 // Relation is one relation as the unit sees it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -31,16 +32,12 @@ func (c *Controller) Explain(unit string) (*Explanation, error) {
 	err := c.store.View(func(st *model.State) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.refreshLocked(st)
-		if c.dirty[unit] != clean {
-			c.rebuild(st, unit)
-		}
-		v, ok := c.views[unit]
+		v := c.currentView(st, unit)
 		u := st.Units[unit]
-		if !ok || u == nil {
+		if v == nil || u == nil {
 			return fmt.Errorf("unit %s does not exist", unit)
 		}
-		uni := c.dress(st, u, v)
+		uni := schedule.RunUniverse(st, u, v.uni, v.hash, v.seen)
 		status := c.statusLocked(st).Units[unit]
 		e := &Explanation{Unit: unit, Phase: status.Phase, Stale: v.hash != u.Reconciled, Reconciled: u.Reconciled, Current: v.hash, Events: uni.Events, Error: u.Error}
 		switch last := c.last[unit]; {

@@ -58,7 +58,7 @@ type History struct {
 	mu      sync.Mutex
 	seq     uint64
 	units   map[string][]Run
-	changed chan struct{}
+	changed broadcast
 	observe []func(Run)
 }
 
@@ -67,7 +67,7 @@ func NewHistory(max int) *History {
 	if max <= 0 {
 		max = DefaultHistory
 	}
-	return &History{max: max, units: map[string][]Run{}, changed: make(chan struct{})}
+	return &History{max: max, units: map[string][]Run{}, changed: newBroadcast()}
 }
 
 // History returns the controller's record of recent hook runs.
@@ -97,8 +97,7 @@ func (h *History) Add(runs ...Run) {
 		h.units[runs[i].Unit] = list
 	}
 	observe := h.observe
-	close(h.changed)
-	h.changed = make(chan struct{})
+	h.changed.notify()
 	h.mu.Unlock()
 	for _, r := range runs {
 		for _, fn := range observe {
@@ -141,7 +140,7 @@ func (h *History) Runs(filter string, after uint64) ([]Run, uint64) {
 func (h *History) Wait(ctx context.Context, filter string, after uint64) ([]Run, uint64) {
 	for {
 		h.mu.Lock()
-		ch := h.changed
+		ch := h.changed.wait()
 		h.mu.Unlock()
 		runs, seq := h.Runs(filter, after)
 		if len(runs) > 0 {

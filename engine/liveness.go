@@ -82,13 +82,18 @@ func (c *Controller) Running(machine string, units []string) {
 		running[u] = true
 	}
 	cutoff := c.opts.Now().Add(-claimGrace)
+	dropped := false
 	for name, cl := range c.claims {
 		if cl.machine == machine && !running[name] && cl.at.Before(cutoff) {
 			delete(c.claims, name)
+			dropped = true
 		}
 	}
-	close(c.changed)
-	c.changed = make(chan struct{})
+	// A heartbeat that changes nothing wakes nobody: only a dropped claim
+	// can let a wave, or a unit's phase, move.
+	if dropped {
+		c.changed.notify()
+	}
 }
 
 // claimGrace is how long a fresh claim is safe from Running: the work may

@@ -133,11 +133,11 @@ func run(u *charmapi.Universe) []byte {
 	return out
 }
 
-// schedule drives a controller to the fixed point under a random
+// driveRandom drives a controller to the fixed point under a random
 // schedule: each round runs a random subset of the claimed units, in a
 // random order, reporting in random batches — some results computed from
 // universes that went stale meanwhile — and gives the rest back.
-func schedule(t *testing.T, s *memStore, rng *rand.Rand) (rounds, runs int) {
+func driveRandom(t *testing.T, s *memStore, rng *rand.Rand) (rounds, runs int) {
 	t.Helper()
 	ctl := NewController(s, Options{Window: 1})
 	ctx := context.Background()
@@ -215,7 +215,7 @@ func TestEveryScheduleReachesTheSameFixedPoint(t *testing.T) {
 		s := newMemStore()
 		generated(t, s, 4, 3)
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
-		rounds, runs := schedule(t, s, rng)
+		rounds, runs := driveRandom(t, s, rng)
 		got := settings(s)
 		if want == "" {
 			want = got

@@ -121,7 +121,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		case u.Error != nil:
 			us.Phase = Pending
 			us.Reason = "resolved: retrying"
-		case v == nil || c.dirty[name] == moved || v.hash != u.Reconciled:
+		case v == nil || c.outdated[name] == viewHashUnknown || v.hash != u.Reconciled:
 			us.Phase = Pending
 			switch {
 			case u.Machine == "":

@@ -102,7 +102,7 @@ config: options: {
 	ratio: {type: "float", default: "high"}
 }
 `}, []string{
-			`charm.cue:3:15: config.options.port.type: option type must be "string", "int", "float" or "boolean"`,
+			`charm.cue:3:15: config.options.port.type: option type must be "string", "int", "float", "boolean" or "secret"`,
 			`charm.cue:4:34: config.options.ratio.default: default must be a number, as the option's type is "float"`,
 		}},
 		{"bad endpoint", map[string]string{"charm.cue": `name: "db"

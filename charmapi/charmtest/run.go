@@ -1,32 +1,22 @@
 package charmtest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/sim"
 )
 
 // Result is a hook's result, decoded and checked against its universe as
 // the engine checks it, with assertions that report key by key.
 type Result struct {
-	// Result is the decoded result.
-	*charmapi.Result
-	// Output is what the hook printed, byte for byte.
-	Output []byte
-	// Dir is the unit directory the hook ran in, where it keeps its
-	// files.
-	Dir string
-
+	*sim.Outcome
 	t testing.TB
 }
 
@@ -35,39 +25,11 @@ type Result struct {
 // the hook failed (exit status, panic, returned error, timeout) or its
 // result breaks the contract (*engine.ResultError names the field).
 func Try(ctx context.Context, h Hook, u *charmapi.Universe, dir string) (*Result, error) {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	c, err := newCall(u, dir)
+	o, err := sim.Try(ctx, h, u, dir)
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.run(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := engine.DecodeResult(u, out); err != nil {
-		return nil, err
-	}
-	res, err := decodeResult(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Result: res, Output: out, Dir: dir}, nil
-}
-
-func decodeResult(out []byte) (*charmapi.Result, error) {
-	out = bytes.TrimSpace(out)
-	if len(out) == 0 {
-		out = []byte("{}")
-	}
-	var res charmapi.Result
-	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return &Result{Outcome: o}, nil
 }
 
 // Run runs h on u in a fresh unit directory and returns the result; a
@@ -86,9 +48,9 @@ func Run(t testing.TB, h Hook, u *charmapi.Universe) *Result {
 	if err != nil {
 		t.Fatalf("%s on %s: the first run succeeded, a second run on the same universe failed: %v", h, u.Unit, err)
 	}
-	if d := diffFlat(flatResult(res.Result), flatResult(again.Result)); len(d) > 0 {
+	if d := sim.ResultChanges(res.Result, again.Result); len(d) > 0 {
 		t.Fatalf("%s is not a function of its universe: two runs of %s on the same universe returned different results:\n%s\n%s",
-			h, u.Unit, indent(changeLines(d)), nondeterminismHint)
+			h, u.Unit, sim.FormatChanges(d), sim.NondeterminismHint)
 	}
 	res.t = t
 	return res
@@ -222,7 +184,9 @@ func expectBag(t testing.TB, field string, got, want map[string]string) {
 		return
 	}
 	var lines []string
-	for _, k := range slices.Sorted(maps.Keys(merge(got, want))) {
+	keys := maps.Clone(got)
+	maps.Copy(keys, want)
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		g, gok := got[k]
 		w, wok := want[k]
 		switch {
@@ -237,13 +201,4 @@ func expectBag(t testing.TB, field string, got, want map[string]string) {
 	if len(lines) > 0 {
 		t.Errorf("%s differs:\n%s", field, strings.Join(lines, "\n"))
 	}
-}
-
-func merge(a, b map[string]string) map[string]string {
-	m := maps.Clone(a)
-	if m == nil {
-		m = map[string]string{}
-	}
-	maps.Copy(m, b)
-	return m
 }

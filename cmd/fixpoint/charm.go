@@ -19,8 +19,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fixpoint/fixpoint/charmapi/charmtest"
 	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/engine/sim"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/schemas"
 )
@@ -409,7 +409,7 @@ same hash. Archives and builds are cached in the user's cache directory.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			p, err := charm.Pack(dir, charmtest.CacheDir())
+			p, err := charm.Pack(dir, sim.CacheDir())
 			if err != nil {
 				return exitf(exitFailed, "%s", packError(err))
 			}
@@ -564,11 +564,11 @@ universe; 5 schedules converged to different fixed points.`,
   fixpoint charm test -f env.cue --seed 7 --schedule 12    # replay one, with its trace`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			var env *charmtest.Env
+			var env *sim.Env
 			var err error
 			switch {
 			case len(files) > 0:
-				env, err = charmtest.LoadEnv(files...)
+				env, err = sim.LoadEnv(files...)
 				if err != nil {
 					return exitf(exitFailed, "%s", packError(err))
 				}
@@ -576,7 +576,7 @@ universe; 5 schedules converged to different fixed points.`,
 					return err
 				}
 			case len(args) > 0:
-				env, err = charmtest.ForCharms(units, args...)
+				env, err = sim.ForCharms(units, args...)
 				if err != nil {
 					return exitf(exitFailed, "%s", packError(err))
 				}
@@ -584,7 +584,7 @@ universe; 5 schedules converged to different fixed points.`,
 			default:
 				return exitf(exitFailed, "charm test: name charm directories, or an environment with -f ENV.cue")
 			}
-			opts := charmtest.SimOptions{Schedules: schedules, Seed: seed, Machines: machines, HookTimeout: hookTimeout, Trace: trace}
+			opts := sim.Options{Schedules: schedules, Seed: seed, Machines: machines, HookTimeout: hookTimeout, Trace: trace}
 			if cmd.Flags().Changed("schedule") {
 				opts.From, opts.Schedules, opts.Trace = schedule, 1, true
 			}
@@ -635,7 +635,7 @@ universe; 5 schedules converged to different fixed points.`,
 }
 
 // checkDeployed makes sure every charm directory named is used by env.
-func checkDeployed(env *charmtest.Env, dirs []string) error {
+func checkDeployed(env *sim.Env, dirs []string) error {
 	used := map[string]bool{}
 	for _, s := range env.Services() {
 		used[env.CharmDir(s)] = true

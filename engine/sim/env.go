@@ -1,4 +1,4 @@
-package charmtest
+package sim
 
 import (
 	"errors"
@@ -20,12 +20,12 @@ import (
 // one with NewEnv and Deploy/Relate, or load an environment file with
 // LoadEnv; register Go reconcile functions with Hook.
 //
-//	env := charmtest.NewEnv("shop")
+//	env := sim.NewEnv("shop")
 //	env.Deploy("db", "../../db").Units(2)
 //	env.Deploy("web", "..").Units(2).Config("port", 8080)
 //	env.Relate("web:db", "db:db")
-//	env.Hook("web", charmtest.Func(reconcile))
-//	report := env.Simulate(t.Context(), charmtest.SimOptions{Schedules: 50})
+//	env.Hook("web", sim.Func(reconcile))
+//	report := env.Simulate(t.Context(), sim.Options{Schedules: 50})
 //
 // A service whose hook is not registered runs its charm's own hook, packed
 // and unpacked as fixpoint does it, as a real process.
@@ -89,7 +89,7 @@ func (s *Service) Units(n int) *Service { s.units = n; return s }
 func (s *Service) Config(name string, value any) *Service { s.config[name] = value; return s }
 
 // Placement pins the service's units to machines, round robin; the
-// machines must be among SimOptions.Machines to be registered.
+// machines must be among Options.Machines to be registered.
 func (s *Service) Placement(machines ...string) *Service { s.placement = machines; return s }
 
 // Relate relates two endpoints, "service:endpoint" or just "service"

@@ -1,4 +1,4 @@
-package charmtest
+package sim
 
 import (
 	"errors"
@@ -70,7 +70,7 @@ func serverClient(servers, clients int) *Env {
 }
 
 func TestSimulateConverges(t *testing.T) {
-	rep := Converges(t, serverClient(2, 3), SimOptions{Schedules: 30, Seed: 7})
+	rep := converges(t, serverClient(2, 3), Options{Schedules: 30, Seed: 7})
 	if len(rep.Schedules) != 30 || len(rep.FixedPoints) != 1 {
 		t.Fatalf("report: %s", rep)
 	}
@@ -100,7 +100,7 @@ func TestSimulateConverges(t *testing.T) {
 }
 
 func TestSimulateIsDeterministic(t *testing.T) {
-	opts := SimOptions{Schedules: 12, Seed: 42, Trace: true}
+	opts := Options{Schedules: 12, Seed: 42, Trace: true}
 	a, err := serverClient(2, 2).Simulate(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestSimulateIsDeterministic(t *testing.T) {
 		t.Error("another seed gave the very same schedules")
 	}
 	// Replaying one schedule alone gives that schedule again.
-	one, err := serverClient(2, 2).Simulate(t.Context(), SimOptions{Schedules: 1, From: 5, Seed: 42, Trace: true})
+	one, err := serverClient(2, 2).Simulate(t.Context(), Options{Schedules: 1, From: 5, Seed: 42, Trace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestSimulateFindsTheCycle(t *testing.T) {
 	env.DeployMeta("b", flipB)
 	env.Relate("a", "b")
 	env.Hook("flip-a", Func(notY)).Hook("flip-b", Func(copyX)) // by charm name
-	rep, err := env.Simulate(t.Context(), SimOptions{Schedules: 8, Seed: 1})
+	rep, err := env.Simulate(t.Context(), Options{Schedules: 8, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestSimulateFindsTheCycle(t *testing.T) {
 	}
 	out := rep.String()
 	for _, want := range []string{"did not converge", "cycle: the settings after step", "keys that keep changing, and who writes them:",
-		"a/0 relations.flip:0.local.x (written by a/0", "replay it with the whole trace: SimOptions{Seed: 1, From: 0, Schedules: 1, Trace: true}", "FAIL"} {
+		"a/0 relations.flip:0.local.x (written by a/0", "replay it with the whole trace: Options{Seed: 1, From: 0, Schedules: 1, Trace: true}", "FAIL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -213,7 +213,7 @@ func TestSimulateFindsNondeterminism(t *testing.T) {
 	env := NewEnv("counter")
 	env.DeployMeta("server", serverMeta).Units(2)
 	env.Hook("server", Func(counter))
-	rep, err := env.Simulate(t.Context(), SimOptions{Schedules: 3, Seed: 1})
+	rep, err := env.Simulate(t.Context(), Options{Schedules: 3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestSimulateFindsDifferentFixedPoints(t *testing.T) {
 	env := NewEnv("sticky")
 	env.DeployMeta("server", serverMeta).Units(4)
 	env.Hook("server", Func(sticky))
-	rep, err := env.Simulate(t.Context(), SimOptions{Schedules: 30, Seed: 3})
+	rep, err := env.Simulate(t.Context(), Options{Schedules: 30, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestSimulateHookErrors(t *testing.T) {
 			env.DeployMeta("client", clientMeta).Units(2)
 			env.Relate("client", "server")
 			env.Hook("server", Func(server)).Hook("client", Func(c.fn))
-			rep, err := env.Simulate(t.Context(), SimOptions{Schedules: 3})
+			rep, err := env.Simulate(t.Context(), Options{Schedules: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -324,18 +324,18 @@ func TestSimulateHookErrors(t *testing.T) {
 func TestSimulateSetupErrors(t *testing.T) {
 	env := NewEnv("x")
 	env.DeployMeta("server", serverMeta)
-	if _, err := env.Simulate(t.Context(), SimOptions{}); err == nil || !strings.Contains(err.Error(), `register one with env.Hook("server"`) {
+	if _, err := env.Simulate(t.Context(), Options{}); err == nil || !strings.Contains(err.Error(), `register one with env.Hook("server"`) {
 		t.Errorf("no hook: %v", err)
 	}
 	env = NewEnv("x")
 	env.Deploy("server", t.TempDir())
-	if _, err := env.Simulate(t.Context(), SimOptions{}); err == nil || !strings.Contains(err.Error(), "service server") {
+	if _, err := env.Simulate(t.Context(), Options{}); err == nil || !strings.Contains(err.Error(), "service server") {
 		t.Errorf("no charm.cue: %v", err)
 	}
 	env = NewEnv("x")
 	env.DeployMeta("server", serverMeta).Config("port", "eighty")
 	env.Hook("server", Func(server))
-	if _, err := env.Simulate(t.Context(), SimOptions{}); err == nil || !strings.Contains(err.Error(), `option "port"`) {
+	if _, err := env.Simulate(t.Context(), Options{}); err == nil || !strings.Contains(err.Error(), `option "port"`) {
 		t.Errorf("bad config: %v", err)
 	}
 	env = NewEnv("x")
@@ -343,7 +343,7 @@ func TestSimulateSetupErrors(t *testing.T) {
 	env.DeployMeta("client", clientMeta)
 	env.Relate("client:nope", "server")
 	env.Hook("server", Func(server)).Hook("client", Func(client))
-	if _, err := env.Simulate(t.Context(), SimOptions{}); err == nil || !strings.Contains(err.Error(), `no endpoint "nope"`) {
+	if _, err := env.Simulate(t.Context(), Options{}); err == nil || !strings.Contains(err.Error(), `no endpoint "nope"`) {
 		t.Errorf("bad relation: %v", err)
 	}
 }
@@ -366,7 +366,7 @@ func TestSimulateMachinesAndFiles(t *testing.T) {
 	env := NewEnv("files")
 	env.DeployMeta("server", serverMeta).Units(3)
 	env.Hook("server", Func(files))
-	rep := Converges(t, env, SimOptions{Schedules: 4, Machines: 3})
+	rep := converges(t, env, Options{Schedules: 4, Machines: 3})
 	final := rep.FixedPoints[0].Settings
 	for i := range 3 {
 		unit := fmt.Sprintf("server/%d", i)
@@ -380,4 +380,19 @@ func TestSimulateMachinesAndFiles(t *testing.T) {
 	if _, err := os.Stat("unit.txt"); err == nil {
 		t.Error("a unit wrote into the test's working directory")
 	}
+}
+
+// converges simulates env and fails the test unless every schedule
+// reaches the same fixed point (charmtest.Converges, without the import
+// cycle).
+func converges(t *testing.T, env *Env, opts Options) *Report {
+	t.Helper()
+	rep, err := env.Simulate(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("simulate: %v", err)
+	}
+	if !rep.OK() {
+		t.Fatalf("%s", rep)
+	}
+	return rep
 }

@@ -1,4 +1,4 @@
-package charmtest
+package sim
 
 import (
 	"crypto/sha256"
@@ -57,7 +57,7 @@ type Schedule struct {
 	// Churn lists, when there is no cycle, the keys that changed over
 	// the last steps: they take new values forever (a timestamp?).
 	Churn []Key
-	// Trace is every step, with SimOptions.Trace.
+	// Trace is every step, with Options.Trace.
 	Trace []Step
 
 	state *model.State
@@ -224,8 +224,6 @@ func (r *Report) summarize() {
 	})
 }
 
-const nondeterminismHint = "a reconcile hook must return the same result for the same universe: no timestamps, random values, counters or map order in what it writes (sort what it lists, derive secrets from config or keep them in the unit's state)"
-
 // String is the report for a person: what converged, how fast, and what
 // did not, with the cycle and the keys involved.
 func (r *Report) String() string {
@@ -307,7 +305,7 @@ func (r *Report) String() string {
 			b.WriteString(indent(indent(changeLines(n.Diff))))
 			b.WriteString("\n")
 		}
-		b.WriteString("  " + nondeterminismHint + "\n")
+		b.WriteString("  " + NondeterminismHint + "\n")
 	}
 	for _, s := range r.Schedules {
 		if len(s.Trace) == 0 {
@@ -372,7 +370,7 @@ func (r *Report) writeFailure(b *strings.Builder, s *Schedule) {
 	replay := r.Replay
 	if replay == nil {
 		replay = func(seed uint64, i int) string {
-			return fmt.Sprintf("SimOptions{Seed: %d, From: %d, Schedules: 1, Trace: true}", seed, i)
+			return fmt.Sprintf("Options{Seed: %d, From: %d, Schedules: 1, Trace: true}", seed, i)
 		}
 	}
 	fmt.Fprintf(b, "  replay it with the whole trace: %s\n", replay(r.Seed, s.Index))
@@ -560,4 +558,13 @@ func digestFlat(m map[string]string) string {
 		fmt.Fprintf(h, "%q=%q\n", k, m[k])
 	}
 	return hex.EncodeToString(h.Sum(nil)[:6])
+}
+
+func merge(a, b map[string]string) map[string]string {
+	m := maps.Clone(a)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, b)
+	return m
 }

@@ -1,4 +1,4 @@
-package charmtest
+package sim
 
 import (
 	"context"
@@ -9,11 +9,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/charmapi/internal/unitdir"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
@@ -77,10 +75,7 @@ func (h funcHook) run(_ context.Context, c *call) (out []byte, err error) {
 	if err := json.Unmarshal(c.input, &u); err != nil {
 		return nil, fmt.Errorf("decode universe: %w", err)
 	}
-	if c.dir != "" {
-		unitdir.Set(&u, c.dir)
-		defer unitdir.Clear(&u)
-	}
+	u.Dir = c.dir
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reconcile panicked: %v\n%s", r, debug.Stack())
@@ -160,7 +155,7 @@ func (h legacyHook) run(ctx context.Context, c *call) ([]byte, error) {
 	return json.Marshal(res)
 }
 
-// CacheDir is where charmtest keeps packed charms and Go hook builds:
+// CacheDir is where the simulator keeps packed charms and Go hook builds:
 // the same cache `fixpoint plan` and `apply` use, keyed by content, so a
 // charm is built once across test runs.
 func CacheDir() string {
@@ -214,19 +209,6 @@ func unpackedHook(p *charm.Packed, workDir, toolsBinary string) (Hook, error) {
 		return legacyHook{dir: dir, tools: toolsBinary}, nil
 	}
 	return execHook{path: filepath.Join(dir, charm.ReconcileHook), charmDir: dir}, nil
-}
-
-// Charm packs the charm directory dir (building its Go sources, as
-// `fixpoint charm pack` does), unpacks it into a temporary directory that
-// is removed when the test ends, and returns its hook. Old-hook charms
-// need the fixpoint binary for their hook tools: set $FIXPOINT_BINARY.
-func Charm(t testing.TB, dir string) Hook {
-	t.Helper()
-	h, _, err := OpenCharm(dir, t.TempDir(), os.Getenv("FIXPOINT_BINARY"))
-	if err != nil {
-		t.Fatalf("charm %s: %v", dir, err)
-	}
-	return h
 }
 
 // firstLine is s up to its first newline, for one-line summaries.

@@ -1,4 +1,4 @@
-package charmtest
+package sim
 
 import (
 	"context"
@@ -16,17 +16,16 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
-	"github.com/fixpoint/fixpoint/engine/events"
+	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// SimOptions tune Simulate; zero values take the defaults.
-type SimOptions struct {
+// Options tune Simulate; zero values take the defaults.
+type Options struct {
 	// Schedules is how many schedules to run (default 20). Schedule 0
 	// runs every stale unit in lockstep rounds, schedule 1 one unit at a
 	// time; the others pick random subsets, orders, batches and delays.
@@ -66,7 +65,7 @@ const (
 
 // sim is one Simulate call: what every schedule shares.
 type sim struct {
-	opts    SimOptions
+	opts    Options
 	env     string
 	deploy  []byte          // the deploy command, JSON
 	hooks   map[string]Hook // by service
@@ -79,7 +78,7 @@ type sim struct {
 // an environment that cannot be simulated at all (a charm that does not
 // load or build, a service without a hook); everything a hook does wrong
 // is in the report.
-func (e *Env) Simulate(ctx context.Context, opts SimOptions) (*Report, error) {
+func (e *Env) Simulate(ctx context.Context, opts Options) (*Report, error) {
 	if err := e.err(); err != nil {
 		return nil, err
 	}
@@ -145,22 +144,6 @@ func (e *Env) Simulate(ctx context.Context, opts SimOptions) (*Report, error) {
 	}
 	rep.summarize()
 	return rep, nil
-}
-
-// Converges simulates env and fails the test unless every schedule
-// reaches the same fixed point and every hook is a function of its
-// universe; the report is logged either way.
-func Converges(t testing.TB, env *Env, opts SimOptions) *Report {
-	t.Helper()
-	rep, err := env.Simulate(t.Context(), opts)
-	if err != nil {
-		t.Fatalf("simulate %s: %v", env.name, err)
-	}
-	if !rep.OK() {
-		t.Fatalf("%s", rep)
-	}
-	t.Logf("%s", rep)
-	return rep
 }
 
 // prepare resolves every service's hook (packing charms that need it),
@@ -348,38 +331,16 @@ func (r *runner) apply(c *model.Command) (*model.Response, error) {
 	return r.st.Apply(r.index, &dc)
 }
 
-// stale lists, in unit order, the units the control plane would hand out
-// now: placed on a registered machine, not claimed, and whose universe
-// differs from the one they last reconciled. A unit in error runs again
-// only when its universe moves (retrying the same universe would fail the
-// same way); a diverged unit never does.
+// stale lists, in unit order, the units the control plane would hand
+// out now (Runnable), leaving out those in flight.
 func (r *runner) stale() []string {
-	var out []string
-	for _, name := range r.st.SortedUnits() {
-		if r.inFlight(name) {
-			continue
-		}
-		u := r.st.Units[name]
-		if u.Life == model.Dead || u.Machine == "" {
-			continue
-		}
-		if _, ok := r.st.Machines[u.Machine]; !ok {
-			continue
-		}
-		uni, _ := engine.Build(r.st, name)
-		h := engine.Hash(uni)
-		if u.Error != nil {
-			if u.Error.Kind != model.ErrDiverged && u.Error.Hash != h {
-				out = append(out, name)
-			}
-			continue
-		}
-		if h != u.Reconciled {
-			out = append(out, name)
-		}
-	}
-	return out
+	return Runnable(r.st, r.inFlight, r.now())
 }
+
+// now is the schedule's clock: it moves a nanosecond per entry, so that a
+// failed hook's retry (seconds away) never comes due within a schedule and
+// the report shows the error instead of retries until MaxReconciles.
+func (r *runner) now() time.Time { return time.Unix(0, int64(r.index)) }
 
 func (r *runner) inFlight(unit string) bool {
 	for _, f := range r.flight {
@@ -444,14 +405,7 @@ func (r *runner) round(ctx context.Context, stale []string) error {
 // and keeps the result in flight.
 func (r *runner) claim(ctx context.Context, unit string) error {
 	u := r.st.Units[unit]
-	uni, seen := engine.Build(r.st, unit)
-	hash := engine.Hash(uni)
-	dressed := *uni
-	dressed.Attempt = 1
-	if u.Error != nil && u.Error.Hash == hash {
-		dressed.Attempt = u.Error.Attempts + 1
-	}
-	dressed.Events = legacyEvents(unit, u.Seen, seen, &dressed)
+	dressed, hash, seen := Handout(r.st, unit)
 
 	dir := filepath.Join(r.dir, strings.ReplaceAll(unit, "/", "-"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -498,22 +452,13 @@ func (r *runner) claim(ctx context.Context, unit string) error {
 // translate checks a hook's output and makes it a model.Result, as the
 // controller does when an agent reports.
 func (r *runner) translate(unit, hash string, seen *model.Seen, uni *charmapi.Universe, out []byte, herr error) *model.Result {
+	msg := ""
 	if herr != nil {
-		return &model.Result{Unit: unit, Hash: hash, Seen: seen, Error: herr.Error()}
+		msg = herr.Error()
 	}
-	res, err := engine.DecodeResult(uni, out)
-	if err != nil {
-		return &model.Result{Unit: unit, Hash: hash, Seen: seen, Error: err.Error()}
-	}
-	res.Hash, res.Seen = hash, seen
-	if last := r.last[unit]; last != nil {
-		for _, ch := range engine.Diff(last, uni) {
-			key := ch.Key
-			if ch.Writer != "" {
-				key += " (written by " + ch.Writer + ")"
-			}
-			res.Churn = append(res.Churn, key)
-		}
+	res := engine.ResultOf(uni, hash, seen, out, msg, r.last[unit])
+	if res.Error != "" {
+		res.RetryAt = schedule.RetryAt(schedule.DefaultBackoff, uni.Attempt, r.now()).UnixNano()
 	}
 	return res
 }
@@ -547,7 +492,7 @@ func (r *runner) deliver(batch []*flight) error {
 		results[i] = *f.res
 		units[i] = f.unit
 	}
-	if _, err := r.apply(&model.Command{Op: model.OpResults, Time: int64(r.index), Results: results}); err != nil {
+	if _, err := r.apply(&model.Command{Op: model.OpResults, Time: r.now().UnixNano(), Results: results}); err != nil {
 		return fmt.Errorf("apply results of %s: %w", strings.Join(units, ", "), err)
 	}
 	for _, f := range batch {
@@ -670,24 +615,6 @@ func sortedKeyCounts(m map[string]*Key) []Key {
 		return out[i].Key < out[j].Key
 	})
 	return out
-}
-
-// legacyEvents derives the old-hook events between what a unit last
-// reconciled and the universe it is about to get, as the engine does.
-func legacyEvents(unit string, before, after *model.Seen, uni *charmapi.Universe) []charmapi.Event {
-	rels := map[int]events.RelInfo{}
-	for _, r := range uni.Relations {
-		rels[r.ID] = events.RelInfo{RemoteApp: r.RemoteService, Peer: r.Role == string(model.Peer)}
-	}
-	lookup := func(id int) (events.RelInfo, bool) {
-		info, ok := rels[id]
-		return info, ok
-	}
-	evs := events.Derive(events.FromSeen(unit, before, lookup), events.FromSeen(unit, after, lookup))
-	if evs == nil {
-		evs = []charmapi.Event{}
-	}
-	return evs
 }
 
 func shortDigest(b []byte) string {

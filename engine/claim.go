@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// claim is a unit handed to an agent and not yet reported.
+type claim struct {
+	machine string
+	hash    string
+	uni     *charmapi.Universe
+	seen    *model.Seen
+	at      time.Time // when it was handed out
+	until   time.Time
+}
+
+// Work is one stale unit handed to an agent.
+type Work struct {
+	Unit     string             `json:"unit"`
+	Hash     string             `json:"hash"`
+	Charm    string             `json:"charm"`
+	Legacy   bool               `json:"legacy,omitempty"`
+	Universe *charmapi.Universe `json:"universe"`
+	// Environment, Principal, Status and Ports are what old hooks read
+	// back through the hook tools beyond the universe.
+	Environment string           `json:"environment,omitempty"`
+	Principal   string           `json:"principal,omitempty"`
+	Status      *charmapi.Status `json:"status,omitempty"`
+	Ports       []string         `json:"ports,omitempty"`
+}
+
+// Claim waits up to wait for stale units on machine, claims them for the
+// caller and returns them. It returns no work, and no error, when the wait
+// ends first.
+func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
+	deadline := c.opts.Now().Add(wait)
+	c.mu.Lock()
+	c.polling[machine]++
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.polling[machine]--
+		c.contact[machine] = c.opts.Now()
+		c.mu.Unlock()
+	}()
+	for {
+		c.Touch(machine)
+		c.mu.Lock()
+		ch := c.changed.wait()
+		c.mu.Unlock()
+		var work []Work
+		var next time.Time
+		err := c.store.View(func(st *model.State) error {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			work, next = c.claimLocked(st, machine, max)
+			return nil
+		})
+		if err != nil || len(work) > 0 {
+			return work, err
+		}
+		now := c.opts.Now()
+		if !now.Before(deadline) {
+			return nil, nil
+		}
+		sleep := deadline.Sub(now)
+		if !next.IsZero() && next.Sub(now) < sleep {
+			sleep = next.Sub(now)
+		}
+		t := time.NewTimer(sleep) // a negative sleep fires at once
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		case <-ch:
+			t.Stop()
+			// Let the rest of a burst land before handing work out.
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(c.opts.Window):
+			}
+		}
+	}
+}
+
+// claimLocked picks the units of machine that may run now and claims
+// them. It also returns the earliest future retry among that machine's
+// failing units.
+func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Work, time.Time) {
+	c.refreshLocked(st)
+	now := c.opts.Now()
+	for {
+		names, next, changedBack := c.pick(st, machine, max, now)
+		// A unit that saw a change but turned out unchanged may have
+		// held the lowest wave: look again without it.
+		if len(names) > 0 || !changedBack {
+			return c.hand(st, machine, names, now), next
+		}
+	}
+}
+
+// candidates yields, for schedule.Choose, the running units and the queued
+// ones that may run now; it sets *next to the earliest wait of machine's
+// queued units that may not. Called with mu.
+func (c *Controller) candidates(st *model.State, machine string, now time.Time, next *time.Time) func(func(schedule.Candidate) bool) {
+	return func(yield func(schedule.Candidate) bool) {
+		for name, cl := range c.claims {
+			if v := c.views[name]; v != nil && now.Before(cl.until) {
+				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
+					return
+				}
+			}
+		}
+		for name, at := range c.queue.All() {
+			v := c.views[name]
+			if v == nil {
+				continue
+			}
+			if cl, ok := c.claims[name]; ok && now.Before(cl.until) {
+				continue
+			}
+			if now.Before(at) {
+				if v.machine == machine && !schedule.Lost(st, v.machine) && (next.IsZero() || at.Before(*next)) {
+					*next = at
+				}
+				continue
+			}
+			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.outdated[name] == viewHashUnknown}) {
+				return
+			}
+		}
+	}
+}
+
+// pick chooses up to max units of machine to run now (schedule.Choose),
+// rebuilding the views of those that saw a change. changedBack says one
+// of them turned out unchanged, so the wave must be looked at again.
+func (c *Controller) pick(st *model.State, machine string, max int, now time.Time) (names []string, next time.Time, changedBack bool) {
+	choice := schedule.Choose(st, c.candidates(st, machine, now, &next), machine, now)
+	if !choice.Next.IsZero() && (next.IsZero() || choice.Next.Before(next)) {
+		next = choice.Next
+	}
+	for _, name := range choice.Run {
+		if max > 0 && len(names) >= max {
+			break
+		}
+		if c.outdated[name] != viewCurrent {
+			c.rebuild(st, name)
+			v := c.views[name]
+			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok {
+				// It changed back: it must not hold the wave any more.
+				changedBack = true
+				continue
+			}
+		}
+		names = append(names, name)
+	}
+	return names, next, changedBack
+}
+
+// hand claims names for machine and returns their work.
+func (c *Controller) hand(st *model.State, machine string, names []string, now time.Time) []Work {
+	work := make([]Work, 0, len(names))
+	for _, name := range names {
+		v := c.views[name]
+		u := st.Units[name]
+		uni := schedule.RunUniverse(st, u, v.uni, v.hash, v.seen)
+		ch := st.Charms[uni.Charm]
+		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, at: now, until: now.Add(c.opts.Lease)}
+		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
+			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
+		// The claim holds the universe now; the view keeps only its hash
+		// and is rebuilt if it is wanted again. At 10,000 units holding
+		// every universe twice was most of the leader's memory.
+		v.uni = nil
+		if c.outdated[name] == viewCurrent {
+			c.outdated[name] = viewLacksOwnWrites
+		}
+		c.runs[name]++
+	}
+	return work
+}
+
+// Release gives up an agent's claims on machine, e.g. when it restarts.
+func (c *Controller) Release(machine string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, cl := range c.claims {
+		if cl.machine == machine {
+			delete(c.claims, name)
+		}
+	}
+	c.contact[machine] = c.opts.Now()
+}

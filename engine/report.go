@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Report is what an agent says about one hook run.
+type Report struct {
+	Unit string `json:"unit"`
+	Hash string `json:"hash"`
+	// Output is the hook's stdout: the result JSON.
+	Output []byte `json:"output,omitempty"`
+	// Error is set when the hook failed (exit status, timeout, ...).
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+	// Stderr is the tail of the hook's standard error, for the history.
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// ErrStaleReport means the report is for a universe this controller no
+// longer knows; the unit will simply be handed out again.
+var ErrStaleReport = errors.New("report for a universe that is no longer current")
+
+// Accept turns reports from machine's agent into one replicated command.
+// Reports for units this controller did not hand out (say, before a
+// leader change) are taken only when they match the current universe.
+func (c *Controller) Accept(ctx context.Context, machine string, reports []Report) (*model.Response, error) {
+	if len(reports) == 0 {
+		return &model.Response{}, nil
+	}
+	now := c.opts.Now()
+	var results []model.Result
+	var stale []string
+	c.mu.Lock()
+	c.contact[machine] = now
+	for _, rep := range reports {
+		cl := c.claims[rep.Unit]
+		if cl == nil || cl.hash != rep.Hash {
+			v := c.views[rep.Unit]
+			if v == nil || v.uni == nil || v.hash != rep.Hash || v.machine != machine {
+				stale = append(stale, rep.Unit)
+				continue
+			}
+			cl = &claim{machine: machine, hash: v.hash, uni: v.uni, seen: v.seen}
+		}
+		if cl.machine != machine {
+			stale = append(stale, rep.Unit)
+			continue
+		}
+		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.last[rep.Unit])
+		if res.Error != "" {
+			res.RetryAt = c.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
+		}
+		results = append(results, *res)
+	}
+	c.mu.Unlock()
+	c.hist.record(c.store, machine, reports, results, now)
+	if len(results) == 0 {
+		return &model.Response{Skipped: stale}, nil
+	}
+	resp, err := c.store.Apply(ctx, &model.Command{Op: model.OpResults, Time: now.UnixNano(), Results: results})
+	if err != nil {
+		return nil, fmt.Errorf("apply %d results: %w", len(results), err)
+	}
+	// Catch the cache up before dropping the claims, so the units do not
+	// look stale against the universe they just reconciled.
+	if err := c.Refresh(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	for _, r := range results {
+		if cl := c.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
+			delete(c.claims, r.Unit)
+			if r.Error == "" && schedule.KeepLast(c.runs[r.Unit]) {
+				c.last[r.Unit] = cl.uni
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, u := range stale {
+		resp.Skipped = append(resp.Skipped, u+": universe moved on; it will run again")
+	}
+	return resp, nil
+}
+
+// ResultOf turns one hook run on uni (the universe of hash, whose
+// reconcile leaves seen behind) into a model.Result: the hook's output,
+// checked against uni, or the hook's error (hookErr) or the output's. A
+// failed result has no retry time; the caller's clock sets it. last, the
+// universe the unit reconciled before, names the keys that changed since,
+// which the state counts towards divergence.
+func ResultOf(uni *charmapi.Universe, hash string, seen *model.Seen, output []byte, hookErr string, last *charmapi.Universe) *model.Result {
+	if hookErr != "" {
+		return &model.Result{Unit: uni.Unit, Hash: hash, Seen: seen, Error: hookErr}
+	}
+	res, err := DecodeResult(uni, output)
+	if err != nil {
+		return &model.Result{Unit: uni.Unit, Hash: hash, Seen: seen, Error: err.Error()}
+	}
+	res.Hash, res.Seen = hash, seen
+	if last != nil {
+		for _, ch := range Diff(last, uni) {
+			key := ch.Key
+			if ch.Writer != "" {
+				key += " (written by " + ch.Writer + ")"
+			}
+			res.Churn = append(res.Churn, key)
+		}
+	}
+	return res
+}

@@ -1,0 +1,123 @@
+package schedule
+
+import (
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/events"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// NeedsRun says whether u may need a run, given the hash of the universe
+// it would be handed now: it has not reconciled that universe, or it is
+// in error. Units that do not need a run are settled and leave the queue.
+func NeedsRun(u *model.Unit, hash string) bool {
+	return u != nil && (hash != u.Reconciled || u.Error != nil)
+}
+
+// NotBefore is when a unit that needs a run may have it: the zero time for
+// now, or the retry time of a failed run of this same universe. A changed
+// universe, or an operator's `resolved`, clears the wait.
+func NotBefore(u *model.Unit, hash string) time.Time {
+	if u == nil || u.Error == nil || u.Resolved != nil || u.Error.Kind == model.ErrDiverged || u.Error.Hash != hash || u.Error.RetryAt == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, u.Error.RetryAt)
+}
+
+// Due says whether a unit should run now, given the hash of its universe
+// and whether it is placed on a registered machine. If not only because a
+// retry is not due yet, it returns when it will be. A diverged unit runs
+// again only when an operator resolves it.
+func Due(u *model.Unit, hash string, member bool, now time.Time) (bool, time.Time) {
+	if u == nil || !member || u.Life == model.Dead {
+		return false, time.Time{}
+	}
+	if u.Error != nil {
+		switch {
+		case u.Resolved != nil:
+			return true, time.Time{}
+		case u.Error.Kind == model.ErrDiverged:
+			return false, time.Time{}
+		case u.Error.Hash != hash:
+			return true, time.Time{}
+		}
+		retry := time.Unix(0, u.Error.RetryAt)
+		if !now.Before(retry) {
+			return true, time.Time{}
+		}
+		return false, retry
+	}
+	return hash != u.Reconciled, time.Time{}
+}
+
+// Member reports whether u is placed on a registered machine: only there
+// can it run, and only there does it see its relations.
+func Member(st *model.State, u *model.Unit) bool {
+	_, ok := st.Machines[u.Machine]
+	return u.Machine != "" && ok
+}
+
+// Lost reports whether machine is gone or its agent lost: its units cannot
+// run, so they hold nobody's wave back.
+func Lost(st *model.State, machine string) bool {
+	m := st.Machines[machine]
+	return m == nil || m.Lost
+}
+
+// Attempt is the number of the next try of the universe with hash: one
+// more than the failed tries of that same universe.
+func Attempt(u *model.Unit, hash string) int {
+	if u.Error != nil && u.Error.Hash == hash {
+		return u.Error.Attempts + 1
+	}
+	return 1
+}
+
+// RunUniverse is the universe one run of u is given: a copy of built (the
+// universe of hash, as Build returns it) with the attempt number and the
+// legacy events since the unit's last successful reconcile.
+func RunUniverse(st *model.State, u *model.Unit, built *charmapi.Universe, hash string, seen *model.Seen) charmapi.Universe {
+	uni := *built
+	uni.Attempt = Attempt(u, hash)
+	uni.Events = Events(st, u.Name, u.Seen, seen)
+	return uni
+}
+
+// Events derives the old-hook events between what a unit last reconciled
+// (before) and the universe it is about to get (after).
+//
+// Relations are looked up in the state, which still holds the ones that
+// are dying: a relation the unit is leaving is no longer in its universe,
+// yet its remote service and whether it was a peer relation decide the
+// relation-departed and relation-broken events it gets.
+func Events(st *model.State, unit string, before, after *model.Seen) []charmapi.Event {
+	svc := model.ServiceOf(unit)
+	lookup := func(id int) (events.RelInfo, bool) {
+		r, ok := st.Relations[id]
+		if !ok {
+			return events.RelInfo{}, false
+		}
+		ep, _ := r.Endpoint(svc)
+		remote, _ := r.Remote(svc)
+		return events.RelInfo{RemoteApp: remote.Service, Peer: ep.Role == model.Peer}, true
+	}
+	evs := events.Derive(events.FromSeen(unit, before, lookup), events.FromSeen(unit, after, lookup))
+	if evs == nil {
+		evs = []charmapi.Event{}
+	}
+	return evs
+}
+
+// RetryAt is when a run that failed on its attempt-th try of a universe
+// is retried.
+func RetryAt(b Backoff, attempt int, now time.Time) time.Time {
+	return now.Add(b.Delay(max(attempt, 1)))
+}
+
+// KeepLast says whether the universe a unit just reconciled is worth
+// keeping in memory to name the keys that keep changing should it
+// diverge: only for units that ran often lately, a quarter of the way to
+// model.DivergeBound. At 2,000-member universes keeping every unit's was
+// most of the leader's heap.
+func KeepLast(runs int) bool { return runs >= model.DivergeBound/4 }

@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// view is the cached universe of one unit at the controller's index.
+type view struct {
+	uni     *charmapi.Universe
+	seen    *model.Seen
+	hash    string
+	machine string
+	member  bool // placed on a registered machine
+}
+
+// viewState says how far a view is behind the state.
+type viewState uint8
+
+const (
+	viewCurrent viewState = iota
+	// viewLacksOwnWrites: the unit's own settings or state moved. Its
+	// hash, which leaves those out, still holds; its content must be
+	// rebuilt before it is handed out.
+	viewLacksOwnWrites
+	// viewHashUnknown: something the unit sees changed: it is stale, and
+	// its hash is unknown until rebuilt.
+	viewHashUnknown
+)
+
+// Refresh brings the cached universes up to the store's applied index.
+func (c *Controller) Refresh() error {
+	return c.store.View(func(st *model.State) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.refreshLocked(st)
+		return nil
+	})
+}
+
+// refreshLocked brings the views up to st; the caller holds mu and the
+// store's read lock, so views and state agree. Only the universes that can
+// see what changed are rebuilt; a gap in the state's journal (a restart, a
+// restore, an operator change) rebuilds them all.
+func (c *Controller) refreshLocked(st *model.State) {
+	if st.Index == c.index && c.views != nil {
+		return
+	}
+	changes, ok := st.ChangesSince(c.index)
+	for _, t := range changes {
+		ok = ok && !t.All
+	}
+	if !ok || c.views == nil {
+		c.rebuildAll(st)
+	} else {
+		affected, self := map[string]bool{}, map[string]bool{}
+		for _, t := range changes {
+			for _, ub := range t.Settings {
+				c.watchers(st, ub.Unit, ub.Relation, affected)
+			}
+			for _, id := range t.Apps {
+				if r := st.Relations[id]; r != nil {
+					for _, e := range r.Endpoints {
+						for _, u := range st.UnitsOf(e.Service) {
+							affected[u.Name] = true
+						}
+					}
+				}
+			}
+			for _, svc := range t.LeaderData {
+				for _, u := range st.UnitsOf(svc) {
+					affected[u.Name] = true
+				}
+			}
+			for _, name := range t.Units {
+				self[name] = true
+			}
+		}
+		// A unit's own writes do not change its hash, so they do not
+		// make it stale; but the universe it is handed next must carry
+		// them (its local settings, its state).
+		for name := range self {
+			if !affected[name] && c.outdated[name] != viewHashUnknown {
+				c.outdated[name] = viewLacksOwnWrites
+				c.requeue(st, name)
+			}
+		}
+		// Everyone who sees a change is stale; their universes are
+		// rebuilt and hashed only when they are handed out, once however
+		// many changes landed meanwhile.
+		for name := range affected {
+			if _, ok := st.Units[name]; !ok {
+				delete(c.views, name)
+				delete(c.outdated, name)
+				c.queue.Forget(name)
+				continue
+			}
+			c.outdated[name] = viewHashUnknown
+			c.queue.Add(name)
+		}
+	}
+	c.index = st.Index
+	c.changed.notify()
+}
+
+// rebuildAll rebuilds every view.
+func (c *Controller) rebuildAll(st *model.State) {
+	c.views = make(map[string]*view, len(st.Units))
+	c.queue.Clear()
+	c.outdated = map[string]viewState{}
+	c.runs = map[string]int{}
+	for name := range st.Units {
+		c.rebuild(st, name)
+		// Keep the hash, not the universe: a new leader of 10,000 units
+		// would otherwise hold them all at once. It is rebuilt when the
+		// unit is handed out.
+		c.views[name].uni = nil
+		c.outdated[name] = viewLacksOwnWrites
+	}
+	for name := range c.claims {
+		if _, ok := c.views[name]; !ok {
+			delete(c.claims, name)
+		}
+	}
+	for name := range c.last {
+		if _, ok := c.views[name]; !ok {
+			delete(c.last, name)
+		}
+	}
+}
+
+// rebuild rebuilds one unit's view and its place in the queue.
+func (c *Controller) rebuild(st *model.State, name string) {
+	u, ok := st.Units[name]
+	if !ok {
+		delete(c.views, name)
+		c.queue.Forget(name)
+		return
+	}
+	uni, seen := Build(st, name)
+	h, n := hashCounted(uni)
+	c.views[name] = &view{uni: uni, seen: seen, hash: h, machine: u.Machine, member: schedule.Member(st, u)}
+	delete(c.outdated, name)
+	c.work.Rebuilt++
+	c.work.HashedBytes += int64(n)
+	c.requeue(st, name)
+}
+
+// requeue puts a unit in the queue if it may need a run, with the wait the
+// state says, and takes it out if not.
+func (c *Controller) requeue(st *model.State, name string) {
+	u, v := st.Units[name], c.views[name]
+	if u == nil || v == nil {
+		c.queue.Forget(name)
+		return
+	}
+	if schedule.NeedsRun(u, v.hash) {
+		c.queue.Set(name, schedule.NotBefore(u, v.hash))
+	} else if c.queue.Forget(name) {
+		// It may have held the lowest wave: whoever waits looks again.
+		c.changed.notify()
+	}
+}
+
+// watchers adds to set the units whose universe shows unit's settings in
+// relation rel: the other side's members (its peers for a peer relation).
+func (c *Controller) watchers(st *model.State, unit string, rel int, set map[string]bool) {
+	u, r := st.Units[unit], st.Relations[rel]
+	if u == nil || r == nil {
+		return
+	}
+	remote, ok := r.Remote(u.Service)
+	if !ok {
+		return
+	}
+	for _, o := range st.UnitsOf(remote.Service) {
+		if o.Name != unit && (r.Scope != model.Container || st.Sees(o, u, r)) {
+			set[o.Name] = true
+		}
+	}
+}
+
+// currentView brings unit's view up to st, or returns nil if the unit is
+// gone. Called with mu.
+func (c *Controller) currentView(st *model.State, unit string) *view {
+	c.refreshLocked(st)
+	if c.outdated[unit] != viewCurrent || (c.views[unit] != nil && c.views[unit].uni == nil) {
+		c.rebuild(st, unit)
+	}
+	return c.views[unit]
+}
+
+// Universe returns what unit's hook would be given now, events included.
+func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
+	var out *charmapi.Universe
+	err := c.store.View(func(st *model.State) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		v := c.currentView(st, unit)
+		if v == nil {
+			return fmt.Errorf("unit %s does not exist (units: %d in the environment)", unit, len(st.Units))
+		}
+		uni := schedule.RunUniverse(st, st.Units[unit], v.uni, v.hash, v.seen)
+		out = &uni
+		return nil
+	})
+	return out, err
+}
