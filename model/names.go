@@ -48,20 +48,20 @@ func CheckName(kind NameKind, s string) error {
 			prevSep = false
 		case c >= '0' && c <= '9':
 			if i == 0 {
-				return fmt.Errorf("%s name %s starts with a digit: start with a lower-case letter", kind, Quote(s, 24))
+				return fmt.Errorf("%s name %s is invalid: it starts with a digit; start with a lower-case letter", kind, Quote(s, 24))
 			}
 			prevSep = false
 		case c == '-' || (c == '_' && underscore):
 			if prevSep {
-				return fmt.Errorf("%s name %s has a separator at the start or two in a row", kind, Quote(s, 24))
+				return fmt.Errorf("%s name %s is invalid: a separator at the start or two in a row; use %s", kind, Quote(s, 24), allowedChars(underscore))
 			}
 			prevSep = true
 		default:
-			return fmt.Errorf("%s name %s has %s at byte %d: use %s", kind, Quote(s, 24), Quote(string(c), 4), i, allowedChars(underscore))
+			return fmt.Errorf("%s name %s is invalid: %s at byte %d; use %s", kind, Quote(s, 24), Quote(string(c), 4), i, allowedChars(underscore))
 		}
 	}
 	if prevSep {
-		return fmt.Errorf("%s name %s ends with a separator", kind, Quote(s, 24))
+		return fmt.Errorf("%s name %s is invalid: it ends with a separator", kind, Quote(s, 24))
 	}
 	return nil
 }
