@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -61,6 +62,7 @@ type node struct {
 	s        *Store
 	trailing uint64
 	hold     time.Duration // Config.leaderHold
+	raftTLS  *tls.Config   // Config.RaftTLS
 }
 
 // start opens the node's store and serves its handler. httpAddr "" picks a
@@ -88,6 +90,7 @@ func (n *node) start(bootstrap bool, join []string) {
 		Logger:       n.log,
 		trailingLogs: n.trailing,
 		leaderHold:   n.hold,
+		RaftTLS:      n.raftTLS,
 	})
 	if err != nil {
 		ln.Close()

@@ -119,12 +119,13 @@ func (s *Store) handleJoin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.IsLeader() {
-		if err := s.addMember(r.Context(), req); err != nil {
+		ans, err := s.addMember(r.Context(), req)
+		if err != nil {
 			s.log.Warn("join refused", "id", req.ID, "raft_addr", req.RaftAddr, "error", err)
 			writeError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"leader": s.cfg.NodeID})
+		writeJSON(w, http.StatusOK, ans)
 		return
 	}
 	// The joining node retries on its own; forward once, to the leader.
@@ -134,7 +135,7 @@ func (s *Store) handleJoin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := json.Marshal(req)
-	var out map[string]string
+	var out joinAnswer
 	if err := s.forward(r.Context(), "POST", addr, "/v1/raft/join", body, &out); err != nil {
 		writeError(w, err)
 		return

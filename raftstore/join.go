@@ -21,6 +21,9 @@ type joinRequest struct {
 	// Rejoin is set by a node that already has state and only announces
 	// its current addresses: it must not be added back if it was removed.
 	Rejoin bool `json:"rejoin,omitempty"`
+	// CSR is a new node's DER certificate request when the cluster issues
+	// Raft certificates itself (see setupIdentity).
+	CSR []byte `json:"csr,omitempty"`
 }
 
 // errNotMember answers a rejoin of a node that is not in the cluster.
@@ -31,10 +34,33 @@ type conflictError struct{ msg string }
 
 func (e *conflictError) Error() string { return e.msg }
 
-// join makes this new node a voter through the members in cfg.Join, tried
-// in turn, with growing pauses between rounds, until ctx ends.
+// join makes this new node a voter through the members in cfg.Join. A
+// node without a Raft certificate first asks for one (a join request with
+// a CSR only issues it): the leader could not commit this node's addition
+// before the node can answer on Raft.
 func (s *Store) join(ctx context.Context) error {
+	csr, err := s.certRequest()
+	if err != nil {
+		return fmt.Errorf("join: certificate request: %w", err)
+	}
+	if csr != nil {
+		req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, CSR: csr}
+		if err := s.joinCall(ctx, req, s.acceptJoin); err != nil {
+			return err
+		}
+	}
 	req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
+	if err := s.joinCall(ctx, req, func(joinAnswer) error { return nil }); err != nil {
+		return err
+	}
+	s.log.Info("joined the cluster")
+	return nil
+}
+
+// joinCall sends req to the members in cfg.Join, tried in turn, with
+// growing pauses between rounds, until one answers (handled by done), one
+// refuses for good, or ctx ends.
+func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAnswer) error) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("join: %w", err)
@@ -43,9 +69,12 @@ func (s *Store) join(ctx context.Context) error {
 	for {
 		var errs []error
 		for _, addr := range s.cfg.Join {
-			err := s.call(ctx, "POST", addr, "/v1/raft/join", body, nil)
+			var ans joinAnswer
+			err := s.call(ctx, "POST", addr, "/v1/raft/join", body, &ans)
 			if err == nil {
-				s.log.Info("joined the cluster", "through", addr)
+				if err := done(ans); err != nil {
+					return fmt.Errorf("join %s: %w", addr, err)
+				}
 				return nil
 			}
 			var ae *apiError
@@ -73,14 +102,26 @@ func (s *Store) join(ctx context.Context) error {
 // HTTP address. It runs on the leader. A stale entry with the same id is
 // updated in place (AddVoter keeps the id and takes the new address, which,
 // unlike remove-then-add, needs no quorum of the old addresses); a stale
-// entry of another id at the same Raft address is removed first.
-func (s *Store) addMember(ctx context.Context, req joinRequest) error {
+// entry of another id at the same Raft address is removed first. A
+// request with a CSR only gets the node its certificate (see join).
+func (s *Store) addMember(ctx context.Context, req joinRequest) (joinAnswer, error) {
 	if req.ID == "" || req.RaftAddr == "" || req.HTTPAddr == "" {
-		return &badRequest{"join needs id, raft_addr and http_addr"}
+		return joinAnswer{}, &badRequest{"join needs id, raft_addr and http_addr"}
 	}
 	if req.ID == s.cfg.NodeID && req.RaftAddr != s.raftAddr {
-		return &conflictError{fmt.Sprintf("node id %s is the leader's own id; give the joining node another --node-id", req.ID)}
+		return joinAnswer{}, &conflictError{fmt.Sprintf("node id %s is the leader's own id; give the joining node another --node-id", req.ID)}
 	}
+	if len(req.CSR) > 0 {
+		return s.signJoin(req)
+	}
+	if err := s.admit(ctx, req); err != nil {
+		return joinAnswer{}, err
+	}
+	return joinAnswer{Leader: s.cfg.NodeID}, nil
+}
+
+// admit makes the node a voter and records it.
+func (s *Store) admit(ctx context.Context, req joinRequest) error {
 	f := s.raft.GetConfiguration()
 	if err := s.await(ctx, f); err != nil {
 		return fmt.Errorf("read configuration: %w", err)

@@ -1,11 +1,13 @@
 // Package raftstore replicates fixpoint's model.State over hashicorp/raft:
 // the FSM over model, raft-boltdb/v2 as log and stable store, file
-// snapshots, a TCP transport, bootstrap, join and remove over HTTP, leader
+// snapshots, a mutual-TLS transport on which only server certificates of
+// the cluster's CA are accepted, bootstrap, join and remove over HTTP, leader
 // forwarding of writes, linearizable reads and blocking watches by index.
 package raftstore
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -85,9 +87,11 @@ type Config struct {
 	// HTTPClient carries requests to other nodes (forwarded writes, read
 	// indexes, joins). Put authentication and TLS into its Transport.
 	HTTPClient *http.Client
-	// RaftTLS, when set, runs Raft over mutual TLS: it holds this node's
-	// certificate and the CA pool peers' certificates must chain to, as
-	// both RootCAs and ClientCAs.
+	// RaftTLS, when set, holds this node's certificate (with the server
+	// role, see IssueCert) and, as RootCAs, the CA pool peers' certificates
+	// must chain to. When nil, the cluster makes its own CA at bootstrap
+	// and joining nodes receive their certificates through the join. Raft
+	// runs over mutual TLS either way.
 	RaftTLS *tls.Config
 	// HeartbeatTimeout and ElectionTimeout tune failure detection; zero
 	// takes 500 ms on a loopback RaftAddr and raft's defaults (1 s)
@@ -112,7 +116,13 @@ type Store struct {
 	bolt     *raftboltdb.BoltStore
 	client   *http.Client
 	raftAddr string
-	opened   time.Time
+	stream   *tlsStream
+	// issuer signs joining nodes' certificates; nil when the operator
+	// made the certificates. joinKey is this node's key while it waits
+	// for its certificate from the join.
+	issuer  *issuer
+	joinKey *ecdsa.PrivateKey
+	opened  time.Time
 
 	// readyTerm is the term whose leader barrier has completed: the
 	// leader may serve linearizable reads only in that term.
@@ -182,11 +192,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
 	}
-	trans, err := newTransport(cfg.RaftAddr, cfg.RaftTLS, raftLog)
+	trans, stream, err := newTransport(cfg.RaftAddr, raftLog)
 	if err != nil {
 		return nil, fmt.Errorf("raft transport on %s: %w", cfg.RaftAddr, err)
 	}
-	s.raftAddr = string(trans.LocalAddr())
+	s.raftAddr, s.stream = string(trans.LocalAddr()), stream
 
 	hasState, err := raft.HasExistingState(s.logs, bolt, snaps)
 	if err != nil {
@@ -196,6 +206,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if !hasState && !cfg.Bootstrap && len(cfg.Join) == 0 {
 		_ = trans.Close()
 		return nil, fmt.Errorf("node %s has no state in %s: bootstrap a new cluster or join an existing one", cfg.NodeID, cfg.DataDir)
+	}
+	if err := s.setupIdentity(hasState); err != nil {
+		_ = trans.Close()
+		return nil, err
 	}
 
 	notify := make(chan bool, 16)

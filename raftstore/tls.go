@@ -2,35 +2,79 @@ package raftstore
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
 
-// tlsStream is a raft.StreamLayer over mutual TLS: every peer proves it
-// holds a certificate of the cluster's CA, in both directions, so nothing
-// outside the cluster can read or inject Raft traffic.
-type tlsStream struct {
-	ln     net.Listener
-	dialer *tls.Config
+// identity is what a node proves itself with on Raft and whom it trusts:
+// its certificate and the pool of CAs a peer's must chain to.
+type identity struct {
+	cert tls.Certificate
+	pool *x509.CertPool
 }
 
-// newTLSStream listens on addr with server, which must require and verify
-// client certificates, and dials peers with the same certificates.
-func newTLSStream(addr string, conf *tls.Config) (*tlsStream, error) {
-	if conf == nil || len(conf.Certificates) == 0 || conf.RootCAs == nil || conf.ClientCAs == nil {
-		return nil, errors.New("raft TLS needs a certificate, root CAs and client CAs")
-	}
-	server := conf.Clone()
-	server.ClientAuth = tls.RequireAndVerifyClientCert
-	ln, err := tls.Listen("tcp", addr, server)
+// tlsStream is a raft.StreamLayer over mutual TLS in which both ends must
+// hold a certificate of the cluster's CA with the server role: nothing
+// outside the cluster, and no agent or client of it, can read or inject
+// Raft traffic. Until the node has an identity (a joining node gets its
+// certificate through the join) every handshake fails.
+type tlsStream struct {
+	ln  net.Listener
+	id  atomic.Pointer[identity]
+	log hclog.Logger
+}
+
+// newTLSStream listens on addr; set the identity before peers can talk.
+func newTLSStream(addr string, log hclog.Logger) (*tlsStream, error) {
+	t := &tlsStream{log: log}
+	inner, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return &tlsStream{ln: ln, dialer: conf.Clone()}, nil
+	server := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The chain and the role are checked by verifyPeer, which the
+		// standard verification could not do: it knows no roles.
+		ClientAuth: tls.RequireAnyClientCert,
+		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			id := t.id.Load()
+			if id == nil {
+				return nil, errors.New("this node has no Raft certificate yet")
+			}
+			remote := hello.Conn.RemoteAddr().String()
+			return &tls.Config{
+				MinVersion:   tls.VersionTLS12,
+				ClientAuth:   tls.RequireAnyClientCert,
+				Certificates: []tls.Certificate{id.cert},
+				VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+					return t.verifyPeer(raw, id.pool, x509.ExtKeyUsageClientAuth, remote)
+				},
+			}, nil
+		},
+	}
+	t.ln = tls.NewListener(inner, server)
+	return t, nil
+}
+
+// setIdentity makes the stream present cert and trust pool from now on.
+func (t *tlsStream) setIdentity(id *identity) { t.id.Store(id) }
+
+// verifyPeer checks a peer's certificate and logs a refusal with the
+// peer's address: a refused Raft peer is an attack or a misconfiguration,
+// and the operator should see which.
+func (t *tlsStream) verifyPeer(raw [][]byte, pool *x509.CertPool, usage x509.ExtKeyUsage, remote string) error {
+	if _, err := verifyServerPeer(raw, pool, usage); err != nil {
+		t.log.Warn("refused a raft peer", "remote", remote, "error", err)
+		return fmt.Errorf("raft peer %s refused: %w", remote, err)
+	}
+	return nil
 }
 
 // Accept implements net.Listener.
@@ -42,20 +86,31 @@ func (t *tlsStream) Close() error { return t.ln.Close() }
 // Addr implements net.Listener.
 func (t *tlsStream) Addr() net.Addr { return t.ln.Addr() }
 
-// Dial implements raft.StreamLayer.
+// Dial implements raft.StreamLayer. Peers are checked by CA and role,
+// not by host name: a server's Raft address may change across restarts,
+// its role does not.
 func (t *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", string(address), t.dialer)
+	id := t.id.Load()
+	if id == nil {
+		return nil, fmt.Errorf("dial %s: this node has no Raft certificate yet", address)
+	}
+	conf := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		Certificates:       []tls.Certificate{id.cert},
+		InsecureSkipVerify: true, // verifyPeer checks the chain and the role
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			return t.verifyPeer(raw, id.pool, x509.ExtKeyUsageServerAuth, string(address))
+		},
+	}
+	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", string(address), conf)
 }
 
-// newTransport makes the Raft transport: plain TCP, or mutual TLS when
-// conf is set.
-func newTransport(addr string, conf *tls.Config, log hclog.Logger) (*raft.NetworkTransport, error) {
-	if conf == nil {
-		return raft.NewTCPTransportWithLogger(addr, nil, 3, 10*time.Second, log)
-	}
-	stream, err := newTLSStream(addr, conf)
+// newTransport makes the Raft transport over mutual TLS; every node runs
+// it, whether the operator gave TLS material or the cluster made its own.
+func newTransport(addr string, log hclog.Logger) (*raft.NetworkTransport, *tlsStream, error) {
+	stream, err := newTLSStream(addr, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, log), nil
+	return raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, log), stream, nil
 }

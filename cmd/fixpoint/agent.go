@@ -31,6 +31,7 @@ func newAgentCmd() *cobra.Command {
 		logLevel    string
 		logJSON     bool
 		token       string
+		tokenFile   string
 		tlsf        tlsFlags
 	)
 	cmd := &cobra.Command{
@@ -64,9 +65,12 @@ charms again and carries on.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			token = firstNonEmpty(token, os.Getenv("FIXPOINT_TOKEN"))
+			token, err := tokenFrom(token, tokenFile)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
 			if token == "" {
-				return exitf(exitFailed, "agent needs the join token to register its machine: pass --token or set FIXPOINT_TOKEN")
+				return exitf(exitFailed, "agent needs the join token to register its machine: pass --token-file (or set FIXPOINT_TOKEN)")
 			}
 			hc, err := tlsf.httpClient()
 			if err != nil {
@@ -88,11 +92,12 @@ charms again and carries on.`,
 	f.StringVar(&machine, "machine", "", "this machine's name, as placement lists it")
 	f.StringVar(&dataDir, "data-dir", "", "where charms are unpacked and units keep their files")
 	f.StringVar(&address, "address", "", "this machine's address, its units' private-address (default: the address that reaches the controller)")
-	f.IntVar(&concurrency, "concurrency", 4, "hooks that may run at once")
+	f.IntVar(&concurrency, "concurrency", agent.DefaultConcurrency(), "hooks that may run at once; the default is two per CPU")
 	f.DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
-	f.StringVar(&token, "token", "", "join token, to register this machine (default $FIXPOINT_TOKEN)")
+	f.StringVar(&token, "token", "", "join token, to register this machine (default $FIXPOINT_TOKEN); shows in ps, prefer --token-file")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the join token, readable by its owner only")
 	tlsf.flags(f)
 	return cmd
 }

@@ -103,7 +103,8 @@ func newClusterSnapshotCmd() *cobra.Command {
 				}
 				fmt.Println("snapshot taken")
 			case len(args) == 2 && args[0] == "save":
-				f, err := os.Create(args[1])
+				// The backup holds relation passwords and credentials' hashes.
+				f, err := createPrivate(args[1])
 				if err != nil {
 					return exitf(exitFailed, "%v", err)
 				}

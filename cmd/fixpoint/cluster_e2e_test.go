@@ -49,7 +49,11 @@ func startCluster(t *testing.T, withTLS bool) *cluster {
 			t.Fatalf("tls init: %s", r.stderr)
 		}
 		for _, name := range []string{"n1", "n2", "n3", "agent"} {
-			if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", c.tlsDir, "--name", name, "--host", "127.0.0.1,localhost"); r.code != 0 {
+			role := "server"
+			if name == "agent" {
+				role = "agent"
+			}
+			if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", c.tlsDir, "--role", role, "--name", name, "--host", "127.0.0.1,localhost"); r.code != 0 {
 				t.Fatalf("tls cert %s: %s", name, r.stderr)
 			}
 		}
@@ -65,7 +69,8 @@ func startCluster(t *testing.T, withTLS bool) *cluster {
 	c.token = readFile(t, filepath.Join(c.dirs[0], operatorTokenFile))
 	c.join = readFile(t, filepath.Join(c.dirs[0], joinTokenFile))
 	for i := 1; i < 3; i++ {
-		c.procs[i] = startProc(t, append(c.serverArgs(i), "--join", c.addrs[0], "--token", c.token)...)
+		// --token-file: a token on the command line shows in ps.
+		c.procs[i] = startProc(t, append(c.serverArgs(i), "--join", c.addrs[0], "--token-file", filepath.Join(c.dirs[0], operatorTokenFile))...)
 		c.addrs[i] = c.waitAddr(i)
 	}
 	eventually(t, "three voters", time.Minute, func() (bool, string) {
@@ -151,7 +156,7 @@ func (c *cluster) agent(machine string) *proc {
 	if c.agentDirs[machine] == "" {
 		c.agentDirs[machine] = c.t.TempDir()
 	}
-	args := []string{"agent", "--controller", strings.Join(c.addrs, ","), "--machine", machine, "--data-dir", c.agentDirs[machine], "--address", "127.0.0.1", "--token", c.join, "--log-level", "warn"}
+	args := []string{"agent", "--controller", strings.Join(c.addrs, ","), "--machine", machine, "--data-dir", c.agentDirs[machine], "--address", "127.0.0.1", "--token-file", filepath.Join(c.dirs[0], joinTokenFile), "--log-level", "warn"}
 	if c.tlsDir != "" {
 		args = append(args, "--tls-ca", filepath.Join(c.tlsDir, "ca.pem"))
 	}
@@ -236,5 +241,17 @@ func testClusterWithAgents(t *testing.T, withTLS bool) {
 	})
 	if r := c.cli("plan", "-f", repo("testdata", "envs", "leader.cue")); r.code != 0 {
 		t.Fatalf("after all that the environment differs from what was applied: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A backup holds relation passwords: it is its owner's only, even
+	// over a file that was world-readable.
+	backup := filepath.Join(t.TempDir(), "backup.json")
+	if err := os.WriteFile(backup, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.cli("cluster", "snapshot", "save", backup); r.code != 0 {
+		t.Fatalf("snapshot save: %d\n%s", r.code, r.stderr)
+	}
+	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
+		t.Errorf("backup: %v %v, want a non-empty file of mode 0600", fi, err)
 	}
 }

@@ -1,6 +1,8 @@
 // Command fixpoint is the one binary of fixpoint: the control-plane server,
 // the machine agent, the embedded default (up), and the operator commands.
-// Invoked under a Juju hook tool's name (relation-get, ...) it is that tool.
+// Invoked under a Juju hook tool's name (relation-get, ...) it is that tool:
+// the fallback when cmd/fixpoint-hook, the small program behind the tools,
+// is not at hand (engine/legacy.ToolsProgram).
 package main
 
 import (

@@ -13,12 +13,13 @@ import (
 
 func newServerCmd() *cobra.Command {
 	var (
-		cfg      nodeConfig
-		join     string
-		logLevel string
-		logJSON  bool
-		token    string
-		tlsf     tlsFlags
+		cfg       nodeConfig
+		join      string
+		logLevel  string
+		logJSON   bool
+		token     string
+		tokenFile string
+		tlsf      tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "server --node-id ID --data-dir D --raft-addr HOST:PORT --http-addr HOST:PORT (--bootstrap | --join ADDR[,ADDR])",
@@ -28,7 +29,7 @@ func newServerCmd() *cobra.Command {
 bootstraps an empty data dir) and the others with --join pointing at any
 member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 		Example: `  fixpoint server --node-id n1 --data-dir /var/lib/fixpoint/n1 --raft-addr 10.0.0.1:7000 --http-addr 10.0.0.1:7070 --bootstrap
-  fixpoint server --node-id n2 --data-dir /var/lib/fixpoint/n2 --raft-addr 10.0.0.2:7000 --http-addr 10.0.0.2:7070 --join 10.0.0.1:7070`,
+  fixpoint server --node-id n2 --data-dir /var/lib/fixpoint/n2 --raft-addr 10.0.0.2:7000 --http-addr 10.0.0.2:7070 --join 10.0.0.1:7070 --token-file /etc/fixpoint/operator.token`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.id == "" || cfg.dataDir == "" || cfg.raftAddr == "" || cfg.httpAddr == "" {
@@ -59,9 +60,13 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 				}
 				cfg.token, cfg.creds = creds.operator, &creds
 			} else {
-				cfg.token = firstNonEmpty(token, os.Getenv("FIXPOINT_TOKEN"), readToken(cfg.dataDir))
+				given, err := tokenFrom(token, tokenFile)
+				if err != nil {
+					return exitf(exitFailed, "%v", err)
+				}
+				cfg.token = firstNonEmpty(given, readToken(cfg.dataDir))
 				if cfg.token == "" {
-					return exitf(exitFailed, "joining needs the operator token: pass --token or set FIXPOINT_TOKEN (the bootstrap node printed it and keeps it in its data dir's %s)", operatorTokenFile)
+					return exitf(exitFailed, "joining needs the operator token: pass --token-file (or set FIXPOINT_TOKEN); the bootstrap node printed it and keeps it in its data dir's %s", operatorTokenFile)
 				}
 				if err := os.WriteFile(filepath.Join(cfg.dataDir, operatorTokenFile), []byte(cfg.token+"\n"), 0o600); err != nil {
 					return exitf(exitFailed, "keep the token: %v", err)
@@ -94,7 +99,8 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 	f.StringVar(&cfg.httpAddr, "http-addr", "", "host:port for the HTTP API")
 	f.BoolVar(&cfg.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node (ignored when the data dir has state)")
 	f.StringVar(&join, "join", "", "HTTP address(es) of existing members to join through, comma-separated")
-	f.StringVar(&token, "token", "", "operator token, to join (default $FIXPOINT_TOKEN, then the data dir's)")
+	f.StringVar(&token, "token", "", "operator token, to join (default $FIXPOINT_TOKEN, then the data dir's); shows in ps, prefer --token-file")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the operator token, readable by its owner only")
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	cfg.tuning.flags(f)

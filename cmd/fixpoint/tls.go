@@ -6,20 +6,18 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/fixpoint/fixpoint/raftstore"
 )
 
 func newTLSCmd() *cobra.Command {
@@ -27,9 +25,13 @@ func newTLSCmd() *cobra.Command {
 		Use:   "tls",
 		Short: "Make a CA and certificates for the API, Raft and agents",
 		Long: `tls init makes a certificate authority; tls cert makes a certificate signed by
-it for a node or an agent, valid as server and client (Raft runs mutual TLS).
-Then start servers with --tls-cert/--tls-key/--tls-ca, agents and commands
-with --tls-ca (and their own certificate when they have one).`,
+it with a role recorded in it: a server's is valid as TLS server and client
+and is the only kind that may speak Raft; an agent's and a client's are for
+the HTTP API only. Then start servers with --tls-cert/--tls-key/--tls-ca,
+agents and commands with --tls-ca (and their own certificate when they have
+one). Without any of these, servers still run Raft over mutual TLS: the
+bootstrap node makes the cluster's own CA and joining servers get their
+certificates through the join.`,
 	}
 	cmd.AddCommand(newTLSInitCmd(), newTLSCertCmd())
 	return cmd
@@ -49,28 +51,15 @@ func newTLSInitCmd() *cobra.Command {
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			ca, key, err := raftstore.NewCA("fixpoint CA")
 			if err != nil {
 				return err
 			}
-			tmpl := &x509.Certificate{
-				SerialNumber:          serial(),
-				Subject:               pkix.Name{CommonName: "fixpoint CA"},
-				NotBefore:             time.Now().Add(-time.Hour),
-				NotAfter:              time.Now().AddDate(10, 0, 0),
-				KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-				BasicConstraintsValid: true,
-				IsCA:                  true,
-			}
-			der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-			if err != nil {
-				return err
-			}
-			if err := writePEM(filepath.Join(dir, "ca.pem"), "CERTIFICATE", der, 0o644); err != nil {
-				return err
+			if err := os.WriteFile(filepath.Join(dir, "ca.pem"), raftstore.EncodeCert(ca), 0o644); err != nil {
+				return exitf(exitFailed, "%v", err)
 			}
 			if err := writeKey(filepath.Join(dir, "ca-key.pem"), key); err != nil {
-				return err
+				return exitf(exitFailed, "%v", err)
 			}
 			fmt.Printf("CA written to %s (ca.pem, ca-key.pem)\n", dir)
 			return nil
@@ -81,16 +70,19 @@ func newTLSInitCmd() *cobra.Command {
 }
 
 func newTLSCertCmd() *cobra.Command {
-	var dir, name, hosts string
+	var dir, name, hosts, role string
 	cmd := &cobra.Command{
-		Use:   "cert --name NAME --host HOST[,HOST]",
-		Short: "Make a certificate for a node or agent, signed by the CA in --dir",
-		Example: `  fixpoint tls cert --dir /etc/fixpoint/tls --name n1 --host 10.0.0.1,n1.example.com
-  fixpoint tls cert --dir /etc/fixpoint/tls --name agent-m1`,
+		Use:   "cert --role server|agent|client --name NAME [--host HOST[,HOST]]",
+		Short: "Make a certificate for a server, agent or client, signed by the CA in --dir",
+		Example: `  fixpoint tls cert --dir /etc/fixpoint/tls --role server --name n1 --host 10.0.0.1,n1.example.com
+  fixpoint tls cert --dir /etc/fixpoint/tls --role agent --name agent-m1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				return exitf(exitFailed, "--name is required: the certificate's file names and common name")
+			}
+			if !slices.Contains(raftstore.Roles, role) {
+				return exitf(exitFailed, "--role %q: want one of %s (only servers may speak Raft)", role, strings.Join(raftstore.Roles, ", "))
 			}
 			ca, caKey, err := loadCA(dir)
 			if err != nil {
@@ -100,59 +92,38 @@ func newTLSCertCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tmpl := &x509.Certificate{
-				SerialNumber: serial(),
-				Subject:      pkix.Name{CommonName: name},
-				NotBefore:    time.Now().Add(-time.Hour),
-				NotAfter:     time.Now().AddDate(2, 0, 0),
-				KeyUsage:     x509.KeyUsageDigitalSignature,
-				ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+			var hs []string
+			if role == raftstore.RoleServer {
+				hs = strings.Split(hosts, ",")
 			}
-			for _, h := range strings.Split(hosts, ",") {
-				if h = strings.TrimSpace(h); h == "" {
-					continue
-				}
-				if ip := net.ParseIP(h); ip != nil {
-					tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-				} else {
-					tmpl.DNSNames = append(tmpl.DNSNames, h)
-				}
-			}
-			der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+			cert, err := raftstore.IssueCert(ca, caKey, &key.PublicKey, role, name, hs)
 			if err != nil {
-				return err
+				return exitf(exitFailed, "%v", err)
 			}
-			if err := writePEM(filepath.Join(dir, name+".pem"), "CERTIFICATE", der, 0o644); err != nil {
-				return err
+			if err := os.WriteFile(filepath.Join(dir, name+".pem"), raftstore.EncodeCert(cert), 0o644); err != nil {
+				return exitf(exitFailed, "%v", err)
 			}
 			if err := writeKey(filepath.Join(dir, name+"-key.pem"), key); err != nil {
-				return err
+				return exitf(exitFailed, "%v", err)
 			}
-			fmt.Printf("certificate for %s written to %s (%s.pem, %s-key.pem)\n", name, dir, name, name)
+			fmt.Printf("%s certificate for %s written to %s (%s.pem, %s-key.pem)\n", role, name, dir, name, name)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "tls", "directory holding the CA")
-	cmd.Flags().StringVar(&name, "name", "", "name of the node or agent")
-	cmd.Flags().StringVar(&hosts, "host", "127.0.0.1,localhost", "addresses and DNS names the certificate is valid for, comma-separated")
+	cmd.Flags().StringVar(&role, "role", "", "server (API and Raft), agent or client (API only)")
+	cmd.Flags().StringVar(&name, "name", "", "name of the node, agent or client")
+	cmd.Flags().StringVar(&hosts, "host", "127.0.0.1,localhost", "addresses and DNS names a server's certificate is valid for, comma-separated")
 	return cmd
 }
 
-func serial() *big.Int {
-	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	return n
-}
-
-func writePEM(path, typ string, der []byte, mode os.FileMode) error {
-	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode)
-}
-
+// writeKey writes a private key readable by its owner only.
 func writeKey(path string, key *ecdsa.PrivateKey) error {
-	der, err := x509.MarshalECPrivateKey(key)
+	b, err := raftstore.EncodeKey(key)
 	if err != nil {
 		return err
 	}
-	return writePEM(path, "EC PRIVATE KEY", der, 0o600)
+	return os.WriteFile(path, b, 0o600)
 }
 
 func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
@@ -164,18 +135,13 @@ func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("the CA key %s is missing", filepath.Join(dir, "ca-key.pem"))
 	}
-	cb, _ := pem.Decode(certPEM)
-	kb, _ := pem.Decode(keyPEM)
-	if cb == nil || kb == nil {
-		return nil, nil, fmt.Errorf("%s: ca.pem or ca-key.pem is not PEM", dir)
-	}
-	cert, err := x509.ParseCertificate(cb.Bytes)
+	cert, err := raftstore.DecodeCert(certPEM)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "ca.pem"), err)
 	}
-	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	key, err := raftstore.DecodeKey(keyPEM)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "ca-key.pem"), err)
 	}
 	return cert, key, nil
 }

@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -29,8 +30,9 @@ type Client interface {
 	Register(ctx context.Context, machine, address string) error
 	Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error)
 	Report(ctx context.Context, machine string, reports []engine.Report) error
-	// Heartbeat says the agent is alive even while every slot is busy.
-	Heartbeat(ctx context.Context, machine string, running []string) error
+	// Heartbeat says the agent is alive even while every slot is busy; it
+	// returns the running units no longer placed on the machine.
+	Heartbeat(ctx context.Context, machine string, running []string) (gone []string, err error)
 	// FetchCharm makes the charm with hash available as an unpacked
 	// directory under dir, verifying its content hash.
 	FetchCharm(ctx context.Context, hash, dir string) error
@@ -42,7 +44,8 @@ type Config struct {
 	// Address is this machine's address: its units' private-address.
 	Address string
 	DataDir string
-	// Concurrency bounds hooks running at once.
+	// Concurrency bounds hooks running at once; default
+	// DefaultConcurrency().
 	Concurrency int
 	HookTimeout time.Duration
 	MaxOutput   int
@@ -62,13 +65,25 @@ type Agent struct {
 
 	mu      sync.Mutex
 	running map[string]bool
-	charms  map[string]*sync.Mutex
+	// stop cancels a running unit's run: its hook is ended when the unit
+	// is removed from the machine.
+	stop   map[string]context.CancelFunc
+	charms map[string]*sync.Mutex
+}
+
+// DefaultConcurrency sizes the hook slots to the machine: two per CPU the
+// process may use (GOMAXPROCS follows the container's CPU limit). A hook
+// spends part of its time waiting (an old hook for every hook tool's
+// process start and answer, any hook for its own I/O), so one slot per CPU
+// would leave CPUs idle; more than two mostly lengthens every hook.
+func DefaultConcurrency() int {
+	return 2 * runtime.GOMAXPROCS(0)
 }
 
 // New returns an agent; Run starts it.
 func New(client Client, cfg Config) *Agent {
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
+		cfg.Concurrency = DefaultConcurrency()
 	}
 	if cfg.HookTimeout <= 0 {
 		cfg.HookTimeout = 5 * time.Minute
@@ -82,12 +97,19 @@ func New(client Client, cfg Config) *Agent {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, charms: map[string]*sync.Mutex{}}
+	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, stop: map[string]context.CancelFunc{}, charms: map[string]*sync.Mutex{}}
 }
 
 // Run registers the machine and works until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
 	log := a.cfg.Log
+	// Runs a previous agent on this data dir left behind (it was killed
+	// mid-hook) end before anything runs again, units removed meanwhile
+	// included.
+	if err := hookrun.EndLeftovers(a.cfg.DataDir); err != nil {
+		log.Warn("could not end the hook runs a previous agent left", "error", err)
+	}
+	log.Info("hooks contained", "by", hookrun.Containment())
 	if err := retry(ctx, log, "register machine "+a.cfg.Machine, func() error {
 		return a.client.Register(ctx, a.cfg.Machine, a.cfg.Address)
 	}); err != nil {
@@ -149,12 +171,20 @@ func (a *Agent) Run(ctx context.Context) error {
 			wg.Add(1)
 			go func(w engine.Work) {
 				defer wg.Done()
-				rep := a.runOne(ctx, w)
+				runCtx, stop := context.WithCancel(ctx)
+				a.mu.Lock()
+				a.stop[w.Unit] = stop
+				a.mu.Unlock()
+				rep := a.runOne(runCtx, w)
+				removed := runCtx.Err() != nil && ctx.Err() == nil
+				stop()
 				<-slots
 				a.mu.Lock()
 				delete(a.running, w.Unit)
+				delete(a.stop, w.Unit)
 				a.mu.Unlock()
-				if ctx.Err() == nil {
+				// A removed unit's run has nobody to report to.
+				if ctx.Err() == nil && !removed {
 					reports <- rep
 				}
 			}(w)
@@ -228,9 +258,18 @@ func (a *Agent) heartbeat(ctx context.Context) {
 				running = append(running, u)
 			}
 			a.mu.Unlock()
-			if err := a.client.Heartbeat(ctx, a.cfg.Machine, running); err != nil && ctx.Err() == nil {
+			gone, err := a.client.Heartbeat(ctx, a.cfg.Machine, running)
+			if err != nil && ctx.Err() == nil {
 				a.cfg.Log.Warn("heartbeat failed", "error", err)
 			}
+			a.mu.Lock()
+			for _, u := range gone {
+				if stop := a.stop[u]; stop != nil {
+					a.cfg.Log.Info("unit is no longer on this machine; ending its hook", "unit", u)
+					stop()
+				}
+			}
+			a.mu.Unlock()
 		}
 	}
 }
@@ -256,6 +295,14 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		rep.Error = fmt.Sprintf("unit directory: %v", err)
 		return rep
 	}
+	// One run per unit, across agent restarts: the lock also ends what a
+	// killed agent's run of this unit left running.
+	lock, err := hookrun.LockUnit(ctx, a.cfg.DataDir, w.Unit)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	defer lock.Unlock()
 	env := []string{
 		"FIXPOINT_UNIT=" + w.Unit,
 		"FIXPOINT_SERVICE=" + w.Universe.Service,
@@ -263,8 +310,10 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		"FIXPOINT_CHARM_DIR=" + charmDir,
 	}
 	if w.Legacy {
-		res, _, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
-			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports}, w.Universe)
+		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
+			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock}, w.Universe)
+		// bench/oldhooks sums these.
+		a.cfg.Log.Debug("old hooks ran", "unit", w.Unit, "hooks", st.HooksRun, "tool_calls", st.ToolCalls)
 		if err != nil {
 			rep.Error = err.Error()
 			if herr := (*legacy.HookError)(nil); errors.As(err, &herr) {
@@ -288,6 +337,7 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		Env:       env,
 		Timeout:   a.cfg.HookTimeout,
 		MaxOutput: a.cfg.MaxOutput,
+		Track:     lock,
 	})
 	if err != nil {
 		rep.Error = err.Error()

@@ -313,12 +313,15 @@ func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.D
 }
 
 // Heartbeat tells the control plane machine's agent is alive and which
-// units it is running (agent).
-func (c *Client) Heartbeat(ctx context.Context, machine string, running []string) error {
+// units it is running (agent); it returns those of them that are no longer
+// placed on the machine.
+func (c *Client) Heartbeat(ctx context.Context, machine string, running []string) ([]string, error) {
 	if running == nil {
 		running = []string{}
 	}
-	return c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), Heartbeat{Running: running}, nil)
+	var reply HeartbeatReply
+	err := c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), Heartbeat{Running: running}, &reply)
+	return reply.Gone, err
 }
 
 // Report posts finished runs (agent).

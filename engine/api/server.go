@@ -292,6 +292,13 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, e)
 }
 
+// HeartbeatReply answers a heartbeat: Gone lists the running units that
+// are no longer placed on the machine, whose hooks the agent ends.
+type HeartbeatReply struct {
+	Machine string   `json:"machine"`
+	Gone    []string `json:"gone,omitempty"`
+}
+
 func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	machine := q.Get("machine")
@@ -349,7 +356,19 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	if hb.Running != nil {
 		s.ctl.Running(machine, hb.Running)
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"machine": machine})
+	// Units the agent runs that are no longer placed on its machine
+	// (removed, or moved): the agent ends their hooks at once rather than
+	// at their timeout.
+	var gone []string
+	_ = s.node.View(func(st *model.State) error {
+		for _, name := range hb.Running {
+			if u, ok := st.Units[name]; !ok || u.Machine != machine {
+				gone = append(gone, name)
+			}
+		}
+		return nil
+	})
+	writeJSON(w, http.StatusOK, HeartbeatReply{Machine: machine, Gone: gone})
 }
 
 func (s *Server) results(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,9 @@
 // Package hookrun runs one hook executable as a child process: input on
-// stdin and in a file, output captured and capped, a timeout that kills the
-// whole process group, and an environment that names the unit.
+// stdin and in a file, output captured and capped, an environment that
+// names the unit and holds nothing of the agent's, and containment: every
+// process the hook starts is ended with the run or its timeout (see Proc),
+// and a per-unit lock keeps runs of one unit from overlapping across agent
+// restarts (see UnitLock).
 package hookrun
 
 import (
@@ -12,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -31,6 +33,9 @@ type Spec struct {
 	Timeout time.Duration
 	// MaxOutput caps stdout; a hook that prints more fails.
 	MaxOutput int
+	// Track, if not nil, is told where the run's processes are (a
+	// *UnitLock records them for an agent restarted after a crash).
+	Track Tracker
 }
 
 // Outcome is what a run produced.
@@ -93,39 +98,30 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	stdout := &capped{max: spec.MaxOutput}
 	stderr := &tail{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// A process group lets the timeout kill whatever the hook started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
-	if err := startRetrying(ctx, cmd); err != nil {
+	proc, err := Start(cmd, spec.Track)
+	if err != nil {
 		return nil, &Error{Hook: name, Reason: "could not start: " + err.Error()}
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		out := &Outcome{Stderr: stderr.String(), Duration: time.Since(start)}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return out, &Error{Hook: name, Reason: fmt.Sprintf("timed out after %s and was killed", spec.Timeout), Stderr: out.Stderr}
-		}
-		return out, &Error{Hook: name, Reason: "was cancelled", Stderr: out.Stderr}
-	}
+	ws, err := proc.Wait(ctx)
 	out := &Outcome{Stdout: stdout.Bytes(), Stderr: stderr.String(), Duration: time.Since(start)}
-	if stdout.over {
-		return out, &Error{Hook: name, Reason: fmt.Sprintf("printed more than %d bytes on stdout", spec.MaxOutput), Stderr: out.Stderr}
-	}
-	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return out, &Error{Hook: name, Reason: "was killed by " + ws.Signal().String(), Stderr: out.Stderr}
-			}
-			return out, &Error{Hook: name, Reason: fmt.Sprintf("exited with status %d", exit.ExitCode()), Stderr: out.Stderr}
-		}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		out.Stdout = nil
+		return out, &Error{Hook: name, Reason: fmt.Sprintf("timed out after %s and was killed", spec.Timeout), Stderr: out.Stderr}
+	case errors.Is(err, context.Canceled):
+		out.Stdout = nil
+		return out, &Error{Hook: name, Reason: "was cancelled", Stderr: out.Stderr}
+	case errors.As(err, new(*StartError)):
+		return nil, &Error{Hook: name, Reason: "could not start: " + err.Error()}
+	case err != nil:
 		return out, &Error{Hook: name, Reason: err.Error(), Stderr: out.Stderr}
+	case stdout.over:
+		return out, &Error{Hook: name, Reason: fmt.Sprintf("printed more than %d bytes on stdout", spec.MaxOutput), Stderr: out.Stderr}
+	case ws.Signaled():
+		return out, &Error{Hook: name, Reason: "was killed by " + ws.Signal().String(), Stderr: out.Stderr}
+	case ws.ExitStatus() != 0:
+		return out, &Error{Hook: name, Reason: fmt.Sprintf("exited with status %d", ws.ExitStatus()), Stderr: out.Stderr}
 	}
 	return out, nil
 }
@@ -177,27 +173,4 @@ func lastLine(s string) string {
 		s = s[:300] + "..."
 	}
 	return s
-}
-
-// startRetrying starts cmd, retrying while the executable is "busy": a
-// hook just unpacked can still be open for writing in a child forked
-// meanwhile by another goroutine, until that child execs (golang/go#22315).
-func startRetrying(ctx context.Context, cmd *exec.Cmd) error {
-	delay := 5 * time.Millisecond
-	for i := 0; ; i++ {
-		err := cmd.Start()
-		if err == nil || !errors.Is(err, syscall.ETXTBSY) || i == 8 {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(delay):
-		}
-		delay *= 2
-		// A failed Start leaves cmd unusable: start a fresh copy.
-		fresh := exec.Command(cmd.Path, cmd.Args[1:]...)
-		fresh.Dir, fresh.Env, fresh.Stdin, fresh.Stdout, fresh.Stderr, fresh.SysProcAttr = cmd.Dir, cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr
-		*cmd = *fresh
-	}
 }

@@ -3,19 +3,13 @@ package legacy
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
-)
 
-// waitDelay is how long a hook's output is still read after the hook has
-// exited, for children it left running in the background that hold its
-// stdout; after that the hook counts as finished.
-const waitDelay = 2 * time.Second
+	"github.com/fixpoint/fixpoint/engine/hookrun"
+)
 
 // stderrTail is how much of a failed hook's stderr its error carries.
 const stderrTail = 2 << 10
@@ -25,6 +19,7 @@ type hookRun struct {
 	path, dir string
 	env       []string
 	maxOutput int
+	track     hookrun.Tracker
 }
 
 // hookOutcome is what one hook process did.
@@ -34,41 +29,33 @@ type hookOutcome struct {
 	stderr    string // the tail of stderr, for the error
 }
 
-// run executes the hook and waits for it. The hook gets its own process
-// group, so that cancelling ctx (the reconcile's timeout) kills whatever
-// it started as well.
+// run executes the hook and waits for it. hookrun contains it: whatever
+// it starts, in its process group or not, is ended when it exits or ctx
+// ends (the hook's timeout), and its output is read when it exits, not
+// when the last process that inherited it lets go.
 func (h *hookRun) run(ctx context.Context) (*hookOutcome, error) {
-	cmd := exec.CommandContext(ctx, h.path)
+	cmd := exec.Command(h.path)
 	cmd.Dir = h.dir
 	cmd.Env = h.env
 	combined := &cappedBuffer{max: h.maxOutput}
 	errTail := &tailBuffer{max: stderrTail}
 	cmd.Stdout = combined
 	cmd.Stderr = multiWriter{combined, errTail}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
+	proc, err := hookrun.Start(cmd, h.track)
+	if err != nil {
+		return &hookOutcome{}, err
+	}
+	ws, err := proc.Wait(ctx)
 	out := &hookOutcome{output: combined.String(), truncated: combined.over, stderr: errTail.String()}
-	if err == nil {
-		return out, nil
-	}
-	if ctx.Err() != nil {
-		return out, ctx.Err()
-	}
-	var exit *exec.ExitError
 	switch {
-	case errors.Is(err, exec.ErrWaitDelay):
-		// The hook exited 0 but something it started still holds its
-		// output: the hook is done, like Juju's.
-		return out, nil
-	case errors.As(err, &exit):
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return out, fmt.Errorf("killed by %s", ws.Signal())
-		}
-		return out, fmt.Errorf("exit status %d", exit.ExitCode())
+	case err != nil:
+		return out, err
+	case ws.Signaled():
+		return out, fmt.Errorf("killed by %s", ws.Signal())
+	case ws.ExitStatus() != 0:
+		return out, fmt.Errorf("exit status %d", ws.ExitStatus())
 	}
-	return out, err
+	return out, nil
 }
 
 // cappedBuffer keeps the first max bytes written and notes the rest.

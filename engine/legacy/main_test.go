@@ -9,9 +9,11 @@ import (
 	"testing"
 )
 
-// toolBinary is testtool built once for the package: the fixpoint binary's
-// stand-in that the hook tool symlinks point at.
-var toolBinary string
+// toolBinary is cmd/fixpoint-hook built once for the package: the program
+// the hook tool symlinks point at. fallbackBinary is testtool, a stand-in
+// for the fixpoint binary, which is every tool too (the fallback when no
+// fixpoint-hook is at hand).
+var toolBinary, fallbackBinary string
 
 func TestMain(m *testing.M) {
 	os.Exit(buildToolAndRun(m))
@@ -24,16 +26,20 @@ func buildToolAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	toolBinary = filepath.Join(dir, "toolbin")
-	build := exec.Command(goTool, "build", "-o", toolBinary, "./testtool")
+	toolBinary = filepath.Join(dir, "fixpoint-hook")
+	fallbackBinary = filepath.Join(dir, "testtool")
+	build := exec.Command(goCommand(), "build", "-o", dir, "./testtool", "../../cmd/fixpoint-hook")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "legacy tests: build testtool:", err)
+		fmt.Fprintln(os.Stderr, "legacy tests: build the hook tools:", err)
 		return 1
 	}
 	return m.Run()
+}
+
+func goCommand() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }

@@ -34,8 +34,9 @@ type Options struct {
 	// units of one service on one machine never share files the charm
 	// writes. Without a UnitDir hooks run in CharmDir itself.
 	UnitDir string
-	// ToolsBinary is the executable the hook tools are symlinks to (the
-	// fixpoint binary); default os.Executable().
+	// ToolsBinary is the executable the hook tools are symlinks to:
+	// fixpoint-hook, or a fixpoint binary, which is every tool too;
+	// default ToolsProgram's choice.
 	ToolsBinary string
 	// Timeout bounds each hook, as the operator's --hook-timeout says
 	// ("how long one hook run may take"); default DefaultTimeout. It does
@@ -52,6 +53,9 @@ type Options struct {
 	Env []string
 	// Log receives hook output (debug), juju-log lines and skips.
 	Log hclog.Logger
+	// Track, if not nil, is told where each hook's processes are (a
+	// *hookrun.UnitLock records them for an agent restarted after a crash).
+	Track hookrun.Tracker
 
 	// Model is JUJU_MODEL_NAME; JUJU_MODEL_UUID is derived from it.
 	Model string
@@ -77,6 +81,8 @@ type Stats struct {
 	Hooks []string
 	// Skipped names the events whose hook the charm does not have.
 	Skipped []string
+	// ToolCalls counts the hook tool calls the hooks made.
+	ToolCalls int
 }
 
 // HookError is a hook that failed; it fails the whole Run.
@@ -191,7 +197,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		}
 		contextID := fmt.Sprintf("%s-%s-%d-%s", u.Unit, ev.Hook, i, token[:8])
 		sess.begin(contextID, ev)
-		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput}
+		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track}
 		start := time.Now()
 		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		out, runErr := h.run(hookCtx)
@@ -208,9 +214,11 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 			case errors.Is(runErr, context.DeadlineExceeded):
 				herr.Reason = fmt.Sprintf("timed out after %s", opts.Timeout)
 			}
+			stats.ToolCalls = int(srv.calls.Load())
 			return nil, stats, herr
 		}
 	}
+	stats.ToolCalls = int(srv.calls.Load())
 	return sess.result(), stats, nil
 }
 
@@ -232,9 +240,12 @@ func (o *Options) fill() error {
 			return fmt.Errorf("legacy hooks: unit directory: %w", err)
 		}
 	}
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
 	if o.ToolsBinary == "" {
-		if o.ToolsBinary, err = os.Executable(); err != nil {
-			return fmt.Errorf("legacy hooks: find the fixpoint binary for the hook tools: %w", err)
+		if o.ToolsBinary, err = ToolsProgram(o.Log); err != nil {
+			return fmt.Errorf("legacy hooks: %w", err)
 		}
 	}
 	if o.Timeout <= 0 {
@@ -242,9 +253,6 @@ func (o *Options) fill() error {
 	}
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultMaxOutput
-	}
-	if o.Log == nil {
-		o.Log = hclog.NewNullLogger()
 	}
 	return nil
 }

@@ -416,3 +416,30 @@ func TestHookEnvironmentHoldsNoAgentSecrets(t *testing.T) {
 		}
 	}
 }
+
+// An old hook that leaves a process in a session of its own holding its
+// output (`setsid sleep 900 &`) finishes when it exits, and that process
+// is ended with it.
+func TestEscapedProcessEndsWithTheHook(t *testing.T) {
+	charm := writeCharm(t, map[string]string{"install": `f="$FIXPOINT_UNIT_DIR/sleeper.pid"
+setsid sh -c 'echo $$ > "$0.tmp" && mv "$0.tmp" "$0"; exec sleep 900' "$f" &
+until [ -s "$f" ]; do sleep 0.01; done
+relation-set -r db:3 a=1`})
+	u := testUniverse()
+	u.Events = []charmapi.Event{ev("install", "", "", "", "")}
+	res, _, unitDir, err := runHooks(t, charm, u, func(o *Options) { o.Timeout = 10 * time.Minute })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Relations["db:3"].Local["a"]; got != "1" {
+		t.Errorf("db:3 a = %q; want the hook's write", got)
+	}
+	b, err := os.ReadFile(filepath.Join(unitDir, "sleeper.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
+	if err == nil && !strings.Contains(string(stat), ") Z ") {
+		t.Fatalf("the hook's setsid sleeper %s still runs after the hook", strings.TrimSpace(string(b)))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,9 @@ type server struct {
 	mu    sync.Mutex
 	conns map[net.Conn]bool
 	wg    sync.WaitGroup
+
+	// calls counts the requests that carried the token: Stats.ToolCalls.
+	calls atomic.Int64
 }
 
 // listen starts serving sess on a new unix socket at path.
@@ -80,6 +84,7 @@ func (s *server) serve(conn net.Conn) {
 	} else if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
 		resp = failure(exitFailed, errors.New("hook tool request refused: wrong token"))
 	} else {
+		s.calls.Add(1)
 		resp = s.sess.call(&req)
 	}
 	if err := json.NewEncoder(conn).Encode(&resp); err != nil {

@@ -129,9 +129,9 @@ func (h execHook) run(ctx context.Context, c *call) ([]byte, error) {
 // Legacy makes an old-hook charm (install, config-changed,
 // <rel>-relation-joined, ... in hooks/) a Hook: the engine's adapter runs
 // the hooks the universe's events call for, in order, with the Juju hook
-// tools. Those tools are the fixpoint binary under other names, so
-// toolsBinary must be a fixpoint executable ("" means the running one,
-// which is right inside `fixpoint charm test`).
+// tools. Those tools are links to toolsBinary: fixpoint-hook or a fixpoint
+// executable ("" means what legacy.ToolsProgram finds: fixpoint-hook
+// beside the running binary, built with Go, or the running binary).
 func Legacy(charmDir, toolsBinary string) Hook {
 	if abs, err := filepath.Abs(charmDir); err == nil {
 		charmDir = abs

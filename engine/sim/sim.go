@@ -43,8 +43,8 @@ type Options struct {
 	Parallel int
 	// HookTimeout bounds one hook run (default one minute).
 	HookTimeout time.Duration
-	// ToolsBinary is the fixpoint executable old-hook charms' hook tools
-	// run as ("" means the running executable).
+	// ToolsBinary is what old-hook charms' hook tools run as: fixpoint-hook
+	// or a fixpoint executable ("" means legacy.ToolsProgram's choice).
 	ToolsBinary string
 	// MaxReconciles stops a schedule after that many hook runs (default
 	// enough for every unit to reach the engine's divergence bound).

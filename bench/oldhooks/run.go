@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type bench struct {
+	bin, charms, tmp string
+	probeCharm       string
+	cfg              config
+}
+
+// probeService is the service of the probe environment, run before each
+// old-hook run to time tool calls against /bin/true.
+const probeService = "probe"
+
+// env is the N↔N environment with the charms of flavour; peer relations
+// (cluster) come with the charms. Flavour probeService is the probe unit
+// alone.
+func (b *bench) env(n int, flavour string) string {
+	prefix := ""
+	switch flavour {
+	case probeService:
+		return fmt.Sprintf(`apiVersion: "fixpoint/v1"
+name: "bench-probe"
+services: %s: {charm: %q, units: 1}
+`, probeService, b.probeCharm)
+	case "classic":
+		prefix = "classic-"
+	}
+	return fmt.Sprintf(`apiVersion: "fixpoint/v1"
+name: "bench-%d"
+services: {
+	db: {charm: %q, units: %d}
+	web: {charm: %q, units: %d}
+}
+relations: "web-db": ["web:db", "db:db"]
+`, n, filepath.Join(b.charms, prefix+"db"), n, filepath.Join(b.charms, prefix+"web"), n)
+}
+
+// once runs one environment on a fresh `up` and measures it.
+func (b *bench) once(ctx context.Context, n int, flavour string) (result, error) {
+	r := result{N: n, Flavour: flavour, Units: 2 * n}
+	if flavour == probeService {
+		r.Units = 1
+	}
+	dir := filepath.Join(b.tmp, fmt.Sprintf("%s-%d", flavour, n))
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return r, err
+	}
+	envFile := filepath.Join(dir, "env.cue")
+	if err := os.WriteFile(envFile, []byte(b.env(n, flavour)), 0o644); err != nil {
+		return r, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "up.log"))
+	if err != nil {
+		return r, err
+	}
+	defer logFile.Close()
+
+	// Debug, for the agent's "old hooks ran" lines that carry tool calls.
+	up := exec.Command(b.bin, "up", "-f", envFile, "--data-dir", data, "--log-level", "debug")
+	up.Stderr = logFile
+	stdout, err := up.StdoutPipe()
+	if err != nil {
+		return r, err
+	}
+	if err := up.Start(); err != nil {
+		return r, err
+	}
+	exited := make(chan error, 1)
+	applied := make(chan time.Time, 1)
+	go func() {
+		// The clock starts when the environment is applied: after the
+		// control plane started and the charms were packed.
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			fmt.Fprintln(logFile, sc.Text())
+			if strings.HasPrefix(sc.Text(), "applied at index ") {
+				select {
+				case applied <- time.Now():
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		exited <- up.Wait()
+	}()
+	defer stopUp(up, exited)
+
+	var start time.Time
+	select {
+	case start = <-applied:
+	case err := <-exited:
+		exited <- err
+		return r, fmt.Errorf("up exited before applying the environment (%v); see %s", err, logFile.Name())
+	case <-time.After(b.cfg.timeout + 2*time.Minute):
+		return r, fmt.Errorf("up did not apply the environment; see %s", logFile.Name())
+	case <-ctx.Done():
+		return r, ctx.Err()
+	}
+	// up publishes controller.json right after it applied. The bench
+	// polls status rather than running `fixpoint wait`: wait long-polls on
+	// the state's index, and the last units may settle without the index
+	// moving, which wait notices only when its poll times out.
+	if err := waitFile(ctx, filepath.Join(data, "controller.json"), time.Minute); err != nil {
+		return r, err
+	}
+	var st *status
+	var loadSum float64
+	var loadN int
+	for {
+		if l, err := loadAvg(); err == nil {
+			loadSum += l
+			loadN++
+		}
+		st, err = b.status(ctx, data)
+		if err != nil {
+			return r, err
+		}
+		r.took = time.Since(start)
+		if st.Converged {
+			r.Converged = true
+			break
+		}
+		// A unit in error stops the run, unless the engine declared it
+		// diverging: an operator would run `resolved` on a unit that
+		// only reconciled often while its peers arrived, and so does
+		// the bench, saying how often.
+		failed := ""
+		for name, u := range st.Units {
+			if u.Phase != "error" {
+				continue
+			}
+			if !strings.HasPrefix(u.Error, "diverged:") {
+				failed = fmt.Sprintf("stopped: unit %s is in error: %s", name, u.Error)
+				break
+			}
+			res := exec.CommandContext(ctx, b.bin, "resolved", name, "--data-dir", data)
+			if out, err := res.CombinedOutput(); err != nil && !strings.Contains(string(out), "not in error") {
+				return r, fmt.Errorf("resolved %s: %v\n%s", name, err, out)
+			}
+			r.Resolved++
+		}
+		if failed != "" {
+			r.Note = failed
+			break
+		}
+		if r.took >= b.cfg.timeout {
+			r.Note = fmt.Sprintf("stopped: no fixed point after %s", b.cfg.timeout)
+			break
+		}
+		// Fine-grained while a run may still be short; a long run is
+		// measured in minutes anyway.
+		interval := 200 * time.Millisecond
+		if r.took > 20*time.Second {
+			interval = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+	r.Seconds = r.took.Seconds()
+	if loadN > 0 {
+		r.Load = loadSum / float64(loadN)
+	}
+	if r.Resolved > 0 {
+		if r.Note != "" {
+			r.Note += "; "
+		}
+		r.Note += fmt.Sprintf("%d \"diverged\" verdicts resolved", r.Resolved)
+	}
+
+	settled, units := 0, 0
+	for _, u := range st.Units {
+		units++
+		r.Reconciles += u.Reconciles
+		if u.Phase == "settled" {
+			settled++
+		}
+	}
+	if !r.Converged {
+		r.Note = strings.Replace(r.Note, "stopped: ", fmt.Sprintf("stopped with %d of %d units settled: ", settled, units), 1)
+	}
+	switch flavour {
+	case "classic":
+		if r.Hooks, err = countHooks(filepath.Join(data, "agent", "units")); err != nil {
+			return r, err
+		}
+		if r.ToolCalls, err = countToolCalls(logFile.Name()); err != nil {
+			return r, err
+		}
+	case probeService:
+		if !r.Converged {
+			return r, fmt.Errorf("the probe unit did not finish: %s; see %s", r.Note, logFile.Name())
+		}
+		if r.Probe, err = readProbe(filepath.Join(data, "agent")); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// status is the part of `status --format json` the bench reads.
+type status struct {
+	Converged bool `json:"converged"`
+	Units     map[string]struct {
+		Phase      string `json:"phase"`
+		Error      string `json:"error"`
+		Reconciles int    `json:"reconciles"`
+	} `json:"units"`
+}
+
+func (b *bench) status(ctx context.Context, data string) (*status, error) {
+	out, err := exec.CommandContext(ctx, b.bin, "status", "--format", "json", "--data-dir", data).Output()
+	if err != nil {
+		return nil, fmt.Errorf("status: %v", err)
+	}
+	var st status
+	if err := json.Unmarshal(out, &st); err != nil {
+		return nil, fmt.Errorf("status JSON: %v", err)
+	}
+	return &st, nil
+}
+
+// countHooks counts the lines of every unit's hooks.log: one per old hook
+// the classic charms ran.
+func countHooks(unitsDir string) (int, error) {
+	logs, err := filepath.Glob(filepath.Join(unitsDir, "*", "hooks.log"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range logs {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			return 0, err
+		}
+		n += strings.Count(string(data), "\n")
+	}
+	return n, nil
+}
+
+// stopUp stops up with SIGTERM, as a user would, and kills it if it does
+// not stop.
+func stopUp(up *exec.Cmd, exited chan error) {
+	_ = up.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		_ = up.Process.Kill()
+		<-exited
+	}
+}
+
+// waitFile polls for path until it exists or d passes.
+func waitFile(ctx context.Context, path string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not appear within %s", path, d)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// countToolCalls sums the tool_calls of the agent's "old hooks ran" lines
+// in up's log.
+func countToolCalls(log string) (int, error) {
+	f, err := os.Open(log)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	total := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, "old hooks ran") {
+			continue
+		}
+		_, v, ok := strings.Cut(line, "tool_calls=")
+		if !ok {
+			continue
+		}
+		v, _, _ = strings.Cut(v, " ")
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return 0, fmt.Errorf("%s: bad tool_calls in %q", log, line)
+		}
+		total += n
+	}
+	return total, sc.Err()
+}
+
+// loadAvg is the 1-minute load average.
+func loadAvg() (float64, error) {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, err
+	}
+	f, _, _ := strings.Cut(string(data), " ")
+	return strconv.ParseFloat(f, 64)
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// alive says whether pid runs (a zombie waiting for its reaper does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
+}
+
+// waitPid waits until a hook has written a pid other than not to path.
+func waitPid(t *testing.T, p *upProc, path string, not int) int {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != not {
+				return pid
+			}
+		}
+		if p.cmd.ProcessState != nil {
+			t.Fatalf("up exited early:\n%s", p.out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no hook wrote %s:\n%s", path, p.out)
+	return 0
+}
+
+// startUpRunning starts `up -f env` on data without waiting for a fixed
+// point: hang's hook never lets it converge.
+func startUpRunning(t *testing.T, data, env string) *upProc {
+	t.Helper()
+	out := &bytes.Buffer{}
+	cmd := exec.Command(fixpointBin(t), "up", "-f", env, "--data-dir", data)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &upProc{cmd: cmd, data: data, out: out}
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// Issue 14, item 5: an agent SIGKILLed mid-hook, then restarted, ends the
+// hook it left (and what that hook started in a session of its own) before
+// it runs the unit again; and the hook of a unit that is removed is ended
+// at once, not at its timeout.
+func TestHooksOfKilledAgentsAndRemovedUnitsAreEnded(t *testing.T) {
+	data := t.TempDir()
+	unitDir := filepath.Join(data, "agent", "units", "hang-0")
+	var pids []int
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if alive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+
+	first := startUpRunning(t, data, repo("testdata", "envs", "hang.cue"))
+	hook1 := waitPid(t, first, filepath.Join(unitDir, "hook.pid"), 0)
+	sleeper1 := waitPid(t, first, filepath.Join(unitDir, "sleeper.pid"), 0)
+	pids = append(pids, hook1, sleeper1)
+	first.kill() // SIGKILL, mid-hook
+
+	second := startUpRunning(t, data, repo("testdata", "envs", "hang.cue"))
+	hook2 := waitPid(t, second, filepath.Join(unitDir, "hook.pid"), hook1)
+	sleeper2 := waitPid(t, second, filepath.Join(unitDir, "sleeper.pid"), sleeper1)
+	pids = append(pids, hook2, sleeper2)
+	// The new run looked, as it started, for processes of the old one.
+	if b, err := os.ReadFile(filepath.Join(unitDir, "overlaps")); err == nil {
+		t.Fatalf("hang/0 ran twice at once after the agent's restart:\n%s", b)
+	}
+	for _, pid := range []int{hook1, sleeper1} {
+		if alive(pid) {
+			t.Fatalf("pid %d of the killed agent's run still runs", pid)
+		}
+	}
+
+	r := fixpoint(t, 4*time.Minute, "apply", "-f", repo("testdata", "envs", "hang-removed.cue"), "--wait", "--timeout", "3m", "--data-dir", data)
+	if r.code != exitOK {
+		t.Fatalf("apply exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The hook timeout is 5 minutes; the agent hears of the removal with
+	// its next heartbeat (every 5 s).
+	deadline := time.Now().Add(time.Minute)
+	for alive(hook2) || alive(sleeper2) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the removed unit's hook (pid %d, alive %v) or its setsid sleeper (pid %d, alive %v) still runs a minute later:\n%s",
+				hook2, alive(hook2), sleeper2, alive(sleeper2), second.out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	second.stop(t)
+}
