@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The rules for what a hook may return. They are the one authority: the
@@ -14,9 +15,9 @@ const (
 	// MaxSettingsBytes caps one bag (keys plus values), so a runaway hook
 	// cannot bloat the log.
 	MaxSettingsBytes = 64 << 10
-	// MaxSettingsKey caps one settings key.
+	// MaxSettingsKey caps one settings key, in characters.
 	MaxSettingsKey = 256
-	// MaxStatusMessage caps a workload status message.
+	// MaxStatusMessage caps a workload status message, in characters.
 	MaxStatusMessage = 1 << 10
 	// MaxPorts caps the ports one unit opens.
 	MaxPorts = 1024
@@ -67,8 +68,9 @@ func CheckStatus(state, message string) (field string, err error) {
 	if !slices.Contains(StatusStates, state) {
 		return "state", fmt.Errorf("status state must be %s; got %s", orList(StatusStates), Quote(state, 24))
 	}
-	if len(message) > MaxStatusMessage {
-		return "message", fmt.Errorf("status message is %d bytes; the limit is %d", len(message), MaxStatusMessage)
+	// Counted in characters, as the schema's strings.MaxRunes counts.
+	if n := utf8.RuneCountInString(message); n > MaxStatusMessage {
+		return "message", fmt.Errorf("status message is %d characters long; the limit is %d", n, MaxStatusMessage)
 	}
 	return "", nil
 }
@@ -79,9 +81,9 @@ func CheckSettings(m map[string]string) (key string, err error) {
 	for _, k := range sortedKeys(m) {
 		switch {
 		case k == "":
-			return k, fmt.Errorf("settings keys may not be empty")
-		case len(k) > MaxSettingsKey:
-			return k, fmt.Errorf("settings key is %d bytes long; the limit is %d", len(k), MaxSettingsKey)
+			return k, fmt.Errorf("settings keys must be 1 to %d characters long", MaxSettingsKey)
+		case utf8.RuneCountInString(k) > MaxSettingsKey:
+			return k, fmt.Errorf("settings keys must be 1 to %d characters long", MaxSettingsKey)
 		}
 		size += len(k) + len(m[k])
 	}
