@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -15,8 +16,9 @@ import (
 type Report struct {
 	Unit string `json:"unit"`
 	Hash string `json:"hash"`
-	// Output is the hook's stdout: the result JSON.
-	Output []byte `json:"output,omitempty"`
+	// Output is the hook's stdout: the result JSON, carried as JSON (not
+	// base64) so that the agent's report reads as what the hook printed.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Error is set when the hook failed (exit status, timeout, ...).
 	Error    string        `json:"error,omitempty"`
 	Duration time.Duration `json:"duration,omitempty"`

@@ -105,10 +105,10 @@ func (s *Store) forwardApply(ctx context.Context, addr string, cmd *model.Comman
 	if err != nil {
 		return fmt.Errorf("encode command: %w", err)
 	}
-	err = s.forward(ctx, "POST", addr, "/v1/raft/apply", body, out)
-	var ae *apiError
-	if errors.As(err, &ae) && ae.Refused {
-		return fmt.Errorf("%w: %w", ErrRefused, ae.cause())
+	err = s.fwd.Forward(ctx, "POST", addr, "/v1/raft/apply", body, out)
+	if errors.Is(err, ErrRefused) {
+		// Worded as a refusal on this node would be.
+		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	return err
 }

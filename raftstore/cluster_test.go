@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // TestCluster drives three in-process nodes over real TCP and HTTP through
@@ -259,9 +260,9 @@ func TestRemove(t *testing.T) {
 	// Whatever its own log says, the leader refuses its rejoin.
 	body, _ := json.Marshal(joinRequest{ID: victim.id, RaftAddr: victim.s.RaftAddr(), HTTPAddr: victim.httpAddr, Rejoin: true})
 	eventually(t, 10*time.Second, "rejoin of a removed node refused", func() error {
-		err := via.s.call(ctx, "POST", via.httpAddr, "/v1/raft/join", body, nil) // relayed to the leader
-		var ae *apiError
-		if !errors.As(err, &ae) || ae.Status != http.StatusConflict {
+		err := via.s.fwd.Call(ctx, "POST", via.httpAddr, "/v1/raft/join", body, nil) // relayed to the leader
+		var fe *forward.Error
+		if !errors.As(err, &fe) || fe.Status != http.StatusConflict || !errors.Is(err, forward.ErrConflict) {
 			return fmt.Errorf("got %v, want 409", err)
 		}
 		t.Logf("rejoin refused: %v", err)

@@ -1,126 +1,21 @@
 package raftstore
 
 import (
-	"bytes"
 	"context"
 	cryptorand "crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
 
-	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
-
-// forwardedHeader marks a request one node sent another on a caller's
-// behalf. A node receiving one never forwards it again, so a stale idea of
-// who leads can not make requests bounce between followers.
-const forwardedHeader = "X-Fixpoint-Forwarded-By"
-
-// apiError is an error answer of another node.
-type apiError struct {
-	Status   int            `json:"-"`
-	Message  string         `json:"error"`
-	Refused  bool           `json:"refused,omitempty"`
-	Problems model.Problems `json:"problems,omitempty"`
-	// Leader is the HTTP address of the leader as the answering node knew
-	// it, when it was not the leader itself.
-	Leader string `json:"leader,omitempty"`
-	Node   string `json:"node,omitempty"`
-	// NotLeader is set when the answering node refused because it does
-	// not lead: nothing was proposed.
-	NotLeader bool `json:"not_leader,omitempty"`
-}
-
-func (e *apiError) Error() string { return e.Message }
-
-// cause turns a remote refusal back into the error the model returned, as
-// far as JSON carries it: model.Problems keep their paths, so the CLI can
-// still point at file:line:col.
-func (e *apiError) cause() error {
-	if len(e.Problems) > 0 {
-		return e.Problems
-	}
-	return errors.New(e.Message)
-}
-
-// httpURL makes a URL of an HTTP address that is host:port or a URL.
-func httpURL(addr, path string) string {
-	if strings.Contains(addr, "://") {
-		return strings.TrimRight(addr, "/") + path
-	}
-	return "http://" + addr + path
-}
-
-// call sends a request of this node's own to another node, which may
-// pass it on to the leader, and decodes a JSON answer into out (when out is
-// not nil). An error answer comes back as *apiError.
-func (s *Store) call(ctx context.Context, method, addr, path string, body []byte, out any) error {
-	return s.send(ctx, false, method, addr, path, body, out)
-}
-
-// forward is call for a request this node passes to the leader on a
-// caller's behalf: the receiver answers it itself or refuses.
-func (s *Store) forward(ctx context.Context, method, addr, path string, body []byte, out any) error {
-	return s.send(ctx, true, method, addr, path, body, out)
-}
-
-// send does call and forward.
-func (s *Store) send(ctx context.Context, fwd bool, method, addr, path string, body []byte, out any) error {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, httpURL(addr, path), rd)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if fwd {
-		req.Header.Set(forwardedHeader, s.cfg.NodeID)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return readAPIError(resp)
-	}
-	if out == nil {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		return fmt.Errorf("decode answer of %s: %w", httpURL(addr, path), err)
-	}
-	return nil
-}
-
-// readAPIError decodes an error answer, keeping the status code.
-func readAPIError(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	e := &apiError{}
-	if err := json.Unmarshal(b, e); err != nil || e.Message == "" {
-		e.Message = strings.TrimSpace(string(b))
-		if e.Message == "" {
-			e.Message = resp.Status
-		}
-	}
-	e.Status = resp.StatusCode
-	return e
-}
 
 // retryable reports whether err may go away by trying again, possibly at
 // another node: no or another leader, leadership lost mid-commit (the
@@ -140,9 +35,9 @@ func retryable(err error) bool {
 		errors.Is(err, raft.ErrNotVoter):
 		return true
 	}
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae.Status == http.StatusServiceUnavailable || ae.Status >= 500 && ae.Status != http.StatusNotImplemented
+	var fe *forward.Error
+	if errors.As(err, &fe) {
+		return fe.Kind.Retryable()
 	}
 	// The other node did not answer: it may be down, or no longer lead.
 	var ue *url.Error
@@ -161,8 +56,8 @@ func definite(err error) bool {
 	if errors.As(err, &oe) && oe.Op == "dial" {
 		return true
 	}
-	var ae *apiError
-	return errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable && ae.NotLeader
+	// A node that does not lead proposed nothing.
+	return errors.Is(err, ErrNotLeader)
 }
 
 // backoff yields growing, jittered waits for retry loops, as Consul does

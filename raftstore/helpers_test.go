@@ -63,6 +63,9 @@ type node struct {
 	trailing uint64
 	hold     time.Duration // Config.leaderHold
 	raftTLS  *tls.Config   // Config.RaftTLS
+	// connState, when set, sees every connection to the node's HTTP
+	// server change state.
+	connState func(net.Conn, http.ConnState)
 }
 
 // start opens the node's store and serves its handler. httpAddr "" picks a
@@ -98,7 +101,7 @@ func (n *node) start(bootstrap bool, join []string) {
 	}
 	n.s = s
 	n.raftAddr = s.RaftAddr()
-	n.srv = &http.Server{Handler: s.Handler()}
+	n.srv = &http.Server{Handler: s.Handler(), ConnState: n.connState}
 	go n.srv.Serve(ln)
 }
 

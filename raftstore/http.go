@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // maxBody bounds request bodies other than backups.
@@ -30,12 +30,11 @@ const maxBody = 64 << 20
 //	GET  /v1/raft/backup     a backup document
 //	POST /v1/raft/restore    restore a backup document into the cluster
 //
-// Errors are JSON {"error": "..."} with a fitting status: 503 when there is
-// no leader (or this node is not it, for requests another node forwarded),
-// 422 for a command the model refused. Requests from a client are forwarded
-// to the leader; requests from another node (X-Fixpoint-Forwarded-By) are
-// answered here or refused, never forwarded again. Authentication is the
-// caller's: wrap this handler.
+// Errors are forward's JSON envelope, one status per kind: 503 not_leader
+// or no_leader, 409 refused for a command the model refused, and so on.
+// Requests from a client are forwarded to the leader; requests from
+// another node (forward.Header) are answered here or refused, never
+// forwarded again. Authentication is the caller's: wrap this handler.
 func (s *Store) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/raft/apply", s.handleApply)
@@ -54,17 +53,18 @@ func (s *Store) Handler() http.Handler {
 }
 
 // forwarded reports whether another node sent r on a caller's behalf.
-func forwarded(r *http.Request) bool { return r.Header.Get(forwardedHeader) != "" }
+func forwarded(r *http.Request) bool { return forward.Forwarded(r) }
 
 // notLeader is the answer of a follower to a request that only the leader
 // may answer.
-func (s *Store) notLeader() *apiError {
+func (s *Store) notLeader() *forward.Error {
 	id, addr := s.leader()
-	msg := fmt.Sprintf("node %s is not the leader and knows no leader", s.cfg.NodeID)
+	e := forward.Errorf(forward.KindNotLeader, "node %s is not the leader and knows no leader", s.cfg.NodeID)
 	if id != "" {
-		msg = fmt.Sprintf("node %s is not the leader (the leader is %s at %s)", s.cfg.NodeID, id, addr)
+		e.Message = fmt.Sprintf("node %s is not the leader (the leader is %s at %s)", s.cfg.NodeID, id, addr)
 	}
-	return &apiError{Status: http.StatusServiceUnavailable, Message: msg, NotLeader: true, Leader: addr, Node: s.cfg.NodeID}
+	e.Leader, e.Node = addr, s.cfg.NodeID
+	return e
 }
 
 func (s *Store) handleApply(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +136,7 @@ func (s *Store) handleJoin(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := json.Marshal(req)
 	var out joinAnswer
-	if err := s.forward(r.Context(), "POST", addr, "/v1/raft/join", body, &out); err != nil {
+	if err := s.fwd.Forward(r.Context(), "POST", addr, "/v1/raft/join", body, &out); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -226,44 +226,37 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeError answers with err as JSON and a status that fits it.
+// writeError answers with err as forward's envelope, its kind found from
+// raftstore's and raft's errors first, then from the forward kinds err
+// wraps (an answer relayed from another node keeps its kind).
 func writeError(w http.ResponseWriter, err error) {
-	e := &apiError{Message: err.Error(), Status: http.StatusInternalServerError}
-	var ae *apiError
+	forward.Write(w, forward.From(err, kindOf(err)))
+}
+
+// kindOf is the kind of the errors of this package and of raft; the rest
+// is left to forward.KindOf.
+func kindOf(err error) forward.Kind {
 	var bad *badRequest
 	var nf *notFound
 	var conflict *conflictError
-	var ps model.Problems
 	switch {
-	case errors.As(err, &ae) && !errors.Is(err, ErrRefused):
-		// Relayed from another node: keep what it said.
-		cp := *ae
-		e = &cp
-		e.Message = err.Error()
 	case errors.Is(err, ErrRefused):
-		e.Status = http.StatusUnprocessableEntity
-		e.Refused = true
-		// The proposer wraps ErrRefused again; send only the cause.
-		e.Message = strings.TrimPrefix(e.Message, ErrRefused.Error()+": ")
-		if errors.As(err, &ps) {
-			e.Problems = ps
-		}
+		return forward.KindRefused
 	case errors.As(err, &bad):
-		e.Status = http.StatusBadRequest
+		return forward.KindBadRequest
 	case errors.As(err, &nf):
-		e.Status = http.StatusNotFound
+		return forward.KindNotFound
 	case errors.As(err, &conflict), errors.Is(err, errNotMember):
-		e.Status = http.StatusConflict
-	case errors.Is(err, raft.ErrNotLeader):
-		e.Status = http.StatusServiceUnavailable
-		e.NotLeader = true
+		return forward.KindConflict
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrNotVoter):
+		return forward.KindNotLeader
 	case errors.Is(err, context.DeadlineExceeded):
-		e.Status = http.StatusGatewayTimeout
-	case errors.Is(err, ErrNoLeader), errors.Is(err, ErrClosed), errors.Is(err, raft.ErrRaftShutdown),
+		return forward.KindTimeout
+	case errors.Is(err, ErrClosed), errors.Is(err, raft.ErrRaftShutdown),
 		errors.Is(err, context.Canceled), errors.Is(err, raft.ErrLeadershipLost),
 		errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout),
-		errors.Is(err, raft.ErrAbortedByRestore), errors.Is(err, raft.ErrNotVoter):
-		e.Status = http.StatusServiceUnavailable
+		errors.Is(err, raft.ErrAbortedByRestore):
+		return forward.KindUnavailable
 	}
-	writeJSON(w, e.Status, e)
+	return forward.KindOf(err, forward.KindInternal)
 }

@@ -25,6 +25,10 @@ const (
 	nodeKeyFile = "node-key.pem"
 )
 
+// maxCommonName is X.509's upper bound on a common name (RFC 5280), which
+// holds a joining node's id.
+const maxCommonName = 64
+
 // issuer signs the certificates of joining servers.
 type issuer struct {
 	ca  *x509.Certificate
@@ -43,8 +47,8 @@ type joinAnswer struct {
 }
 
 // setupIdentity gives the transport this node's identity: the operator's
-// certificate, or the one kept in DataDir/tls, or, on a first bootstrap, a
-// new CA and certificate. A joining node without either gets its
+// certificate, or the one kept in DataDir/tls, or, on a bootstrap node
+// without one, a new CA and certificate. A joining node without either gets its
 // certificate through the join (see join) and until then talks to no one.
 func (s *Store) setupIdentity(hasState bool) error {
 	if conf := s.cfg.RaftTLS; conf != nil {
@@ -66,10 +70,16 @@ func (s *Store) setupIdentity(hasState bool) error {
 		return nil
 	}
 	switch {
-	case hasState:
+	case hasState && !s.cfg.Bootstrap:
 		return fmt.Errorf("node %s has Raft state but no Raft certificate in %s (its data dir predates authenticated Raft, or the directory was removed): wipe %s and join the node again",
 			s.cfg.NodeID, dir, s.cfg.DataDir)
 	case s.cfg.Bootstrap:
+		if hasState {
+			// A data dir from before authenticated Raft, as `up` keeps
+			// one: a single node carries on; any other server must
+			// join again to get a certificate of the new CA.
+			s.log.Warn("this data dir has Raft state but no Raft certificate: making a new cluster CA; wipe the other servers' data dirs and join them again", "dir", dir)
+		}
 		ca, caKey, err := NewCA("fixpoint cluster CA")
 		if err != nil {
 			return fmt.Errorf("make the cluster CA: %w", err)
@@ -193,6 +203,9 @@ func (s *Store) certRequest() ([]byte, error) {
 // leader and adds nothing to the cluster.
 func (s *Store) signJoin(req joinRequest) (joinAnswer, error) {
 	ans := joinAnswer{Leader: s.cfg.NodeID}
+	if len(req.ID) > maxCommonName {
+		return ans, &badRequest{fmt.Sprintf("join: node id of %d bytes: a certificate's common name holds at most %d", len(req.ID), maxCommonName)}
+	}
 	if s.issuer == nil {
 		return ans, &conflictError{fmt.Sprintf("this cluster's Raft runs on certificates the operator made, so it can not issue one: start node %s with --tls-cert/--tls-key/--tls-ca and a certificate from `fixpoint tls cert --role server`", req.ID)}
 	}

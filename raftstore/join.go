@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // joinRequest is the body of POST /v1/raft/join.
@@ -70,15 +71,15 @@ func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAns
 		var errs []error
 		for _, addr := range s.cfg.Join {
 			var ans joinAnswer
-			err := s.call(ctx, "POST", addr, "/v1/raft/join", body, &ans)
+			err := s.fwd.Call(ctx, "POST", addr, "/v1/raft/join", body, &ans)
 			if err == nil {
 				if err := done(ans); err != nil {
 					return fmt.Errorf("join %s: %w", addr, err)
 				}
 				return nil
 			}
-			var ae *apiError
-			if errors.As(err, &ae) && ae.Status != http.StatusServiceUnavailable && ae.Status < 500 {
+			var fe *forward.Error
+			if errors.As(err, &fe) && !fe.Kind.Retryable() {
 				return fmt.Errorf("join %s: %w", addr, err)
 			}
 			errs = append(errs, fmt.Errorf("join %s: %w", addr, err))
@@ -307,7 +308,7 @@ func (s *Store) announce() error {
 	defer cancel()
 	var errs []error
 	for _, addr := range targets {
-		if err := s.call(ctx, "POST", addr, "/v1/raft/join", body, nil); err != nil {
+		if err := s.fwd.Call(ctx, "POST", addr, "/v1/raft/join", body, nil); err != nil {
 			errs = append(errs, fmt.Errorf("rejoin %s: %w", addr, err))
 			continue
 		}

@@ -101,7 +101,7 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 		go func(m *Member) {
 			defer wg.Done()
 			var st nodeStatus
-			if err := s.call(ctx, "GET", m.HTTPAddr, "/v1/raft/status", nil, &st); err != nil {
+			if err := s.fwd.Call(ctx, "GET", m.HTTPAddr, "/v1/raft/status", nil, &st); err != nil {
 				s.log.Debug("member status", "id", m.ID, "error", err)
 				return
 			}
@@ -135,7 +135,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 	for {
 		err := s.attempt(&t,
 			func() error { return s.removeMember(ctx, id) },
-			func(addr string) error { return s.forward(ctx, "POST", addr, "/v1/raft/remove", body, nil) })
+			func(addr string) error { return s.fwd.Forward(ctx, "POST", addr, "/v1/raft/remove", body, nil) })
 		switch {
 		case err == nil:
 			return nil

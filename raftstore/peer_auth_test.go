@@ -131,6 +131,16 @@ func TestAgentCertificateRefusedAsRaftPeer(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "can not speak Raft") {
 		t.Errorf("open with an agent certificate: err = %v, want it refused", err)
 	}
+
+	// A node without TLS material can not get a certificate from a
+	// cluster that runs on the operator's: told what to pass instead.
+	n4 := newNode(t, log, "n4")
+	_, err = Open(ctxT(t, 20*time.Second), Config{
+		NodeID: "n4", DataDir: n4.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{n1.httpAddr}, Logger: log,
+	})
+	if err == nil || !strings.Contains(err.Error(), "--tls-cert") {
+		t.Errorf("join without TLS material: err = %v, want --tls-cert named", err)
+	}
 }
 
 // Without TLS material the cluster made its own CA: the joining node got
@@ -170,5 +180,39 @@ func TestClusterCARefusesNonServerPeers(t *testing.T) {
 	refused(t, "server certificate of another cluster", peerTransport(t, pair(t, other, otherKey, RoleServer, "n1"), iss.ca), f)
 	if _, ok := machines(f.s)["evil"]; ok {
 		t.Fatalf("the injected machine is in the follower's state")
+	}
+}
+
+// A one-node cluster whose data dir predates authenticated Raft (as
+// `fixpoint up` keeps one) starts again with --bootstrap: it makes its CA
+// and keeps its state. A joined node without a certificate is told to
+// join again.
+func TestDataDirFromBeforeRaftTLS(t *testing.T) {
+	log := testLogger(t)
+	n1 := newNode(t, log, "n1")
+	n1.start(true, nil)
+	settled(t, n1)
+	if _, err := n1.s.Apply(ctxT(t, 30*time.Second), machineCmd("m1", "10.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	n1.stop()
+	if err := os.RemoveAll(filepath.Join(n1.dir, tlsDirName)); err != nil {
+		t.Fatal(err)
+	}
+	n1.start(true, nil)
+	settled(t, n1)
+	if _, ok := machines(n1.s)["m1"]; !ok {
+		t.Fatalf("the state was lost")
+	}
+	if _, err := os.Stat(filepath.Join(n1.dir, tlsDirName, caKeyFile)); err != nil {
+		t.Fatalf("no new CA: %v", err)
+	}
+	n1.stop()
+	if err := os.RemoveAll(filepath.Join(n1.dir, tlsDirName)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(ctxT(t, 10*time.Second), Config{NodeID: "n1", DataDir: n1.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{"127.0.0.1:1"}, Logger: log})
+	if err == nil || !strings.Contains(err.Error(), "join the node again") {
+		t.Errorf("a node with state and no certificate: err = %v, want it told to join again", err)
 	}
 }

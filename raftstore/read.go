@@ -39,7 +39,7 @@ func (s *Store) Linearize(ctx context.Context) error {
 			},
 			func(addr string) error {
 				var out readIndexAnswer
-				err := s.call(ctx, "GET", addr, "/v1/raft/readindex", nil, &out)
+				err := s.fwd.Call(ctx, "GET", addr, "/v1/raft/readindex", nil, &out)
 				idx = out.Index
 				return err
 			})

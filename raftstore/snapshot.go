@@ -67,7 +67,7 @@ func (s *Store) RestoreBackup(ctx context.Context, r io.Reader) error {
 	for {
 		err := s.attempt(&t,
 			func() error { return s.applyInternal(ctx, entryReplace, doc) },
-			func(addr string) error { return s.forward(ctx, "POST", addr, "/v1/raft/restore", raw, nil) })
+			func(addr string) error { return s.fwd.Forward(ctx, "POST", addr, "/v1/raft/restore", raw, nil) })
 		switch {
 		case err == nil:
 			s.log.Info("restored backup", "backup_index", doc.Index, "index", s.Index())

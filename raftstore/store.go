@@ -24,16 +24,21 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
+
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // Errors callers can test with errors.Is.
 var (
 	// ErrNoLeader means no leader could be reached before the context
 	// ended; the message names the nodes tried.
-	ErrNoLeader = errors.New("no leader")
+	ErrNoLeader = forward.ErrNoLeader
 	// ErrRefused means the model refused the command (the caller's
 	// mistake): it changed nothing and retrying it will not help.
-	ErrRefused = errors.New("command refused")
+	ErrRefused = forward.ErrRefused
+	// ErrNotLeader means a node that does not lead was asked what only
+	// the leader answers; nothing was proposed.
+	ErrNotLeader = forward.ErrNotLeader
 	// ErrClosed means the store was closed.
 	ErrClosed = errors.New("raftstore: store closed")
 )
@@ -114,7 +119,7 @@ type Store struct {
 	fsm      *fsm
 	logs     raft.LogStore
 	bolt     *raftboltdb.BoltStore
-	client   *http.Client
+	fwd      *forward.Client
 	raftAddr string
 	stream   *tlsStream
 	// issuer signs joining nodes' certificates; nil when the operator
@@ -169,7 +174,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s (is another fixpoint server using this data dir?): %w", dbPath, err)
 	}
-	s := &Store{cfg: cfg, log: log, bolt: bolt, client: cfg.HTTPClient, opened: time.Now()}
+	s := &Store{cfg: cfg, log: log, bolt: bolt, fwd: forward.NewClient(cfg.HTTPClient, cfg.NodeID), opened: time.Now()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
@@ -326,10 +331,7 @@ func loopback(addr string) bool {
 
 // defaultHTTPClient bounds every node-to-node request.
 func defaultHTTPClient() *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	tr.ResponseHeaderTimeout = 30 * time.Second
-	return &http.Client{Transport: tr, Timeout: time.Minute}
+	return &http.Client{Transport: forward.NewTransport(nil), Timeout: time.Minute}
 }
 
 // Close stops the node. It does not hand leadership over: to the cluster a

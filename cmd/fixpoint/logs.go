@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -103,7 +102,8 @@ func followLogs(ctx context.Context, c *api.Client, unit string, seq uint64, pri
 			if ctx.Err() != nil {
 				break
 			}
-			if ae := (*api.Error)(nil); errors.As(err, &ae) && (ae.Conflict() || ae.Code == http.StatusNotFound) {
+			// An answer that retrying can not change ends the follow.
+			if ae := (*api.Error)(nil); errors.As(err, &ae) && !ae.Kind.Retryable() {
 				return exitf(exitFailed, "logs: %v", err)
 			}
 			failures++

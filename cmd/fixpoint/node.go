@@ -17,6 +17,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/raftstore"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // nodeConfig is one control-plane node, as `server` and `up` start it.
@@ -72,7 +73,9 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.httpAddr, err)
 	}
 	addr := "http://" + ln.Addr().String()
-	transport := http.DefaultTransport.(*http.Transport).Clone()
+	// One pooled transport for every request to another node: forwarded
+	// writes, proxied agent requests, charm replication.
+	transport := forward.NewTransport(nil)
 	if cfg.tls != nil {
 		ln = tls.NewListener(ln, cfg.tls)
 		addr = "https://" + ln.Addr().String()
@@ -115,7 +118,6 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 			Node:       store,
 			Controller: ctl,
 			CharmDir:   filepath.Join(cfg.dataDir, "charms"),
-			Refused:    func(err error) bool { return errors.Is(err, raftstore.ErrRefused) },
 			Transport:  transport,
 			Peers: func(ctx context.Context) []string {
 				return peerAddrs(ctx, store)

@@ -57,6 +57,9 @@ func tokenFrom(flag, file string) (string, error) {
 	if file != "" {
 		return readTokenFile(file)
 	}
+	if flag != "" {
+		fmt.Fprintln(os.Stderr, "warning: --token shows the token to every user of this machine in ps; use --token-file")
+	}
 	return firstNonEmpty(flag, os.Getenv("FIXPOINT_TOKEN")), nil
 }
 

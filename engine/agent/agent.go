@@ -6,6 +6,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,8 +22,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // Client is the agent's view of the control plane.
@@ -100,7 +103,9 @@ func New(client Client, cfg Config) *Agent {
 	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, stop: map[string]context.CancelFunc{}, charms: map[string]*sync.Mutex{}}
 }
 
-// Run registers the machine and works until ctx ends.
+// Run registers the machine and works until ctx ends, or until the
+// control plane refuses the agent for good (say, a credential that does
+// not cover the machine): then it returns that error.
 func (a *Agent) Run(ctx context.Context) error {
 	log := a.cfg.Log
 	// Runs a previous agent on this data dir left behind (it was killed
@@ -113,9 +118,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := retry(ctx, log, "register machine "+a.cfg.Machine, func() error {
 		return a.client.Register(ctx, a.cfg.Machine, a.cfg.Address)
 	}); err != nil {
-		return nil
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("register machine %s: %w", a.cfg.Machine, err)
 	}
 	log.Info("agent registered", "machine", a.cfg.Machine, "address", a.cfg.Address)
+	// A refusal for good ends the posting and the heartbeats too.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	reports := make(chan engine.Report, 1024)
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -129,6 +140,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}()
 	slots := make(chan struct{}, a.cfg.Concurrency)
 	failures := 0
+	var fatal error
 	for ctx.Err() == nil {
 		a.mu.Lock()
 		free := a.cfg.Concurrency - len(a.running)
@@ -147,14 +159,25 @@ func (a *Agent) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
+			if errors.Is(err, api.ErrNotRegistered) || errors.Is(err, api.ErrUnauthorized) {
+				// The control plane lost the machine (a restore, a
+				// removal, `machine forget`) or the operator reset its
+				// credential: register it again (with the join token if
+				// the credential is gone), then claim at once.
+				log.Warn("machine not registered; registering again", "error", err)
+				if err = a.client.Register(ctx, a.cfg.Machine, a.cfg.Address); err == nil {
+					failures = 0
+					continue
+				}
+			}
+			if permanent(err) {
+				fatal = fmt.Errorf("claim work for machine %s: %w", a.cfg.Machine, err)
+				log.Error("the control plane refuses this agent; stopping", "error", err)
+				break
+			}
 			failures++
 			d := backoff(failures)
 			log.Warn("claim work failed; retrying", "error", err, "in", d)
-			// Not registered any more, or its credential reset by the
-			// operator: register again (with the join token if need be).
-			if strings.Contains(err.Error(), "not registered") || strings.Contains(err.Error(), "unknown token") {
-				_ = a.client.Register(ctx, a.cfg.Machine, a.cfg.Address)
-			}
 			sleep(ctx, d)
 			continue
 		}
@@ -190,8 +213,9 @@ func (a *Agent) Run(ctx context.Context) error {
 			}(w)
 		}
 	}
+	stop()
 	wg.Wait()
-	return nil
+	return fatal
 }
 
 // post sends finished runs, batching whatever finished meanwhile into one
@@ -346,8 +370,24 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		}
 		return rep
 	}
-	rep.Output, rep.Stderr = out.Stdout, out.Stderr
+	rep.Stderr = out.Stderr
+	rep.Output, rep.Error = output(w, out.Stdout)
 	return rep
+}
+
+// output makes a hook's stdout the report's Output. It must be one JSON
+// value to travel inside the report; stdout that is not is reported as the
+// error the engine's result decoder gives it, so the hook's author reads
+// the same message either way.
+func output(w engine.Work, stdout []byte) (json.RawMessage, string) {
+	stdout = bytes.TrimSpace(stdout)
+	if len(stdout) == 0 || json.Valid(stdout) {
+		return stdout, ""
+	}
+	if _, err := engine.DecodeResult(w.Universe, stdout); err != nil {
+		return nil, err.Error()
+	}
+	return nil, "bad result: stdout is not JSON"
 }
 
 // charm returns the unpacked charm directory, fetching it once.
@@ -382,17 +422,34 @@ func short(h string) string {
 	return h
 }
 
-// retry calls fn until it succeeds or ctx ends, backing off with jitter.
+// retry calls fn until it succeeds, ctx ends or the control plane answers
+// with an error that retrying can not change, backing off with jitter.
 func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) error {
 	for i := 1; ; i++ {
 		err := fn()
-		if err == nil || ctx.Err() != nil {
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
 			return ctx.Err()
+		case permanent(err):
+			log.Error(what+" refused; not retrying", "error", err)
+			return err
 		}
 		d := backoff(i)
 		log.Warn(what+" failed; retrying", "error", err, "in", d)
 		sleep(ctx, d)
 	}
+}
+
+// permanent reports whether err is an answer of the control plane that
+// the same request will get again (a refusal, a credential that does not
+// cover the machine), as opposed to a node that is down, leaderless or
+// busy. An unknown token is not permanent: a follower may not yet have
+// applied the credential the agent just registered.
+func permanent(err error) bool {
+	var e *api.Error
+	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != forward.KindUnauthorized
 }
 
 func backoff(attempt int) time.Duration {

@@ -3,9 +3,13 @@ package api
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // Charm archives live on the control-plane nodes' disks, not in the Raft
@@ -26,19 +30,19 @@ func (s *Server) replicate(hash string) {
 		if err != nil {
 			return
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, baseURL(peer)+"/v1/charms/"+hash, f)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, forward.URL(peer, "/v1/charms/"+hash), f)
 		if err != nil {
 			f.Close()
 			continue
 		}
-		req.Header.Set("X-Fixpoint-Replica", "1")
-		resp, err := s.peerClient.Do(req)
+		// Forwarded: the peer keeps the copy and pushes it no further.
+		resp, err := s.peerClient.Do(req, true)
 		f.Close()
 		if err != nil {
 			s.log.Warn("push charm to peer", "charm", hash, "peer", peer, "error", err)
 			continue
 		}
-		resp.Body.Close()
+		forward.Close(resp)
 	}
 }
 
@@ -50,22 +54,18 @@ func (s *Server) fetchFromPeers(ctx context.Context, hash string) error {
 	}
 	var errs []string
 	for _, peer := range s.peers(ctx) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL(peer)+"/v1/charms/"+hash+"?local", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, forward.URL(peer, "/v1/charms/"+hash), nil)
 		if err != nil {
 			continue
 		}
-		resp, err := s.peerClient.Do(req)
+		// Forwarded: the peer answers from its own disk, never asks on.
+		resp, err := s.peerClient.Do(req, true)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", peer, err))
 			continue
 		}
-		if resp.StatusCode != http.StatusOK {
-			resp.Body.Close()
-			errs = append(errs, fmt.Sprintf("%s: %s", peer, resp.Status))
-			continue
-		}
-		err = receive(resp.Body, hash, s.charmPath(hash))
-		resp.Body.Close()
+		err = receive(io.LimitReader(resp.Body, charm.MaxSize+1), hash, s.charmPath(hash))
+		forward.Close(resp)
 		if err == nil {
 			return nil
 		}

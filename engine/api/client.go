@@ -19,6 +19,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // Client talks to a control plane through any of its nodes, moving on to
@@ -57,28 +58,16 @@ func baseURL(addr string) string {
 	return "http://" + addr
 }
 
-// Error is an error the control plane answered with.
-type Error struct {
-	Code int
-	Msg  string
-	Node string
-}
-
-func (e *Error) Error() string { return e.Msg }
-
-// Conflict reports whether the control plane refused the request as wrong
-// (as opposed to failing to serve it).
-func (e *Error) Conflict() bool {
-	return e.Code == http.StatusConflict || e.Code == http.StatusBadRequest
-}
-
-// do sends one request, trying each node in turn on connection failures
-// and 503s; body is re-sent from bytes.
+// do sends one request, trying each node in turn on connection failures,
+// 502s and 503s; body is re-sent from bytes. An error answer is an *Error
+// (errors.Is ErrRefused, ErrNotRegistered, ...); when every node failed,
+// the error wraps the last node's answer.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) (http.Header, error) {
 	if len(c.addrs) == 0 {
 		return nil, errors.New("no control plane address: pass --controller or set FIXPOINT_ADDR")
 	}
 	var errs []string
+	var last error
 	c.mu.Lock()
 	start := c.next
 	c.mu.Unlock()
@@ -103,26 +92,28 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			last = err
 			errs = append(errs, fmt.Sprintf("%s: %v", addr, unwrapURL(err)))
 			continue
 		}
 		data, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
+			last = err
 			errs = append(errs, fmt.Sprintf("%s: read response: %v", addr, err))
 			continue
 		}
 		if resp.StatusCode >= 300 {
-			var e apiError
-			_ = json.Unmarshal(data, &e)
-			if e.Error == "" {
-				e.Error = strings.TrimSpace(string(data))
+			e := forward.Decode(resp.StatusCode, data)
+			if e.Node == "" {
+				e.Node = addr
 			}
 			if resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusBadGateway {
-				errs = append(errs, fmt.Sprintf("%s: %s", addr, e.Error))
+				last = e
+				errs = append(errs, fmt.Sprintf("%s: %s", addr, e.Message))
 				continue
 			}
-			return resp.Header, &Error{Code: resp.StatusCode, Msg: e.Error, Node: addr}
+			return resp.Header, e
 		}
 		c.mu.Lock()
 		c.next = n
@@ -138,7 +129,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		}
 		return resp.Header, nil
 	}
-	return nil, fmt.Errorf("no control-plane node could serve %s %s: %s", method, path, strings.Join(errs, "; "))
+	return nil, fmt.Errorf("no control-plane node could serve %s %s: %s: %w", method, path, strings.Join(errs, "; "), last)
 }
 
 func unwrapURL(err error) error {
@@ -264,8 +255,7 @@ func (c *Client) Register(ctx context.Context, machine, address string) error {
 	if cred != "" {
 		c.setToken(cred)
 		err := c.postJSON(ctx, "/v1/agent/register", body, &reg)
-		var e *Error
-		if err == nil || !errors.As(err, &e) || e.Code != http.StatusUnauthorized {
+		if err == nil || !errors.Is(err, ErrUnauthorized) {
 			return err
 		}
 	}

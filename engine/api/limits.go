@@ -52,7 +52,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 	cmd.Time = time.Now().UnixNano()
 	resp, err := s.node.Apply(r.Context(), cmd)
 	if err != nil {
-		writeError(w, s.statusOf(err), "%v", err)
+		writeStoreError(w, err, "")
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)

@@ -70,7 +70,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 			s.refuseTakeover(w, r, p, req.Machine)
 			return
 		}
-		writeError(w, s.statusOf(err), "register machine %s: %v", req.Machine, err)
+		writeStoreError(w, err, "register machine "+req.Machine)
 		return
 	}
 	// A registering agent has just started: whatever it held is gone.

@@ -8,13 +8,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"net/http/pprof"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,6 +22,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // Node is the control-plane node the API serves: the replicated store and
@@ -34,6 +32,8 @@ type Node interface {
 	Linearize(ctx context.Context) error
 	IsLeader() bool
 	LeaderHTTP() string
+	// NodeID names this node in forwarded requests and error answers.
+	NodeID() string
 	LastContact() time.Duration
 	Handler() http.Handler
 }
@@ -44,10 +44,9 @@ type Config struct {
 	Controller *engine.Controller
 	// CharmDir keeps charm archives by content hash.
 	CharmDir string
-	// Refused tells a command the state refused (the caller's mistake)
-	// from a control-plane failure.
-	Refused func(error) bool
-	// Transport carries requests forwarded to the leader.
+	// Transport carries requests forwarded to the leader, with the
+	// caller's credentials: a forward.NewTransport, shared with the
+	// node's other node-to-node requests so that they share a pool.
 	Transport http.RoundTripper
 	// Peers lists the other nodes' HTTP addresses, to which charm
 	// archives are replicated; PeerClient talks to them (it carries the
@@ -62,14 +61,13 @@ type Server struct {
 	node    Node
 	ctl     *engine.Controller
 	charms  string
-	refused func(error) bool
 	log     hclog.Logger
 	mux     *http.ServeMux
-	proxy   http.RoundTripper
+	proxy   *forward.Proxy
 	metrics *metrics
 
 	peers      func(ctx context.Context) []string
-	peerClient *http.Client
+	peerClient *forward.Client
 }
 
 // NewServer returns the API of one node.
@@ -77,18 +75,16 @@ func NewServer(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	if cfg.Refused == nil {
-		cfg.Refused = func(error) bool { return false }
-	}
 	if cfg.Transport == nil {
-		cfg.Transport = http.DefaultTransport
+		cfg.Transport = forward.NewTransport(nil)
 	}
 	if cfg.PeerClient == nil {
-		cfg.PeerClient = http.DefaultClient
+		cfg.PeerClient = &http.Client{Transport: cfg.Transport}
 	}
 	node := cfg.Node
-	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, refused: cfg.Refused, log: cfg.Log, mux: http.NewServeMux(), proxy: cfg.Transport,
-		peers: cfg.Peers, peerClient: cfg.PeerClient}
+	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, log: cfg.Log, mux: http.NewServeMux(),
+		proxy: forward.NewProxy(cfg.Transport, node.NodeID()),
+		peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID())}
 	s.mux.Handle("/v1/raft/", node.Handler())
 	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
 	s.mux.HandleFunc("GET /v1/state", s.state)
@@ -124,9 +120,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serve(w, r)
 }
 
-// leaderOnly proxies a request to the leader unless this node leads:
+// leaderOnly passes a request to the leader unless this node leads:
 // claims and phases are the leader controller's soft state. ?stale lets a
-// follower answer from its own copy.
+// follower answer from its own copy. A request another node already
+// forwarded is refused rather than passed on again.
 func (s *Server) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.node.IsLeader() || (r.Method == http.MethodGet && r.URL.Query().Has("stale")) {
@@ -135,25 +132,19 @@ func (s *Server) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
 		}
 		leader := s.node.LeaderHTTP()
 		if leader == "" {
-			writeError(w, http.StatusServiceUnavailable, "this node has no leader to forward to; the control plane may have lost its quorum, try again or ask another node")
+			e := forward.Errorf(forward.KindNoLeader, "node %s has no leader to forward to; the control plane may have lost its quorum, try again or ask another node", s.node.NodeID())
+			e.Node = s.node.NodeID()
+			forward.Write(w, e)
 			return
 		}
-		if r.Header.Get("X-Fixpoint-Forwarded") != "" {
-			writeError(w, http.StatusServiceUnavailable, "request forwarded twice; leadership is moving, try again")
+		if forward.Forwarded(r) {
+			e := forward.Errorf(forward.KindNotLeader, "node %s is not the leader either (it takes %s for the leader); leadership is moving, try again",
+				s.node.NodeID(), leader)
+			e.Leader, e.Node = leader, s.node.NodeID()
+			forward.Write(w, e)
 			return
 		}
-		target, err := url.Parse(baseURL(leader))
-		if err != nil {
-			writeError(w, http.StatusInternalServerError, "leader address %q: %v", leader, err)
-			return
-		}
-		p := httputil.NewSingleHostReverseProxy(target)
-		p.Transport = s.proxy
-		p.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
-			writeError(w, http.StatusBadGateway, "forward to leader %s: %v", leader, err)
-		}
-		r.Header.Set("X-Fixpoint-Forwarded", "1")
-		p.ServeHTTP(w, r)
+		s.proxy.Serve(w, r, leader)
 	}
 }
 
@@ -191,7 +182,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 		_, reset, err := s.node.WaitIndex(ctx, after)
 		cancel()
 		if err != nil && r.Context().Err() == nil {
-			writeError(w, http.StatusInternalServerError, "watch: %v", err)
+			writeStoreError(w, err, "watch")
 			return false
 		}
 		if reset {
@@ -312,7 +303,7 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if !registered {
-		writeError(w, http.StatusNotFound, "machine %s is not registered; the agent registers it on start", machine)
+		writeKind(w, forward.KindNotRegistered, "machine %s is not registered; the agent registers it on start", machine)
 		return
 	}
 	wait := 30 * time.Second
@@ -379,7 +370,7 @@ func (s *Server) results(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := s.ctl.Accept(r.Context(), machine, reports)
 	if err != nil {
-		writeError(w, s.statusOf(err), "%v", err)
+		writeStoreError(w, err, "")
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
@@ -403,7 +394,8 @@ func (s *Server) putCharm(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "charm %s: %v", hash, err)
 		return
 	}
-	if r.Header.Get("X-Fixpoint-Replica") == "" {
+	// A copy another node pushed is not pushed on again.
+	if !forward.Forwarded(r) {
 		go s.replicate(hash)
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"hash": hash})
@@ -416,8 +408,9 @@ func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f, err := os.Open(s.charmPath(hash))
-	if err != nil && !r.URL.Query().Has("local") {
-		// ?local marks a peer asking: never bounce a request around.
+	if err != nil && !forward.Forwarded(r) {
+		// A peer asking gets what this node has: a request is never
+		// bounced around.
 		if ferr := s.fetchFromPeers(r.Context(), hash); ferr != nil {
 			writeError(w, http.StatusNotFound, "%v", ferr)
 			return
@@ -445,15 +438,6 @@ func validHash(h string) bool {
 	return true
 }
 
-// apiError is the JSON body of every error response.
-type apiError struct {
-	Error string `json:"error"`
-}
-
-func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, apiError{Error: fmt.Sprintf(format, args...)})
-}
-
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -463,30 +447,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(r.Body)
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 256<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeError(w, http.StatusRequestEntityTooLarge, "request body is larger than the %d-byte limit of %s", tooLarge.Limit, r.URL.Path)
-			return false
-		}
-		writeError(w, http.StatusBadRequest, "request body: %v", err)
+		requestError(w, err)
 		return false
 	}
 	return true
-}
-
-// statusOf maps a store error to an HTTP status: refusals are the
-// caller's fault, the rest is the control plane's.
-func (s *Server) statusOf(err error) int {
-	if s.refused(err) {
-		return http.StatusConflict
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return http.StatusGatewayTimeout
-	}
-	return http.StatusServiceUnavailable
 }
 
 // receive stores an uploaded archive under path if its content hash is

@@ -1,0 +1,61 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/fixpoint/fixpoint/raftstore/forward"
+)
+
+// Error is an error a control-plane node answered with: the one envelope
+// of package forward, which errors.Is the Err* value of its kind.
+type Error = forward.Error
+
+// Errors to test an answer with errors.Is. They are forward's (and
+// raftstore's) values, so a refusal reads the same on every hop.
+var (
+	ErrBadRequest    = forward.ErrBadRequest
+	ErrUnauthorized  = forward.ErrUnauthorized
+	ErrForbidden     = forward.ErrForbidden
+	ErrNotFound      = forward.ErrNotFound
+	ErrNotRegistered = forward.ErrNotRegistered
+	ErrRefused       = forward.ErrRefused
+	ErrTooLarge      = forward.ErrTooLarge
+	ErrNotLeader     = forward.ErrNotLeader
+	ErrNoLeader      = forward.ErrNoLeader
+	ErrUnavailable   = forward.ErrUnavailable
+	ErrTimeout       = forward.ErrTimeout
+)
+
+// writeError answers with an envelope of the kind that code stands for.
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	forward.Write(w, &forward.Error{Status: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// writeKind answers with an envelope of kind.
+func writeKind(w http.ResponseWriter, kind forward.Kind, format string, args ...any) {
+	forward.Write(w, forward.Errorf(kind, format, args...))
+}
+
+// writeStoreError answers for a store or controller call that failed: a
+// refusal is the caller's (409, with the model's problems), a deadline a
+// 504, anything else the control plane's (503). what says which call.
+func writeStoreError(w http.ResponseWriter, err error, what string) {
+	e := forward.From(err, forward.KindUnavailable)
+	if what != "" {
+		e.Message = what + ": " + e.Message
+	}
+	forward.Write(w, e)
+}
+
+// requestError answers for a request body that could not be read: too
+// large, or not the JSON expected.
+func requestError(w http.ResponseWriter, err error) {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		writeKind(w, forward.KindTooLarge, "request body is larger than the %d-byte cap", tooLarge.Limit)
+		return
+	}
+	writeKind(w, forward.KindBadRequest, "request body: %v", err)
+}
