@@ -313,7 +313,7 @@ func TestOversizedAndMalformedInputNeverReachesTheLog(t *testing.T) {
 		{"a machine name with capitals", "POST", "/v1/agent/register", s.join, []byte(`{"machine":"M1","address":"x"}`), 400, "machine name"},
 		{"an address with a newline", "POST", "/v1/agent/register", s.join, []byte(`{"machine":"m9","address":"1.2.3.4\nforged"}`), 400, "address"},
 		{"a unit name with a path", "POST", "/v1/resolved", s.operator, []byte(`{"unit":"../../etc/0"}`), 400, "unit"},
-		{"a service name with an escape", "POST", "/v1/deploy", s.operator, []byte(`{"env":{"apiVersion":"fixpoint/v1","services":{"x\u001b[31m":{"charm":"c"}}},"charms":{}}`), 400, "service name"},
+		{"a service name with an escape", "POST", "/v1/deploy", s.operator, []byte(`{"env":{"apiVersion":"fixpoint/v1","services":{"x\u001b[31m":{"charm":"c"}}},"charms":{}}`), 409, "service name"},
 		{"a 2 MiB deploy", "POST", "/v1/deploy", s.operator, []byte(`{"env":{"apiVersion":"fixpoint/v1","name":"` + huge + `"},"charms":{}}`), 413, "limit"},
 		{"a 2 MiB heartbeat", "POST", "/v1/agent/heartbeat?machine=m1", s.operator, []byte(`{"running":["` + huge + `"]}`), 413, "limit"},
 	}

@@ -1,11 +1,14 @@
 package api
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // limitBody caps the body of every request but charm uploads (streamed
@@ -27,8 +30,9 @@ func limitBody(w http.ResponseWriter, r *http.Request) bool {
 
 // propose checks cmd as the FSM will (shape, sizes, names, and whether
 // its request id was already used for another command) and only then
-// proposes it: a refused command answers 400 or 409 and never reaches the
-// log. The FSM checks again; it remains the judge.
+// proposes it: a malformed command answers 400, an environment the FSM
+// would refuse or a reused request id 409, and neither reaches the log.
+// The FSM checks again; it remains the judge.
 func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Command) {
 	if id := r.Header.Get("X-Request-Id"); id != "" {
 		cmd.RequestID = id
@@ -37,7 +41,14 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 		cmd.Digest = cmd.Fingerprint()
 	}
 	if err := cmd.Validate(); err != nil {
-		writeError(w, http.StatusBadRequest, "%s: %v", cmd.Op, err)
+		var ps model.Problems
+		if errors.As(err, &ps) {
+			// An environment the FSM would refuse: answered as the
+			// FSM's refusal is (409 with the problems), only sooner.
+			writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), "")
+			return
+		}
+		writeKind(w, forward.KindBadRequest, "%s: %v", cmd.Op, err)
 		return
 	}
 	var reused error
