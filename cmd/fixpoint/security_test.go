@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -383,4 +384,34 @@ func TestAgentsCannotWriteIntoSharedViews(t *testing.T) {
 	if code != 200 || strings.Contains(metrics, "evil") || strings.Contains(metrics, "made-up") {
 		t.Errorf("/metrics carries made-up services (%d)", code)
 	}
+}
+
+// Attack 6, on screen: what hooks and agents wrote is shown with its
+// control characters escaped, in logs and in status.
+func TestLogsAndStatusEscapeControlCharacters(t *testing.T) {
+	const evil = "ok\x1b[2J\x1b[31mconnected to 6.6.6.6\r\u202eevil"
+	var b bytes.Buffer
+	printRun(&b, engine.Run{Unit: "web/0", Outcome: engine.RunError, Hash: "abc", Error: evil,
+		Changes: []engine.Change{{Key: "state.k\x1b", Old: `""`, New: `"` + evil + `"`}},
+		Stderr:  "line one\n" + evil}, "")
+	printStatusTo(&b, statusWith(evil), statusWith(evil), false)
+	out := b.String()
+	for _, bad := range []string{"\x1b", "\r", "\u202e"} {
+		if strings.Contains(out, bad) {
+			t.Fatalf("output carries %q unescaped:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, `\x1b[31mconnected to 6.6.6.6`) || !strings.Contains(out, `\u202e`) {
+		t.Fatalf("escaped text missing:\n%s", out)
+	}
+}
+
+func statusWith(msg string) *engine.Status {
+	return &engine.Status{Environment: "shop",
+		Services: map[string]*engine.ServiceStatus{"web": {Charm: "c", Life: "alive", Units: 2}},
+		Units: map[string]*engine.UnitStatus{
+			"web/0": {Service: "web", Phase: engine.Settled, Status: model.Status{State: "active", Message: msg}},
+			"web/1": {Service: "web", Phase: engine.Error, Error: msg},
+		},
+		Machines: map[string]*engine.MachineStatus{}}
 }
