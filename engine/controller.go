@@ -101,6 +101,8 @@ type Controller struct {
 	runs    map[string]int
 	changed broadcast
 	hist    *History
+	// phases is when status first showed each unit in its phase.
+	phases map[string]phaseMark
 }
 
 // NewController returns a controller over store. Call Run to keep it in

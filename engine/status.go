@@ -19,13 +19,29 @@ const (
 
 // Status is the environment as `fixpoint status` shows it.
 type Status struct {
-	Index       uint64                    `json:"index"`
-	Environment string                    `json:"environment,omitempty"`
-	Converged   bool                      `json:"converged"`
-	Summary     string                    `json:"summary"`
-	Services    map[string]*ServiceStatus `json:"services"`
-	Units       map[string]*UnitStatus    `json:"units"`
-	Machines    map[string]*MachineStatus `json:"machines"`
+	Index       uint64 `json:"index"`
+	Environment string `json:"environment,omitempty"`
+	// Applying is set while the environment a starting `up` was given is
+	// not applied yet: until then nothing is converged.
+	Applying  bool                      `json:"applying,omitempty"`
+	Converged bool                      `json:"converged"`
+	Summary   string                    `json:"summary"`
+	Services  map[string]*ServiceStatus `json:"services"`
+	Units     map[string]*UnitStatus    `json:"units"`
+	Machines  map[string]*MachineStatus `json:"machines"`
+	Relations []*RelationStatus         `json:"relations"`
+}
+
+// RelationStatus is one relation in status, as `juju status --relations`
+// lists them: its endpoints ("web:db"), interface, scope and the units
+// that take part in it now.
+type RelationStatus struct {
+	ID        int      `json:"id"`
+	Endpoints []string `json:"endpoints"`
+	Interface string   `json:"interface"`
+	Scope     string   `json:"scope"`
+	Life      string   `json:"life"`
+	Members   []string `json:"members"`
 }
 
 // ServiceStatus is one service's line in status.
@@ -52,6 +68,15 @@ type UnitStatus struct {
 	// Agent is "lost" when the unit's machine agent stopped answering:
 	// the unit keeps its relations but cannot run until it is back.
 	Agent string `json:"agent,omitempty"`
+	// Since is when the unit entered its phase, as this leader saw it:
+	// a new leader starts counting afresh.
+	Since time.Time `json:"since"`
+}
+
+// phaseMark is when the controller first reported a unit in a phase.
+type phaseMark struct {
+	phase string
+	since time.Time
 }
 
 // MachineStatus is one machine's line in status.
@@ -85,6 +110,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		Services:    map[string]*ServiceStatus{},
 		Units:       map[string]*UnitStatus{},
 		Machines:    map[string]*MachineStatus{},
+		Relations:   []*RelationStatus{},
 	}
 	for name, svc := range st.Services {
 		s.Services[name] = &ServiceStatus{Charm: svc.Charm, Life: string(svc.Life), Units: svc.Units, Leader: svc.Leader}
@@ -133,6 +159,10 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 			us.Phase = Settled
 		}
 		s.Units[name] = us
+		us.Since = c.phaseSinceLocked(name, us.Phase, now, cl)
+		if us.Status.State == "blocked" {
+			counts["blocked"]++
+		}
 		if m := st.Machines[u.Machine]; m != nil && m.Lost {
 			// Nothing can run there until the agent is back; the rest
 			// of the environment can still reach its fixed point.
@@ -143,14 +173,41 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		}
 		counts[us.Phase]++
 	}
-	total := len(st.Units)
-	s.Converged = counts[Pending] == 0 && counts[Reconciling] == 0 && counts[Error] == 0
-	if s.Converged {
-		s.Summary = fmt.Sprintf("converged at index %d", st.Index)
-		if n := counts["lost"]; n > 0 {
-			s.Summary += fmt.Sprintf(" (%d units on lost machines wait for their agent)", n)
+	for name := range c.phases {
+		if st.Units[name] == nil {
+			delete(c.phases, name)
 		}
-	} else {
+	}
+	s.Relations = relationsStatus(st)
+	s.Converged = counts[Pending] == 0 && counts[Reconciling] == 0 && counts[Error] == 0
+	s.Summary = summarize(st, counts, s.Converged)
+	return s
+}
+
+// phaseSinceLocked is when unit name entered phase: the hand-out time of a
+// reconciling unit, otherwise the first status that showed the phase.
+func (c *Controller) phaseSinceLocked(name, phase string, now time.Time, cl *claim) time.Time {
+	if c.phases == nil {
+		c.phases = map[string]phaseMark{}
+	}
+	if phase == Reconciling && cl != nil {
+		c.phases[name] = phaseMark{phase, cl.at}
+		return cl.at
+	}
+	m, ok := c.phases[name]
+	if !ok || m.phase != phase {
+		m = phaseMark{phase, now}
+		c.phases[name] = m
+	}
+	return m.since
+}
+
+// summarize is status's first line. Converged is never said plainly when
+// units are blocked or wait on a lost machine: "converged at index 9; 3
+// blocked", "converged over 5 of 7 units at index 9; machine m1 lost".
+func summarize(st *model.State, counts map[string]int, converged bool) string {
+	total := len(st.Units)
+	if !converged {
 		var parts []string
 		if n := counts[Pending] + counts[Reconciling]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d of %d units pending", n, total))
@@ -158,9 +215,46 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		if n := counts[Error]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d error", n))
 		}
-		s.Summary = strings.Join(parts, ", ")
+		return strings.Join(parts, ", ")
 	}
-	return s
+	out := fmt.Sprintf("converged at index %d", st.Index)
+	if n := counts["lost"]; n > 0 {
+		var lost []string
+		for name, m := range st.Machines {
+			if m.Lost {
+				lost = append(lost, name)
+			}
+		}
+		sort.Strings(lost)
+		word := "machine"
+		if len(lost) > 1 {
+			word = "machines"
+		}
+		out = fmt.Sprintf("converged over %d of %d units at index %d; %s %s lost", total-n, total, st.Index, word, strings.Join(lost, ", "))
+	}
+	if n := counts["blocked"]; n > 0 {
+		out += fmt.Sprintf("; %d blocked", n)
+	}
+	return out
+}
+
+// relationsStatus lists the relations by id with their current members.
+func relationsStatus(st *model.State) []*RelationStatus {
+	out := []*RelationStatus{}
+	for _, r := range st.Relations {
+		rs := &RelationStatus{ID: r.ID, Interface: r.Interface, Scope: string(r.Scope), Life: string(r.Life), Endpoints: []string{}, Members: []string{}}
+		for _, ep := range r.Endpoints {
+			rs.Endpoints = append(rs.Endpoints, ep.String())
+			for _, u := range st.UnitsOf(ep.Service) {
+				if st.IsMember(u, r) {
+					rs.Members = append(rs.Members, u.Name)
+				}
+			}
+		}
+		out = append(out, rs)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // FirstError returns the first unit in error, by name, and its message.

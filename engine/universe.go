@@ -35,11 +35,16 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 	if uni.Config == nil {
 		uni.Config = map[string]any{}
 	}
+	if uni.State == nil {
+		// {} as documented, so that a hook on its first run can index it.
+		uni.State = map[string]string{}
+	}
 	seen := &model.Seen{
 		Life:      u.Life,
 		Charm:     svc.Charm,
 		ConfigRev: svc.ConfigRev,
 		Leader:    leader,
+		Address:   uni.Address,
 	}
 	if !leader && svc.LeaderData != nil {
 		seen.LeaderRev = svc.LeaderData.Rev
@@ -64,6 +69,7 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 			RemoteService: remote.Service,
 			Local:         withAddress(bagData(u.Settings[r.ID]), uni.Address),
 			App:           bagData(r.App[u.Service]),
+			RemoteApp:     map[string]string{}, // a peer has no remote service
 			Units:         map[string]map[string]string{},
 		}
 		sr := &model.SeenRelation{Endpoint: local.Name, Members: map[string]uint64{}}

@@ -162,14 +162,23 @@ func (s *Store) removeMember(ctx context.Context, id string) error {
 	if err := s.await(ctx, f); err != nil {
 		return fmt.Errorf("read configuration: %w", err)
 	}
-	found := false
+	found, voter, voters := false, false, 0
 	var ids []string
 	for _, srv := range f.Configuration().Servers {
 		found = found || string(srv.ID) == id
 		ids = append(ids, string(srv.ID))
+		if srv.Suffrage == raft.Voter {
+			voters++
+			voter = voter || string(srv.ID) == id
+		}
 	}
 	if !found {
 		return &notFound{fmt.Sprintf("node %s is not a member (members: %v)", id, ids)}
+	}
+	if voter && voters == 1 {
+		// Raft would be left with nobody to commit anything, this
+		// removal included: refuse rather than wedge the cluster.
+		return &conflictError{fmt.Sprintf("cannot remove the last voter %s: the control plane would have no quorum; join another node first, or stop this one instead", id)}
 	}
 	// Forget first when removing this leader itself: after the removal
 	// commits it no longer leads and could not write the registry.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,6 +117,9 @@ charm revisions. Exit code 0: nothing would change; 2: something would.`,
 			if err != nil {
 				return err
 			}
+			if st.Name != "" && st.Name != p.deploy.Env.Name {
+				fmt.Fprintf(os.Stderr, "warning: the running environment is named %q; applying this one renames it to %q (is --controller or --data-dir the one you meant?)\n", st.Name, p.deploy.Env.Name)
+			}
 			if len(changes) == 0 {
 				fmt.Printf("no changes (environment at index %d)\n", st.EnvIndex)
 				return nil
@@ -134,7 +139,7 @@ charm revisions. Exit code 0: nothing would change; 2: something would.`,
 func newApplyCmd() *cobra.Command {
 	var r remote
 	var files []string
-	var wait bool
+	var wait, failOnBlocked bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "apply -f ENV.cue",
@@ -142,7 +147,9 @@ func newApplyCmd() *cobra.Command {
 		Long: `apply packs the charms, checks ENV, and applies the whole change as one Raft
 command stamped with the index it was planned against; if the environment
 moved meanwhile it is refused and nothing changes. With --wait it shows
-progress until the fixed point (exit 0), a unit error (3) or the timeout (4).`,
+progress until the fixed point (exit 0), a unit error (3) or the timeout (4);
+the last line says how many units are blocked, and --fail-on-blocked makes
+that exit 6.`,
 		Example: `  fixpoint apply -f env.cue --wait --timeout 5m`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -164,24 +171,30 @@ progress until the fixed point (exit 0), a unit error (3) or the timeout (4).`,
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return convergeExit(code, st, timeout)
+			return convergeExit(code, st, timeout, failOnBlocked)
 		},
 	}
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
+	failOnBlockedFlag(cmd, &failOnBlocked)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")
 	return cmd
 }
 
-// convergeExit turns waitConverged's outcome into the command's exit.
-func convergeExit(code int, st *engine.Status, timeout time.Duration) error {
+// convergeExit turns waitConverged's outcome into the command's exit. A
+// fixed point with blocked units is still one (exit 0) unless
+// failOnBlocked asks for exit 6 then.
+func convergeExit(code int, st *engine.Status, timeout time.Duration, failOnBlocked bool) error {
 	if st != nil {
 		fmt.Println()
 		printStatus(os.Stdout, st)
 	}
 	switch code {
 	case exitOK:
+		if blocked := blockedUnits(st); failOnBlocked && len(blocked) > 0 {
+			return exitf(exitBlocked, "converged, but %d unit(s) blocked: %s", len(blocked), strings.Join(blocked, "; "))
+		}
 		return nil
 	case exitUnitErr:
 		unit, msg := st.FirstError()
@@ -194,6 +207,31 @@ func convergeExit(code int, st *engine.Status, timeout time.Duration) error {
 		return exitf(exitTimeout, "no fixed point after %s: %s", timeout, summary)
 	}
 	return exitf(code, "")
+}
+
+// blockedUnits lists the units whose workload says blocked, with why.
+func blockedUnits(st *engine.Status) []string {
+	if st == nil {
+		return nil
+	}
+	var names []string
+	for n, u := range st.Units {
+		if u.Status.State == "blocked" {
+			names = append(names, n)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
+	for i, n := range names {
+		if msg := st.Units[n].Status.Message; msg != "" {
+			names[i] += " (" + oneLine(msg) + ")"
+		}
+	}
+	return names
+}
+
+// failOnBlockedFlag adds --fail-on-blocked to a command that waits.
+func failOnBlockedFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "fail-on-blocked", false, "exit 6 when the fixed point has units whose workload status is blocked")
 }
 
 // cacheDir is where packed charms are kept between runs.

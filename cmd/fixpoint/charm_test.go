@@ -21,14 +21,14 @@ var charmHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // TestCharmInitTestPackUp is the charm author's path: a new charm from the
 // template passes its own tests, `charm test`, packs reproducibly and
 // deploys with up. It is made inside this module (testdata is skipped by
-// ./...), so it builds against this checkout's charmapi.
+// ./...) as --in-module asks, so it builds against this checkout's charmapi.
 func TestCharmInitTestPackUp(t *testing.T) {
 	parent, err := os.MkdirTemp(repo("testdata"), "charm-init-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(parent) })
-	r := fixpoint(t, time.Minute, "charm", "init", "hello", "--dir", parent)
+	r := fixpoint(t, time.Minute, "charm", "init", "hello", "--dir", parent, "--in-module")
 	if r.code != 0 {
 		t.Fatalf("init exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -44,7 +44,7 @@ func TestCharmInitTestPackUp(t *testing.T) {
 	if !strings.Contains(r.stdout, "fixpoint charm test") {
 		t.Errorf("init does not say what to do next:\n%s", r.stdout)
 	}
-	if r := fixpoint(t, time.Minute, "charm", "init", "hello", "--dir", parent); r.code != exitFailed || !strings.Contains(r.stderr, "already exists") {
+	if r := fixpoint(t, time.Minute, "charm", "init", "hello", "--dir", parent, "--in-module"); r.code != exitFailed || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("init over an existing charm: %d %s", r.code, r.stderr)
 	}
 
@@ -88,13 +88,14 @@ services: hello: {charm: "./hello", units: 2, config: greeting: "hi"}
 }
 
 // TestCharmInitOwnModule makes a charm outside any module: it gets a
-// go.mod that points at this checkout, and works offline.
+// go.mod that points at this checkout, and works offline: GOPROXY=off and
+// no checksum database, the checkout's go.sum seeding the charm's.
 func TestCharmInitOwnModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("resolves the new module's dependencies")
 	}
 	work := t.TempDir()
-	offline := []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}
+	offline := []string{"GOPROXY=off", "GOFLAGS=-mod=mod", "GOSUMDB=sum.golang.org", "GONOSUMDB=", "GOPRIVATE="}
 	r := charmRunIn(t, 2*time.Minute, work, offline, "charm", "init", "solo", "--replace", repo())
 	if r.code != 0 {
 		t.Fatalf("init exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -116,14 +117,39 @@ func TestCharmInitOwnModule(t *testing.T) {
 		t.Fatalf("charm test exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
-	// Without --replace, outside any checkout, a development build says
-	// what to do.
-	r = charmRunIn(t, time.Minute, work, offline, "charm", "init", "other")
-	if r.code != exitFailed || !strings.Contains(r.stderr, "--replace") {
-		t.Errorf("init without a version to require: %d\n%s", r.code, r.stderr)
+	// Without --replace, outside any checkout, a development build (as
+	// go install leaves one) builds against the checkout it came from.
+	r = charmRunIn(t, 2*time.Minute, work, offline, "charm", "init", "other")
+	if r.code != 0 || strings.Contains(r.stdout, "warning") {
+		t.Fatalf("init without --replace: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(work, "other")); err == nil {
-		t.Error("a failed init left a directory behind")
+	if gomod, _ := os.ReadFile(filepath.Join(work, "other", "go.mod")); !strings.Contains(string(gomod), "replace github.com/fixpoint/fixpoint => "+filepath.Clean(repo())) {
+		t.Errorf("go.mod without --replace:\n%s", gomod)
+	}
+}
+
+// TestCharmInitInCheckoutIsItsOwnModule: inside fixpoint's checkout a
+// new charm is not made a package of fixpoint unless --in-module says so.
+func TestCharmInitInCheckoutIsItsOwnModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("resolves the new module's dependencies")
+	}
+	parent, err := os.MkdirTemp(repo("testdata"), "charm-init-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	r := charmRunIn(t, 2*time.Minute, parent, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "charm", "init", "inner")
+	if r.code != 0 {
+		t.Fatalf("init exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	gomod, err := os.ReadFile(filepath.Join(parent, "inner", "go.mod"))
+	if err != nil || !strings.Contains(string(gomod), "module inner\n") || !strings.Contains(string(gomod), "replace github.com/fixpoint/fixpoint => "+filepath.Clean(repo())) {
+		t.Errorf("charm inside the checkout without --in-module: %v\n%s", err, gomod)
+	}
+	r = fixpoint(t, time.Minute, "charm", "init", "x", "--dir", t.TempDir(), "--in-module")
+	if r.code != exitFailed || !strings.Contains(r.stderr, "not inside a fixpoint checkout") {
+		t.Errorf("--in-module outside a checkout: %d %s", r.code, r.stderr)
 	}
 }
 

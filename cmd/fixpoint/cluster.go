@@ -53,7 +53,7 @@ func newClusterMembersCmd() *cobra.Command {
 		},
 	}
 	r.flags(cmd)
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVarP(&format, "format", "o", "table", "output format: table or json")
 	return cmd
 }
 

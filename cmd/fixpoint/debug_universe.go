@@ -2,24 +2,32 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 func newDebugUniverseCmd() *cobra.Command {
 	var r remote
 	cmd := &cobra.Command{
-		Use:     "universe UNIT",
-		Short:   "Print the universe UNIT's hook would be given now",
-		Example: `  fixpoint debug universe web/0 | jq .relations`,
-		Args:    cobra.ExactArgs(1),
+		Use:               "universe UNIT",
+		Short:             "Print the universe UNIT's hook would be given now",
+		Example:           `  fixpoint debug universe web/0 | jq .relations`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeUnitsAndServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := r.client()
 			if err != nil {
 				return err
+			}
+			if !strings.Contains(args[0], "/") {
+				return notAUnit(cmd.Context(), c, args[0], "debug universe")
 			}
 			raw, err := c.Universe(cmd.Context(), args[0])
 			if err != nil {
@@ -35,4 +43,18 @@ func newDebugUniverseCmd() *cobra.Command {
 	}
 	r.flags(cmd)
 	return cmd
+}
+
+// notAUnit explains a command that takes a unit given something else: a
+// service gets its units listed, anything else the services.
+func notAUnit(ctx context.Context, c *api.Client, name, command string) error {
+	st, err := c.State(ctx, false)
+	if err != nil {
+		return exitf(exitFailed, "%s %s: %v", command, name, err)
+	}
+	if _, ok := st.Services[name]; ok {
+		units := unitNames(st, name)
+		return exitf(exitFailed, "%s is a service; its units are %s (fixpoint %s %s)", name, strings.Join(units, ", "), command, units[0])
+	}
+	return exitf(exitFailed, "%s is not a unit (units look like SERVICE/N; services: %s)", name, strings.Join(sortedKeys(st.Services), ", "))
 }

@@ -49,6 +49,8 @@ func startUpRunning(t *testing.T, data, env string) *upProc {
 	out := &bytes.Buffer{}
 	cmd := exec.Command(fixpointBin(t), "up", "-f", env, "--data-dir", data)
 	cmd.Stdout, cmd.Stderr = out, out
+	// Secrets of the operator's and the agent's own: no hook may see them.
+	cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN=agent-secret-token", "SECRET_X=operator-secret")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,8 @@ func startUpRunning(t *testing.T, data, env string) *upProc {
 	return p
 }
 
-// Issue 14, item 5: an agent SIGKILLed mid-hook, then restarted, ends the
+// Issue 14, items 2 and 5: an agent started with FIXPOINT_TOKEN and
+// SECRET_X in its environment runs a hook that sees neither; an agent SIGKILLed mid-hook, then restarted, ends the
 // hook it left (and what that hook started in a session of its own) before
 // it runs the unit again; and the hook of a unit that is removed is ended
 // at once, not at its timeout.
@@ -77,6 +80,18 @@ func TestHooksOfKilledAgentsAndRemovedUnitsAreEnded(t *testing.T) {
 	hook1 := waitPid(t, first, filepath.Join(unitDir, "hook.pid"), 0)
 	sleeper1 := waitPid(t, first, filepath.Join(unitDir, "sleeper.pid"), 0)
 	pids = append(pids, hook1, sleeper1)
+	env, err := os.ReadFile(filepath.Join(unitDir, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"FIXPOINT_TOKEN", "agent-secret-token", "SECRET_X", "operator-secret"} {
+		if strings.Contains(string(env), secret) {
+			t.Errorf("the hook's environment holds %s:\n%s", secret, env)
+		}
+	}
+	if !strings.Contains(string(env), "FIXPOINT_UNIT=hang/0") {
+		t.Errorf("the hook's environment lacks FIXPOINT_UNIT:\n%s", env)
+	}
 	first.kill() // SIGKILL, mid-hook
 
 	second := startUpRunning(t, data, repo("testdata", "envs", "hang.cue"))

@@ -87,7 +87,7 @@ they come, until interrupted.`,
 	r.flags(cmd)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new runs as they are reported")
 	cmd.Flags().IntVarP(&tail, "tail", "n", 0, "show only the last N runs (0: all kept)")
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text, or json (one run per line)")
+	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text, or json (one run per line)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -182,6 +182,11 @@ var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 // newLogger is the process's structured logger on stderr, as --log-level
 // and --log-json ask: text for people, JSON lines for log pipelines.
 func newLogger(name, level string, jsonFormat bool) (hclog.Logger, error) {
+	return newFilteredLogger(name, level, jsonFormat, nil)
+}
+
+// newFilteredLogger is newLogger leaving out the lines exclude matches.
+func newFilteredLogger(name, level string, jsonFormat bool, exclude func(hclog.Level, string, ...any) bool) (hclog.Logger, error) {
 	lvl := hclog.LevelFromString(level)
 	if lvl == hclog.NoLevel || lvl == hclog.Off {
 		return nil, exitf(exitFailed, "--log-level %q: use %s", level, strings.Join(logLevels, ", "))
@@ -192,5 +197,6 @@ func newLogger(name, level string, jsonFormat bool) (hclog.Logger, error) {
 		JSONFormat:      jsonFormat,
 		Output:          os.Stderr,
 		IncludeLocation: lvl <= hclog.Debug,
+		Exclude:         exclude,
 	}), nil
 }

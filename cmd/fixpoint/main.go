@@ -8,12 +8,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"sort"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 // Exit codes, distinct so that scripts can tell the outcomes apart.
@@ -23,19 +26,30 @@ const (
 	exitChanges  = 2 // plan: something would change
 	exitUnitErr  = 3 // a unit is in error
 	exitTimeout  = 4 // the timeout passed before the fixed point
+	exitBlocked  = 6 // --fail-on-blocked: converged, but units are blocked
 	exitInterrup = 130
 )
 
-// exitError carries an exit code out of a command.
+// exitError carries an exit code out of a command, and the errors its
+// message was made from, so that main can still recognise them.
 type exitError struct {
 	code int
 	msg  string
+	err  error
 }
 
 func (e *exitError) Error() string { return e.msg }
 
+func (e *exitError) Unwrap() error { return e.err }
+
 func exitf(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+	var errs []error
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			errs = append(errs, err)
+		}
+	}
+	return &exitError{code: code, msg: fmt.Sprintf(format, args...), err: errors.Join(errs...)}
 }
 
 func main() {
@@ -50,20 +64,28 @@ func main() {
 		}
 	}
 	root := newRootCmd()
-	err := root.Execute()
+	err := suggestCommand(root, os.Args[1:])
+	if err == nil {
+		err = root.Execute()
+	}
 	if err == nil {
 		return
 	}
 	pprof.StopCPUProfile()
+	code, msg := exitFailed, err.Error()
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintln(os.Stderr, "fixpoint:", ee.msg)
-		}
-		os.Exit(ee.code)
+		code, msg = ee.code, ee.msg
 	}
-	fmt.Fprintln(os.Stderr, "fixpoint:", err)
-	os.Exit(exitFailed)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+		// The server speaks HTTP; the operator at a shell needs flags.
+		msg = "the control plane did not accept the operator token (" + ae.Node + " answered 401): pass --token or --token-file, or set FIXPOINT_TOKEN; the token is in operator.token in the data dir of the up or bootstrap server"
+	}
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, "fixpoint:", msg)
+	}
+	os.Exit(code)
 }
 
 func newRootCmd() *cobra.Command {
@@ -73,13 +95,20 @@ func newRootCmd() *cobra.Command {
 		Long: `fixpoint runs an environment declared in CUE: services, their charms, unit
 counts, config and relations. Every unit's charm gets one reconcile hook with
 everything the unit can see; what it returns is replicated through Raft and
-wakes the units that see it, until nothing changes: the fixed point.`,
+wakes the units that see it, until nothing changes: the fixed point.
+
+Commands that talk to a control plane find it with --controller or
+$FIXPOINT_ADDR and present the operator token given by --token, --token-file
+or $FIXPOINT_TOKEN; without them they use what the fixpoint up running on
+--data-dir (default .fixpoint) wrote there.`,
 		Example: `  fixpoint up -f testdata/demo/env.cue --until-converged
   fixpoint status --data-dir .fixpoint`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(),
 	}
-	root.AddCommand(newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newMachineCmd(), newTokenCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newCompletionCmd(), newCharmCmd())
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(newVersionCmd(), newConfigCmd(), newShowUnitCmd(), newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newMachineCmd(), newTokenCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newCompletionCmd(), newCharmCmd())
 	wireCompletions(root)
 	return root
 }

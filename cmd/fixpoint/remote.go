@@ -2,9 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,15 +20,34 @@ import (
 type remote struct {
 	controller string
 	dataDir    string
+	token      string
+	tokenFile  string
 	tls        tlsFlags
 }
 
+// remoteEnvHelp ends the help of every command that talks to a control
+// plane: where the address and token come from when no flag gives them.
+const remoteEnvHelp = `
+
+Environment:
+  FIXPOINT_ADDR   control-plane address(es), as --controller
+  FIXPOINT_TOKEN  operator token, as --token
+Without either, the address and token are those the fixpoint up (or server)
+running on --data-dir wrote there.`
+
 func (r *remote) flags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&r.controller, "controller", "", "control-plane address(es), host:port or URL, comma-separated (default $FIXPOINT_ADDR, or the one `up` wrote to --data-dir)")
-	cmd.Flags().StringVar(&r.dataDir, "data-dir", defaultDataDir, "data directory of a running `up`, to find its address and token")
-	cmd.Flags().StringVar(&r.tls.ca, "tls-ca", "", "CA certificate (PEM) the control plane's certificate must chain to (default: the one `up` or `server` wrote to --data-dir)")
+	cmd.Flags().StringVar(&r.controller, "controller", "", "control-plane address(es), host:port or URL, comma-separated (default $FIXPOINT_ADDR, or the address fixpoint up wrote to --data-dir)")
+	cmd.Flags().StringVar(&r.dataDir, "data-dir", defaultDataDir, "data directory of a running fixpoint up, to find its address and token")
+	cmd.Flags().StringVar(&r.token, "token", "", "operator token (default $FIXPOINT_TOKEN, or the one in --data-dir)")
+	cmd.Flags().StringVar(&r.tokenFile, "token-file", "", "file holding the operator token, such as the operator.token in a data dir")
+	cmd.Flags().StringVar(&r.tls.ca, "tls-ca", "", "CA certificate (PEM) the control plane's certificate must chain to (default: the one up or server wrote to --data-dir)")
 	cmd.Flags().StringVar(&r.tls.cert, "tls-cert", "", "client certificate (PEM), if the control plane asks for one")
 	cmd.Flags().StringVar(&r.tls.key, "tls-key", "", "its private key (PEM)")
+	long := cmd.Long
+	if long == "" {
+		long = cmd.Short + "."
+	}
+	cmd.Long = strings.TrimRight(long, "\n") + remoteEnvHelp
 }
 
 const defaultDataDir = ".fixpoint"
@@ -48,21 +72,30 @@ func writeEndpoint(dataDir string, e endpoint) error {
 	return os.Rename(tmp, filepath.Join(dataDir, endpointFile))
 }
 
+// errStarting: an up holds the data dir but has not published its
+// address yet.
+var errStarting = errors.New("starting")
+
 // client finds the control plane: --controller, $FIXPOINT_ADDR, then the
-// data dir.
+// data dir; and the token: --token, --token-file, $FIXPOINT_TOKEN, then
+// the data dir.
 func (r *remote) client() (*api.Client, error) {
 	addrs := r.controller
 	if addrs == "" {
 		addrs = os.Getenv("FIXPOINT_ADDR")
 	}
-	token := os.Getenv("FIXPOINT_TOKEN")
+	token, err := r.flagToken()
+	if err != nil {
+		return nil, err
+	}
+	fromDir := false
 	if addrs == "" || token == "" || r.tls.ca == "" {
 		data, err := os.ReadFile(filepath.Join(r.dataDir, endpointFile))
 		if err == nil {
 			var e endpoint
 			if json.Unmarshal(data, &e) == nil {
 				if addrs == "" {
-					addrs = e.Addr
+					addrs, fromDir = e.Addr, true
 				}
 				if token == "" {
 					token = e.Token
@@ -74,11 +107,60 @@ func (r *remote) client() (*api.Client, error) {
 		}
 	}
 	if addrs == "" {
-		return nil, exitf(exitFailed, "no control plane to talk to: pass --controller HOST:PORT, set FIXPOINT_ADDR, or run `fixpoint up` with --data-dir %s", r.dataDir)
+		if upRunning(r.dataDir) {
+			return nil, &exitError{code: exitFailed, msg: "fixpoint up on " + r.dataDir + " is starting and has not published its address yet; try again in a moment", err: errStarting}
+		}
+		return nil, exitf(exitFailed, "no fixpoint up is running for %s; start one (fixpoint up -f ENV.cue --data-dir %s) or pass --controller HOST:PORT (or set FIXPOINT_ADDR)", r.dataDir, r.dataDir)
+	}
+	if fromDir && !anyAnswers(strings.Split(addrs, ",")) {
+		// A killed up leaves its address behind; its port is closed.
+		return nil, exitf(exitFailed, "no fixpoint up is running for %s; start one or pass --controller (%s there names %s, which refuses connections)", r.dataDir, endpointFile, addrs)
 	}
 	hc, err := r.tls.httpClient()
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
 	return api.NewClient(strings.Split(addrs, ","), token, hc), nil
+}
+
+// flagToken is the token --token, --token-file or $FIXPOINT_TOKEN give.
+func (r *remote) flagToken() (string, error) {
+	switch {
+	case r.token != "" && r.tokenFile != "":
+		return "", exitf(exitFailed, "pass --token or --token-file, not both")
+	case r.token != "":
+		return r.token, nil
+	case r.tokenFile != "":
+		data, err := os.ReadFile(r.tokenFile)
+		if err != nil {
+			return "", exitf(exitFailed, "--token-file: %v", err)
+		}
+		tok := strings.TrimSpace(string(data))
+		if tok == "" {
+			return "", exitf(exitFailed, "--token-file %s is empty", r.tokenFile)
+		}
+		return tok, nil
+	}
+	return os.Getenv("FIXPOINT_TOKEN"), nil
+}
+
+// anyAnswers reports whether any of addrs accepts a TCP connection; only a
+// refusal counts as "no": a slow or filtered address is left to the
+// request to report.
+func anyAnswers(addrs []string) bool {
+	for _, a := range addrs {
+		host := strings.TrimSpace(a)
+		if u, err := url.Parse(host); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		c, err := net.DialTimeout("tcp", host, 2*time.Second)
+		if err == nil {
+			c.Close()
+			return true
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return true
+		}
+	}
+	return false
 }

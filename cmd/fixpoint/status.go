@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
@@ -28,18 +25,25 @@ func newStatusCmd() *cobra.Command {
 	var r remote
 	var f statusFilter
 	var format string
-	var watch, stale bool
+	var watch, stale, relations bool
 	cmd := &cobra.Command{
 		Use:   "status [SERVICE|UNIT...]",
 		Short: "Show every unit's phase, workload status and leader",
 		Long: `status shows the environment grouped by service: each unit's machine, phase
 (pending, reconciling, settled, error), workload status and message, and how
 many times its hook ran; the leader of each service is marked with *. The
-first line sums it up: "converged at index N" or "K of U units pending, 1 error".
+first line sums it up: "converged at index N" or "K of U units pending, 1 error";
+a converged environment with blocked units or units on a lost machine says
+so ("converged at index N; 3 blocked", "converged over 5 of 7 units at index
+N; machine m1 lost"), and one whose starting environment is still being
+applied says "applying environment". SINCE is how long each unit has been in
+its phase. --relations adds a table of the relations (as juju status
+--relations does): id, endpoints, interface, scope and member units.
 
 Name services or units to show only those, and --phase to show only units in
 some phases. --format json and yaml print the same data for scripts (fields:
-index, converged, summary, services, and per unit phase, status {state,
+index, applying, converged, summary, services, relations {id, endpoints,
+interface, scope, life, members}, and per unit phase, since, status {state,
 message}, leader, machine, reconciles, error). --watch follows changes: on a
 terminal it redraws in place, otherwise it prints the table once and then one
 line per change (with --format json, one JSON document per line).`,
@@ -50,8 +54,8 @@ line per change (with --format json, one JSON document per line).`,
   fixpoint status --watch --controller 10.0.0.1:7070`,
 		ValidArgsFunction: completeUnitsAndServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "table" && format != "json" && format != "yaml" {
-				return exitf(exitFailed, "--format %q: use table, json or yaml", format)
+			if err := checkFormat(format); err != nil {
+				return err
 			}
 			f.names = args
 			for _, p := range f.phases {
@@ -98,12 +102,18 @@ line per change (with --format json, one JSON document per line).`,
 					var b bytes.Buffer
 					fmt.Fprintf(&b, "fixpoint status --watch · %s · Ctrl-C to quit\n\n", time.Now().Format("15:04:05"))
 					printStatusTo(&b, shown, st, true)
+					if relations {
+						printRelations(&b, shown)
+					}
 					// Home, draw, clear what is left of the previous frame.
 					fmt.Fprint(out, "\x1b[H"+strings.ReplaceAll(b.String(), "\n", "\x1b[K\n")+"\x1b[J")
 				case watch && n > 0:
 					p.update(shown)
 				default:
 					printStatusTo(out, shown, st, tty)
+					if relations {
+						printRelations(out, shown)
+					}
 					p.seed(shown)
 				}
 				if !watch {
@@ -114,14 +124,17 @@ line per change (with --format json, one JSON document per line).`,
 		},
 	}
 	r.flags(cmd)
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json or yaml")
+	formatFlag(cmd, &format)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow changes: redraw on a terminal, one line per change otherwise")
 	cmd.Flags().BoolVar(&stale, "stale", false, "read the contacted node's copy instead of a linearizable read")
 	cmd.Flags().StringSliceVar(&f.phases, "phase", nil, "show only units in these phases (pending, reconciling, settled, error; comma-separated)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().BoolVar(&relations, "relations", false, "also list the relations: endpoints, interface, scope, members")
 	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions(phases, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
+
+// statusNow is the clock SINCE is measured against; tests fix it.
+var statusNow = time.Now
 
 func isPhase(p string) bool {
 	for _, q := range phases {
@@ -205,56 +218,6 @@ func (f *statusFilter) wantUnit(name string, u *engine.UnitStatus) bool {
 	return true
 }
 
-func writeJSONStatus(w io.Writer, st *engine.Status, compact bool) error {
-	enc := json.NewEncoder(w)
-	if !compact {
-		enc.SetIndent("", "  ")
-	}
-	return enc.Encode(st)
-}
-
-// writeYAML prints v as YAML with the field names of its JSON encoding.
-func writeYAML(w io.Writer, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return err
-	}
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(numbers(tree)); err != nil {
-		return err
-	}
-	return enc.Close()
-}
-
-// numbers turns JSON numbers into integers where they are, so YAML prints
-// indexes as 1234567 rather than 1.234567e+06.
-func numbers(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = numbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = numbers(e)
-		}
-	case json.Number:
-		if n, err := v.Int64(); err == nil {
-			return n
-		}
-		f, _ := v.Float64()
-		return f
-	}
-	return v
-}
-
 // printStatus prints the status table, grouped by service.
 func printStatus(w io.Writer, st *engine.Status) {
 	printStatusTo(w, st, st, isTerminal(w))
@@ -282,11 +245,12 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 	}
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "UNIT\tMACHINE\tPHASE\tWORKLOAD\tMESSAGE\tRECONCILES")
+	now := statusNow()
+	fmt.Fprintln(tw, "UNIT\tMACHINE\tPHASE\tSINCE\tWORKLOAD\tMESSAGE\tRECONCILES")
 	for _, svc := range sortedServices(shown) {
 		ss := shown.Services[svc]
 		units := unitsOf(shown, svc)
-		fmt.Fprintf(tw, "%s\t\t%s\t\t(charm %s, %s)\t\n", svc, serviceSummary(shown, units, ss), short(ss.Charm), ss.Life)
+		fmt.Fprintf(tw, "%s\t\t%s\t\t\t(charm %s, %s)\t\n", svc, serviceSummary(shown, units, ss), short(ss.Charm), ss.Life)
 		for _, name := range units {
 			u := shown.Units[name]
 			label := "  " + name
@@ -304,7 +268,7 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 			if u.Agent != "" {
 				machine += " (" + u.Agent + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", label, machine, u.Phase, orDash(u.Status.State), oneLine(msg), u.Reconciles)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", label, machine, u.Phase, phaseAge(u, now), orDash(u.Status.State), oneLine(msg), u.Reconciles)
 		}
 	}
 	tw.Flush()
@@ -411,175 +375,38 @@ func oneLine(s string) string {
 	return s
 }
 
-// progress shows convergence as it happens, the same way for up, apply
-// --wait, wait and status --watch off a terminal: a line for every unit
-// whose phase or workload status changed, and a line whenever the
-// environment's summary changes. On a terminal the summary line at the
-// bottom is rewritten in place until it settles.
-type progress struct {
-	w       io.Writer
-	prev    map[string]string
-	summary string
-	// live is set while an in-place summary line is on screen.
-	live   bool
-	tty    bool
-	probed bool
-}
-
-// seed records st as already shown, so that only later changes print.
-func (p *progress) seed(st *engine.Status) {
-	p.prev = map[string]string{}
-	for n, u := range st.Units {
-		p.prev[n] = unitLine(u)
-	}
-	p.summary = st.Summary
-}
-
-func unitLine(u *engine.UnitStatus) string {
-	line := u.Phase
-	detail := ""
-	switch {
-	case u.Phase == engine.Error:
-		detail = u.Error
-	case u.Phase == engine.Pending && u.Reason != "":
-		detail = u.Reason
-	case u.Status.State != "":
-		detail = u.Status.State
-		if u.Status.Message != "" {
-			detail += ": " + u.Status.Message
-		}
-	}
-	if detail != "" {
-		line += "  " + oneLine(detail)
-	}
-	return line
-}
-
-func (p *progress) update(st *engine.Status) {
-	if !p.probed {
-		p.tty, p.probed = isTerminal(p.w), true
-	}
-	if p.prev == nil {
-		p.prev = map[string]string{}
-	}
-	var names []string
-	for n := range st.Units {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
-	now := time.Now().Format("15:04:05")
-	var lines []string
-	seen := map[string]bool{}
-	for _, n := range names {
-		u := st.Units[n]
-		seen[n] = true
-		line := unitLine(u)
-		if p.prev[n] != line {
-			if p.tty {
-				phase, rest, _ := strings.Cut(line, "  ")
-				line = strings.TrimRight(colorPhase(fmt.Sprintf("%-11s", phase))+"  "+rest, " ")
+// printRelations prints the relations among the shown services, as
+// juju status --relations does.
+func printRelations(w io.Writer, shown *engine.Status) {
+	fmt.Fprintln(w)
+	var rels []*engine.RelationStatus
+	for _, r := range shown.Relations {
+		for _, ep := range r.Endpoints {
+			svc, _, _ := strings.Cut(ep, ":")
+			if shown.Services[svc] != nil {
+				rels = append(rels, r)
+				break
 			}
-			lines = append(lines, fmt.Sprintf("%s  %-12s %s", now, n, line))
-			p.prev[n] = unitLine(u)
 		}
 	}
-	for _, n := range sortedKeys(p.prev) {
-		if !seen[n] {
-			lines = append(lines, fmt.Sprintf("%s  %-12s removed", now, n))
-			delete(p.prev, n)
-		}
-	}
-	changed := st.Summary != p.summary
-	p.summary = st.Summary
-	if p.tty {
-		if p.live {
-			fmt.Fprint(p.w, "\r\x1b[K")
-			p.live = false
-		}
-		for _, l := range lines {
-			fmt.Fprintln(p.w, l)
-		}
-		if st.Converged || st.Summary == "" {
-			if changed {
-				fmt.Fprintf(p.w, "%s  %s\n", now, st.Summary)
-			}
-			return
-		}
-		fmt.Fprintf(p.w, "%s  … %s", now, st.Summary)
-		p.live = true
+	if len(rels) == 0 {
+		fmt.Fprintln(w, "no relations")
 		return
 	}
-	for _, l := range lines {
-		fmt.Fprintln(p.w, l)
-	}
-	if changed && st.Summary != "" {
-		fmt.Fprintf(p.w, "%s  == %s\n", now, st.Summary)
-	}
-}
-
-// done ends an in-place summary line, so that what follows starts clean.
-func (p *progress) done() {
-	if p.live {
-		fmt.Fprint(p.w, "\r\x1b[K")
-		p.live = false
-	}
-}
-
-// statusSource is what waitConverged polls.
-type statusSource interface {
-	Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error)
-}
-
-// waitConverged follows status until the fixed point, a unit error or
-// the timeout, showing progress; it returns the exit code and last status.
-func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, stopOnError bool) (int, *engine.Status, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	if p != nil {
-		defer p.done()
-	}
-	var index uint64
-	var last *engine.Status
-	for {
-		st, err := c.Status(ctx, false, index, 10*time.Second)
-		if err != nil {
-			if ctx.Err() != nil {
-				return exitTimeout, last, nil
-			}
-			return exitFailed, last, err
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RELATION\tENDPOINTS\tINTERFACE\tSCOPE\tMEMBERS")
+	for _, r := range rels {
+		eps := strings.Join(r.Endpoints, " ")
+		if len(r.Endpoints) == 1 {
+			eps += " (peer)"
 		}
-		last = st
-		if p != nil {
-			p.update(st)
+		members := strings.Join(r.Members, ",")
+		if len(r.Members) == 0 {
+			members = "-"
 		}
-		if st.Converged {
-			return exitOK, st, nil
-		}
-		if unit, _ := st.FirstError(); unit != "" && stopOnError {
-			return exitUnitErr, st, nil
-		}
-		index = st.Index
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, eps, r.Interface, r.Scope, members)
 	}
-}
-
-// follow shows progress until ctx ends, at every change of the state.
-func follow(ctx context.Context, c statusSource, p *progress) {
-	defer p.done()
-	var index uint64
-	for ctx.Err() == nil {
-		st, err := c.Status(ctx, false, index, 30*time.Second)
-		if err != nil {
-			if ctx.Err() == nil {
-				time.Sleep(time.Second) // the node is going away; try again
-			}
-			continue
-		}
-		p.update(st)
-		index = st.Index
-	}
+	tw.Flush()
 }
 
 // printReplacedCredentials names every machine whose agent credential was

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,17 +46,22 @@ func sampleStatus() *engine.Status {
 func TestStatusTable(t *testing.T) {
 	var b bytes.Buffer
 	st := sampleStatus()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	statusNow = func() time.Time { return now }
+	t.Cleanup(func() { statusNow = time.Now })
+	st.Units["web/1"].Since = now.Add(-130 * time.Second)
+	st.Units["db/1"].Since = now.Add(-5 * time.Second)
 	printStatusTo(&b, st, st, false)
 	want := `Environment shop: 2 of 5 units pending, 1 error
 
-UNIT      MACHINE    PHASE        WORKLOAD  MESSAGE                                          RECONCILES
-db                   1/2 settled            (charm dddddddddddd, alive)
-  db/0*   m1         settled      active    primary, 2 clients                               3
-  db/1    m2         error        waiting   hook reconcile exited with status 3: boom        5
-web                  1/3 settled            (charm eeeeeeeeeeee, alive)
-  web/1*  m1         reconciling  waiting   waiting for db access                            1
-  web/2   m3         pending      waiting   installing (waiting for machine m3 to register)  0
-  web/10  m2 (lost)  settled      unknown   agent lost; connected                            2
+UNIT      MACHINE    PHASE        SINCE  WORKLOAD  MESSAGE                                          RECONCILES
+db                   1/2 settled                   (charm dddddddddddd, alive)
+  db/0*   m1         settled      -      active    primary, 2 clients                               3
+  db/1    m2         error        5s     waiting   hook reconcile exited with status 3: boom        5
+web                  1/3 settled                   (charm eeeeeeeeeeee, alive)
+  web/1*  m1         reconciling  2m10s  waiting   waiting for db access                            1
+  web/2   m3         pending      -      waiting   installing (waiting for machine m3 to register)  0
+  web/10  m2 (lost)  settled      -      unknown   agent lost; connected                            2
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
@@ -240,10 +246,11 @@ func metricValues(t *testing.T, base string) map[string]float64 {
 }
 
 // normalizeTable blanks what varies between runs: charm hashes, the
-// index, reconcile counts and column widths.
+// index, times in phase, reconcile counts and column widths.
 func normalizeTable(s string) string {
 	s = regexp.MustCompile(`[0-9a-f]{12}`).ReplaceAllString(s, "<charm>")
 	s = regexp.MustCompile(`index \d+`).ReplaceAllString(s, "index N")
+	s = regexp.MustCompile(` (\d+h)?(\d+m)?\d+(\.\d+)?s `).ReplaceAllString(s, " T ")
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 		f := strings.Fields(l)
@@ -279,13 +286,13 @@ func TestOperatorCommandsAgainstRunningUp(t *testing.T) {
 	// The table, grouped by service, golden but for what varies.
 	r := fixpoint(t, time.Minute, append([]string{"status"}, dd...)...)
 	want := `Environment shop: converged at index N
-UNIT MACHINE PHASE WORKLOAD MESSAGE RECONCILES
+UNIT MACHINE PHASE SINCE WORKLOAD MESSAGE RECONCILES
 db 2/2 settled (charm <charm>, alive)
-db/0* local settled active primary, 2 clients R
-db/1 local settled active replica of db/0, 2 clients R
+db/0* local settled T active primary, 2 clients R
+db/1 local settled T active replica of db/0, 2 clients R
 web 2/2 settled (charm <charm>, alive)
-web/0* local settled active connected to 127.0.0.1:6379 db shop as web R
-web/1 local settled active connected to 127.0.0.1:6379 db shop as web R`
+web/0* local settled T active connected to 127.0.0.1:6379 db shop as web R
+web/1 local settled T active connected to 127.0.0.1:6379 db shop as web R`
 	if got := strings.ReplaceAll(normalizeTable(r.stdout), "\n\n", "\n"); r.code != 0 || got != want {
 		t.Errorf("status exited %d:\n%s\nwant (normalized):\n%s\nstderr: %s", r.code, got, want, r.stderr)
 	}
@@ -488,4 +495,52 @@ relations: "fail-exit-db": ["fail-exit:db", "db:db"]
 			fmt.Sprintf("reconciles error %v, units in error %v, converged %v", errs, m["fixpoint_units_in_error"], m["fixpoint_converged"])
 	})
 	up.stop(t)
+}
+
+// TestProgressSpeaksWhileNothingChanges: a wait on a stuck unit prints a
+// line every 10 s naming it and how long it has been stuck.
+func TestProgressSpeaksWhileNothingChanges(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var b bytes.Buffer
+	p := &progress{w: &b, clock: func() time.Time { return now }}
+	st := sampleStatus()
+	st.Units["web/1"].Since = now.Add(-2 * time.Minute)
+	st.Units["web/2"].Since = now.Add(-time.Minute)
+	p.update(st)
+	b.Reset()
+	now = now.Add(5 * time.Second)
+	p.update(st)
+	if b.Len() != 0 {
+		t.Fatalf("printed before 10 s passed:\n%s", b.String())
+	}
+	now = now.Add(6 * time.Second)
+	p.update(st)
+	want := "03:04:16  .. still 2 of 5 units pending, 1 error; web/1 reconciling for 2m11s, web/2 pending for 1m11s\n"
+	if b.String() != want {
+		t.Fatalf("after 11 s:\n%s\nwant prefix:\n%s", b.String(), want)
+	}
+}
+
+// TestConvergedWithBlockedUnits: the fixed point with blocked units exits
+// 0 by default and 6 with --fail-on-blocked, naming them.
+func TestConvergedWithBlockedUnits(t *testing.T) {
+	st := sampleStatus()
+	for _, u := range st.Units {
+		u.Phase, u.Error = engine.Settled, ""
+	}
+	st.Units["web/2"].Status = model.Status{State: "blocked", Message: "needs a db relation"}
+	stdout := os.Stdout
+	devnull, _ := os.Open(os.DevNull)
+	os.Stdout = devnull
+	errPlain := convergeExit(exitOK, st, time.Minute, false)
+	errFail := convergeExit(exitOK, st, time.Minute, true)
+	os.Stdout = stdout
+	devnull.Close()
+	if errPlain != nil {
+		t.Errorf("without --fail-on-blocked: %v", errPlain)
+	}
+	var ee *exitError
+	if !errors.As(errFail, &ee) || ee.code != exitBlocked || !strings.Contains(ee.msg, "web/2 (needs a db relation)") {
+		t.Errorf("with --fail-on-blocked: %v", errFail)
+	}
 }

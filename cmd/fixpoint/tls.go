@@ -71,6 +71,7 @@ func newTLSInitCmd() *cobra.Command {
 
 func newTLSCertCmd() *cobra.Command {
 	var dir, name, hosts, role string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "cert --role server|agent|client --name NAME [--host HOST[,HOST]]",
 		Short: "Make a certificate for a server, agent or client, signed by the CA in --dir",
@@ -83,6 +84,10 @@ func newTLSCertCmd() *cobra.Command {
 			}
 			if !slices.Contains(raftstore.Roles, role) {
 				return exitf(exitFailed, "--role %q: want one of %s (only servers may speak Raft)", role, strings.Join(raftstore.Roles, ", "))
+			}
+			// Like tls init: a running node may use the old one.
+			if _, err := os.Stat(filepath.Join(dir, name+".pem")); err == nil && !force {
+				return exitf(exitFailed, "%s already holds a certificate for %s; pass --force to replace it (the node or agent using it must be restarted)", dir, name)
 			}
 			ca, caKey, err := loadCA(dir)
 			if err != nil {
@@ -114,6 +119,7 @@ func newTLSCertCmd() *cobra.Command {
 	cmd.Flags().StringVar(&role, "role", "", "server (API and Raft), agent or client (API only)")
 	cmd.Flags().StringVar(&name, "name", "", "name of the node, agent or client")
 	cmd.Flags().StringVar(&hosts, "host", "127.0.0.1,localhost", "addresses and DNS names a server's certificate is valid for, comma-separated")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing certificate of that name")
 	return cmd
 }
 
@@ -152,7 +158,7 @@ type tlsFlags struct {
 }
 
 func (t *tlsFlags) flags(f *pflag.FlagSet) {
-	f.StringVar(&t.cert, "tls-cert", "", "this process's certificate (PEM), from `fixpoint tls cert`")
+	f.StringVar(&t.cert, "tls-cert", "", "this process's certificate (PEM), from fixpoint tls cert")
 	f.StringVar(&t.key, "tls-key", "", "its private key (PEM)")
 	f.StringVar(&t.ca, "tls-ca", "", "the CA certificate (PEM) peers and servers must chain to")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/fixpoint/fixpoint/engine/agent"
@@ -81,7 +83,7 @@ type upState struct {
 }
 
 func runUp(ctx context.Context, cfg upConfig) error {
-	log, err := newLogger("fixpoint", cfg.logLevel, cfg.logJSON)
+	log, err := newFilteredLogger("fixpoint", cfg.logLevel, cfg.logJSON, soloElection)
 	if err != nil {
 		return err
 	}
@@ -92,8 +94,19 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return exitf(exitFailed, "data dir %s: %v", dataDir, err)
 	}
+	// The lock first: a second up on a busy data dir must leave the
+	// running one's files alone.
+	lock, err := lockDataDir(dataDir)
+	if errors.Is(err, errLocked) {
+		return exitf(exitFailed, "data dir %s is in use: another fixpoint up runs on it (%v); stop that one first, or pass another --data-dir", dataDir, err)
+	}
+	if err != nil {
+		return exitf(exitFailed, "data dir %s: %v", dataDir, err)
+	}
+	defer lock.release()
 	// A previous run's address is dead; nobody should find it meanwhile.
-	_ = os.Remove(filepath.Join(dataDir, endpointFile))
+	endpointPath := filepath.Join(dataDir, endpointFile)
+	_ = os.Remove(endpointPath)
 	// Pack and check everything before starting anything: bad input
 	// changes nothing.
 	prep, err := prepare(cfg.files, filepath.Join(dataDir, "cache"))
@@ -117,19 +130,36 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		return exitf(exitFailed, "start control plane: %v", err)
 	}
 	defer n.stop()
+	// Until the environment is applied, status says so rather than
+	// "converged" over an empty or previous environment.
+	srv, _ := n.srv.Handler.(*api.Server)
+	if srv != nil {
+		srv.SetApplying(true)
+	}
 	us.RaftAddr = n.store.RaftAddr()
 	if data, err := json.Marshal(us); err == nil {
 		_ = os.WriteFile(statePath, data, 0o600)
 	}
+	// Published before the apply, so that wait and status find this run
+	// at once and see "applying environment"; removed when up stops.
+	if err := writeEndpoint(dataDir, endpoint{Addr: n.addr, Token: creds.operator}); err != nil {
+		return exitf(exitFailed, "write %s: %v", endpointFile, err)
+	}
+	defer os.Remove(endpointPath)
 	fmt.Printf("control plane at %s (data in %s)\n", n.addr, dataDir)
+	// The token in the URL saves pasting it, but only onto a terminal:
+	// redirected output ends up in logs, which must hold no secret.
+	if isTerminal(os.Stdout) {
+		fmt.Printf("dashboard at %s/ui/#token=%s\n", n.addr, creds.operator)
+	} else {
+		fmt.Printf("dashboard at %s/ui/ (it asks for the token in %s)\n", n.addr, filepath.Join(dataDir, operatorTokenFile))
+	}
 	client := api.NewClient([]string{n.addr}, creds.operator, nil)
 	if err := deploy(ctx, client, prep, false); err != nil {
 		return err
 	}
-	// Published once the environment is applied, so that whoever finds
-	// the address sees this run's environment, not the previous one.
-	if err := writeEndpoint(dataDir, endpoint{Addr: n.addr, Token: creds.operator}); err != nil {
-		return exitf(exitFailed, "write %s: %v", endpointFile, err)
+	if srv != nil {
+		srv.SetApplying(false)
 	}
 	agentDir := filepath.Join(dataDir, "agent")
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
@@ -166,5 +196,12 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if code == exitTimeout && ctx.Err() != nil {
 		return exitf(exitInterrup, "interrupted before the fixed point")
 	}
-	return convergeExit(code, st, cfg.timeout)
+	return convergeExit(code, st, cfg.timeout, false)
+}
+
+// soloElection leaves out the warning Raft logs when a one-node control
+// plane starts: its first election is how it starts, not a lost leader,
+// and a normal start logs no warning.
+func soloElection(level hclog.Level, msg string, _ ...any) bool {
+	return level == hclog.Warn && msg == "heartbeat timeout reached, starting election"
 }

@@ -1,35 +1,75 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 func newWaitCmd() *cobra.Command {
 	var r remote
 	var timeout time.Duration
+	var failOnBlocked bool
 	cmd := &cobra.Command{
 		Use:   "wait",
 		Short: "Wait for the fixed point, showing progress",
 		Long: `wait follows the environment until it converges (exit 0), a unit goes into
-error (exit 3, naming it) or the timeout passes (exit 4).`,
-		Example: `  fixpoint apply -f env.cue && fixpoint wait --timeout 5m`,
-		Args:    cobra.NoArgs,
+error (exit 3, naming it) or the timeout passes (exit 4). While nothing
+changes it prints a line every 10 seconds naming the units that have been
+out of settled longest. A fixpoint up that is still starting on --data-dir
+is waited for, and so is the environment it was given: wait never stops
+before that is applied. With --fail-on-blocked, a fixed point with units
+whose workload is blocked exits 6.`,
+		Example: `  fixpoint up -f env.cue & fixpoint wait --timeout 5m
+  fixpoint apply -f env.cue && fixpoint wait --fail-on-blocked`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := r.client()
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			c, err := r.clientWhenStarted(ctx)
 			if err != nil {
 				return err
 			}
-			code, st, err := waitConverged(cmd.Context(), c, &progress{w: os.Stdout}, timeout, true)
+			code, st, err := waitConverged(ctx, c, &progress{w: os.Stdout}, 0, true)
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return convergeExit(code, st, timeout)
+			return convergeExit(code, st, timeout, failOnBlocked)
 		},
 	}
 	r.flags(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
+	failOnBlockedFlag(cmd, &failOnBlocked)
 	return cmd
+}
+
+// clientWhenStarted is client, but waits while an up on the data dir is
+// starting and has not published its address yet.
+func (r *remote) clientWhenStarted(ctx context.Context) (*api.Client, error) {
+	said := false
+	for {
+		c, err := r.client()
+		if !errors.Is(err, errStarting) {
+			return c, err
+		}
+		if !said {
+			fmt.Printf("waiting for fixpoint up on %s to start\n", r.dataDir)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, exitf(exitTimeout, "fixpoint up on %s did not publish its address in time", r.dataDir)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -68,6 +68,7 @@ type Server struct {
 
 	peers      func(ctx context.Context) []string
 	peerClient *forward.Client
+	applying   applying
 }
 
 // NewServer returns the API of one node.
@@ -171,9 +172,12 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 			// Phases also move without a new entry: a unit found
 			// unchanged once rebuilt settles where it stands.
 			moved := s.ctl.Changed()
+			applied := s.applyingDone()
 			go func() {
 				select {
 				case <-moved:
+					cancel()
+				case <-applied:
 					cancel()
 				case <-ctx.Done():
 				}
@@ -209,6 +213,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "status: %v", err)
 		return
 	}
+	s.markApplying(st)
 	w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
 	writeJSON(w, http.StatusOK, st)
 }

@@ -12,9 +12,15 @@ import (
 
 func script(t *testing.T, body string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "hook")
+	return scriptIn(t, t.TempDir(), body)
+}
+
+// scriptIn writes a POSIX sh hook with body into dir.
+func scriptIn(tb testing.TB, dir, body string) string {
+	tb.Helper()
+	path := filepath.Join(dir, "hook")
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return path
 }

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain builds the binary the end-to-end tests run once, into a temp
+// dir removed afterwards, and points the user cache at a temp dir so that
+// charm archives packed by the tests do not pile up in ~/.cache. The Go
+// build cache stays where it was: the tests build charm hooks with go build,
+// and a cold cache would rebuild the standard library for every charm.
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if os.Getenv("GOCACHE") == "" {
+		if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+			os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+		}
+	}
+	tmp, err := os.MkdirTemp("", "fixpoint-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+	binPath = filepath.Join(tmp, "fixpoint")
+	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+		binErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return m.Run()
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// progress shows convergence as it happens, the same way for up, apply
+// --wait, wait and status --watch off a terminal: a line for every unit
+// whose phase or workload status changed, and a line whenever the
+// environment's summary changes. On a terminal the summary line at the
+// bottom is rewritten in place until it settles.
+type progress struct {
+	w       io.Writer
+	prev    map[string]string
+	summary string
+	// live is set while an in-place summary line is on screen.
+	live   bool
+	tty    bool
+	probed bool
+	// every is how often a line is printed while nothing changes (10s
+	// when zero), so that a wait on a stuck unit is never silent; clock
+	// is time.Now unless a test sets it.
+	every   time.Duration
+	clock   func() time.Time
+	printed time.Time
+}
+
+func (p *progress) now() time.Time {
+	if p.clock != nil {
+		return p.clock()
+	}
+	return time.Now()
+}
+
+// seed records st as already shown, so that only later changes print.
+func (p *progress) seed(st *engine.Status) {
+	p.prev = map[string]string{}
+	for n, u := range st.Units {
+		p.prev[n] = unitLine(u)
+	}
+	p.summary = st.Summary
+}
+
+func unitLine(u *engine.UnitStatus) string {
+	line := u.Phase
+	detail := ""
+	switch {
+	case u.Phase == engine.Error:
+		detail = u.Error
+	case u.Phase == engine.Pending && u.Reason != "":
+		detail = u.Reason
+	case u.Status.State != "":
+		detail = u.Status.State
+		if u.Status.Message != "" {
+			detail += ": " + u.Status.Message
+		}
+	}
+	if detail != "" {
+		line += "  " + oneLine(detail)
+	}
+	return line
+}
+
+func (p *progress) update(st *engine.Status) {
+	if !p.probed {
+		p.tty, p.probed = isTerminal(p.w), true
+	}
+	if p.prev == nil {
+		p.prev = map[string]string{}
+	}
+	var names []string
+	for n := range st.Units {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
+	at := p.now()
+	now := at.Format("15:04:05")
+	if p.printed.IsZero() {
+		p.printed = at
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		u := st.Units[n]
+		seen[n] = true
+		line := unitLine(u)
+		if p.prev[n] != line {
+			if p.tty {
+				phase, rest, _ := strings.Cut(line, "  ")
+				line = strings.TrimRight(colorPhase(fmt.Sprintf("%-11s", phase))+"  "+rest, " ")
+			}
+			lines = append(lines, fmt.Sprintf("%s  %-12s %s", now, n, line))
+			p.prev[n] = unitLine(u)
+		}
+	}
+	for _, n := range sortedKeys(p.prev) {
+		if !seen[n] {
+			lines = append(lines, fmt.Sprintf("%s  %-12s removed", now, n))
+			delete(p.prev, n)
+		}
+	}
+	changed := st.Summary != p.summary
+	p.summary = st.Summary
+	every := p.every
+	if every == 0 {
+		every = 10 * time.Second
+	}
+	if len(lines) > 0 || changed {
+		p.printed = at
+	} else if !st.Converged && st.Summary != "" && at.Sub(p.printed) >= every {
+		lines = append(lines, fmt.Sprintf("%s  .. still %s%s", now, st.Summary, stuck(st, at)))
+		p.printed = at
+	}
+	if p.tty {
+		if p.live {
+			fmt.Fprint(p.w, "\r\x1b[K")
+			p.live = false
+		}
+		for _, l := range lines {
+			fmt.Fprintln(p.w, l)
+		}
+		if st.Converged || st.Summary == "" {
+			if changed {
+				fmt.Fprintf(p.w, "%s  %s\n", now, st.Summary)
+			}
+			return
+		}
+		fmt.Fprintf(p.w, "%s  … %s", now, st.Summary)
+		p.live = true
+		return
+	}
+	for _, l := range lines {
+		fmt.Fprintln(p.w, l)
+	}
+	if changed && st.Summary != "" {
+		fmt.Fprintf(p.w, "%s  == %s\n", now, st.Summary)
+	}
+}
+
+// stuck names the units longest out of settled, with how long, for the
+// lines printed while nothing changes: "; web/0 reconciling for 2m10s".
+func stuck(st *engine.Status, now time.Time) string {
+	var names []string
+	for n, u := range st.Units {
+		if u.Phase != engine.Settled && !u.Since.IsZero() {
+			names = append(names, n)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := st.Units[names[i]].Since, st.Units[names[j]].Since
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return model.UnitLess(names[i], names[j])
+	})
+	var parts []string
+	for i, n := range names {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(names)-3))
+			break
+		}
+		u := st.Units[n]
+		parts = append(parts, fmt.Sprintf("%s %s for %s", n, u.Phase, phaseAge(u, now)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, ", ")
+}
+
+// done ends an in-place summary line, so that what follows starts clean.
+func (p *progress) done() {
+	if p.live {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.live = false
+	}
+}
+
+// statusSource is what waitConverged polls.
+type statusSource interface {
+	Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error)
+}
+
+// waitConverged follows status until the fixed point, a unit error or
+// the timeout, showing progress; it returns the exit code and last status.
+func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, stopOnError bool) (int, *engine.Status, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if p != nil {
+		defer p.done()
+	}
+	var index uint64
+	var last *engine.Status
+	for {
+		st, err := c.Status(ctx, false, index, 10*time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitTimeout, last, nil
+			}
+			return exitFailed, last, err
+		}
+		last = st
+		if p != nil {
+			p.update(st)
+		}
+		if st.Converged {
+			return exitOK, st, nil
+		}
+		if unit, _ := st.FirstError(); unit != "" && stopOnError {
+			return exitUnitErr, st, nil
+		}
+		index = st.Index
+	}
+}
+
+// follow shows progress until ctx ends, at every change of the state.
+func follow(ctx context.Context, c statusSource, p *progress) {
+	defer p.done()
+	var index uint64
+	for ctx.Err() == nil {
+		st, err := c.Status(ctx, false, index, 30*time.Second)
+		if err != nil {
+			if ctx.Err() == nil {
+				time.Sleep(time.Second) // the node is going away; try again
+			}
+			continue
+		}
+		p.update(st)
+		index = st.Index
+	}
+}
