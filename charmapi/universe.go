@@ -54,6 +54,10 @@ type Relation struct {
 	RemoteApp map[string]string `json:"remote_app"`
 	// Units maps each remote member in scope to its settings.
 	Units map[string]map[string]string `json:"units"`
+	// Departed maps each member that left since the unit last reconciled
+	// to its last settings, so that old -departed hooks can still read
+	// them. It is not part of the universe's hash.
+	Departed map[string]map[string]string `json:"departed,omitempty"`
 }
 
 // Event is one legacy hook event derived for this reconcile.

@@ -44,6 +44,7 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 		Charm:     svc.Charm,
 		ConfigRev: svc.ConfigRev,
 		Leader:    leader,
+		Address:   uni.Address,
 	}
 	if !leader && svc.LeaderData != nil {
 		seen.LeaderRev = svc.LeaderData.Rev

@@ -311,7 +311,9 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 		sort.Strings(u.Ports)
 	}
 	u.Reconciled = r.Hash
+	prevSeen := u.Seen
 	u.Seen = r.Seen
+	s.pruneDeparted(prevSeen)
 	u.Error, u.Resolved = nil, nil
 	if s.unsettled(u) {
 		sc.addService(s, u.Service)
@@ -379,6 +381,7 @@ func nilIfEmpty(m map[string]string) map[string]string {
 
 func (s *State) removeUnit(u *Unit) {
 	s.dropUnit(u)
+	s.keepDeparted(u)
 	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
 		svc.Leader = ""
 	}
@@ -402,7 +405,9 @@ func (s *State) resolve(index uint64, r *ResolveUnit) error {
 	if r.NoRetry {
 		u.Reconciled = u.Error.Hash
 		if u.Error.Seen != nil {
+			prev := u.Seen
 			u.Seen = u.Error.Seen
+			s.pruneDeparted(prev)
 		}
 		u.Error = nil
 		return nil

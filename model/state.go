@@ -171,11 +171,14 @@ type Resolved struct {
 // Seen records what a unit's last successful reconcile saw: enough to
 // derive the legacy events between it and a later universe.
 type Seen struct {
-	Life      Life                  `json:"life"`
-	Charm     string                `json:"charm"`
-	ConfigRev uint64                `json:"config_rev"`
-	Leader    bool                  `json:"leader"`
-	LeaderRev uint64                `json:"leader_rev"`
+	Life      Life   `json:"life"`
+	Charm     string `json:"charm"`
+	ConfigRev uint64 `json:"config_rev"`
+	Leader    bool   `json:"leader"`
+	LeaderRev uint64 `json:"leader_rev"`
+	// Address is the unit's own address: Juju runs config-changed when
+	// it moves.
+	Address   string                `json:"address,omitempty"`
 	Relations map[int]*SeenRelation `json:"relations,omitempty"`
 }
 
@@ -197,8 +200,12 @@ type Relation struct {
 	Scope     Scope         `json:"scope"`
 	Life      Life          `json:"life"`
 	// App holds each service's application bag, written by its leader.
-	App   map[string]*Bag `json:"app,omitempty"`
-	Index uint64          `json:"index"`
+	App map[string]*Bag `json:"app,omitempty"`
+	// Departed keeps the last settings of units removed from the state
+	// while some unit had not yet seen them depart: Juju keeps a departed
+	// unit's settings readable in its -departed hook (see departed.go).
+	Departed map[string]*Bag `json:"departed,omitempty"`
+	Index    uint64          `json:"index"`
 }
 
 // RelEndpoint is one side of a relation.

@@ -1,5 +1,5 @@
 // Command raftbench measures replicated writes on a three-node loopback
-// cluster of raftstore.Stores: real Raft over TCP on 127.0.0.1, raft-boltdb
+// cluster of raftstore.Stores: real Raft over mutual TLS on 127.0.0.1, raft-boltdb
 // with fsync on, the HTTP handlers for joins and forwarding, all in one
 // process.
 //

@@ -47,7 +47,7 @@ func RelationHook(endpoint, kind string) string { return endpoint + "-relation-"
 //     for a follower whose leader data moved or who lost leadership, then
 //     upgrade-charm followed by config-changed when the charm changed
 //     (Juju queues config-changed after upgrade-charm), or config-changed
-//     alone when the config moved;
+//     alone when the config or the unit's own address moved;
 //   - then, per relation in id order: departed for each member that is
 //     gone, changed with no remote unit when the remote app bag moved,
 //     joined immediately followed by changed for each new member (sorted),
@@ -143,7 +143,11 @@ func (d *deriver) steady() {
 	case a.Charm != b.Charm:
 		d.emit(UpgradeCharm)
 		d.emit(ConfigChanged)
-	case a.Config != b.Config:
+	case a.Config != b.Config || a.Address != b.Address && b.Address != "":
+		// Juju's resolver also runs config-changed when the unit's
+		// addresses move (remote state's AddressesHash, next to
+		// ConfigHash and TrustHash). An address never recorded is not
+		// a move.
 		d.emit(ConfigChanged)
 	}
 	for _, ident := range d.relationIdents() {

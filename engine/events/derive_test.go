@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // snap is a test builder: an installed, alive, non-leader unit web/0.
@@ -388,5 +389,28 @@ func TestCoalescingAcrossMissedSnapshots(t *testing.T) {
 	want := []string{"config-changed", "db-relation-changed db:3 db/0"}
 	if got := lines(Derive(prev, cur)); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("ten edits: %v; want %v", got, want)
+	}
+}
+
+func TestAddressChangeFiresConfigChanged(t *testing.T) {
+	base := snap().set(func(s *Snapshot) { s.Address = "10.0.0.1" })
+	moved := base.set(func(s *Snapshot) { s.Address = "10.0.0.2" })
+	if got := strings.Join(lines(Derive(base, moved)), ","); got != "config-changed" {
+		t.Errorf("address moved: %s; want config-changed", got)
+	}
+	both := moved.set(func(s *Snapshot) { s.Config = "2" })
+	if got := strings.Join(lines(Derive(base, both)), ","); got != "config-changed" {
+		t.Errorf("address and config moved: %s; want one config-changed", got)
+	}
+	// A Seen recorded before addresses were has none: no event for it.
+	unknown := base.set(func(s *Snapshot) { s.Address = "" })
+	if got := Derive(unknown, base); len(got) != 0 {
+		t.Errorf("address first recorded: %v; want nothing", lines(got))
+	}
+	seen := &model.Seen{Life: model.Alive, Charm: "c", ConfigRev: 3, Address: "10.0.0.1"}
+	next := *seen
+	next.Address = "10.0.0.7"
+	if got := strings.Join(lines(Derive(FromSeen("web/0", seen, nil), FromSeen("web/0", &next, nil))), ","); got != "config-changed" {
+		t.Errorf("address moved between Seens: %s; want config-changed", got)
 	}
 }

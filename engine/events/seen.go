@@ -34,6 +34,7 @@ func FromSeen(unit string, seen *model.Seen, lookup func(id int) (RelInfo, bool)
 		Life:       string(seen.Life),
 		Charm:      seen.Charm,
 		Config:     revToken(seen.ConfigRev),
+		Address:    seen.Address,
 		Leader:     seen.Leader,
 		LeaderData: revToken(seen.LeaderRev),
 		Relations:  make(map[string]*RelSnap, len(seen.Relations)),

@@ -29,7 +29,10 @@ type Snapshot struct {
 	Charm string
 	// Config is the version token of the unit's config.
 	Config string
-	Leader bool
+	// Address is the unit's own address; "" where it is not known (a Seen
+	// recorded before addresses were), which fires nothing.
+	Address string
+	Leader  bool
 	// LeaderData is the version token of the service's leader data.
 	LeaderData string
 	// Relations are keyed by ident, "endpoint:id".

@@ -22,6 +22,7 @@ func FromUniverse(u *charmapi.Universe) (*Snapshot, error) {
 		Installed: true,
 		Life:      u.Life,
 		Charm:     u.Charm,
+		Address:   u.Address,
 		Leader:    u.Leader,
 		Relations: make(map[string]*RelSnap, len(u.Relations)),
 	}

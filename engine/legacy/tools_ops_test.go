@@ -146,3 +146,27 @@ func TestApplicationStatusAndVersionAreKept(t *testing.T) {
 		t.Errorf("status-get --application in a later call = %+v", r)
 	}
 }
+
+// TestDepartedUnitsSettingsAreReadable: in db-relation-departed the
+// departing unit's last settings, which the universe carries under
+// departed, are what relation-get prints; it is no longer listed.
+func TestDepartedUnitsSettingsAreReadable(t *testing.T) {
+	u := testUniverse()
+	u.Relations[1].Departed = map[string]map[string]string{"db/7": {"host": "10.0.0.7", "private-address": "10.0.0.7"}}
+	departed := ev("db-relation-departed", "db:3", "db/7", "db", "db/7")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "host: 10.0.0.7\nprivate-address: 10.0.0.7\n"},
+		{[]string{"host"}, "10.0.0.7\n"},
+		{[]string{"--format=json", "-", "db/7"}, `{"host":"10.0.0.7","private-address":"10.0.0.7"}` + "\n"},
+	} {
+		if r := callIn(t, u, departed, "relation-get", c.args...); r.Code != 0 || r.Stdout != c.want {
+			t.Errorf("relation-get %v = %+v; want %q", c.args, r, c.want)
+		}
+	}
+	if r := callIn(t, u, departed, "relation-list"); r.Stdout != "db/0\ndb/1\n" {
+		t.Errorf("relation-list = %q; the departed unit must not be listed", r.Stdout)
+	}
+}

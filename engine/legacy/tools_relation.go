@@ -106,9 +106,14 @@ func (s *session) readUnit(c *call, ident, unit string) (map[string]string, erro
 		if bag, ok := r.Units[unit]; ok {
 			return bag, nil
 		}
+		// Juju keeps a departed unit's settings readable; the universe
+		// carries them in departed until the unit has run its hook.
+		if bag, ok := r.Departed[unit]; ok {
+			return bag, nil
+		}
 	}
-	// Juju keeps a departed unit's settings readable; the universe has
-	// them no more, so its departed hook reads them as empty.
+	// A unit whose settings are gone altogether (its relation is gone
+	// too) reads as empty in its departed hook.
 	ev := c.event()
 	if _, gone := s.ghosts[ident]; gone || (ev.Relation == ident && (ev.Departing == unit || ev.RemoteUnit == unit)) {
 		return map[string]string{}, nil

@@ -75,13 +75,14 @@ func Attempt(u *model.Unit, hash string) int {
 }
 
 // RunUniverse is the universe one run of u is given: a copy of built (the
-// universe of hash, as Build returns it) with the attempt number and the
-// legacy events since the unit's last successful reconcile.
+// universe of hash, as Build returns it) with the attempt number, the
+// legacy events since the unit's last successful reconcile, and the last
+// settings of the members that departed since.
 func RunUniverse(st *model.State, u *model.Unit, built *charmapi.Universe, hash string, seen *model.Seen) charmapi.Universe {
 	uni := *built
 	uni.Attempt = Attempt(u, hash)
 	uni.Events = Events(st, u.Name, u.Seen, seen)
-	return uni
+	return withDeparted(st, uni, u.Seen)
 }
 
 // Events derives the old-hook events between what a unit last reconciled

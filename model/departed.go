@@ -1,0 +1,83 @@
+package model
+
+// A departed unit's settings stay readable in the -departed hook that
+// tells another unit it left (Juju keeps them until every unit has left
+// its scope). Units are removed from the state as soon as their teardown
+// ran, often before the units on the other side ran their departed hooks,
+// and possibly while those units' agents are down; so removal keeps the
+// unit's last settings on each relation whose units still list it in their
+// Seen, and they are dropped once none does.
+
+// keepDeparted records u's last settings in every relation where a unit
+// still has u in its Seen; called as u is removed.
+func (s *State) keepDeparted(u *Unit) {
+	for id, bag := range u.Settings {
+		r := s.Relations[id]
+		if r == nil || bag == nil || !s.stillSeen(r, u.Name) {
+			continue
+		}
+		if r.Departed == nil {
+			r.Departed = map[string]*Bag{}
+		}
+		r.Departed[u.Name] = bag
+	}
+}
+
+// stillSeen reports whether a unit of r's services lists unit as a member
+// of r in what it last reconciled.
+func (s *State) stillSeen(r *Relation, unit string) bool {
+	for _, svc := range r.services() {
+		for _, o := range s.UnitsOf(svc) {
+			if o.Name == unit || o.Seen == nil {
+				continue
+			}
+			if sr := o.Seen.Relations[r.ID]; sr != nil {
+				if _, ok := sr.Members[unit]; ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// pruneDeparted drops the departed settings of relations in seen (the
+// Seen a unit just replaced) that no unit lists any more. It costs nothing
+// while no relation keeps any.
+func (s *State) pruneDeparted(seen *Seen) {
+	if seen == nil {
+		return
+	}
+	for id := range seen.Relations {
+		r := s.Relations[id]
+		if r == nil || len(r.Departed) == 0 {
+			continue
+		}
+		for name := range r.Departed {
+			if !s.stillSeen(r, name) {
+				delete(r.Departed, name)
+			}
+		}
+		if len(r.Departed) == 0 {
+			r.Departed = nil
+		}
+	}
+}
+
+// DepartedSettings returns the last settings of unit in relation id as the
+// state still has them: the unit's own while it exists, else those kept
+// when it was removed; ok is false when neither is there.
+func (s *State) DepartedSettings(id int, unit string) (map[string]string, bool) {
+	if u, ok := s.Units[unit]; ok {
+		if b := u.Settings[id]; b != nil {
+			return b.Data, true
+		}
+		return nil, true
+	}
+	if r := s.Relations[id]; r != nil {
+		if b, ok := r.Departed[unit]; ok {
+			return b.Data, true
+		}
+	}
+	return nil, false
+}
