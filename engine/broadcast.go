@@ -15,3 +15,43 @@ func (b *broadcast) notify() {
 	close(b.ch)
 	b.ch = make(chan struct{})
 }
+
+// readyFor returns machine's wake-up signal, made on first use. Called
+// with mu.
+func (c *Controller) readyFor(machine string) *broadcast {
+	b := c.ready[machine]
+	if b == nil {
+		nb := newBroadcast()
+		b = &nb
+		c.ready[machine] = b
+	}
+	return b
+}
+
+// wake tells machine's work polls to look again. Called with mu.
+func (c *Controller) wake(machine string) {
+	if b := c.ready[machine]; b != nil {
+		b.notify()
+	}
+}
+
+// wakeQueued wakes the machines that have queued units: a claim ended or
+// a unit left the queue, and the wave that held them back may have moved.
+// Machines with nothing queued have nothing to gain. Called with mu.
+func (c *Controller) wakeQueued() {
+	woken := map[string]bool{}
+	for name := range c.queue.All() {
+		if v := c.views[name]; v != nil && !woken[v.machine] {
+			woken[v.machine] = true
+			c.wake(v.machine)
+		}
+	}
+}
+
+// wakeAll wakes every work poll: every view was rebuilt or dropped.
+// Called with mu.
+func (c *Controller) wakeAll() {
+	for _, b := range c.ready {
+		b.notify()
+	}
+}

@@ -51,7 +51,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 	for {
 		c.Touch(machine)
 		c.mu.Lock()
-		ch := c.changed.wait()
+		ch := c.readyFor(machine).wait()
 		c.mu.Unlock()
 		var work []Work
 		var next time.Time
@@ -80,6 +80,9 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		case <-t.C:
 		case <-ch:
 			t.Stop()
+			c.mu.Lock()
+			c.work.Wakeups++
+			c.mu.Unlock()
 			// Let the rest of a burst land before handing work out.
 			select {
 			case <-ctx.Done():
@@ -198,4 +201,5 @@ func (c *Controller) Release(machine string) {
 		}
 	}
 	c.contact[machine] = c.opts.Now()
+	c.wakeQueued()
 }

@@ -98,9 +98,14 @@ type Controller struct {
 	polling map[string]int
 	work    WorkStats
 	// runs counts hand-outs per unit since the views were last rebuilt.
-	runs    map[string]int
+	runs map[string]int
+	// changed wakes status long polls: views or phases moved.
 	changed broadcast
-	hist    *History
+	// ready wakes one machine's work polls: a unit of that machine was
+	// queued, or what held its queued units back moved. An agent with
+	// nothing to do is never woken by a change elsewhere.
+	ready map[string]*broadcast
+	hist  *History
 	// phases is when status first showed each unit in its phase.
 	phases map[string]phaseMark
 }
@@ -121,6 +126,7 @@ func NewController(store Store, opts Options) *Controller {
 		polling:  map[string]int{},
 		runs:     map[string]int{},
 		changed:  newBroadcast(),
+		ready:    map[string]*broadcast{},
 		hist:     NewHistory(DefaultHistory),
 	}
 }
@@ -174,13 +180,16 @@ func (c *Controller) forget() {
 	// there, and claims kept here would hold the wave back on our return.
 	c.claims = map[string]*claim{}
 	c.changed.notify()
+	c.wakeAll()
 }
 
 // WorkStats counts the controller's work: universes rebuilt and bytes
-// hashed, for the benchmark of work per change.
+// hashed, for the benchmark of work per change, and work polls woken.
 type WorkStats struct {
 	Rebuilt     int64
 	HashedBytes int64
+	// Wakeups counts work polls woken to look for work.
+	Wakeups int64
 }
 
 // Stats returns the work done so far.

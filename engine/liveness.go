@@ -93,6 +93,7 @@ func (c *Controller) Running(machine string, units []string) {
 	// can let a wave, or a unit's phase, move.
 	if dropped {
 		c.changed.notify()
+		c.wakeQueued()
 	}
 }
 

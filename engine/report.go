@@ -85,6 +85,8 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 			}
 		}
 	}
+	// The claims held their wave: the units queued behind it may run.
+	c.wakeQueued()
 	c.mu.Unlock()
 	for _, u := range stale {
 		resp.Skipped = append(resp.Skipped, u+": universe moved on; it will run again")

@@ -54,6 +54,8 @@ func (c *Controller) refreshLocked(st *model.State) {
 		ok = ok && !t.All
 	}
 	if !ok || c.views == nil {
+		// Rebuilding requeues every unit that needs a run, which wakes its
+		// machine; the others sleep on.
 		c.rebuildAll(st)
 	} else {
 		affected, self := map[string]bool{}, map[string]bool{}
@@ -100,6 +102,9 @@ func (c *Controller) refreshLocked(st *model.State) {
 			}
 			c.outdated[name] = viewHashUnknown
 			c.queue.Add(name)
+			if v := c.views[name]; v != nil {
+				c.wake(v.machine)
+			}
 		}
 	}
 	c.index = st.Index
@@ -159,9 +164,11 @@ func (c *Controller) requeue(st *model.State, name string) {
 	}
 	if schedule.NeedsRun(u, v.hash) {
 		c.queue.Set(name, schedule.NotBefore(u, v.hash))
+		c.wake(v.machine)
 	} else if c.queue.Forget(name) {
 		// It may have held the lowest wave: whoever waits looks again.
 		c.changed.notify()
+		c.wakeQueued()
 	}
 }
 

@@ -103,6 +103,9 @@ type result struct {
 	Hooks      int     `json:"old_hooks"`
 	ToolCalls  int     `json:"tool_calls"`
 	Seconds    float64 `json:"seconds"`
+	// CPUSeconds is the user and system time of up and all it ran, from
+	// start to stop: what the run costs, whatever else loads the machine.
+	CPUSeconds float64 `json:"cpu_seconds"`
 	Converged  bool    `json:"converged"`
 	Resolved   int     `json:"diverged_resolved"` // "diverged" verdicts the bench resolved
 	Load       float64 `json:"load_avg"`          // mean 1-minute load average over the run
@@ -175,7 +178,7 @@ func run(cfg config) error {
 
 func printTable(results []result) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "N↔M\tcharms\tunits\treconcile calls\told hook runs\ttool calls\ttime to fixed point\tload avg\tnote")
+	fmt.Fprintln(tw, "N↔M\tcharms\tunits\treconcile calls\told hook runs\ttool calls\ttime to fixed point\tCPU time\tload avg\tnote")
 	for _, r := range results {
 		hooks, tools := "-", "-"
 		if r.Flavour != "reconcile" {
@@ -189,7 +192,7 @@ func printTable(results []result) {
 		if len(note) > 100 {
 			note = note[:97] + "..."
 		}
-		fmt.Fprintf(tw, "%d↔%d\t%s\t%d\t%d\t%s\t%s\t%s\t%.1f\t%s\n", r.N, r.N, r.Flavour, r.Units, r.Reconciles, hooks, tools, took, r.Load, note)
+		fmt.Fprintf(tw, "%d↔%d\t%s\t%d\t%d\t%s\t%s\t%s\t%.1f s\t%.1f\t%s\n", r.N, r.N, r.Flavour, r.Units, r.Reconciles, hooks, tools, took, r.CPUSeconds, r.Load, note)
 	}
 	tw.Flush()
 }
@@ -240,7 +243,7 @@ func (r result) summary() string {
 	if r.Converged {
 		s += fmt.Sprintf(", fixed point after %s", r.took.Round(10*time.Millisecond))
 	}
-	s += fmt.Sprintf(", load %.1f", r.Load)
+	s += fmt.Sprintf(", %.1f s CPU, load %.1f", r.CPUSeconds, r.Load)
 	if p := r.Probe; p != nil {
 		s += fmt.Sprintf(", tool call %.2f× /bin/true (fallback %.2f×)", p.ToolRatio, p.FallbackRatio)
 	}

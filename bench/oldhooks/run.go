@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -98,7 +99,10 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 		_, _ = io.Copy(io.Discard, stdout)
 		exited <- up.Wait()
 	}()
-	defer stopUp(up, exited)
+	// Stopped once: explicitly after the run, for its CPU time, or on
+	// an early return.
+	stop := sync.OnceValue(func() time.Duration { return stopUp(up, exited) })
+	defer stop()
 
 	var start time.Time
 	select {
@@ -175,6 +179,7 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 		}
 	}
 	r.Seconds = r.took.Seconds()
+	r.CPUSeconds = stop().Seconds()
 	if loadN > 0 {
 		r.Load = loadSum / float64(loadN)
 	}
@@ -256,8 +261,9 @@ func countHooks(unitsDir string) (int, error) {
 }
 
 // stopUp stops up with SIGTERM, as a user would, and kills it if it does
-// not stop.
-func stopUp(up *exec.Cmd, exited chan error) {
+// not stop. It returns the CPU time (user and system) of up and of every
+// process it ran and reaped: hooks, hook tools, charm builds.
+func stopUp(up *exec.Cmd, exited chan error) time.Duration {
 	_ = up.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
@@ -265,6 +271,10 @@ func stopUp(up *exec.Cmd, exited chan error) {
 		_ = up.Process.Kill()
 		<-exited
 	}
+	if up.ProcessState == nil {
+		return 0
+	}
+	return up.ProcessState.UserTime() + up.ProcessState.SystemTime()
 }
 
 // waitFile polls for path until it exists or d passes.

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// twoServices deploys a and b, five units each, a pinned to machines a0..a4
+// and b to b0..b4, with config option n of a set to n.
+func twoServices(t *testing.T, s *memStore, n int) {
+	t.Helper()
+	charms := map[string]*model.Charm{"h-x": {Hash: "h-x", Meta: model.CharmMeta{Name: "x",
+		Options: map[string]model.Option{"n": {Type: "int", Default: float64(0)}}}}}
+	env := model.Environment{APIVersion: model.APIVersion, Name: "wake", Services: map[string]model.ServiceSpec{
+		"a": {CharmHash: "h-x", Units: intp(5), Config: map[string]any{"n": n}, Placement: []string{"a0", "a1", "a2", "a3", "a4"}},
+		"b": {CharmHash: "h-x", Units: intp(5), Placement: []string{"b0", "b1", "b2", "b3", "b4"}},
+	}}
+	if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAChangeWakesOnlyTheMachinesWithWork: ten agents long-poll; a config
+// change of service a wakes a's five machines, once each, and none of b's.
+func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
+	s := newMemStore()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var machines []string
+	for _, svc := range []string{"a", "b"} {
+		for i := 0; i < 5; i++ {
+			m := fmt.Sprintf("%s%d", svc, i)
+			machines = append(machines, m)
+			if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0.1"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	twoServices(t, s, 1)
+	ctl := NewController(s, Options{Window: 1})
+	// Converge: every machine runs its unit once.
+	for _, m := range machines {
+		work, err := ctl.Claim(ctx, m, 0, 0)
+		if err != nil || len(work) != 1 {
+			t.Fatalf("%s: claim = %d units, %v; want its one unit", m, len(work), err)
+		}
+		if _, err := ctl.Accept(ctx, m, []Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ctl.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	// Every agent long-polls.
+	type got struct {
+		machine string
+		units   int
+	}
+	results := make(chan got, len(machines))
+	for _, m := range machines {
+		go func() {
+			work, _ := ctl.Claim(ctx, m, 0, time.Hour)
+			results <- got{m, len(work)}
+		}()
+	}
+	waitFor(t, "every agent polling", func() bool {
+		ctl.mu.Lock()
+		defer ctl.mu.Unlock()
+		for _, m := range machines {
+			if ctl.polling[m] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	before := ctl.Stats().Wakeups
+
+	twoServices(t, s, 2)
+	woken := map[string]bool{}
+	for len(woken) < 5 {
+		select {
+		case g := <-results:
+			if g.units != 1 || g.machine[0] != 'a' {
+				t.Fatalf("%s returned %d units; only a's machines have work", g.machine, g.units)
+			}
+			woken[g.machine] = true
+		case <-time.After(time.Minute):
+			t.Fatalf("after a config change of a, only %v got work", woken)
+		}
+	}
+	if n := ctl.Stats().Wakeups - before; n != 5 {
+		t.Fatalf("a change to a's five units woke %d polls; want 5 (none of b's five)", n)
+	}
+	// A heartbeat that changes nothing wakes nobody.
+	ctl.Running("b0", nil)
+	ctl.Touch("b1")
+	if n := ctl.Stats().Wakeups - before; n != 5 {
+		t.Fatalf("heartbeats woke %d more polls", n-5)
+	}
+}
+
+// waitFor polls cond until it holds; the deadline only bounds a failure.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
