@@ -13,7 +13,8 @@
 // fsync per dispatch) and on the followers (entries received per
 // raft.rpc.appendEntries.storeLogs), and how long a StoreLogs took
 // (raft.boltdb.storeLogs). These come from raft's and raft-boltdb's
-// go-metrics, caught by an in-process sink.
+// go-metrics, caught by an in-process sink. Its last line is one JSON
+// object with the last level's figures.
 //
 // Each command re-registers one of eight machines under a new address:
 // the state keeps its size, so the figures measure replication rather than
@@ -27,6 +28,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -129,6 +131,7 @@ func main() {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "writers\twrites/s\tp50\tp99\tmax\tleader fsyncs\tentries/leader fsync\tentries/follower fsync\tStoreLogs mean\terrors\t")
 	var seq atomic.Int64
+	var last result
 	for _, w := range levels {
 		run(target, w, *warmup, &seq) // warm up: fill the pipeline, settle batching
 		before := sink.snapshot()
@@ -145,6 +148,7 @@ func main() {
 		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%s\t%d\t%.1f\t%.1f\t%s\t%d\t\n",
 			w, float64(r.ok)/r.elapsed.Seconds(), fmtDur(r.p50), fmtDur(r.p99), fmtDur(r.max),
 			lead.n, lead.mean(), perFollower, fmtDur(time.Duration(store.mean()*float64(time.Microsecond))), r.errors)
+		last, last.writers = r, w
 		if *verbose {
 			var keys []string
 			for k := range d {
@@ -161,10 +165,22 @@ func main() {
 	tw.Flush()
 	fmt.Println("\nwrites/s: acknowledged Apply calls per second; p50/p99/max: their latency as the writer saw it.")
 	fmt.Println("entries/leader fsync: commands per leader StoreLogs (one bbolt commit, one fsync); follower: entries per AppendEntries StoreLogs.")
+	line, _ := json.Marshal(map[string]any{
+		"bench": "raftbench", "writers": last.writers, "via": *via,
+		"writes_per_s": math.Round(float64(last.ok) / last.elapsed.Seconds()),
+		"p50_ms":       msec(last.p50), "p99_ms": msec(last.p99), "errors": last.errors,
+	})
+	fmt.Println(string(line))
+}
+
+// msec is d in milliseconds, to two decimals.
+func msec(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Millisecond)*100) / 100
 }
 
 // result is one level's outcome.
 type result struct {
+	writers       int
 	ok, errors    int
 	elapsed       time.Duration
 	p50, p99, max time.Duration

@@ -91,15 +91,24 @@ func TestEscapedProcessDoesNotHoldTheRunAndIsEnded(t *testing.T) {
 
 func TestTimeoutKillsTheWholeTree(t *testing.T) {
 	eachContainment(t, func(t *testing.T) {
-		dir := t.TempDir()
-		pidFile := filepath.Join(dir, "sleeper.pid")
-		hook := script(t, escapee(pidFile)+"echo $$ > "+dir+"/hook.pid; sleep 900")
-		_, err := Run(context.Background(), Spec{Path: hook, Dir: dir, Timeout: 500 * time.Millisecond})
-		if err == nil || !strings.Contains(err.Error(), "timed out after 500ms") {
-			t.Fatalf("err = %v", err)
+		// The timeout must strike after the hook has started its sleeper:
+		// on a loaded machine a short one may strike first, so it grows
+		// until the hook got that far.
+		for timeout := 500 * time.Millisecond; ; timeout *= 4 {
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "sleeper.pid")
+			hook := script(t, escapee(pidFile)+"echo $$ > "+dir+"/hook.pid.tmp && mv "+dir+"/hook.pid.tmp "+dir+"/hook.pid; sleep 900")
+			_, err := Run(context.Background(), Spec{Path: hook, Dir: dir, Timeout: timeout})
+			if err == nil || !strings.Contains(err.Error(), "timed out after "+timeout.String()) {
+				t.Fatalf("err = %v", err)
+			}
+			if _, err := os.Stat(dir + "/hook.pid"); err != nil && timeout < time.Minute {
+				continue
+			}
+			assertGone(t, readPid(t, pidFile), "the hook's setsid sleeper")
+			assertGone(t, readPid(t, dir+"/hook.pid"), "the hook")
+			return
 		}
-		assertGone(t, readPid(t, pidFile), "the hook's setsid sleeper")
-		assertGone(t, readPid(t, dir+"/hook.pid"), "the hook")
 	})
 }
 

@@ -98,8 +98,11 @@ func hasChildren() bool {
 	return false
 }
 
-// endTree kills root and everything below it, the descendants first while
-// root still holds them together, and waits up to killGrace for them to go.
+// endTree kills everything below root, then root, and waits up to
+// killGrace for them to go. Root (a subreaper supervisor) dies last: while
+// it lives, whatever it supervises stays below it, where it can be found,
+// and it reaps them; killed at once, it would hand processes that are
+// still dying over to init.
 func endTree(root int) {
 	deadline := time.Now().Add(killGrace)
 	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
@@ -107,12 +110,15 @@ func endTree(root int) {
 		for _, pid := range below {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		alive := len(below) > 0
+		late := time.Now().After(deadline)
+		rootAlive := false
 		if _, _, err := stat(root); err == nil && !zombie(root) {
-			_ = syscall.Kill(root, syscall.SIGKILL)
-			alive = true
+			rootAlive = true
+			if len(below) == 0 || late {
+				_ = syscall.Kill(root, syscall.SIGKILL)
+			}
 		}
-		if !alive || time.Now().After(deadline) {
+		if (len(below) == 0 && !rootAlive) || late {
 			return
 		}
 		time.Sleep(delay)

@@ -1,0 +1,397 @@
+// Command apibench measures replicated writes through fixpoint's real HTTP
+// API: three `fixpoint server` processes on 127.0.0.1 (Raft over TCP,
+// raft-boltdb with fsync, the API with its authentication), and N writers
+// each sending one request after another to the leader or to a follower,
+// which forwards it to the leader. It is the fixpoint side of a
+// side-by-side run with etcd's own benchmark tool.
+//
+// A write is POST /v1/agent/register with the operator token: it
+// re-registers one of eight machines under a new address (a Raft entry
+// that keeps the state's size, as bench/raftbench's command does). Through
+// a follower it takes the leader-only path: the follower's API proxies it
+// to the leader over the node-to-node pool. A write counts when its 200
+// arrives: committed by a majority and applied by the leader.
+//
+// It prints a table per writer count and, as its last line, one JSON
+// object for the last count:
+//
+//	{"bench":"apibench","writers":64,"via":"follower","writes_per_s":…,"p50_ms":…,"p99_ms":…}
+//
+//	go run ./bench/apibench                              # 1, 16 and 64 writers via the leader
+//	go run ./bench/apibench -via follower -writers 64 -duration 20s
+//	go run ./bench/apibench -bin ./fixpoint              # a binary built beforehand
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	var (
+		bin         = flag.String("bin", "", "the fixpoint binary (default: build ./cmd/fixpoint into a temporary directory)")
+		writersFlag = flag.String("writers", "1,16,64", "concurrent writer counts, comma-separated; the JSON line reports the last")
+		via         = flag.String("via", "leader", "send writes to the leader, or to a follower that forwards them")
+		duration    = flag.Duration("duration", 10*time.Second, "measured time per level")
+		warmup      = flag.Duration("warmup", 2*time.Second, "unmeasured time before each level")
+		dir         = flag.String("dir", "", "where the servers keep their data (default: a new temporary directory)")
+	)
+	flag.Parse()
+	var levels []int
+	for _, f := range strings.Split(*writersFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fail("-writers %q: want positive counts separated by commas", *writersFlag)
+		}
+		levels = append(levels, n)
+	}
+	if *via != "leader" && *via != "follower" {
+		fail("-via is leader or follower, not %q", *via)
+	}
+	root := *dir
+	if root == "" {
+		var err error
+		if root, err = os.MkdirTemp("", "apibench-"); err != nil {
+			fail("%v", err)
+		}
+	}
+	if *bin == "" {
+		*bin = filepath.Join(root, "fixpoint")
+		build := exec.Command("go", "build", "-o", *bin, "./cmd/fixpoint")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			os.RemoveAll(root)
+			fail("build ./cmd/fixpoint (run from the repository root, or pass -bin): %v", err)
+		}
+	}
+
+	c, err := startCluster(*bin, root)
+	if err == nil {
+		err = measure(c, levels, *via, root, *duration, *warmup)
+	}
+	c.stop()
+	if *dir == "" {
+		os.RemoveAll(root)
+	}
+	if err != nil {
+		fail("%v", err)
+	}
+}
+
+// measure runs the levels against the leader or a follower of c and
+// prints the table and the JSON line.
+func measure(c *cluster, levels []int, via, root string, duration, warmup time.Duration) error {
+	target, err := c.pick(via)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("apibench: 3 fixpoint server processes on 127.0.0.1, data in %s, writes to %s (%s) at %s, %s per level after %s warm-up\n\n",
+		root, target.id, via, target.addr, duration, warmup)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "writers\twrites/s\tp50\tp99\tmax\terrors\t")
+	var seq atomic.Int64
+	var last result
+	for _, w := range levels {
+		run(target.addr, c.token, w, warmup, &seq)
+		r := run(target.addr, c.token, w, duration, &seq)
+		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%s\t%d\t\n", w, r.rate(), ms(r.p50), ms(r.p99), ms(r.max), r.errors)
+		last = r
+		last.writers = w
+	}
+	tw.Flush()
+	if last.firstErr != "" {
+		fmt.Printf("\nfirst error: %s\n", last.firstErr)
+	}
+	fmt.Println("\nwrites/s: 200 answers per second to POST /v1/agent/register; p50/p99/max: their latency as the writer saw it.")
+	line, _ := json.Marshal(map[string]any{
+		"bench": "apibench", "writers": last.writers, "via": via,
+		"writes_per_s": math.Round(last.rate()), "p50_ms": round2(last.p50), "p99_ms": round2(last.p99),
+		"errors": last.errors, "seconds": duration.Seconds(),
+	})
+	fmt.Println(string(line))
+	return nil
+}
+
+// result is one level's outcome.
+type result struct {
+	writers       int
+	ok, errors    int
+	firstErr      string
+	elapsed       time.Duration
+	p50, p99, max time.Duration
+}
+
+func (r result) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
+
+// run has w writers post registrations to addr for d.
+func run(addr, token string, w int, d time.Duration, seq *atomic.Int64) result {
+	// One pool for all writers, large enough that none of them dials for
+	// a request: the bench measures the servers, not the client's pool.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = w
+	client := &http.Client{Transport: tr, Timeout: time.Minute}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	lat := make([][]time.Duration, w)
+	errs := make([]int, w)
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if err := write(client, addr, token, seq.Add(1)); err != nil {
+					errs[i]++
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	r := result{elapsed: time.Since(start)}
+	if s, ok := firstErr.Load().(string); ok {
+		r.firstErr = s
+	}
+	var all []time.Duration
+	for i := range lat {
+		all = append(all, lat[i]...)
+		r.errors += errs[i]
+	}
+	r.ok = len(all)
+	if len(all) > 0 {
+		slices.Sort(all)
+		r.p50, r.p99, r.max = quantile(all, 0.50), quantile(all, 0.99), all[len(all)-1]
+	}
+	return r
+}
+
+// write re-registers one of eight machines under a new address. Each
+// write has its own deadline: the level's end must not cut one short and
+// count it as failed.
+func write(client *http.Client, addr, token string, i int64) error {
+	body := fmt.Sprintf(`{"machine":"m%d","address":"10.%d.%d.%d"}`, i%8, i/62500%250, i/250%250, i%250)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+"/v1/agent/register", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(data))
+	}
+	return nil
+}
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
+
+func round2(d time.Duration) float64 {
+	return math.Round(float64(d)/float64(time.Millisecond)*100) / 100
+}
+
+// server is one `fixpoint server` process.
+type server struct {
+	id, dir, addr string
+	cmd           *exec.Cmd
+	log           *os.File
+}
+
+// cluster is three servers, the first bootstrapped, the others joined.
+type cluster struct {
+	servers []*server
+	token   string
+}
+
+func startCluster(bin, root string) (*cluster, error) {
+	c := &cluster{}
+	for i := range 3 {
+		id := fmt.Sprintf("n%d", i+1)
+		s := &server{id: id, dir: filepath.Join(root, id)}
+		args := []string{"server", "--node-id", id, "--data-dir", s.dir,
+			"--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error"}
+		if i == 0 {
+			args = append(args, "--bootstrap")
+		} else {
+			args = append(args, "--join", c.servers[0].addr, "--token-file", filepath.Join(c.servers[0].dir, "operator.token"))
+		}
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+			return c, err
+		}
+		log, err := os.Create(filepath.Join(root, id+".log"))
+		if err != nil {
+			return c, err
+		}
+		s.log = log
+		s.cmd = exec.Command(bin, args...)
+		s.cmd.Stdout, s.cmd.Stderr = log, log
+		// A bench killed before it can stop them takes its servers along.
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := s.cmd.Start(); err != nil {
+			return c, fmt.Errorf("start %s: %w", id, err)
+		}
+		c.servers = append(c.servers, s)
+		if s.addr, err = waitEndpoint(s); err != nil {
+			return c, err
+		}
+		if i == 0 {
+			b, err := os.ReadFile(filepath.Join(s.dir, "operator.token"))
+			if err != nil {
+				return c, err
+			}
+			c.token = strings.TrimSpace(string(b))
+		}
+	}
+	return c, c.waitVoters()
+}
+
+// waitEndpoint waits for s to write the address it serves on.
+func waitEndpoint(s *server) (string, error) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(filepath.Join(s.dir, "controller.json"))
+		var e struct {
+			Addr string `json:"addr"`
+		}
+		if err == nil && json.Unmarshal(b, &e) == nil && e.Addr != "" {
+			return e.Addr, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "", fmt.Errorf("%s did not start serving; see %s", s.id, s.log.Name())
+}
+
+// member is what GET /v1/raft/members says of one node.
+type member struct {
+	ID       string `json:"id"`
+	HTTPAddr string `json:"http_addr"`
+	Role     string `json:"role"`
+	Voter    bool   `json:"voter"`
+}
+
+func (c *cluster) members() ([]member, error) {
+	req, err := http.NewRequest(http.MethodGet, c.servers[0].addr+"/v1/raft/members", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var ms []member
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("members: %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	return ms, json.NewDecoder(resp.Body).Decode(&ms)
+}
+
+// waitVoters waits until all three are voters and one leads.
+func (c *cluster) waitVoters() error {
+	deadline := time.Now().Add(time.Minute)
+	var last string
+	for time.Now().Before(deadline) {
+		ms, err := c.members()
+		voters, leaders := 0, 0
+		for _, m := range ms {
+			if m.Voter && m.Role != "unknown" {
+				voters++
+			}
+			if m.Role == "leader" {
+				leaders++
+			}
+		}
+		if err == nil && voters == 3 && leaders == 1 {
+			return nil
+		}
+		last = fmt.Sprintf("%+v %v", ms, err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("no three voters with a leader within a minute: %s", last)
+}
+
+// pick returns the leader, or a follower.
+func (c *cluster) pick(via string) (*server, error) {
+	ms, err := c.members()
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		if (m.Role == "leader") == (via == "leader") {
+			for _, s := range c.servers {
+				if s.id == m.ID {
+					return s, nil
+				}
+			}
+		}
+	}
+	return nil, fmt.Errorf("no %s among %+v", via, ms)
+}
+
+// stop ends the servers and waits for them.
+func (c *cluster) stop() {
+	for _, s := range c.servers {
+		if s.cmd.Process != nil && s.cmd.ProcessState == nil {
+			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		}
+	}
+	for _, s := range c.servers {
+		done := make(chan struct{})
+		go func() {
+			_ = s.cmd.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-done
+		}
+		s.log.Close()
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "apibench: "+format+"\n", args...)
+	os.Exit(1)
+}
