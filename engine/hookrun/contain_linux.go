@@ -61,6 +61,7 @@ func detectCgroup() (cgroupContainer, error) {
 	if err := os.Mkdir(c.parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return cgroupContainer{}, err
 	}
+	sweepCgroups(c.parent)
 	// The probe is this very binary, which exits at once (see shim).
 	cmd := &exec.Cmd{Path: selfExe, Args: []string{probeArg0}}
 	j, err := c.start(cmd, nil)
@@ -71,6 +72,25 @@ func detectCgroup() (cgroupContainer, error) {
 	j.kill()
 	j.release()
 	return c, nil
+}
+
+// sweepCgroups removes the empty run cgroups that agents killed for good
+// (never restarted on their data dir) left under parent. The kernel
+// refuses to remove one that holds a process; the age bound spares one
+// that a concurrent agent has just made and not yet started its hook in.
+func sweepCgroups(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "run-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			_ = os.Remove(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // ownCgroup returns the directory of this process's cgroup v2.
