@@ -232,7 +232,7 @@ func TestBadResultsAreUnitErrors(t *testing.T) {
 		`{"relations": `: "not a result object",
 		`{"relations": {"nosuch:9": {"local": {}}}}`:       `not in relation "nosuch:9"`,
 		`{"relations": {"db:1": {"app": {"a": "b"}}}}`:     "not the leader",
-		`{"status": {"state": "happy"}}`:                   `"happy" is not a workload status`,
+		`{"status": {"state": "happy"}}`:                   `got "happy"`,
 		`{"ports": ["http"]}`:                              "is not a port",
 		`{"colour": "blue"}`:                               "unknown field",
 		`{"leader_data": {"k": "v"}}`:                      "only the leader writes leader data",

@@ -154,10 +154,12 @@ func (h *History) Wait(ctx context.Context, filter string, after uint64) ([]Run,
 	}
 }
 
-// record turns one batch of reports into runs, diffing each result against
-// the state it is about to replace. Results are matched to reports by
-// unit; a report without a result was stale.
-func (h *History) record(store Store, reports []Report, results []model.Result, now time.Time) {
+// record turns one batch of machine's reports into runs, diffing each
+// result against the state it is about to replace. Results are matched to
+// reports by unit; a report without a result was stale. Reports for units
+// machine does not run are not recorded at all: an agent writes only into
+// its own units' history, and never invents a unit or a service there.
+func (h *History) record(store Store, machine string, reports []Report, results []model.Result, now time.Time) {
 	byUnit := make(map[string]*model.Result, len(results))
 	for i := range results {
 		byUnit[results[i].Unit] = &results[i]
@@ -165,8 +167,11 @@ func (h *History) record(store Store, reports []Report, results []model.Result, 
 	runs := make([]Run, 0, len(reports))
 	_ = store.View(func(st *model.State) error {
 		for _, rep := range reports {
-			svc, _, _ := strings.Cut(rep.Unit, "/")
-			run := Run{Unit: rep.Unit, Service: svc, Time: now, Hash: rep.Hash, Duration: rep.Duration, Stderr: tail(rep.Stderr, maxRunStderr)}
+			u := st.Units[rep.Unit]
+			if u == nil || u.Machine != machine {
+				continue
+			}
+			run := Run{Unit: u.Name, Service: u.Service, Time: now, Hash: rep.Hash, Duration: rep.Duration, Stderr: tail(rep.Stderr, maxRunStderr)}
 			res := byUnit[rep.Unit]
 			switch {
 			case res == nil:

@@ -63,7 +63,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 		results = append(results, *res)
 	}
 	c.mu.Unlock()
-	c.hist.record(c.store, reports, results, now)
+	c.hist.record(c.store, machine, reports, results, now)
 	if len(results) == 0 {
 		return &model.Response{Skipped: stale}, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -22,11 +21,11 @@ func badResult(format string, args ...any) error {
 	return &ResultError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// MaxSettingsBytes caps one bag, so a runaway hook cannot bloat the log.
-const MaxSettingsBytes = 64 << 10
-
 // DecodeResult parses and checks a hook's stdout against the universe it
-// was given, and translates relation idents to ids.
+// was given, and translates relation idents to ids. The rules for each
+// field are model's (CheckPort, CheckStatus, CheckSettings), the same the
+// #Result schema's Go check and the FSM apply; field paths are written
+// as the schema writes them ("ports.0").
 func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
@@ -86,8 +85,8 @@ func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 		mr.LeaderData = res.LeaderData
 	}
 	if res.Status != nil {
-		if !slices.Contains(model.StatusStates, res.Status.State) {
-			return nil, badResult("status.state: %q is not a workload status; use one of %s", res.Status.State, strings.Join(model.StatusStates, ", "))
+		if field, err := model.CheckStatus(res.Status.State, res.Status.Message); err != nil {
+			return nil, badResult("status.%s: %v", field, err)
 		}
 		mr.Status = &model.Status{State: res.Status.State, Message: res.Status.Message}
 	}
@@ -97,10 +96,11 @@ func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 		}
 		mr.State = res.State
 	}
-	for i, p := range res.Ports {
-		if !validPort(p) {
-			return nil, badResult("ports[%d]: %q is not a port; write \"80/tcp\", \"53/udp\", \"8000-8080/tcp\" or \"icmp\"", i, p)
+	if i, err := model.CheckPorts(res.Ports); err != nil {
+		if i < 0 {
+			return nil, badResult("ports: %v", err)
 		}
+		return nil, badResult("ports.%d: %v", i, err)
 	}
 	if res.Ports != nil {
 		mr.Ports = append([]string{}, res.Ports...)
@@ -111,39 +111,13 @@ func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 }
 
 func checkBag(field string, m map[string]string) error {
-	size := 0
-	for k, v := range m {
-		if k == "" {
-			return badResult("%s: empty key", field)
+	if k, err := model.CheckSettings(m); err != nil {
+		if k != "" {
+			return badResult("%s.%s: %v", field, k, err)
 		}
-		size += len(k) + len(v)
-	}
-	if size > MaxSettingsBytes {
-		return badResult("%s: %d bytes of settings; the limit is %d", field, size, MaxSettingsBytes)
+		return badResult("%s: %v", field, err)
 	}
 	return nil
-}
-
-func validPort(p string) bool {
-	if p == "icmp" {
-		return true
-	}
-	num, proto, ok := strings.Cut(p, "/")
-	if !ok || (proto != "tcp" && proto != "udp") {
-		return false
-	}
-	lo, hi, isRange := strings.Cut(num, "-")
-	if !isRange {
-		hi = lo
-	}
-	var a, b int
-	if _, err := fmt.Sscanf(lo, "%d", &a); err != nil {
-		return false
-	}
-	if _, err := fmt.Sscanf(hi, "%d", &b); err != nil {
-		return false
-	}
-	return a >= 1 && b <= 65535 && a <= b
 }
 
 func head(b []byte, n int) string {

@@ -83,6 +83,10 @@ type phaseMark struct {
 type MachineStatus struct {
 	Address string `json:"address"`
 	State   string `json:"state"`
+	// CredentialReplaced is the index at which the operator reset the
+	// machine's agent credential, or 0: whichever agent registered since
+	// holds a new one.
+	CredentialReplaced uint64 `json:"credential_replaced,omitempty"`
 }
 
 // Status reports every unit's phase at the controller's index.
@@ -116,7 +120,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		if m.Lost {
 			state = "lost"
 		}
-		s.Machines[name] = &MachineStatus{Address: m.Address, State: state}
+		s.Machines[name] = &MachineStatus{Address: m.Address, State: state, CredentialReplaced: m.Replaced}
 	}
 	counts := map[string]int{}
 	for name, u := range st.Units {

@@ -20,26 +20,23 @@ const requestMemory = 8192
 func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	s.Normalize()
 	s.Index = index
-	if c.RequestID != "" {
-		if at, ok := s.Requests[c.RequestID]; ok {
-			return &Response{Index: at, Duplicate: true}, nil
-		}
+	desired, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	if at, dup, err := s.CheckRequest(c); err != nil {
+		return nil, err
+	} else if dup {
+		return &Response{Index: at, Duplicate: true}, nil
 	}
 	resp := &Response{Index: index}
 	t := &Touched{Index: index}
 	sc := &scope{}
-	var err error
 	switch c.Op {
 	case OpDeploy:
-		if c.Deploy == nil {
-			return nil, fmt.Errorf("deploy command without payload")
-		}
-		resp.Changes, err = s.deploy(index, c.Deploy)
+		resp.Changes, err = s.deploy(index, c.Deploy, desired)
 		t.All, sc = true, everything()
 	case OpMachine:
-		if c.Machine == nil {
-			return nil, fmt.Errorf("register-machine command without payload")
-		}
 		var changed bool
 		changed, err = s.registerMachine(index, c.Machine)
 		if changed {
@@ -52,9 +49,6 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			}
 		}
 	case OpResolve:
-		if c.Resolve == nil {
-			return nil, fmt.Errorf("resolved command without payload")
-		}
 		err = s.resolve(index, c.Resolve)
 		t.Units = append(t.Units, c.Resolve.Unit)
 		if u, ok := s.Units[c.Resolve.Unit]; ok && s.unsettled(u) {
@@ -62,9 +56,6 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			sc.addService(s, u.Service)
 		}
 	case OpLiveness:
-		if c.Liveness == nil {
-			return nil, fmt.Errorf("liveness command without payload")
-		}
 		for _, name := range sortedKeys(s.Machines) {
 			m := s.Machines[name]
 			if lost := c.Liveness.Lost[name]; lost != m.Lost {
@@ -74,16 +65,19 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			}
 		}
 	case OpAuth:
-		if c.Auth == nil || c.Auth.Operator == "" || c.Auth.Join == "" {
-			return nil, fmt.Errorf("auth command needs operator and join credentials")
-		}
-		if s.Auth != nil && *s.Auth != *c.Auth {
+		if s.Auth != nil && (s.Auth.Operator != c.Auth.Operator || s.Auth.Join != c.Auth.Join) {
 			return nil, fmt.Errorf("the control plane's credentials are already set")
 		}
-		s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}
+		if s.Auth == nil {
+			s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}
+		}
 		t.All = true
-	default:
-		return nil, fmt.Errorf("unknown command %q", c.Op)
+	case OpReset:
+		err = s.resetMachine(index, c.Reset)
+		t.All, sc = true, everything()
+	case OpJoin:
+		err = s.setJoin(c.Join)
+		t.All = true
 	}
 	if err != nil {
 		return nil, err
@@ -92,32 +86,14 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		t.All = true
 	}
 	s.record(t)
-	if c.RequestID != "" {
-		s.Requests[c.RequestID] = index
-		s.RequestLog = append(s.RequestLog, c.RequestID)
-		if len(s.RequestLog) > requestMemory {
-			delete(s.Requests, s.RequestLog[0])
-			s.RequestLog = s.RequestLog[1:]
-		}
-	}
+	s.remember(c, index)
 	return resp, nil
 }
 
-func (s *State) deploy(index uint64, d *Deploy) ([]Change, error) {
+// deploy makes desired, which check resolved from d, the environment.
+func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, error) {
 	if d.BaseIndex != 0 && d.BaseIndex != s.EnvIndex {
 		return nil, fmt.Errorf("the environment changed since this change was planned (planned against index %d, now at %d); run plan again", d.BaseIndex, s.EnvIndex)
-	}
-	for h, c := range d.Charms {
-		if c == nil || c.Hash != h {
-			return nil, fmt.Errorf("charm %s: hash in payload does not match its key", h)
-		}
-		if err := c.Meta.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	desired, err := Resolve(&d.Env, d.Charms)
-	if err != nil {
-		return nil, err
 	}
 	changes := Plan(s, desired)
 	if err := CheckChanges(s, desired, changes); err != nil {
@@ -210,27 +186,6 @@ func (s *State) killUnit(index uint64, u *Unit) {
 		return
 	}
 	u.Life, u.Index = Dying, index
-}
-
-// registerMachine records a machine's agent; it reports whether anything
-// changed.
-func (s *State) registerMachine(index uint64, m *RegisterMachine) (bool, error) {
-	if !ValidName(m.Name) {
-		return false, fmt.Errorf("machine name %q is invalid: use lower-case letters, digits and dashes", m.Name)
-	}
-	if m.Address == "" {
-		return false, fmt.Errorf("machine %s: an address is required (it becomes its units' private-address)", m.Name)
-	}
-	cur, ok := s.Machines[m.Name]
-	if ok && cur.Address == m.Address && !cur.Lost && (m.Credential == "" || m.Credential == cur.Credential) {
-		return false, nil
-	}
-	cred := m.Credential
-	if cred == "" && ok {
-		cred = cur.Credential
-	}
-	s.Machines[m.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
-	return true, nil
 }
 
 // Error kinds.

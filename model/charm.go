@@ -128,6 +128,9 @@ func (m *CharmMeta) Validate() error {
 	if m.Name == "" {
 		return fmt.Errorf("charm has no name")
 	}
+	if err := CheckName(KindCharm, m.Name); err != nil {
+		return err
+	}
 	seen := map[string]Role{}
 	for _, set := range []struct {
 		role Role
@@ -138,6 +141,12 @@ func (m *CharmMeta) Validate() error {
 				return fmt.Errorf("charm %s: endpoint %q is declared under both %s and %s", m.Name, n, prev, set.role)
 			}
 			seen[n] = set.role
+			if err := CheckName(KindEndpoint, n); err != nil {
+				return fmt.Errorf("charm %s: %w", m.Name, err)
+			}
+			if err := CheckName(KindInterface, e.Interface); e.Interface != "" && err != nil {
+				return fmt.Errorf("charm %s: endpoint %s: %w", m.Name, n, err)
+			}
 			if e.Interface == "" {
 				return fmt.Errorf("charm %s: endpoint %q has no interface", m.Name, n)
 			}
@@ -150,6 +159,9 @@ func (m *CharmMeta) Validate() error {
 		}
 	}
 	for n, o := range m.Options {
+		if err := CheckName(KindConfigKey, n); err != nil {
+			return fmt.Errorf("charm %s: %w", m.Name, err)
+		}
 		switch o.Type {
 		case "string", "int", "float", "boolean", "secret":
 		default:

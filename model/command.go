@@ -1,11 +1,22 @@
 package model
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
 // Command is one entry of the replicated log. Exactly one of the payload
 // fields is set, matching Op.
 type Command struct {
 	Op Op `json:"op"`
 	// RequestID makes a retried command apply at most once.
 	RequestID string `json:"request_id,omitempty"`
+	// Digest binds RequestID to the command (see Fingerprint): the same
+	// id with a different command is refused, never taken as a retry.
+	Digest string `json:"digest,omitempty"`
 	// Time is the proposer's clock (unix nanoseconds): the FSM never reads
 	// its own.
 	Time int64 `json:"time,omitempty"`
@@ -16,6 +27,8 @@ type Command struct {
 	Resolve  *ResolveUnit     `json:"resolve,omitempty"`
 	Liveness *SetLiveness     `json:"liveness,omitempty"`
 	Auth     *Auth            `json:"auth,omitempty"`
+	Reset    *ResetMachine    `json:"reset,omitempty"`
+	Join     *JoinToken       `json:"join,omitempty"`
 }
 
 // Op names a command.
@@ -29,6 +42,8 @@ const (
 	OpResolve  Op = "resolved"
 	OpLiveness Op = "liveness"
 	OpAuth     Op = "auth"
+	OpReset    Op = "reset-machine"
+	OpJoin     Op = "join-token"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -46,6 +61,27 @@ type RegisterMachine struct {
 	Address string `json:"address"`
 	// Credential is the hash of the agent's new token.
 	Credential string `json:"credential,omitempty"`
+	// Renew is the hash of the credential the registrant presented, empty
+	// for a join token. Once a machine holds a credential, only that one
+	// renews it: a leaked join token cannot take a machine over.
+	Renew string `json:"renew,omitempty"`
+}
+
+// ResetMachine is `fixpoint machine reset|forget`: the machine's
+// credential is dropped, so that the next registration with the join
+// token is accepted (an agent that lost its credential), or the machine is
+// removed altogether (Forget).
+type ResetMachine struct {
+	Name   string `json:"name"`
+	Forget bool   `json:"forget,omitempty"`
+}
+
+// JoinToken is `fixpoint token rotate|revoke join`: Hash replaces the join
+// token's hash (empty revokes joining); Expires, when set, is when the new
+// one stops being accepted (unix nanoseconds).
+type JoinToken struct {
+	Hash    string `json:"hash"`
+	Expires int64  `json:"expires,omitempty"`
 }
 
 // Result is what one reconcile of one unit produced, already checked and
@@ -95,6 +131,212 @@ type Response struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Changes lists what a deploy changed.
 	Changes []Change `json:"changes,omitempty"`
-	// Applied and Skipped count results taken and refused, with reasons.
+	// Skipped lists results refused, with reasons.
 	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Bounds on a command, checked before it is proposed and again by the FSM.
+const (
+	// MaxCommandBytes caps one encoded command, as etcd caps a request:
+	// an entry is replicated to every node and kept in every snapshot.
+	MaxCommandBytes = 3 << 19 // 1.5 MiB
+	// MaxRequestID caps a request id.
+	MaxRequestID = 128
+	// MaxResults caps the results in one command.
+	MaxResults = 4096
+	maxAddress = 253
+	maxHash    = 128
+	maxChurn   = 1024
+)
+
+// Fingerprint is the digest of what the command asks, without its request
+// id, time and digest: two sends of one request have the same one.
+func (c *Command) Fingerprint() string {
+	cp := *c
+	cp.RequestID, cp.Time, cp.Digest = "", 0, ""
+	data, err := json.Marshal(&cp)
+	if err != nil {
+		// Commands are plain data; a marshal failure is a bug, and a
+		// digest no other command has keeps the id from matching.
+		data = []byte(err.Error())
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Validate checks everything about the command that does not depend on the
+// state: shape, sizes, names and, for a deploy, the environment against
+// its charms. The API runs it before proposing; the FSM runs it again as
+// the final judge, so a command refused here never reaches the log.
+func (c *Command) Validate() error {
+	_, err := c.check()
+	return err
+}
+
+// check is Validate; for a deploy it also returns the resolved environment
+// so the FSM does not resolve it twice.
+func (c *Command) check() (*Desired, error) {
+	if len(c.RequestID) > MaxRequestID || strings.ContainsFunc(c.RequestID, isControl) {
+		return nil, fmt.Errorf("request id %s: at most %d printable bytes", Quote(c.RequestID, 24), MaxRequestID)
+	}
+	if c.Digest != "" && !isHexHash(c.Digest) {
+		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
+	}
+	set := 0
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil} {
+		if p {
+			set++
+		}
+	}
+	if set > 1 {
+		return nil, fmt.Errorf("%s command carries %d payloads; exactly one matching its op is allowed", Quote(string(c.Op), 24), set)
+	}
+	missing := func() error { return fmt.Errorf("%s command without its payload", c.Op) }
+	switch c.Op {
+	case OpDeploy:
+		if c.Deploy == nil {
+			return nil, missing()
+		}
+		return c.Deploy.check()
+	case OpMachine:
+		if c.Machine == nil {
+			return nil, missing()
+		}
+		return nil, c.Machine.check()
+	case OpResults:
+		if len(c.Results) > MaxResults {
+			return nil, fmt.Errorf("%d results in one command; the limit is %d", len(c.Results), MaxResults)
+		}
+		for i := range c.Results {
+			if err := c.Results[i].check(); err != nil {
+				return nil, fmt.Errorf("results[%d]: %w", i, err)
+			}
+		}
+	case OpResolve:
+		if c.Resolve == nil {
+			return nil, missing()
+		}
+		return nil, CheckUnitName(c.Resolve.Unit)
+	case OpLiveness:
+		if c.Liveness == nil {
+			return nil, missing()
+		}
+		for m := range c.Liveness.Lost {
+			if err := CheckName(KindMachine, m); err != nil {
+				return nil, err
+			}
+		}
+	case OpAuth:
+		if c.Auth == nil {
+			return nil, missing()
+		}
+		if !isHexHash(c.Auth.Operator) || !isHexHash(c.Auth.Join) {
+			return nil, fmt.Errorf("auth command needs operator and join credentials as sha256 hex digests")
+		}
+	case OpReset:
+		if c.Reset == nil {
+			return nil, missing()
+		}
+		return nil, CheckName(KindMachine, c.Reset.Name)
+	case OpJoin:
+		if c.Join == nil {
+			return nil, missing()
+		}
+		if c.Join.Hash != "" && !isHexHash(c.Join.Hash) {
+			return nil, fmt.Errorf("join token hash is not a sha256 hex digest")
+		}
+		if c.Join.Expires < 0 {
+			return nil, fmt.Errorf("join token expiry %d is before 1970", c.Join.Expires)
+		}
+	default:
+		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
+	}
+	return nil, nil
+}
+
+func (d *Deploy) check() (*Desired, error) {
+	if len(d.Env.Name) > MaxNameLen || strings.ContainsFunc(d.Env.Name, isControl) {
+		return nil, fmt.Errorf("environment name %s: at most %d printable bytes", Quote(d.Env.Name, 24), MaxNameLen)
+	}
+	for h, c := range d.Charms {
+		if c == nil || c.Hash != h {
+			return nil, fmt.Errorf("charm %s: hash in payload does not match its key", Quote(h, 72))
+		}
+		if len(h) > maxHash {
+			return nil, fmt.Errorf("charm %s: not a content hash", Quote(h, 72))
+		}
+		if err := c.Meta.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return Resolve(&d.Env, d.Charms)
+}
+
+func (m *RegisterMachine) check() error {
+	if err := CheckName(KindMachine, m.Name); err != nil {
+		return err
+	}
+	if m.Address == "" {
+		return fmt.Errorf("machine %s: an address is required (it becomes its units' private-address)", m.Name)
+	}
+	if len(m.Address) > maxAddress || strings.ContainsFunc(m.Address, func(r rune) bool { return isControl(r) || r == ' ' }) {
+		return fmt.Errorf("machine %s: address %s is not a host name or IP address (at most %d bytes, no spaces)", m.Name, Quote(m.Address, 24), maxAddress)
+	}
+	if (m.Credential != "" && !isHexHash(m.Credential)) || (m.Renew != "" && !isHexHash(m.Renew)) {
+		return fmt.Errorf("machine %s: credentials are sha256 hex digests", m.Name)
+	}
+	return nil
+}
+
+func (r *Result) check() error {
+	if err := CheckUnitName(r.Unit); err != nil {
+		return err
+	}
+	if len(r.Hash) > maxHash || len(r.Output) > maxHash {
+		return fmt.Errorf("%s: hash or output digest longer than %d bytes", r.Unit, maxHash)
+	}
+	if len(r.Error) > MaxErrorBytes {
+		return fmt.Errorf("%s: error of %d bytes; the limit is %d", r.Unit, len(r.Error), MaxErrorBytes)
+	}
+	for what, bags := range map[string]map[int]map[string]string{"settings": r.Settings, "app": r.App} {
+		for id, bag := range bags {
+			if id < 0 {
+				return fmt.Errorf("%s: %s for relation %d: no such relation id", r.Unit, what, id)
+			}
+			if k, err := CheckSettings(bag); err != nil {
+				return fmt.Errorf("%s: %s of relation %d: %s: %w", r.Unit, what, id, Quote(k, 24), err)
+			}
+		}
+	}
+	for what, bag := range map[string]map[string]string{"leader_data": r.LeaderData, "state": r.State} {
+		if k, err := CheckSettings(bag); err != nil {
+			return fmt.Errorf("%s: %s: %s: %w", r.Unit, what, Quote(k, 24), err)
+		}
+	}
+	if r.Status != nil {
+		if _, err := CheckStatus(r.Status.State, r.Status.Message); err != nil {
+			return fmt.Errorf("%s: %w", r.Unit, err)
+		}
+	}
+	if i, err := CheckPorts(r.Ports); err != nil {
+		return fmt.Errorf("%s: ports.%d: %w", r.Unit, i, err)
+	}
+	if len(r.Churn) > maxChurn {
+		return fmt.Errorf("%s: %d churned keys; the limit is %d", r.Unit, len(r.Churn), maxChurn)
+	}
+	return nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+func isHexHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

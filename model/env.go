@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -92,11 +91,6 @@ type DesiredRelation struct {
 	Scope     Scope
 }
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
-
-// ValidName reports whether s is a valid service or machine name.
-func ValidName(s string) bool { return nameRE.MatchString(s) }
-
 // Resolve checks env against the charms it names (by hash) and binds every
 // reference. It returns all problems found, not just the first.
 func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
@@ -109,8 +103,8 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 	for _, name := range sortedKeys(env.Services) {
 		spec := env.Services[name]
 		path := []string{"services", name}
-		if !ValidName(name) {
-			ps.add(path, "service name %q is invalid: use lower-case letters, digits and single dashes, starting with a letter", name)
+		if err := CheckName(KindService, name); err != nil {
+			ps.add(path, "%v", err)
 			continue
 		}
 		ch, ok := charms[spec.CharmHash]
@@ -134,8 +128,8 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 			ds.Units = 0
 		}
 		for i, m := range spec.Placement {
-			if !ValidName(m) {
-				ps.add(append(path, "placement", fmt.Sprint(i)), "machine name %q is invalid: use lower-case letters, digits and dashes", m)
+			if err := CheckName(KindMachine, m); err != nil {
+				ps.add(append(path, "placement", fmt.Sprint(i)), "%v", err)
 			}
 		}
 		ds.Config = map[string]any{}
@@ -175,6 +169,10 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 	for _, rname := range sortedKeys(env.Relations) {
 		ends := env.Relations[rname]
 		path := []string{"relations", rname}
+		if err := CheckName(KindRelation, rname); err != nil {
+			ps.add(path, "%v", err)
+			continue
+		}
 		if len(ends) != 2 {
 			ps.add(path, "a relation joins exactly two endpoints, written [\"svc:endpoint\", \"svc:endpoint\"]; got %d (peer relations are created for you)", len(ends))
 			continue

@@ -56,6 +56,9 @@ type State struct {
 	Auth       *Auth             `json:"auth,omitempty"`
 	Requests   map[string]uint64 `json:"requests"`
 	RequestLog []string          `json:"request_log"`
+	// RequestDigests binds a remembered request id to its command's
+	// Fingerprint, for the ids that came with one.
+	RequestDigests map[string]string `json:"request_digests,omitempty"`
 
 	// Derived, not replicated (unexported, so never encoded).
 	journal journal
@@ -91,8 +94,12 @@ type Service struct {
 type Auth struct {
 	// Operator may do everything; control-plane nodes use it too.
 	Operator string `json:"operator"`
-	// Join lets an agent register its machine, and nothing else.
+	// Join lets an agent register its machine, and nothing else; empty
+	// when joining is revoked.
 	Join string `json:"join"`
+	// JoinExpires, when set, is when the join token stops being accepted
+	// (unix nanoseconds).
+	JoinExpires int64 `json:"join_expires,omitempty"`
 }
 
 // Machine is a host whose agent has registered.
@@ -106,6 +113,10 @@ type Machine struct {
 	// Credential is the hash of the token this machine's agent got when
 	// it registered; it covers only the units on this machine.
 	Credential string `json:"credential,omitempty"`
+	// Replaced is the index at which a new agent credential replaced an
+	// earlier one (after `fixpoint machine reset`); status shows it, so a
+	// takeover is never silent.
+	Replaced uint64 `json:"credential_replaced,omitempty"`
 }
 
 // Unit is one instance of a service.

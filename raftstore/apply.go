@@ -26,8 +26,11 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	}
 	if cmd.RequestID == "" {
 		cmd.RequestID = newRequestID()
+	} else if cmd.Digest == "" {
+		// A caller's id is bound to what it asks (model.CheckRequest).
+		cmd.Digest = cmd.Fingerprint()
 	}
-	data, err := encodeEntry(entryCommand, cmd)
+	data, err := proposal(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -131,4 +134,21 @@ func (s *Store) applyInternal(ctx context.Context, tag byte, v any) error {
 			return err
 		}
 	}
+}
+
+// proposal checks cmd as the FSM will, before it goes anywhere near the
+// log, and encodes it: a refused or oversized command never grows the log
+// of any node.
+func proposal(cmd *model.Command) ([]byte, error) {
+	if err := cmd.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	data, err := encodeEntry(entryCommand, cmd)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > model.MaxCommandBytes {
+		return nil, fmt.Errorf("%w: %s command of %d bytes is larger than the %d-byte limit", ErrRefused, cmd.Op, len(data), model.MaxCommandBytes)
+	}
+	return data, nil
 }

@@ -86,9 +86,9 @@ func (s *Store) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.notLeader())
 		return
 	}
-	data, err := encodeEntry(entryCommand, &cmd)
+	data, err := proposal(&cmd)
 	if err != nil {
-		writeError(w, &badRequest{err.Error()})
+		writeError(w, err)
 		return
 	}
 	out, err := s.applyLocal(r.Context(), data)

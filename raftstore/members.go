@@ -30,12 +30,14 @@ type Member struct {
 
 // nodeStatus is the answer of GET /v1/raft/status: one node about itself.
 type nodeStatus struct {
-	ID           string        `json:"id"`
-	Role         string        `json:"role"`
-	Leader       string        `json:"leader,omitempty"`
-	Term         uint64        `json:"term"`
-	AppliedIndex uint64        `json:"applied_index"`
-	LastContact  time.Duration `json:"last_contact"`
+	ID           string `json:"id"`
+	Role         string `json:"role"`
+	Leader       string `json:"leader,omitempty"`
+	Term         uint64 `json:"term"`
+	AppliedIndex uint64 `json:"applied_index"`
+	// LastIndex is the last entry in this node's log, applied or not.
+	LastIndex   uint64        `json:"last_index"`
+	LastContact time.Duration `json:"last_contact"`
 }
 
 // status describes this node.
@@ -47,6 +49,7 @@ func (s *Store) status() nodeStatus {
 		Leader:       lid,
 		Term:         s.raft.CurrentTerm(),
 		AppliedIndex: s.Index(),
+		LastIndex:    s.raft.LastIndex(),
 		LastContact:  s.LastContact(),
 	}
 }

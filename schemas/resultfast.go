@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
+
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // checkResultGo checks a result against the rules of #Result (result.cue)
-// in plain Go, without evaluating CUE. It must accept exactly what the
-// schema accepts; TestResultGoAgreesWithCUE holds it to that.
+// in plain Go, without evaluating CUE. The rules of each field are
+// model's (CheckPort, CheckStatus, CheckSettings): the one authority the
+// engine's decoder and the FSM use too. TestResultRulesAgree holds the
+// CUE schema and the engine to it, case by case.
 func checkResultGo(data []byte) error {
 	v, err := decodeStrict(data)
 	if err != nil {
@@ -33,11 +36,6 @@ type goChecker struct{ out []Problem }
 func (c *goChecker) add(path []string, format string, args ...any) {
 	c.out = append(c.out, Problem{Path: FormatPath(path), Msg: fmt.Sprintf(format, args...)})
 }
-
-var (
-	statusStates = []string{"active", "blocked", "waiting", "maintenance"}
-	portRE       = regexp.MustCompile(`^[0-9]{1,5}(-[0-9]{1,5})?/(tcp|udp)$`)
-)
 
 func (c *goChecker) result(v any) {
 	m, ok := v.(map[string]any)
@@ -84,12 +82,16 @@ func (c *goChecker) result(v any) {
 				switch f {
 				case "state":
 					s, ok := st[f].(string)
-					if !ok || !contains(statusStates, s) {
-						c.add(append(p, f), "status state must be %q, %q, %q or %q", statusStates[0], statusStates[1], statusStates[2], statusStates[3])
+					if !ok {
+						c.add(append(p, f), "must be a string, not %s", jsonKind(st[f]))
+					} else if field, err := model.CheckStatus(s, ""); err != nil && field == f {
+						c.add(append(p, f), "%v", err)
 					}
 				case "message":
-					if _, ok := st[f].(string); !ok {
+					if s, ok := st[f].(string); !ok {
 						c.add(append(p, f), "must be a string, not %s", jsonKind(st[f]))
+					} else if field, err := model.CheckStatus(model.StatusStates[0], s); err != nil && field == f {
+						c.add(append(p, f), "%v", err)
 					}
 				default:
 					c.add(append(p, f), "unknown field %q; allowed here: state, message", f)
@@ -101,9 +103,15 @@ func (c *goChecker) result(v any) {
 				c.add(p, "must be a list of ports, not %s", jsonKind(m[k]))
 				continue
 			}
+			if len(ports) > model.MaxPorts {
+				c.add(p, "%d ports; the limit is %d", len(ports), model.MaxPorts)
+			}
 			for i, port := range ports {
-				if s, ok := port.(string); !ok || !portRE.MatchString(s) {
-					c.add(append(p, fmt.Sprint(i)), "a port is written \"80/tcp\", \"53/udp\" or \"8000-8080/tcp\"")
+				s, ok := port.(string)
+				if !ok {
+					c.add(append(p, fmt.Sprint(i)), "must be a string, not %s", jsonKind(port))
+				} else if err := model.CheckPort(s); err != nil {
+					c.add(append(p, fmt.Sprint(i)), "%v", err)
 				}
 			}
 		default:
@@ -118,10 +126,24 @@ func (c *goChecker) settings(path []string, v any) {
 		c.add(path, "must be an object of string values, not %s", jsonKind(v))
 		return
 	}
+	bag := make(map[string]string, len(m))
+	typed := true
 	for _, k := range sortedMapKeys(m) {
-		if _, ok := m[k].(string); !ok {
+		s, ok := m[k].(string)
+		if !ok {
 			c.add(append(path[:len(path):len(path)], k), "settings values must be strings; encode other values, e.g. as JSON text")
+			typed = false
 		}
+		bag[k] = s
+	}
+	if !typed {
+		return
+	}
+	if k, err := model.CheckSettings(bag); err != nil {
+		if k != "" {
+			path = append(path[:len(path):len(path)], k)
+		}
+		c.add(path, "%v", err)
 	}
 }
 
@@ -209,13 +231,4 @@ func sortedMapKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -12,38 +12,60 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine"
 )
 
-// resultCases are results with the verdict #Result gives them; the Go fast
-// path must agree on every one.
+// resultCases are results with the verdict the result rules give them.
+// model's rules (CheckPort, CheckStatus, CheckSettings) are the authority:
+// the Go fast path, the #Result schema and the engine's decoder must all
+// agree with them on every case (see TestResultRulesAgree). rule marks the
+// cases whose refusal is one of those rules: then the error says the same
+// thing, at the same path, whichever of the three refuses.
 var resultCases = []struct {
 	json string
 	ok   bool
 	want string // a substring of the error
+	rule bool
 }{
-	{`{}`, true, ""},
-	{`{"relations": {"db:7": {"local": {"host": "10.0.0.1"}, "app": {}}}, "leader_data": {"k": "v"}, "status": {"state": "active", "message": "ready"}, "state": {"x": "1"}, "ports": ["80/tcp", "53/udp", "8000-8080/tcp"]}`, true, ""},
-	{`{"status": {"state": "blocked"}}`, true, ""},
-	{`[]`, false, ""},
-	{`{"status": {"state": "happy"}}`, false, `status.state: status state must be "active"`},
-	{`{"status": {"message": "x"}}`, false, "status.state: is missing"},
-	{`{"status": {"state": "active", "msg": "x"}}`, false, `status.msg: unknown field "msg"`},
-	{`{"status": "active"}`, false, "status: "},
-	{`{"state": {"n": 3}}`, false, "state.n: settings values must be strings"},
-	{`{"state": null}`, false, "state: "},
-	{`{"relations": {"db:7": {"local": {"a": true}}}}`, false, `relations."db:7".local.a: settings values must be strings`},
-	{`{"relations": {"db:7": {"remote": {}}}}`, false, `relations."db:7".remote: unknown field "remote"`},
-	{`{"relations": {"db:7": "x"}}`, false, `relations."db:7": `},
-	{`{"relations": []}`, false, "relations: "},
-	{`{"ports": ["80"]}`, false, `ports.0: a port is written "80/tcp"`},
-	{`{"ports": "80/tcp"}`, false, "ports: "},
-	{`{"stat": {}}`, false, `stat: unknown field "stat"`},
-	{`{"status": {"state": "active"}} x`, false, "JSON"},
+	{`{}`, true, "", false},
+	{`{"relations": {"db:7": {"local": {"host": "10.0.0.1"}, "app": {}}}, "leader_data": {"k": "v"}, "status": {"state": "active", "message": "ready"}, "state": {"x": "1"}, "ports": ["80/tcp", "53/udp", "8000-8080/tcp"]}`, true, "", false},
+	{`{"status": {"state": "blocked"}}`, true, "", false},
+	{`{"ports": ["icmp", "1/tcp", "65535/udp", "1-65535/tcp"]}`, true, "", false},
+	{`[]`, false, "", false},
+	{`{"status": {"state": "happy"}}`, false, `status.state: status state must be "active"`, true},
+	{`{"status": {"message": "x"}}`, false, "status.state: is missing", false},
+	{`{"status": {"state": "active", "msg": "x"}}`, false, `status.msg: unknown field "msg"`, false},
+	{`{"status": {"state": "active", "message": "` + strings.Repeat("é", 1025) + `"}}`, false, "status.message: status message is", true},
+	{`{"status": "active"}`, false, "status: ", false},
+	{`{"state": {"n": 3}}`, false, "state.n: settings values must be strings", false},
+	{`{"state": null}`, false, "state: ", false},
+	{`{"state": {"": "x"}}`, false, "settings keys must be 1 to 256 characters long", true},
+	{`{"state": {"` + strings.Repeat("k", 257) + `": "x"}}`, false, "settings keys must be 1 to 256 characters long", true},
+	{`{"relations": {"db:7": {"local": {"a": true}}}}`, false, `relations."db:7".local.a: settings values must be strings`, false},
+	{`{"relations": {"db:7": {"remote": {}}}}`, false, `relations."db:7".remote: unknown field "remote"`, false},
+	{`{"relations": {"db:7": "x"}}`, false, `relations."db:7": `, false},
+	{`{"relations": []}`, false, "relations: ", false},
+	{`{"ports": ["80"]}`, false, `ports.0: `, true},
+	{`{"ports": ["0/tcp"]}`, false, `ports.0: `, true},
+	{`{"ports": ["99999/tcp"]}`, false, `ports.0: `, true},
+	{`{"ports": ["080/tcp"]}`, false, `ports.0: `, true},
+	{`{"ports": ["80/tcp", "icmp/tcp"]}`, false, `ports.1: `, true},
+	{`{"ports": "80/tcp"}`, false, "ports: ", false},
+	{`{"stat": {}}`, false, `stat: unknown field "stat"`, false},
+	{`{"status": {"state": "active"}} x`, false, "JSON", false},
 	// Keys given twice: CUE unifies them and rejects only differing values;
 	// the Go path refuses both, as encoding/json would silently keep the last.
-	{`{"state": {"a": "1", "a": "2"}}`, false, "state.a: "},
-	{`{"state": {"a": "1", "a": "1"}}`, false, "twice"},
-	{`not json`, false, "JSON"},
+	{`{"state": {"a": "1", "a": "2"}}`, false, "state.a: ", false},
+	{`{"state": {"a": "1", "a": "1"}}`, false, "twice", false},
+	{`not json`, false, "JSON", false},
+}
+
+// goOnly are rules the CUE schema cannot state: it accepts these, the Go
+// rules refuse them. Each is named here so that no other disagreement can
+// hide.
+var goOnly = []struct{ json, why string }{
+	{`{"ports": ["90-80/tcp"]}`, "a range's bounds are compared as numbers (model.CheckPort)"},
+	{`{"state": {"k": "` + strings.Repeat("v", 64<<10) + `"}}`, "a bag's total size is counted in bytes (model.CheckSettings)"},
 }
 
 func TestValidateResult(t *testing.T) {
@@ -59,19 +81,49 @@ func TestValidateResult(t *testing.T) {
 	}
 }
 
-// TestResultGoAgreesWithCUE holds the Go fast path to the schema: same
-// verdict on every case (duplicate keys aside, which CUE reads leniently).
-func TestResultGoAgreesWithCUE(t *testing.T) {
+// TestResultRulesAgree holds the #Result schema and the engine's decoder
+// to the Go rules, case by case.
+func TestResultRulesAgree(t *testing.T) {
+	uni := &charmapi.Universe{API: charmapi.API, Unit: "web/0", Service: "web", Leader: true,
+		Relations: []charmapi.Relation{{Ident: "db:7", ID: 7, Name: "db"}}}
 	for _, c := range resultCases {
-		if strings.Contains(c.json, `"a": "1", "a"`) {
+		dup := strings.Contains(c.json, `"a": "1", "a"`)
+		goErr := checkResultGo([]byte(c.json))
+		if (goErr == nil) != c.ok {
+			t.Errorf("%.80s: Go says %v, want ok=%v", c.json, goErr, c.ok)
+		}
+		if !dup { // CUE reads a key given twice leniently
+			cueErr := validateJSON([]byte(c.json), "#Result")
+			if (goErr == nil) != (cueErr == nil) {
+				t.Errorf("%.80s: Go says %v, CUE says %v", c.json, goErr, cueErr)
+			}
+			if c.rule && (cueErr == nil || !strings.Contains(cueErr.Error(), c.want)) {
+				t.Errorf("%.80s: CUE error %v lacks %q", c.json, cueErr, c.want)
+			}
+		}
+		if dup || c.json == `[]` || c.json == "not json" || strings.HasSuffix(c.json, " x") || strings.Contains(c.json, "null") {
+			// The engine decodes as encoding/json does: it keeps the last
+			// of two keys, reads null as a field left out, and refuses
+			// what is not one object with its own wording.
 			continue
 		}
-		goErr, cueErr := checkResultGo([]byte(c.json)), validateJSON([]byte(c.json), "#Result")
-		if (goErr == nil) != (cueErr == nil) {
-			t.Errorf("%s: Go says %v, CUE says %v", c.json, goErr, cueErr)
+		_, engErr := engine.DecodeResult(uni, []byte(c.json))
+		if (goErr == nil) != (engErr == nil) {
+			t.Errorf("%.80s: Go says %v, the engine says %v", c.json, goErr, engErr)
 		}
-		if goErr != nil && cueErr != nil && c.want != "" && !strings.Contains(goErr.Error(), c.want) {
-			t.Errorf("%s: Go error %q lacks %q (CUE: %q)", c.json, goErr, c.want, cueErr)
+		if c.rule && (engErr == nil || !strings.Contains(engErr.Error(), c.want)) {
+			t.Errorf("%.80s: engine error %v lacks %q", c.json, engErr, c.want)
+		}
+		if c.rule && (goErr == nil || !strings.Contains(goErr.Error(), c.want)) {
+			t.Errorf("%.80s: Go error %v lacks %q", c.json, goErr, c.want)
+		}
+	}
+	for _, c := range goOnly {
+		goErr := checkResultGo([]byte(c.json))
+		_, engErr := engine.DecodeResult(uni, []byte(c.json))
+		cueErr := validateJSON([]byte(c.json), "#Result")
+		if goErr == nil || engErr == nil || cueErr != nil {
+			t.Errorf("%.60s (%s): want Go and engine to refuse and CUE to accept; Go %v, engine %v, CUE %v", c.json, c.why, goErr, engErr, cueErr)
 		}
 	}
 }
@@ -142,6 +194,9 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		for i := 0; i < c.typ.NumField(); i++ {
 			tag := c.typ.Field(i).Tag.Get("json")
 			name, opts, _ := strings.Cut(tag, ",")
+			if name == "-" {
+				continue // never encoded
+			}
 			kind := "required"
 			if strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") {
 				kind = "optional"

@@ -136,7 +136,7 @@ func TestRunReportsWhatIsWrong(t *testing.T) {
 			return &charmapi.Result{Status: &charmapi.Status{State: "happy"}}, nil
 		}), u)
 	})
-	if !strings.Contains(f.fatal, `status.state: "happy" is not a workload status`) {
+	if !strings.Contains(f.fatal, `status.state: status state must be "active", "blocked", "waiting" or "maintenance"; got "happy"`) {
 		t.Errorf("bad status: %q", f.fatal)
 	}
 

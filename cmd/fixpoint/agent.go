@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 func newAgentCmd() *cobra.Command {
@@ -74,6 +77,11 @@ charms again and carries on.`,
 				return exitf(exitFailed, "%v", err)
 			}
 			client := api.NewClient(addrs, token, hc)
+			cred, err := readAgentCredential(abs)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			client.UseCredential(cred, func(tok string) error { return writeAgentCredential(abs, tok) })
 			log.Info("agent starting", "machine", machine, "address", address, "controllers", addrs)
 			a := agent.New(client, agent.Config{Machine: machine, Address: address, DataDir: abs, Concurrency: concurrency, HookTimeout: hookTimeout, Log: log})
 			return a.Run(ctx)
@@ -113,4 +121,43 @@ func outboundAddress(controller string) string {
 		return a.IP.String()
 	}
 	return fmt.Sprint(conn.LocalAddr())
+}
+
+// readAgentCredential returns the machine credential kept in dataDir, or
+// "" when there is none yet.
+func readAgentCredential(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, model.AgentCredentialFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the machine credential: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s is readable by others (mode %v): it is this machine's credential; chmod 600 it", path, fi.Mode().Perm())
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+// writeAgentCredential keeps the machine credential in dataDir, mode 0600,
+// replacing the old one atomically.
+func writeAgentCredential(dataDir, token string) error {
+	f, err := os.CreateTemp(dataDir, ".agent-token-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), filepath.Join(dataDir, model.AgentCredentialFile))
 }

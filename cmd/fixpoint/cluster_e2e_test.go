@@ -25,6 +25,9 @@ type cluster struct {
 	tlsDir   string
 	extra    []string // flags every server gets
 	clientTL []string // flags every client command gets
+	// agentDirs keeps each machine's agent data dir across restarts: it
+	// holds the machine's credential.
+	agentDirs map[string]string
 }
 
 func (c *cluster) serverArgs(i int) []string {
@@ -147,7 +150,13 @@ func (c *cluster) leader() int {
 
 func (c *cluster) agent(machine string) *proc {
 	c.t.Helper()
-	args := []string{"agent", "--controller", strings.Join(c.addrs, ","), "--machine", machine, "--data-dir", c.t.TempDir(), "--address", "127.0.0.1", "--token-file", filepath.Join(c.dirs[0], joinTokenFile), "--log-level", "warn"}
+	if c.agentDirs == nil {
+		c.agentDirs = map[string]string{}
+	}
+	if c.agentDirs[machine] == "" {
+		c.agentDirs[machine] = c.t.TempDir()
+	}
+	args := []string{"agent", "--controller", strings.Join(c.addrs, ","), "--machine", machine, "--data-dir", c.agentDirs[machine], "--address", "127.0.0.1", "--token-file", filepath.Join(c.dirs[0], joinTokenFile), "--log-level", "warn"}
 	if c.tlsDir != "" {
 		args = append(args, "--tls-ca", filepath.Join(c.tlsDir, "ca.pem"))
 	}
@@ -201,7 +210,8 @@ func testClusterWithAgents(t *testing.T, withTLS bool) {
 	eventually(t, "a new Raft leader", time.Minute, func() (bool, string) {
 		return c.leader() >= 0, jsonString(c.members(-1))
 	})
-	// The agent comes back with an empty data dir and catches up.
+	// The agent comes back with its data dir (its credential renews the
+	// machine's registration) and catches up.
 	c.agent("m1")
 	eventually(t, "m1 back, environment converged", 2*time.Minute, func() (bool, string) {
 		st := c.status()

@@ -56,7 +56,9 @@ func recordCredentials(ctx context.Context, store *raftstore.Store, creds creden
 	})
 	want := &model.Auth{Operator: api.HashToken(creds.operator), Join: api.HashToken(creds.join)}
 	if have != nil {
-		if *have != *want {
+		// The join token may have been rotated since; the operator
+		// token is what identifies the control plane's owner.
+		if have.Operator != want.Operator {
 			return errors.New("the control plane's credentials differ from the tokens in this data dir; use the tokens it was bootstrapped with")
 		}
 		return nil

@@ -128,11 +128,12 @@ func followLogs(ctx context.Context, c *api.Client, unit string, seq uint64, pri
 // printRun prints one run: a header line, then what changed, the error
 // and the stderr tail, indented. The unit is left out when filter names it.
 func printRun(w io.Writer, run engine.Run, filter string) {
-	unit := run.Unit + "  "
+	// Everything but the time comes from hooks and agents: escape it.
+	unit := escapeControl(run.Unit, false) + "  "
 	if filter == run.Unit {
 		unit = ""
 	}
-	hash := run.Hash
+	hash := escapeControl(run.Hash, false)
 	if len(hash) > 12 {
 		hash = hash[:12]
 	}
@@ -141,7 +142,7 @@ func printRun(w io.Writer, run engine.Run, filter string) {
 	switch run.Outcome {
 	case engine.RunError:
 		for _, l := range strings.Split(strings.TrimSpace(run.Error), "\n") {
-			fmt.Fprintf(w, "%serror: %s\n", indent, l)
+			fmt.Fprintf(w, "%serror: %s\n", indent, escapeControl(l, false))
 		}
 	case engine.RunStale:
 		fmt.Fprintf(w, "%sthe universe moved on while the hook ran: its result was dropped and it runs again\n", indent)
@@ -151,14 +152,14 @@ func printRun(w io.Writer, run engine.Run, filter string) {
 		}
 	}
 	for _, ch := range run.Changes {
-		fmt.Fprintf(w, "%s%s\n", indent, ch)
+		fmt.Fprintf(w, "%s%s\n", indent, escapeControl(ch.String(), false))
 	}
 	if run.Omitted > 0 {
 		fmt.Fprintf(w, "%s... and %d more changes\n", indent, run.Omitted)
 	}
 	if run.Stderr != "" {
 		for _, l := range strings.Split(run.Stderr, "\n") {
-			fmt.Fprintf(w, "%sstderr| %s\n", indent, l)
+			fmt.Fprintf(w, "%sstderr| %s\n", indent, escapeControl(l, false))
 		}
 	}
 }

@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // call makes one raw API request and returns the status and body.
@@ -118,4 +124,294 @@ func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
 	if code, body := call(t, "GET", base+"/v1/agent/work?machine=m1&wait=1ms", m1, nil); code != 200 {
 		t.Fatalf("m1 claiming its own work: %d %s", code, body)
 	}
+}
+
+// callRaw sends body bytes as they are, with extra headers.
+func callRaw(t *testing.T, method, url, token string, body []byte, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(out)
+}
+
+// secured is a running `up` with its address and tokens, for attacks.
+type secured struct {
+	up             *proc
+	data, base     string
+	join, operator string
+}
+
+func startSecured(t *testing.T) *secured {
+	t.Helper()
+	s := &secured{data: t.TempDir()}
+	// No agent for m1/m2 runs: a long TTL keeps their machines from going
+	// lost (a state change) during the test.
+	s.up = startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", s.data, "--agent-ttl", "1h")
+	eventually(t, "up serving", 2*time.Minute, func() (bool, string) { return statusOf(t, s.data) != nil, s.up.out.String() })
+	s.base = readEndpoint(t, s.data)
+	s.join = readFile(t, filepath.Join(s.data, joinTokenFile))
+	s.operator = readFile(t, filepath.Join(s.data, operatorTokenFile))
+	return s
+}
+
+func (s *secured) register(t *testing.T, token, machine string) (int, string, string) {
+	t.Helper()
+	code, body := call(t, "POST", s.base+"/v1/agent/register", token, map[string]string{"machine": machine, "address": "127.0.0.1"})
+	var reg struct{ Token string }
+	_ = json.Unmarshal([]byte(body), &reg)
+	return code, body, reg.Token
+}
+
+// lastIndex is the last entry of the node's Raft log.
+func (s *secured) lastIndex(t *testing.T) uint64 {
+	t.Helper()
+	code, body := call(t, "GET", s.base+"/v1/raft/status", s.operator, nil)
+	var st struct {
+		LastIndex uint64 `json:"last_index"`
+	}
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil || st.LastIndex == 0 {
+		t.Fatalf("raft status: %d %s", code, body)
+	}
+	return st.LastIndex
+}
+
+// Attack 1: a leaked join token must not take a registered machine over.
+func TestJoinTokenCannotTakeAMachineOver(t *testing.T) {
+	s := startSecured(t)
+	code, body, m1 := s.register(t, s.join, "m1")
+	if code != 200 || m1 == "" {
+		t.Fatalf("first registration: %d %s", code, body)
+	}
+	// The attacker holds the join token and registers m1 again.
+	code, body, stolen := s.register(t, s.join, "m1")
+	if code != http.StatusConflict || stolen != "" || !strings.Contains(body, "fixpoint machine reset m1") {
+		t.Fatalf("takeover with the join token: got %d %s, want 409 naming `fixpoint machine reset m1`", code, body)
+	}
+	eventually(t, "the refused takeover logged with machine and remote address", time.Minute, func() (bool, string) {
+		out := s.up.out.String()
+		return strings.Contains(out, "refused machine takeover") && strings.Contains(out, "machine=m1") && strings.Contains(out, "remote=127.0.0.1:"), out
+	})
+	// The real agent renews with its own credential and keeps it.
+	if code, body, again := s.register(t, m1, "m1"); code != 200 || again != m1 {
+		t.Fatalf("renewal with m1's credential: %d %s", code, body)
+	}
+	if code, body := call(t, "GET", s.base+"/v1/agent/work?machine=m1&wait=1ms", m1, nil); code != 200 {
+		t.Fatalf("m1 claiming its work after the refused takeover: %d %s", code, body)
+	}
+	// The operator resets m1: the old credential is refused, the join
+	// token registers it once more, and status shows the change.
+	if code, body := call(t, "POST", s.base+"/v1/machines/m1/reset", s.operator, map[string]any{}); code != 200 {
+		t.Fatalf("reset m1: %d %s", code, body)
+	}
+	if code, body := call(t, "GET", s.base+"/v1/agent/work?machine=m1&wait=1ms", m1, nil); code != http.StatusUnauthorized {
+		t.Fatalf("the reset credential still works: %d %s", code, body)
+	}
+	code, body, fresh := s.register(t, s.join, "m1")
+	if code != 200 || fresh == "" || fresh == m1 {
+		t.Fatalf("registration after reset: %d %s", code, body)
+	}
+	st := statusOf(t, s.data)
+	if st == nil || st.Machines["m1"] == nil || st.Machines["m1"].CredentialReplaced == 0 {
+		t.Fatalf("status does not show m1's replaced credential: %s", jsonString(st))
+	}
+	r := fixpoint(t, time.Minute, "status", "--data-dir", s.data)
+	if !strings.Contains(r.stdout, "machine m1: its agent credential was reset") {
+		t.Fatalf("status table does not name m1's reset credential:\n%s", r.stdout)
+	}
+	// Rotating the join token refuses the old one; an expired one is
+	// refused too.
+	r = fixpoint(t, time.Minute, "token", "rotate", "join", "--data-dir", s.data)
+	newJoin := strings.TrimSpace(r.stdout)
+	if r.code != 0 || newJoin == "" || newJoin == s.join {
+		t.Fatalf("token rotate join: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if got := readFile(t, filepath.Join(s.data, joinTokenFile)); got != newJoin {
+		t.Fatalf("the node's join.token was not replaced")
+	}
+	if code, body, _ := s.register(t, s.join, "m3"); code != http.StatusUnauthorized {
+		t.Fatalf("the rotated-out join token still registers: %d %s", code, body)
+	}
+	if code, body, _ := s.register(t, newJoin, "m3"); code != 200 {
+		t.Fatalf("the new join token: %d %s", code, body)
+	}
+	hash := api.HashToken("expired-join-token")
+	if code, body := call(t, "POST", s.base+"/v1/token/join", s.operator, map[string]any{"hash": hash, "expires": time.Now().Add(-time.Minute)}); code != 200 {
+		t.Fatalf("set an expired join token: %d %s", code, body)
+	}
+	if code, body, _ := s.register(t, "expired-join-token", "m4"); code != http.StatusUnauthorized || !strings.Contains(body, "expired") {
+		t.Fatalf("an expired join token: %d %s", code, body)
+	}
+	// Forget removes the machine altogether.
+	if r := fixpoint(t, time.Minute, "machine", "forget", "m3", "--data-dir", s.data); r.code != 0 {
+		t.Fatalf("machine forget m3: %d %s", r.code, r.stderr)
+	}
+	if st := statusOf(t, s.data); st == nil || st.Machines["m3"] != nil {
+		t.Fatalf("m3 still registered after forget: %s", jsonString(st))
+	}
+}
+
+// Attack 1, the agent's side: it keeps its credential 0600 in its data dir
+// and a restart renews the machine with it.
+func TestAgentKeepsItsCredentialPrivate(t *testing.T) {
+	s := startSecured(t)
+	dir := t.TempDir()
+	agentArgs := []string{"agent", "--controller", s.base, "--machine", "m1", "--data-dir", dir, "--address", "127.0.0.1", "--token", s.join}
+	a := startProc(t, agentArgs...)
+	path := filepath.Join(dir, model.AgentCredentialFile)
+	eventually(t, "the agent keeps its credential", time.Minute, func() (bool, string) {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() > 0, a.out.String()
+	})
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+	}
+	cred := readFile(t, path)
+	a.kill()
+	a = startProc(t, agentArgs...)
+	eventually(t, "the restarted agent works with its kept credential", time.Minute, func() (bool, string) {
+		code, _ := call(t, "GET", s.base+"/v1/agent/work?machine=m1&wait=1ms", cred, nil)
+		return code == 200 && strings.Contains(a.out.String(), "agent registered"), a.out.String()
+	})
+	if got := readFile(t, path); got != cred {
+		t.Fatal("a restart replaced the machine's credential")
+	}
+	// An agent that lost its credential is told what to do.
+	other := startProc(t, "agent", "--controller", s.base, "--machine", "m1", "--data-dir", t.TempDir(), "--address", "127.0.0.1", "--token", s.join)
+	eventually(t, "the agent without its credential names the fix", time.Minute, func() (bool, string) {
+		return strings.Contains(other.out.String(), "fixpoint machine reset m1"), other.out.String()
+	})
+}
+
+// Attack 3: oversized and malformed input is refused before it is
+// proposed, quickly, and the Raft log does not grow.
+func TestOversizedAndMalformedInputNeverReachesTheLog(t *testing.T) {
+	s := startSecured(t)
+	before := s.lastIndex(t)
+	huge := strings.Repeat("a", 2<<20)
+	long := strings.Repeat("a", 1<<20)
+	refused := []struct {
+		what, method, path, token string
+		body                      []byte
+		code                      int
+		says                      string
+	}{
+		{"a 2 MiB register body", "POST", "/v1/agent/register", s.join, []byte(`{"machine":"` + huge + `","address":"x"}`), 413, "limit"},
+		{"a 1 MiB machine name", "POST", "/v1/agent/register", s.join, []byte(`{"machine":"` + long + `","address":"x"}`), 400, "the limit is 63"},
+		{"a machine name with capitals", "POST", "/v1/agent/register", s.join, []byte(`{"machine":"M1","address":"x"}`), 400, "machine name"},
+		{"an address with a newline", "POST", "/v1/agent/register", s.join, []byte(`{"machine":"m9","address":"1.2.3.4\nforged"}`), 400, "address"},
+		{"a unit name with a path", "POST", "/v1/resolved", s.operator, []byte(`{"unit":"../../etc/0"}`), 400, "unit"},
+		{"a service name with an escape", "POST", "/v1/deploy", s.operator, []byte(`{"env":{"apiVersion":"fixpoint/v1","services":{"x\u001b[31m":{"charm":"c"}}},"charms":{}}`), 409, "service name"},
+		{"a 2 MiB deploy", "POST", "/v1/deploy", s.operator, []byte(`{"env":{"apiVersion":"fixpoint/v1","name":"` + huge + `"},"charms":{}}`), 413, "limit"},
+		{"a 2 MiB heartbeat", "POST", "/v1/agent/heartbeat?machine=m1", s.operator, []byte(`{"running":["` + huge + `"]}`), 413, "limit"},
+	}
+	for _, r := range refused {
+		start := time.Now()
+		code, body := callRaw(t, r.method, s.base+r.path, r.token, r.body, nil)
+		if code != r.code || !strings.Contains(body, r.says) {
+			t.Errorf("%s: got %d %.300s, want %d saying %q", r.what, code, body, r.code, r.says)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%s: took %s to refuse", r.what, d)
+		}
+	}
+	if after := s.lastIndex(t); after != before {
+		t.Fatalf("refused requests grew the Raft log from index %d to %d", before, after)
+	}
+}
+
+// Attack 7: a request id is bound to its command: reused with another
+// command it is refused, not answered "duplicate".
+func TestRequestIDBoundToCommand(t *testing.T) {
+	s := startSecured(t)
+	deploy := func(name string) (int, string) {
+		body := []byte(`{"env":{"apiVersion":"fixpoint/v1","name":"` + name + `","services":{}},"charms":{}}`)
+		return callRaw(t, "POST", s.base+"/v1/deploy", s.operator, body, map[string]string{"X-Request-Id": "req-1"})
+	}
+	if code, body := deploy("first"); code != 200 {
+		t.Fatalf("first deploy: %d %s", code, body)
+	}
+	if code, body := deploy("first"); code != 200 || !strings.Contains(body, `"duplicate": true`) {
+		t.Fatalf("the same command retried: %d %s, want 200 duplicate", code, body)
+	}
+	before := s.lastIndex(t)
+	if code, body := deploy("second"); code != http.StatusConflict || !strings.Contains(body, "reused for a different command") {
+		t.Fatalf("the id reused for another command: %d %s, want 409", code, body)
+	}
+	if after := s.lastIndex(t); after != before {
+		t.Fatalf("the refused reuse grew the log from %d to %d", before, after)
+	}
+}
+
+// Attack 6: an agent cannot write into other units' history or invent
+// metric series.
+func TestAgentsCannotWriteIntoSharedViews(t *testing.T) {
+	s := startSecured(t)
+	_, _, m1 := s.register(t, s.join, "m1")
+	forged := []map[string]any{
+		{"unit": "db/1", "hash": "x", "error": "\x1b[31mconnected to 6.6.6.6"},
+		{"unit": "evil/0", "hash": "x", "error": "made up"},
+	}
+	for i := range 50 {
+		forged = append(forged, map[string]any{"unit": fmt.Sprintf("made-up-%d/0", i), "hash": "x"})
+	}
+	if code, body := call(t, "POST", s.base+"/v1/agent/results?machine=m1", m1, forged); code != 200 {
+		t.Fatalf("post forged results: %d %s", code, body)
+	}
+	code, body := call(t, "GET", s.base+"/v1/logs?after=0", s.operator, nil)
+	if code != 200 {
+		t.Fatalf("logs: %d %s", code, body)
+	}
+	for _, u := range []string{"db/1", "evil/0", "made-up-1/0", "6.6.6.6"} {
+		if strings.Contains(body, u) {
+			t.Errorf("the history records a run m1 does not run: %s in %s", u, body)
+		}
+	}
+	code, metrics := call(t, "GET", s.base+"/metrics", "", nil)
+	if code != 200 || strings.Contains(metrics, "evil") || strings.Contains(metrics, "made-up") {
+		t.Errorf("/metrics carries made-up services (%d)", code)
+	}
+}
+
+// Attack 6, on screen: what hooks and agents wrote is shown with its
+// control characters escaped, in logs and in status.
+func TestLogsAndStatusEscapeControlCharacters(t *testing.T) {
+	const evil = "ok\x1b[2J\x1b[31mconnected to 6.6.6.6\r\u202eevil"
+	var b bytes.Buffer
+	printRun(&b, engine.Run{Unit: "web/0", Outcome: engine.RunError, Hash: "abc", Error: evil,
+		Changes: []engine.Change{{Key: "state.k\x1b", Old: `""`, New: `"` + evil + `"`}},
+		Stderr:  "line one\n" + evil}, "")
+	printStatusTo(&b, statusWith(evil), statusWith(evil), false)
+	out := b.String()
+	for _, bad := range []string{"\x1b", "\r", "\u202e"} {
+		if strings.Contains(out, bad) {
+			t.Fatalf("output carries %q unescaped:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, `\x1b[31mconnected to 6.6.6.6`) || !strings.Contains(out, `\u202e`) {
+		t.Fatalf("escaped text missing:\n%s", out)
+	}
+}
+
+func statusWith(msg string) *engine.Status {
+	return &engine.Status{Environment: "shop",
+		Services: map[string]*engine.ServiceStatus{"web": {Charm: "c", Life: "alive", Units: 2}},
+		Units: map[string]*engine.UnitStatus{
+			"web/0": {Service: "web", Phase: engine.Settled, Status: model.Status{State: "active", Message: msg}},
+			"web/1": {Service: "web", Phase: engine.Error, Error: msg},
+		},
+		Machines: map[string]*engine.MachineStatus{}}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -270,6 +272,7 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 		}
 	}
 	tw.Flush()
+	printReplacedCredentials(&buf, shown)
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 	// Colour after aligning: tabwriter would count the escape codes.
 	col := strings.Index(lines[0], "PHASE")
@@ -365,7 +368,7 @@ func orDash(s string) string {
 }
 
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = escapeControl(strings.Join(strings.Fields(s), " "), false)
 	if r := []rune(s); len(r) > 100 {
 		s = string(r[:97]) + "..."
 	}
@@ -404,4 +407,14 @@ func printRelations(w io.Writer, shown *engine.Status) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, eps, r.Interface, r.Scope, members)
 	}
 	tw.Flush()
+}
+
+// printReplacedCredentials names every machine whose agent credential was
+// replaced after an operator reset: a takeover must never be silent.
+func printReplacedCredentials(w io.Writer, st *engine.Status) {
+	for _, name := range slices.Sorted(maps.Keys(st.Machines)) {
+		if m := st.Machines[name]; m.CredentialReplaced != 0 {
+			fmt.Fprintf(w, "\nmachine %s: its agent credential was reset at index %d (`fixpoint machine reset`); the agent registered since then holds a new one; address %s\n", name, m.CredentialReplaced, oneLine(m.Address))
+		}
+	}
 }

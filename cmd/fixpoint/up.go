@@ -161,10 +161,19 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if srv != nil {
 		srv.SetApplying(false)
 	}
+	agentDir := filepath.Join(dataDir, "agent")
+	if err := os.MkdirAll(agentDir, 0o700); err != nil {
+		return fmt.Errorf("agent data dir: %w", err)
+	}
+	cred, err := readAgentCredential(agentDir)
+	if err != nil {
+		return err
+	}
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	agentDone := make(chan struct{})
 	agentClient := api.NewClient([]string{n.addr}, creds.join, nil)
-	a := agent.New(agentClient, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: filepath.Join(dataDir, "agent"), HookTimeout: cfg.hookTimeout, Log: log.Named("agent")})
+	agentClient.UseCredential(cred, func(tok string) error { return writeAgentCredential(agentDir, tok) })
+	a := agent.New(agentClient, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: agentDir, HookTimeout: cfg.hookTimeout, Log: log.Named("agent")})
 	go func() {
 		defer close(agentDone)
 		_ = a.Run(agentCtx)

@@ -159,9 +159,11 @@ func (a *Agent) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
-			if errors.Is(err, api.ErrNotRegistered) {
+			if errors.Is(err, api.ErrNotRegistered) || errors.Is(err, api.ErrUnauthorized) {
 				// The control plane lost the machine (a restore, a
-				// removal): register it again, then claim at once.
+				// removal, `machine forget`) or the operator reset its
+				// credential: register it again (with the join token if
+				// the credential is gone), then claim at once.
 				log.Warn("machine not registered; registering again", "error", err)
 				if err = a.client.Register(ctx, a.cfg.Machine, a.cfg.Address); err == nil {
 					failures = 0
@@ -236,10 +238,34 @@ func (a *Agent) post(ctx context.Context, reports <-chan engine.Report) {
 				break drain
 			}
 		}
-		_ = retry(ctx, a.cfg.Log, fmt.Sprintf("report %d results", len(batch)), func() error {
-			return a.client.Report(ctx, a.cfg.Machine, batch)
-		})
+		for _, part := range splitReports(batch, maxReportBytes) {
+			_ = retry(ctx, a.cfg.Log, fmt.Sprintf("report %d results", len(part)), func() error {
+				return a.client.Report(ctx, a.cfg.Machine, part)
+			})
+		}
 	}
+}
+
+// maxReportBytes keeps one results request well under the control
+// plane's body limit (model.MaxCommandBytes), whatever the batch.
+const maxReportBytes = 1 << 20
+
+// splitReports cuts a batch into requests of about max encoded bytes
+// each; a single larger report goes alone (the control plane then says
+// why it is too large).
+func splitReports(batch []engine.Report, max int) [][]engine.Report {
+	var parts [][]engine.Report
+	start, size := 0, 0
+	for i, r := range batch {
+		// Output travels base64-encoded: 4 bytes per 3.
+		n := len(r.Output)*4/3 + len(r.Stderr) + len(r.Error) + len(r.Unit) + len(r.Hash) + 128
+		if i > start && size+n > max {
+			parts = append(parts, batch[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	return append(parts, batch[start:])
 }
 
 func (a *Agent) heartbeat(ctx context.Context) {

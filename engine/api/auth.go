@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -65,8 +66,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 	if public(r.URL.Path) {
 		return r, true
 	}
-	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token := bearerToken(r)
 	var auth *model.Auth
+	expired := false
 	p := principal{}
 	if token != "" {
 		h := HashToken(token)
@@ -77,6 +79,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 			case equalHash(h, auth.Operator):
 				p.role = roleOperator
 			case equalHash(h, auth.Join):
+				if auth.JoinExpires != 0 && time.Now().UnixNano() >= auth.JoinExpires {
+					expired = true
+					break
+				}
 				p.role = roleJoin
 			default:
 				for name, m := range st.Machines {
@@ -91,6 +97,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 	}
 	if auth == nil && token != "" {
 		writeError(w, http.StatusServiceUnavailable, "the control plane has no credentials yet: it is still bootstrapping; try again")
+		return r, false
+	}
+	if expired {
+		s.log.Warn("refused request with an expired join token", "method", r.Method, "path", r.URL.Path, "remote", remote(r))
+		writeError(w, http.StatusUnauthorized, "the join token has expired: ask the operator for a new one (`fixpoint token rotate join`)")
 		return r, false
 	}
 	if p.role == "" {

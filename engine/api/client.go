@@ -31,6 +31,10 @@ type Client struct {
 
 	mu   sync.Mutex
 	next int
+	// join and credential are an agent's join token and machine
+	// credential; save keeps a new credential (see UseCredential).
+	join, credential string
+	save             func(token string) error
 }
 
 // NewClient returns a client for the given addresses (host:port or URLs).
@@ -234,15 +238,60 @@ func (c *Client) UploadCharm(ctx context.Context, hash, path string) error {
 
 // Register records machine with its address and switches the client to
 // the machine's new credential (agent).
+//
+// It presents the machine's credential when it holds one: only that renews
+// a registered machine. When the control plane no longer knows the
+// credential (the operator ran `fixpoint machine reset`), it registers
+// with the join token and keeps the new credential through save.
 func (c *Client) Register(ctx context.Context, machine, address string) error {
+	c.mu.Lock()
+	if c.join == "" {
+		c.join = c.token
+	}
+	cred, join, save := c.credential, c.join, c.save
+	c.mu.Unlock()
+	body := Register{Machine: machine, Address: address}
 	var reg Registered
-	if err := c.postJSON(ctx, "/v1/agent/register", Register{Machine: machine, Address: address}, &reg); err != nil {
+	if cred != "" {
+		c.setToken(cred)
+		err := c.postJSON(ctx, "/v1/agent/register", body, &reg)
+		if err == nil || !errors.Is(err, ErrUnauthorized) {
+			return err
+		}
+	}
+	c.setToken(join)
+	if err := c.postJSON(ctx, "/v1/agent/register", body, &reg); err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.token = reg.Token
+	c.credential = reg.Token
 	c.mu.Unlock()
+	c.setToken(reg.Token)
+	if save != nil {
+		if err := save(reg.Token); err != nil {
+			return fmt.Errorf("keep the credential of machine %s: %w (without it, a restarted agent needs `fixpoint machine reset %s`)", machine, err, machine)
+		}
+	}
 	return nil
+}
+
+// UseCredential makes an agent's client present credential (may be "")
+// when it registers, and hand every new credential to save, which keeps
+// it for the agent's next start. The token given to NewClient is then
+// the join token.
+func (c *Client) UseCredential(credential string, save func(token string) error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.join == "" {
+		c.join = c.token
+	}
+	c.credential, c.save = credential, save
+}
+
+func (c *Client) setToken(token string) {
+	c.mu.Lock()
+	c.token = token
+	c.mu.Unlock()
 }
 
 // Claim long-polls for machine's stale units (agent).

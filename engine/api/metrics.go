@@ -30,6 +30,8 @@ type metrics struct {
 	reconciles   *prometheus.CounterVec
 	hookDuration *prometheus.HistogramVec
 	requests     *prometheus.CounterVec
+	// known reports whether a service is in the state.
+	known func(service string) bool
 }
 
 func newMetrics(s *Server) *metrics {
@@ -52,6 +54,14 @@ func newMetrics(s *Server) *metrics {
 	m.reg.MustRegister(m.reconciles, m.hookDuration, m.requests,
 		&stateCollector{s: s}, raftSink(),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.known = func(service string) bool {
+		ok := false
+		_ = s.node.View(func(st *model.State) error {
+			_, ok = st.Services[service]
+			return nil
+		})
+		return ok
+	}
 	if s.ctl != nil {
 		s.ctl.History().Observe(m.observeRun)
 		s.ctl.History().Observe(func(r engine.Run) { logRun(s.log, r) })
@@ -75,6 +85,16 @@ func logRun(log hclog.Logger, r engine.Run) {
 }
 
 func (m *metrics) observeRun(r engine.Run) {
+	// Every label value becomes a series kept for the process's life:
+	// take services only from the state, never from what an agent sent.
+	if m.known != nil && !m.known(r.Service) {
+		return
+	}
+	switch r.Outcome {
+	case engine.RunOK, engine.RunError, engine.RunStale:
+	default:
+		return
+	}
 	m.reconciles.WithLabelValues(r.Service, r.Outcome).Inc()
 	if r.Duration > 0 {
 		m.hookDuration.WithLabelValues(r.Service).Observe(r.Duration.Seconds())

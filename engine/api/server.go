@@ -103,6 +103,8 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	s.mux.HandleFunc("POST /v1/agent/results", s.leaderOnly(s.results))
+	s.mux.HandleFunc("POST /v1/machines/{name}/reset", s.resetMachine)
+	s.mux.HandleFunc("POST /v1/token/join", s.rotateJoin)
 	s.operatorRoutes()
 	return s
 }
@@ -111,6 +113,9 @@ func NewServer(cfg Config) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r, ok := s.authorize(w, r)
 	if !ok {
+		return
+	}
+	if !limitBody(w, r) {
 		return
 	}
 	s.serve(w, r)
@@ -240,7 +245,7 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.apply(w, r, &model.Command{Op: model.OpDeploy, Deploy: &d, RequestID: r.Header.Get("X-Request-Id")})
+	s.propose(w, r, &model.Command{Op: model.OpDeploy, Deploy: &d})
 }
 
 // Resolve is the body of POST /v1/resolved.
@@ -254,17 +259,7 @@ func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	s.apply(w, r, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: req.Unit, NoRetry: req.NoRetry}, RequestID: r.Header.Get("X-Request-Id")})
-}
-
-func (s *Server) apply(w http.ResponseWriter, r *http.Request, cmd *model.Command) {
-	cmd.Time = time.Now().UnixNano()
-	resp, err := s.node.Apply(r.Context(), cmd)
-	if err != nil {
-		writeStoreError(w, err, "")
-		return
-	}
-	writeJSON(w, http.StatusOK, resp)
+	s.propose(w, r, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: req.Unit, NoRetry: req.NoRetry}})
 }
 
 func (s *Server) universe(w http.ResponseWriter, r *http.Request) {
@@ -293,53 +288,11 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, e)
 }
 
-// Register is the body of POST /v1/agent/register.
-type Register struct {
-	Machine string `json:"machine"`
-	Address string `json:"address"`
-}
-
-// Heartbeat is the body of POST /v1/agent/heartbeat: the units the agent
-// is running right now.
-type Heartbeat struct {
-	Running []string `json:"running"`
-}
-
 // HeartbeatReply answers a heartbeat: Gone lists the running units that
 // are no longer placed on the machine, whose hooks the agent ends.
 type HeartbeatReply struct {
 	Machine string   `json:"machine"`
 	Gone    []string `json:"gone,omitempty"`
-}
-
-// Registered is the answer to a registration: the agent's credential.
-type Registered struct {
-	Machine string `json:"machine"`
-	Token   string `json:"token"`
-}
-
-func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	var req Register
-	if !decode(w, r, &req) {
-		return
-	}
-	if p := principalOf(r); p.role == roleAgent && p.machine != req.Machine {
-		s.log.Warn("refused request", "path", r.URL.Path, "principal", p.String(), "why", "registering another machine", "machine", req.Machine)
-		writeError(w, http.StatusForbidden, "%s may not register machine %s: its credential covers only its own machine", p, req.Machine)
-		return
-	}
-	// Every registration gets a fresh credential: an agent keeps no state,
-	// and a restarted one must not depend on the old token.
-	token := NewToken()
-	_, err := s.node.Apply(r.Context(), &model.Command{Op: model.OpMachine, Time: time.Now().UnixNano(),
-		Machine: &model.RegisterMachine{Name: req.Machine, Address: req.Address, Credential: HashToken(token)}})
-	if err != nil {
-		writeStoreError(w, err, "register machine "+req.Machine)
-		return
-	}
-	// A registering agent has just started: whatever it held is gone.
-	s.ctl.Release(req.Machine)
-	writeJSON(w, http.StatusOK, Registered{Machine: req.Machine, Token: token})
 }
 
 func (s *Server) work(w http.ResponseWriter, r *http.Request) {
@@ -377,6 +330,12 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		work = []engine.Work{}
 	}
 	writeJSON(w, http.StatusOK, work)
+}
+
+// Heartbeat is the body of POST /v1/agent/heartbeat: the units the agent
+// is running right now.
+type Heartbeat struct {
+	Running []string `json:"running"`
 }
 
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {

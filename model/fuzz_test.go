@@ -1,0 +1,69 @@
+package model
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzCommand decodes a command as the FSM does (a Raft entry or a
+// forwarded request) and checks it: nothing panics, and what Validate
+// refuses the FSM refuses too, leaving the state as it was.
+func FuzzCommand(f *testing.F) {
+	for _, seed := range []string{
+		`{"op":"register-machine","machine":{"name":"m1","address":"10.0.0.1"}}`,
+		`{"op":"register-machine","machine":{"name":"M1","address":"10.0.0.1\n"}}`,
+		`{"op":"resolved","request_id":"r1","resolve":{"unit":"web/0"}}`,
+		`{"op":"results","results":[{"unit":"web/0","hash":"h","ports":["80/tcp","icmp","0/tcp"],"settings":{"0":{"":"x"}}}]}`,
+		`{"op":"deploy","deploy":{"env":{"apiVersion":"fixpoint/v1","name":"x","services":{"a_b":{"charm":"c"}}},"charms":{}}}`,
+		`{"op":"liveness","liveness":{"lost":{"m1":true}}}`,
+		`{"op":"reset-machine","reset":{"name":"m1","forget":true}}`,
+		`{"op":"join-token","join":{"hash":"","expires":-1}}`,
+		`{"op":"auth","auth":{"operator":"x","join":"y"}}`,
+		`{"op":"nope","deploy":{},"machine":{}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c Command
+		if json.Unmarshal(data, &c) != nil {
+			return
+		}
+		verr := c.Validate()
+		st := NewState()
+		st.Machines["m1"] = &Machine{Name: "m1", Address: "10.0.0.1"}
+		before, _ := json.Marshal(st)
+		_, aerr := st.Apply(1, &c)
+		if verr != nil && aerr == nil {
+			t.Fatalf("Validate refuses %s (%v) but the FSM applied it", data, verr)
+		}
+		if aerr != nil {
+			st.Index = 0
+			if after, _ := json.Marshal(st); string(after) != string(before) {
+				t.Fatalf("a refused command changed the state: %s", data)
+			}
+		}
+	})
+}
+
+// FuzzName holds the name rule to its promise: whatever it accepts is
+// short and made of the characters it names.
+func FuzzName(f *testing.F) {
+	for _, s := range []string{"web", "web-2", "max_connections", "-x", "a--b", "A", "x\x1b", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, kind := range []NameKind{KindService, KindConfigKey} {
+			if CheckName(kind, s) != nil {
+				continue
+			}
+			if len(s) > MaxNameLen {
+				t.Fatalf("%q accepted at %d bytes", s, len(s))
+			}
+			for _, c := range []byte(s) {
+				if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' && kind == KindConfigKey) {
+					t.Fatalf("%s %q accepted with %q", kind, s, c)
+				}
+			}
+		}
+	})
+}
