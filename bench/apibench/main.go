@@ -251,7 +251,9 @@ func startCluster(bin, root string) (*cluster, error) {
 		if i == 0 {
 			args = append(args, "--bootstrap")
 		} else {
-			args = append(args, "--join", c.servers[0].addr, "--token-file", filepath.Join(c.servers[0].dir, "operator.token"))
+			// The token in the environment, not on the command line
+			// (ps shows that), and understood by servers old and new.
+			args = append(args, "--join", c.servers[0].addr)
 		}
 		if err := os.MkdirAll(s.dir, 0o700); err != nil {
 			return c, err
@@ -263,6 +265,7 @@ func startCluster(bin, root string) (*cluster, error) {
 		s.log = log
 		s.cmd = exec.Command(bin, args...)
 		s.cmd.Stdout, s.cmd.Stderr = log, log
+		s.cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+c.token)
 		// A bench killed before it can stop them takes its servers along.
 		s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := s.cmd.Start(); err != nil {
