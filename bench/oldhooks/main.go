@@ -130,6 +130,11 @@ func run(cfg config) error {
 	} else {
 		defer os.RemoveAll(tmp)
 	}
+	// The commit the binaries are built from, read before building.
+	commit := "unknown"
+	if out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
 	binDir := filepath.Join(tmp, "bin")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/fixpoint", "./cmd/fixpoint-hook")
 	build.Dir = root
@@ -173,7 +178,7 @@ func run(cfg config) error {
 	fmt.Println()
 	printProbes(results)
 	fmt.Println()
-	return printJSON(root, cfg, results)
+	return printJSON(commit, cfg, results)
 }
 
 func printTable(results []result) {
@@ -212,11 +217,7 @@ func printProbes(results []result) {
 }
 
 // printJSON prints the last line: the parameters and every figure.
-func printJSON(root string, cfg config, results []result) error {
-	commit := "unknown"
-	if out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-	}
+func printJSON(commit string, cfg config, results []result) error {
 	line, err := json.Marshal(map[string]any{
 		"bench":       "oldhooks",
 		"commit":      commit,

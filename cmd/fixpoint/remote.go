@@ -38,7 +38,7 @@ running on --data-dir wrote there.`
 func (r *remote) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.controller, "controller", "", "control-plane address(es), host:port or URL, comma-separated (default $FIXPOINT_ADDR, or the address fixpoint up wrote to --data-dir)")
 	cmd.Flags().StringVar(&r.dataDir, "data-dir", defaultDataDir, "data directory of a running fixpoint up, to find its address and token")
-	cmd.Flags().StringVar(&r.token, "token", "", "operator token (default $FIXPOINT_TOKEN, or the one in --data-dir)")
+	cmd.Flags().StringVar(&r.token, "token", "", "operator token (default $FIXPOINT_TOKEN, or the one in --data-dir); shows in ps, prefer --token-file")
 	cmd.Flags().StringVar(&r.tokenFile, "token-file", "", "file holding the operator token, such as the operator.token in a data dir")
 	cmd.Flags().StringVar(&r.tls.ca, "tls-ca", "", "CA certificate (PEM) the control plane's certificate must chain to (default: the one up or server wrote to --data-dir)")
 	cmd.Flags().StringVar(&r.tls.cert, "tls-cert", "", "client certificate (PEM), if the control plane asks for one")
@@ -123,25 +123,14 @@ func (r *remote) client() (*api.Client, error) {
 	return api.NewClient(strings.Split(addrs, ","), token, hc), nil
 }
 
-// flagToken is the token --token, --token-file or $FIXPOINT_TOKEN give.
+// flagToken is the token --token, --token-file or $FIXPOINT_TOKEN give,
+// read as server and agent read theirs.
 func (r *remote) flagToken() (string, error) {
-	switch {
-	case r.token != "" && r.tokenFile != "":
-		return "", exitf(exitFailed, "pass --token or --token-file, not both")
-	case r.token != "":
-		return r.token, nil
-	case r.tokenFile != "":
-		data, err := os.ReadFile(r.tokenFile)
-		if err != nil {
-			return "", exitf(exitFailed, "--token-file: %v", err)
-		}
-		tok := strings.TrimSpace(string(data))
-		if tok == "" {
-			return "", exitf(exitFailed, "--token-file %s is empty", r.tokenFile)
-		}
-		return tok, nil
+	tok, err := tokenFrom(r.token, r.tokenFile)
+	if err != nil {
+		return "", exitf(exitFailed, "%v", err)
 	}
-	return os.Getenv("FIXPOINT_TOKEN"), nil
+	return tok, nil
 }
 
 // anyAnswers reports whether any of addrs accepts a TCP connection; only a
