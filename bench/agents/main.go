@@ -16,6 +16,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,13 +114,15 @@ func main() {
 	waitConverged(status)
 	initial := time.Since(start)
 	fmt.Printf("%d agents, %d units in %d services: initial fixed point in %.1fs\n", *agents, *agents, *services, initial.Seconds())
-	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %s\n", "change", "woken", "p50", "p99", "max", "others woken")
+	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-13s %s\n", "change", "woken", "p50", "p99", "max", "others woken", "polls woken")
 	var all []time.Duration
 	othersWoken := 0
+	pollsTotal := 0.0
 	for round := 1; round <= *changes; round++ {
 		mu.Lock()
 		woke = map[string]time.Time{}
 		mu.Unlock()
+		polls0 := pollsWoken(addr, token)
 		committed := apply(env(round))
 		waitConverged(status)
 		s := (round - 1) % *services
@@ -138,7 +142,11 @@ func main() {
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		all = append(all, lat...)
 		othersWoken += others
-		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %d\n", s, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100), others)
+		polls := pollsWoken(addr, token) - polls0
+		if polls0 >= 0 {
+			pollsTotal += polls
+		}
+		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-13d %s\n", s, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100), others, wokenCell(polls0, polls))
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	fmt.Printf("all     %-8d %-9s %-9s %-9s\n", len(all), pct(all, 50), pct(all, 99), pct(all, 100))
@@ -148,12 +156,45 @@ func main() {
 	summary, err := json.Marshal(map[string]any{
 		"bench": "agents", "agents": *agents, "services": *services, "changes": *changes,
 		"initial_s": initial.Seconds(), "wake_p50_ms": pctMs(all, 50), "wake_p99_ms": pctMs(all, 99),
-		"wake_max_ms": pctMs(all, 100), "others_woken": othersWoken, "cpu_s": cpu, "peak_rss_mib": rss,
+		"wake_max_ms": pctMs(all, 100), "others_woken": othersWoken, "polls_woken_per_change": pollsTotal / float64(*changes), "cpu_s": cpu, "peak_rss_mib": rss,
 	})
 	check(err)
 	fmt.Println(string(summary))
 	cancel()
 	wg.Wait()
+}
+
+// pollsWoken reads the server's count of work polls woken
+// (fixpoint_work_polls_woken_total), or -1 if it has none.
+func pollsWoken(addr, token string) float64 {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	req, err := http.NewRequest(http.MethodGet, addr+"/metrics", nil)
+	check(err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	check(err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	check(err)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, "fixpoint_work_polls_woken_total "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			check(err)
+			return n
+		}
+	}
+	return -1
+}
+
+// wokenCell shows the polls woken by one change, or "-" for a server that
+// does not count them.
+func wokenCell(before, delta float64) string {
+	if before < 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(delta, 'f', 0, 64)
 }
 
 // pctMs is the p-th percentile of sorted d in milliseconds, or -1 if d is

@@ -161,11 +161,12 @@ var (
 	descErrors    = prometheus.NewDesc("fixpoint_units_in_error", "Units in the error phase.", nil, nil)
 	descDiverged  = prometheus.NewDesc("fixpoint_diverged_units", "Units stopped because they diverged (reconciled too often, or their output oscillates).", nil, nil)
 	descConverged = prometheus.NewDesc("fixpoint_converged", "1 when the environment is at its fixed point.", nil, nil)
+	descWakeups   = prometheus.NewDesc("fixpoint_work_polls_woken_total", "Agents' work polls woken to look for work (a change wakes only the machines with work).", nil, nil)
 	descMachines  = prometheus.NewDesc("fixpoint_machines", "Registered machines by agent state (started, lost).", []string{"state"}, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIndex, descLeader, descContact, descUnits, descQueue, descStale, descErrors, descDiverged, descConverged, descMachines} {
+	for _, d := range []*prometheus.Desc{descIndex, descLeader, descContact, descUnits, descQueue, descStale, descErrors, descDiverged, descConverged, descMachines, descWakeups} {
 		ch <- d
 	}
 }
@@ -189,6 +190,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	if s.ctl == nil {
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(descWakeups, prometheus.CounterValue, float64(s.ctl.Stats().Wakeups))
 	st, err := s.ctl.Status()
 	if err != nil {
 		return
