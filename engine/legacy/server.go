@@ -77,19 +77,25 @@ func (s *server) accept() {
 func (s *server) serve(conn net.Conn) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(ioTimeout))
-	var req request
-	var resp response
-	if err := json.NewDecoder(io.LimitReader(conn, maxRequest)).Decode(&req); err != nil {
-		resp = failure(exitFailed, fmt.Errorf("bad hook tool request: %v", err))
-	} else if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
-		resp = failure(exitFailed, errors.New("hook tool request refused: wrong token"))
-	} else {
-		s.calls.Add(1)
-		resp = s.sess.call(&req)
-	}
+	resp, tool := s.answer(conn)
 	if err := json.NewEncoder(conn).Encode(&resp); err != nil {
-		s.sess.log.Debug("hook tool response not delivered", "tool", req.Tool, "error", err)
+		s.sess.log.Debug("hook tool response not delivered", "tool", tool, "error", err)
 	}
+}
+
+// answer reads one request from r, a hook's and so untrusted, and runs it
+// if it carries the run's token. It returns the response and the tool
+// named.
+func (s *server) answer(r io.Reader) (response, string) {
+	var req request
+	if err := json.NewDecoder(io.LimitReader(r, maxRequest)).Decode(&req); err != nil {
+		return failure(exitFailed, fmt.Errorf("bad hook tool request: %v", err)), ""
+	}
+	if subtle.ConstantTimeCompare([]byte(req.Token), []byte(s.token)) != 1 {
+		return failure(exitFailed, errors.New("hook tool request refused: wrong token")), req.Tool
+	}
+	s.calls.Add(1)
+	return s.sess.call(&req), req.Tool
 }
 
 // close stops accepting, drops connections in flight and waits for their
