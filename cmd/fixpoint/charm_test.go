@@ -232,7 +232,7 @@ func TestCharmTestOldHooks(t *testing.T) {
 
 func TestCharmPackReportsBadMetadata(t *testing.T) {
 	r := fixpoint(t, time.Minute, "charm", "pack", repo("testdata", "broken", "charm-bad-option-type", "charms", "app"))
-	if r.code != exitFailed || !strings.Contains(r.stderr, `charm.cue:2:31: config.options.port.type: option type must be "string", "int", "float" or "boolean"`) {
+	if r.code != exitFailed || !strings.Contains(r.stderr, `charm.cue:2:31: config.options.port.type: option type must be "string", "int", "float", "boolean" or "secret"`) {
 		t.Errorf("exited %d: %s", r.code, r.stderr)
 	}
 	r = fixpoint(t, time.Minute, "charm", "pack", t.TempDir())
