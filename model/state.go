@@ -3,8 +3,6 @@ package model
 import (
 	"fmt"
 	"sort"
-
-	"github.com/fixpoint/fixpoint/charmapi"
 )
 
 // Life is where an object is in its lifecycle.
@@ -152,8 +150,8 @@ type Unit struct {
 	Index    uint64         `json:"index"`
 }
 
-// Number returns N of service/N (charmapi.UnitNumber).
-func (u *Unit) Number() int { return charmapi.UnitNumber(u.Name) }
+// Number returns N of service/N, or -1 when the name is not of that form.
+func (u *Unit) Number() int { return unitNumber(u.Name) }
 
 // UnitError is why a unit is in the error phase.
 type UnitError struct {
@@ -311,14 +309,6 @@ func (s *State) SortedUnits() []string {
 	sort.Slice(names, func(i, j int) bool { return UnitLess(names[i], names[j]) })
 	return names
 }
-
-// UnitLess orders unit names by service, then numerically: web/2 before
-// web/10. The rule is charmapi's, which charms use to list units, so the
-// engine and the charms order units alike.
-func UnitLess(a, b string) bool { return charmapi.UnitLess(a, b) }
-
-// ServiceOf returns the service part of a unit name: "web" for "web/3".
-func ServiceOf(unit string) string { return charmapi.ServiceOf(unit) }
 
 // SortedRelations returns relation ids in increasing order.
 func (s *State) SortedRelations() []int {
