@@ -73,16 +73,28 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			sleep = next.Sub(now)
 		}
 		t := time.NewTimer(sleep) // a negative sleep fires at once
+		c.mu.Lock()
+		c.parked[machine]++
+		c.mu.Unlock()
+		var woken bool
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
 		case <-t.C:
 		case <-ch:
-			t.Stop()
-			c.mu.Lock()
+			woken = true
+		}
+		c.mu.Lock()
+		c.parked[machine]--
+		if woken {
 			c.work.Wakeups++
-			c.mu.Unlock()
+		}
+		c.mu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+			t.Stop()
+			return nil, ctx.Err()
+		case woken:
+			t.Stop()
 			// Let the rest of a burst land before handing work out.
 			select {
 			case <-ctx.Done():

@@ -96,7 +96,9 @@ type Controller struct {
 	// polling counts each machine's open long polls: an agent waiting
 	// for work is alive, however long it waits.
 	polling map[string]int
-	work    WorkStats
+	// parked counts each machine's long polls asleep waiting for a wake.
+	parked map[string]int
+	work   WorkStats
 	// runs counts hand-outs per unit since the views were last rebuilt.
 	runs map[string]int
 	// changed wakes status long polls: views or phases moved.
@@ -124,6 +126,7 @@ func NewController(store Store, opts Options) *Controller {
 		last:     map[string]*charmapi.Universe{},
 		contact:  map[string]time.Time{},
 		polling:  map[string]int{},
+		parked:   map[string]int{},
 		runs:     map[string]int{},
 		changed:  newBroadcast(),
 		ready:    map[string]*broadcast{},

@@ -71,11 +71,11 @@ func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
 			results <- got{m, len(work)}
 		}()
 	}
-	waitFor(t, "every agent polling", func() bool {
+	waitFor(t, "every agent's poll asleep", func() bool {
 		ctl.mu.Lock()
 		defer ctl.mu.Unlock()
 		for _, m := range machines {
-			if ctl.polling[m] == 0 {
+			if ctl.parked[m] == 0 {
 				return false
 			}
 		}
