@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 )
@@ -36,7 +37,7 @@ func main() {
 	services := flag.Int("services", 10, "services the units are spread over")
 	changes := flag.Int("changes", 5, "config changes to measure, one service each")
 	flag.Parse()
-	root := must(repoRoot())
+	root := must(proc.RepoRoot())
 	dir := must(os.MkdirTemp("", "bench-agents-"))
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "fixpoint")
@@ -150,7 +151,7 @@ func main() {
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	fmt.Printf("all     %-8d %-9s %-9s %-9s\n", len(all), pct(all, 50), pct(all, 99), pct(all, 100))
-	cpu, rss := cpuSeconds(srv.Process.Pid)-cpu0, peakRSS(srv.Process.Pid)
+	cpu, rss := cpuSeconds(srv.Process.Pid)-cpu0, proc.PeakRSS(srv.Process.Pid)
 	fmt.Printf("control plane: %.1fs CPU over %.0fs, peak RSS %.0f MiB, %d goroutines polling\n",
 		cpu, time.Since(start).Seconds(), rss, *agents)
 	summary, err := json.Marshal(map[string]any{
@@ -258,20 +259,6 @@ func cpuSeconds(pid int) float64 {
 	return (u + s) / 100 // clock ticks
 }
 
-func peakRSS(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 func waitAddr(path string) string {
 	for i := 0; i < 600; i++ {
 		if data, err := os.ReadFile(path); err == nil {
@@ -284,21 +271,6 @@ func waitAddr(path string) string {
 	}
 	check(fmt.Errorf("%s never appeared", path))
 	return ""
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for ; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("not inside the fixpoint module")
-		}
-	}
 }
 
 func must[T any](v T, err error) T {

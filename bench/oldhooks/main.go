@@ -31,9 +31,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
+	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -117,7 +117,7 @@ type result struct {
 func run(cfg config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root, err := repoRoot()
+	root, err := proc.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -252,23 +252,4 @@ func (r result) summary() string {
 		s += " (" + r.Note + ")"
 	}
 	return s
-}
-
-// repoRoot finds the module's root from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module github.com/fixpoint/fixpoint\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run me inside the fixpoint repository (no go.mod of github.com/fixpoint/fixpoint above the working directory)")
-		}
-		dir = parent
-	}
 }

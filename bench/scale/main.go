@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
@@ -50,7 +51,7 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
 	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file")
 	flag.Parse()
-	root, err := repoRoot()
+	root, err := proc.RepoRoot()
 	check(err)
 	bin := filepath.Join(os.TempDir(), "fixpoint-bench-bin")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/fixpoint")
@@ -130,7 +131,7 @@ relations: "web-db": ["web:db", "db:db"]
 	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
 	st := waitConverged(bin, data, nil, timeout)
 	elapsed := time.Since(start)
-	rss := []float64{peakRSS(up.Process.Pid)}
+	rss := []float64{proc.PeakRSS(up.Process.Pid)}
 	if st == nil {
 		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, tail(out.String()))
 		return summarize(2*n, elapsed, nil, rss)
@@ -256,7 +257,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	var rss []string
 	var rssMiB []float64
 	for _, p := range procs {
-		rssMiB = append(rssMiB, peakRSS(p.Process.Pid))
+		rssMiB = append(rssMiB, proc.PeakRSS(p.Process.Pid))
 		rss = append(rss, fmt.Sprintf("%.0f", rssMiB[len(rssMiB)-1]))
 	}
 	if st == nil {
@@ -378,22 +379,6 @@ func logic(u *charmapi.Universe) *charmapi.Result {
 	return r.Waiting("waiting for db access")
 }
 
-// peakRSS is a process's peak resident set size in MiB.
-func peakRSS(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
 func waitFile(path, key string) string {
 	for i := 0; i < 600; i++ {
 		if data, err := os.ReadFile(path); err == nil {
@@ -406,22 +391,6 @@ func waitFile(path, key string) string {
 	}
 	check(fmt.Errorf("%s never appeared", path))
 	return ""
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("not inside the fixpoint module")
-		}
-		dir = filepath.Dir(dir)
-	}
 }
 
 func ints(s string) []int {

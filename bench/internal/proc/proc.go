@@ -1,0 +1,52 @@
+// Package proc holds what the bench programs need of the machine and the
+// checkout: the repository's root, to build the binaries from, and a
+// process's peak resident memory.
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// RepoRoot returns the fixpoint checkout the working directory is in.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(data), "module github.com/fixpoint/fixpoint\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run me inside the fixpoint repository (no go.mod of github.com/fixpoint/fixpoint above the working directory)")
+		}
+		dir = parent
+	}
+}
+
+// PeakRSS is a live process's peak resident memory (VmHWM) in MiB, or 0
+// if it cannot be read.
+func PeakRSS(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			kb, _ := strconv.ParseFloat(f[0], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
