@@ -161,7 +161,12 @@ func startSecured(t *testing.T) *secured {
 	// No agent for m1/m2 runs: a long TTL keeps their machines from going
 	// lost (a state change) during the test.
 	s.up = startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", s.data, "--agent-ttl", "1h")
-	eventually(t, "up serving", 2*time.Minute, func() (bool, string) { return statusOf(t, s.data) != nil, s.up.out.String() })
+	// Up writes its environment and registers its own machine after it
+	// starts serving; tests that count Raft entries start after both.
+	eventually(t, "up serving, its environment applied and its machine registered", 2*time.Minute, func() (bool, string) {
+		st := statusOf(t, s.data)
+		return st != nil && !st.Applying && st.Machines["local"] != nil, s.up.out.String()
+	})
 	s.base = readEndpoint(t, s.data)
 	s.join = readFile(t, filepath.Join(s.data, joinTokenFile))
 	s.operator = readFile(t, filepath.Join(s.data, operatorTokenFile))
