@@ -37,7 +37,7 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	what := fmt.Sprintf("apply %s (request %s)", cmd.Op, cmd.RequestID)
 	var resp *model.Response
 	var t tried
-	b := newBackoff()
+	var b retrier
 	for {
 		err := s.attempt(&t,
 			func() error {
@@ -121,7 +121,7 @@ func (s *Store) applyInternal(ctx context.Context, tag byte, v any) error {
 	if err != nil {
 		return err
 	}
-	b := newBackoff()
+	var b retrier
 	for {
 		if !s.IsLeader() {
 			return fmt.Errorf("node %s: %w", s.cfg.NodeID, raft.ErrNotLeader)

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/fixpoint/fixpoint/internal/backoff"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
@@ -60,21 +60,18 @@ func definite(err error) bool {
 	return errors.Is(err, ErrNotLeader)
 }
 
-// backoff yields growing, jittered waits for retry loops, as Consul does
-// while there is no leader: short at first, so that an election that is
-// about to finish costs little.
-type backoff struct{ next time.Duration }
+// leaderWait spaces retries while there is no leader, as Consul does:
+// short at first, so that an election that is about to finish costs little.
+var leaderWait = backoff.Policy{Min: 20 * time.Millisecond, Max: time.Second, Jitter: 0.5}
 
-func newBackoff() *backoff { return &backoff{next: 20 * time.Millisecond} }
+// retrier counts a retry loop's attempts.
+type retrier struct{ attempt int }
 
 // wait sleeps for the next interval; it reports false when ctx or the store
 // ended first.
-func (b *backoff) wait(ctx context.Context, s *Store) bool {
-	d := b.next/2 + rand.N(b.next/2+1)
-	if b.next *= 2; b.next > time.Second {
-		b.next = time.Second
-	}
-	t := time.NewTimer(d)
+func (r *retrier) wait(ctx context.Context, s *Store) bool {
+	r.attempt++
+	t := time.NewTimer(leaderWait.Delay(r.attempt))
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/fixpoint/fixpoint/internal/backoff"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
@@ -66,8 +67,7 @@ func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAns
 	if err != nil {
 		return fmt.Errorf("join: %w", err)
 	}
-	wait := 100 * time.Millisecond
-	for {
+	for round := 1; ; round++ {
 		var errs []error
 		for _, addr := range s.cfg.Join {
 			var ans joinAnswer
@@ -85,7 +85,7 @@ func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAns
 			errs = append(errs, fmt.Errorf("join %s: %w", addr, err))
 			s.log.Debug("join attempt failed", "through", addr, "error", err)
 		}
-		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		t := time.NewTimer(joinWait.Delay(round))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -93,11 +93,12 @@ func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAns
 			return fmt.Errorf("node %s could not join through %s: %w: %w",
 				s.cfg.NodeID, strings.Join(s.cfg.Join, ", "), errors.Join(errs...), ctx.Err())
 		}
-		if wait *= 2; wait > 5*time.Second {
-			wait = 5 * time.Second
-		}
 	}
 }
+
+// joinWait spaces the rounds of a join: the members it names may still be
+// starting.
+var joinWait = backoff.Policy{Min: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.5}
 
 // addMember makes a node a voter with the given addresses and records its
 // HTTP address. It runs on the leader. A stale entry with the same id is

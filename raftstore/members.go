@@ -131,7 +131,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 	}
 	what := "remove node " + id
 	var t tried
-	b := newBackoff()
+	var b retrier
 	for {
 		err := s.attempt(&t,
 			func() error { return s.removeMember(ctx, id) },

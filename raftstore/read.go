@@ -29,7 +29,7 @@ func (s *Store) View(fn func(st *model.State) error) error {
 // there is no leader, until ctx ends or no leader was known for leaderHold.
 func (s *Store) Linearize(ctx context.Context) error {
 	var t tried
-	b := newBackoff()
+	var b retrier
 	for {
 		var idx uint64
 		err := s.attempt(&t,

@@ -63,7 +63,7 @@ func (s *Store) RestoreBackup(ctx context.Context, r io.Reader) error {
 		return &badRequest{fmt.Sprintf("restore: not a fixpoint backup: %v", err)}
 	}
 	var t tried
-	b := newBackoff()
+	var b retrier
 	for {
 		err := s.attempt(&t,
 			func() error { return s.applyInternal(ctx, entryReplace, doc) },

@@ -24,7 +24,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
-	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/internal/backoff"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
@@ -177,7 +177,7 @@ func (a *Agent) Run(ctx context.Context) error {
 				break
 			}
 			failures++
-			d := backoff(failures)
+			d := retryDelay(failures)
 			log.Warn("claim work failed; retrying", "error", err, "in", d)
 			sleep(ctx, d)
 			continue
@@ -430,7 +430,7 @@ func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) 
 			log.Error(what+" refused; not retrying", "error", err)
 			return err
 		}
-		d := backoff(i)
+		d := retryDelay(i)
 		log.Warn(what+" failed; retrying", "error", err, "in", d)
 		sleep(ctx, d)
 	}
@@ -446,9 +446,9 @@ func permanent(err error) bool {
 	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != forward.KindUnauthorized
 }
 
-// backoff spaces the agent's retries of the control plane: 100 ms
+// retryDelay spaces the agent's retries of the control plane: 100 ms
 // doubling to 6.4 s, each jittered down by up to half.
-var backoff = schedule.Backoff{Min: 100 * time.Millisecond, Max: 6400 * time.Millisecond, Jitter: 0.5}.Delay
+var retryDelay = backoff.Policy{Min: 100 * time.Millisecond, Max: 6400 * time.Millisecond, Jitter: 0.5}.Delay
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
