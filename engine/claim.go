@@ -17,6 +17,9 @@ type claim struct {
 	seen    *model.Seen
 	at      time.Time // when it was handed out
 	until   time.Time
+	// timer marks an update-status run of a settled unit: it holds no
+	// wave back and leaves the unit settled in status.
+	timer bool
 }
 
 // Work is one stale unit handed to an agent.
@@ -116,7 +119,14 @@ func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Wo
 		// A unit that saw a change but turned out unchanged may have
 		// held the lowest wave: look again without it.
 		if len(names) > 0 || !changedBack {
-			return c.hand(st, machine, names, now), next
+			if len(names) > 0 {
+				return c.hand(st, machine, names, now, false), next
+			}
+			work, at := c.timerWork(st, machine, max, now)
+			if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+				next = at
+			}
+			return work, next
 		}
 	}
 }
@@ -127,7 +137,7 @@ func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Wo
 func (c *Controller) candidates(st *model.State, machine string, now time.Time, next *time.Time) func(func(schedule.Candidate) bool) {
 	return func(yield func(schedule.Candidate) bool) {
 		for name, cl := range c.claims {
-			if v := c.views[name]; v != nil && now.Before(cl.until) {
+			if v := c.views[name]; v != nil && now.Before(cl.until) && !cl.timer {
 				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
 					return
 				}
@@ -180,15 +190,22 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 	return names, next, changedBack
 }
 
-// hand claims names for machine and returns their work.
-func (c *Controller) hand(st *model.State, machine string, names []string, now time.Time) []Work {
+// hand claims names for machine and returns their work; timer says they
+// are update-status runs (timerWork).
+func (c *Controller) hand(st *model.State, machine string, names []string, now time.Time, timer bool) []Work {
 	work := make([]Work, 0, len(names))
 	for _, name := range names {
 		v := c.views[name]
 		u := st.Units[name]
-		uni := schedule.RunUniverse(st, u, v.uni, v.hash, v.seen)
+		var uni charmapi.Universe
+		if timer {
+			uni = schedule.UpdateStatusUniverse(st, u, v.uni, v.hash, v.seen)
+		} else {
+			uni = schedule.RunUniverse(st, u, v.uni, v.hash, v.seen)
+		}
 		ch := st.Charms[uni.Charm]
-		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, at: now, until: now.Add(c.opts.Lease)}
+		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, at: now, until: now.Add(c.opts.Lease),
+			timer: timer || schedule.TimerRun(u, v.hash)}
 		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
 		// The claim holds the universe now; the view keeps only its hash
@@ -198,7 +215,9 @@ func (c *Controller) hand(st *model.State, machine string, names []string, now t
 		if c.outdated[name] == viewCurrent {
 			c.outdated[name] = viewLacksOwnWrites
 		}
-		c.runs[name]++
+		if !timer {
+			c.runs[name]++
+		}
 	}
 	return work
 }

@@ -95,6 +95,9 @@ func (c *Controller) refreshLocked(st *model.State) {
 		// many changes landed meanwhile.
 		for name := range affected {
 			if _, ok := st.Units[name]; !ok {
+				if v := c.views[name]; v != nil {
+					c.dropTimer(name, v.machine)
+				}
 				delete(c.views, name)
 				delete(c.outdated, name)
 				c.queue.Forget(name)
@@ -135,19 +138,30 @@ func (c *Controller) rebuildAll(st *model.State) {
 			delete(c.last, name)
 		}
 	}
+	c.syncTimers()
 }
 
 // rebuild rebuilds one unit's view and its place in the queue.
 func (c *Controller) rebuild(st *model.State, name string) {
 	u, ok := st.Units[name]
+	old := c.views[name]
 	if !ok {
+		if old != nil {
+			c.dropTimer(name, old.machine)
+		}
 		delete(c.views, name)
 		c.queue.Forget(name)
 		return
 	}
 	uni, seen := Build(st, name)
 	h, n := hashCounted(uni)
-	c.views[name] = &view{uni: uni, seen: seen, hash: h, machine: u.Machine, member: schedule.Member(st, u)}
+	v := &view{uni: uni, seen: seen, hash: h, machine: u.Machine, member: schedule.Member(st, u)}
+	c.views[name] = v
+	oldMachine := v.machine
+	if old != nil {
+		oldMachine = old.machine
+	}
+	c.noteView(name, oldMachine, v, c.opts.Now())
 	delete(c.outdated, name)
 	c.work.Rebuilt++
 	c.work.HashedBytes += int64(n)
