@@ -294,8 +294,8 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		check(saveHeap(addrs[0], token, heapProfile))
 	}
 	sum := summarize(total, elapsed, st, rssMiB)
-	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft.db"))
-	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "snapshots", "*", "state.bin"))
+	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft", "raft.db"))
+	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "raft", "snapshots", "*", "state.bin"))
 	if len(snaps) > 0 {
 		sort.Strings(snaps)
 		sum.SnapshotMiB = fileMiB(snaps[len(snaps)-1])
