@@ -25,9 +25,14 @@ func (c *Controller) noteRan(unit, machine string, at time.Time) {
 	m[unit] = at
 }
 
-// noteView keeps unit's timer entry under the machine its view names,
-// starting it at now for a unit not seen before. Called with mu.
-func (c *Controller) noteView(unit, oldMachine string, v *view, now time.Time) {
+// noteView keeps unit's timer entry under the machine its new view v
+// names (old is the view it replaces, if any), starting it at now for a
+// unit not seen before. Called with mu.
+func (c *Controller) noteView(unit string, old, v *view, now time.Time) {
+	oldMachine := v.machine
+	if old != nil {
+		oldMachine = old.machine
+	}
 	last, ok := c.lastRun[oldMachine][unit]
 	if ok && oldMachine != v.machine {
 		c.dropTimer(unit, oldMachine)
@@ -87,19 +92,24 @@ func (c *Controller) timerWork(st *model.State, machine string, max int, now tim
 		}
 	}
 	charmapi.SortUnits(due)
-	var names []string
+	var ps []picked
 	for _, name := range due {
-		if max > 0 && len(names) >= max {
+		if max > 0 && len(ps) >= max {
 			break
 		}
 		if c.outdated[name] != viewCurrent {
-			c.rebuild(st, name)
+			uni, seen := c.rebuild(st, name)
+			// The rebuilt view may show it is not settled after all;
+			// it is then queued for a run of its own.
+			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], c.views[name].hash, c.lastRun[machine][name], c.opts.UpdateStatus, now)
+			if ok && uni != nil {
+				ps = append(ps, picked{name, uni, seen})
+			}
+			continue
 		}
-		// The rebuilt view may show it is not settled after all; it is
-		// then queued for a run of its own.
-		if ok, _ := schedule.UpdateStatusDue(st, st.Units[name], c.views[name].hash, c.lastRun[machine][name], c.opts.UpdateStatus, now); ok {
-			names = append(names, name)
-		}
+		uni, seen := Build(st, name)
+		c.work.Built++
+		ps = append(ps, picked{name, uni, seen})
 	}
-	return c.hand(st, machine, names, now, true), next
+	return c.hand(st, machine, ps, now, true), next
 }
