@@ -280,6 +280,12 @@ func (s *Store) raftConfig(log hclog.Logger, notify chan bool) *raft.Config {
 	// A removed node stays up to answer reads and to be re-added; Nomad
 	// and rqlite do the same.
 	rc.ShutdownOnRemove = false
+	// Proposals queue in a buffer while the leader loop stores the last
+	// batch (an fsync), instead of each waiting for the loop by hand-off;
+	// the loop takes up to MaxAppendEntries of them into the next batch.
+	// Apply's enqueue timeout then no longer bounds a queued proposal; our
+	// callers bound the wait with their context instead.
+	rc.BatchApplyCh = true
 	hb, el := s.cfg.HeartbeatTimeout, s.cfg.ElectionTimeout
 	if loopback(s.raftAddr) {
 		if hb == 0 {

@@ -69,6 +69,7 @@ type Server struct {
 	peers      func(ctx context.Context) []string
 	peerClient *forward.Client
 	applying   applying
+	creds      credentials
 }
 
 // NewServer returns the API of one node.
