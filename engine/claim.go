@@ -200,6 +200,10 @@ func (c *Controller) hand(st *model.State, machine string, names []string, now t
 		}
 		c.runs[name]++
 	}
+	if len(names) > 0 {
+		// Pending to reconciling: status long polls look again.
+		c.changed.notify()
+	}
 	return work
 }
 
@@ -207,10 +211,15 @@ func (c *Controller) hand(st *model.State, machine string, names []string, now t
 func (c *Controller) Release(machine string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	released := false
 	for name, cl := range c.claims {
 		if cl.machine == machine {
 			delete(c.claims, name)
+			released = true
 		}
+	}
+	if released {
+		c.changed.notify()
 	}
 	c.contact[machine] = c.opts.Now()
 	c.wakeQueued()
