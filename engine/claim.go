@@ -9,7 +9,11 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// claim is a unit handed to an agent and not yet reported.
+// claim is a unit handed to an agent and not yet reported. It holds the
+// universe handed out, which the result is checked against; claims are
+// the only universes the controller holds (besides the last reconciled
+// ones of often-run units), so they are bounded by the agents' free hook
+// slots, which is what agents ask for.
 type claim struct {
 	machine string
 	hash    string
@@ -112,13 +116,20 @@ func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Wo
 	c.refreshLocked(st)
 	now := c.opts.Now()
 	for {
-		names, next, changedBack := c.pick(st, machine, max, now)
+		picked, next, changedBack := c.pick(st, machine, max, now)
 		// A unit that saw a change but turned out unchanged may have
 		// held the lowest wave: look again without it.
-		if len(names) > 0 || !changedBack {
-			return c.hand(st, machine, names, now), next
+		if len(picked) > 0 || !changedBack {
+			return c.hand(st, machine, picked, now), next
 		}
 	}
+}
+
+// picked is a unit chosen to run with the universe built for it.
+type picked struct {
+	name string
+	uni  *charmapi.Universe
+	seen *model.Seen
 }
 
 // candidates yields, for schedule.Choose, the running units and the queued
@@ -154,53 +165,56 @@ func (c *Controller) candidates(st *model.State, machine string, now time.Time, 
 	}
 }
 
-// pick chooses up to max units of machine to run now (schedule.Choose),
-// rebuilding the views of those that saw a change. changedBack says one
-// of them turned out unchanged, so the wave must be looked at again.
-func (c *Controller) pick(st *model.State, machine string, max int, now time.Time) (names []string, next time.Time, changedBack bool) {
+// pick chooses up to max units of machine to run now (schedule.Choose)
+// and builds their universes, rebuilding the views of those that saw a
+// change. changedBack says one of them turned out unchanged, so the wave
+// must be looked at again. Only the units handed out have a universe
+// built, so at most max are alive at once.
+func (c *Controller) pick(st *model.State, machine string, max int, now time.Time) (out []picked, next time.Time, changedBack bool) {
 	choice := schedule.Choose(st, c.candidates(st, machine, now, &next), machine, now)
 	if !choice.Next.IsZero() && (next.IsZero() || choice.Next.Before(next)) {
 		next = choice.Next
 	}
 	for _, name := range choice.Run {
-		if max > 0 && len(names) >= max {
+		if max > 0 && len(out) >= max {
 			break
 		}
 		if c.outdated[name] != viewCurrent {
-			c.rebuild(st, name)
+			uni, seen := c.rebuild(st, name)
 			v := c.views[name]
-			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok {
+			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok || uni == nil {
 				// It changed back: it must not hold the wave any more.
 				changedBack = true
 				continue
 			}
+			out = append(out, picked{name, uni, seen})
+			continue
 		}
-		names = append(names, name)
+		// The hash is current: only the content is built, and not
+		// hashed again.
+		uni, seen := Build(st, name)
+		c.work.Built++
+		out = append(out, picked{name, uni, seen})
 	}
-	return names, next, changedBack
+	return out, next, changedBack
 }
 
-// hand claims names for machine and returns their work.
-func (c *Controller) hand(st *model.State, machine string, names []string, now time.Time) []Work {
-	work := make([]Work, 0, len(names))
-	for _, name := range names {
-		v := c.views[name]
-		u := st.Units[name]
-		uni := schedule.RunUniverse(st, u, v.uni, v.hash, v.seen)
+// hand claims the picked units for machine and returns their work. Each
+// claim holds its universe until the result comes back.
+func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time) []Work {
+	work := make([]Work, 0, len(ps))
+	for _, p := range ps {
+		v := c.views[p.name]
+		u := st.Units[p.name]
+		uni := schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
 		ch := st.Charms[uni.Charm]
-		c.claims[name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: v.seen, at: now, until: now.Add(c.opts.Lease)}
-		work = append(work, Work{Unit: name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
+		c.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease)}
+		work = append(work, Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
-		// The claim holds the universe now; the view keeps only its hash
-		// and is rebuilt if it is wanted again. At 10,000 units holding
-		// every universe twice was most of the leader's memory.
-		v.uni = nil
-		if c.outdated[name] == viewCurrent {
-			c.outdated[name] = viewLacksOwnWrites
-		}
-		c.runs[name]++
+		c.runs[p.name]++
 	}
-	if len(names) > 0 {
+	c.work.PeakClaims = max(c.work.PeakClaims, int64(len(c.claims)))
+	if len(ps) > 0 {
 		// Pending to reconciling: status long polls look again.
 		c.changed.notify()
 	}

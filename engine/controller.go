@@ -208,6 +208,12 @@ func (c *Controller) forget() {
 type WorkStats struct {
 	Rebuilt     int64
 	HashedBytes int64
+	// Built counts universes built for hand-out (or explain) whose hash
+	// was already known, so not hashed again.
+	Built int64
+	// PeakClaims is the most claims held at once; each holds the
+	// universe it handed out, the controller's only universes in flight.
+	PeakClaims int64
 	// Wakeups counts work polls woken to look for work.
 	Wakeups int64
 }

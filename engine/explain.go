@@ -32,12 +32,12 @@ func (c *Controller) Explain(unit string) (*Explanation, error) {
 	err := c.store.View(func(st *model.State) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		v := c.currentView(st, unit)
+		v, built, seen := c.currentView(st, unit)
 		u := st.Units[unit]
-		if v == nil || u == nil {
+		if v == nil || built == nil || u == nil {
 			return fmt.Errorf("unit %s does not exist", unit)
 		}
-		uni := schedule.RunUniverse(st, u, v.uni, v.hash, v.seen)
+		uni := schedule.RunUniverse(st, u, built, v.hash, seen)
 		status := c.statusLocked(st).Units[unit]
 		e := &Explanation{Unit: unit, Phase: status.Phase, Stale: v.hash != u.Reconciled, Reconciled: u.Reconciled, Current: v.hash, Events: uni.Events, Error: u.Error}
 		switch last := c.last[unit]; {

@@ -31,8 +31,10 @@ type Report struct {
 var ErrStaleReport = errors.New("report for a universe that is no longer current")
 
 // Accept turns reports from machine's agent into one replicated command.
-// Reports for units this controller did not hand out (say, before a
-// leader change) are taken only when they match the current universe.
+// A report is checked against the universe its claim holds; one without
+// its claim (handed out before a leader change, or dropped meanwhile) is
+// skipped, and the unit simply runs again: the controller keeps no
+// universe beyond the claims, so that memory follows the hooks in flight.
 func (c *Controller) Accept(ctx context.Context, machine string, reports []Report) (*model.Response, error) {
 	if len(reports) == 0 {
 		return &model.Response{}, nil
@@ -44,15 +46,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 	c.contact[machine] = now
 	for _, rep := range reports {
 		cl := c.claims[rep.Unit]
-		if cl == nil || cl.hash != rep.Hash {
-			v := c.views[rep.Unit]
-			if v == nil || v.uni == nil || v.hash != rep.Hash || v.machine != machine {
-				stale = append(stale, rep.Unit)
-				continue
-			}
-			cl = &claim{machine: machine, hash: v.hash, uni: v.uni, seen: v.seen}
-		}
-		if cl.machine != machine {
+		if cl == nil || cl.hash != rep.Hash || cl.machine != machine {
 			stale = append(stale, rep.Unit)
 			continue
 		}

@@ -8,10 +8,14 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// view is the cached universe of one unit at the controller's index.
+// view is what the controller keeps of one unit's universe at its index:
+// the hash, not the universe. Universes are built when they are handed
+// out, held by the claim until the result comes back, and dropped: the
+// memory they take is bounded by the hooks in flight, not by the
+// environment. (Views that kept the universe, or only its Seen record,
+// held one entry per member per unit: 2,000 units of 2,000-member
+// universes took ~2 GiB.)
 type view struct {
-	uni     *charmapi.Universe
-	seen    *model.Seen
 	hash    string
 	machine string
 	member  bool // placed on a registered machine
@@ -23,8 +27,8 @@ type viewState uint8
 const (
 	viewCurrent viewState = iota
 	// viewLacksOwnWrites: the unit's own settings or state moved. Its
-	// hash, which leaves those out, still holds; its content must be
-	// rebuilt before it is handed out.
+	// hash, which leaves those out, still holds; the universe it is
+	// handed (built at hand-out, as always) must carry them.
 	viewLacksOwnWrites
 	// viewHashUnknown: something the unit sees changed: it is stale, and
 	// its hash is unknown until rebuilt.
@@ -118,12 +122,9 @@ func (c *Controller) rebuildAll(st *model.State) {
 	c.outdated = map[string]viewState{}
 	c.runs = map[string]int{}
 	for name := range st.Units {
+		// Only the hash is kept: the universe is garbage at once, so a
+		// new leader of 10,000 units never holds them all.
 		c.rebuild(st, name)
-		// Keep the hash, not the universe: a new leader of 10,000 units
-		// would otherwise hold them all at once. It is rebuilt when the
-		// unit is handed out.
-		c.views[name].uni = nil
-		c.outdated[name] = viewLacksOwnWrites
 	}
 	for name := range c.claims {
 		if _, ok := c.views[name]; !ok {
@@ -137,21 +138,24 @@ func (c *Controller) rebuildAll(st *model.State) {
 	}
 }
 
-// rebuild rebuilds one unit's view and its place in the queue.
-func (c *Controller) rebuild(st *model.State, name string) {
+// rebuild rebuilds one unit's view and its place in the queue, and
+// returns the universe it hashed (nil if the unit is gone) with the Seen
+// record its reconcile leaves; the view keeps neither.
+func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
 	u, ok := st.Units[name]
 	if !ok {
 		delete(c.views, name)
 		c.queue.Forget(name)
-		return
+		return nil, nil
 	}
 	uni, seen := Build(st, name)
 	h, n := hashCounted(uni)
-	c.views[name] = &view{uni: uni, seen: seen, hash: h, machine: u.Machine, member: schedule.Member(st, u)}
+	c.views[name] = &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
 	delete(c.outdated, name)
 	c.work.Rebuilt++
 	c.work.HashedBytes += int64(n)
 	c.requeue(st, name)
+	return uni, seen
 }
 
 // requeue puts a unit in the queue if it may need a run, with the wait the
@@ -190,14 +194,23 @@ func (c *Controller) watchers(st *model.State, unit string, rel int, set map[str
 	}
 }
 
-// currentView brings unit's view up to st, or returns nil if the unit is
-// gone. Called with mu.
-func (c *Controller) currentView(st *model.State, unit string) *view {
+// currentView brings unit's view up to st and returns it with the
+// universe it stands for and the Seen record that universe's reconcile
+// leaves, or nil if the unit is gone. The caller holds the universe only
+// as long as it needs it. Called with mu.
+func (c *Controller) currentView(st *model.State, unit string) (*view, *charmapi.Universe, *model.Seen) {
 	c.refreshLocked(st)
-	if c.outdated[unit] != viewCurrent || (c.views[unit] != nil && c.views[unit].uni == nil) {
-		c.rebuild(st, unit)
+	if c.outdated[unit] != viewCurrent {
+		uni, seen := c.rebuild(st, unit)
+		return c.views[unit], uni, seen
 	}
-	return c.views[unit]
+	v := c.views[unit]
+	if v == nil {
+		return nil, nil, nil
+	}
+	uni, seen := Build(st, unit)
+	c.work.Built++
+	return v, uni, seen
 }
 
 // Universe returns what unit's hook would be given now, events included.
@@ -206,11 +219,11 @@ func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
 	err := c.store.View(func(st *model.State) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		v := c.currentView(st, unit)
-		if v == nil {
+		v, built, seen := c.currentView(st, unit)
+		if v == nil || built == nil {
 			return fmt.Errorf("unit %s does not exist (units: %d in the environment)", unit, len(st.Units))
 		}
-		uni := schedule.RunUniverse(st, st.Units[unit], v.uni, v.hash, v.seen)
+		uni := schedule.RunUniverse(st, st.Units[unit], built, v.hash, seen)
 		out = &uni
 		return nil
 	})

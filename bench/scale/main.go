@@ -42,18 +42,27 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-var heapProfile string
+var (
+	heapProfile string
+	// binDir holds the binary under test; check removes it on the way out.
+	binDir string
+)
 
 func main() {
 	mode := flag.String("mode", "relate", "relate or cluster")
 	ns := flag.String("n", "10,100", "relate: sizes N of the N<->N relation")
 	units := flag.String("units", "1000", "cluster: total units")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
-	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file")
+	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file; relate: up's heap profile when its resident memory was highest")
 	flag.Parse()
 	root, err := proc.RepoRoot()
 	check(err)
-	bin := filepath.Join(os.TempDir(), "fixpoint-bench-bin")
+	// A binary of this run's own: a rebuild by another run (another
+	// checkout, another commit) must not change it mid-measurement.
+	binDir, err = os.MkdirTemp("", "scale-bin-")
+	check(err)
+	defer os.RemoveAll(binDir)
+	bin := filepath.Join(binDir, "fixpoint")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/fixpoint")
 	build.Dir, build.Stderr = root, os.Stderr
 	check(build.Run())
@@ -129,7 +138,17 @@ relations: "web-db": ["web:db", "db:db"]
 	up.Stdout, up.Stderr = &out, &out
 	check(up.Start())
 	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		if heapProfile != "" {
+			sampleHeap(up.Process.Pid, data, heapProfile, stopSampling)
+		}
+	}()
 	st := waitConverged(bin, data, nil, timeout)
+	close(stopSampling)
+	<-sampled
 	elapsed := time.Since(start)
 	rss := []float64{proc.PeakRSS(up.Process.Pid)}
 	if st == nil {
@@ -275,8 +294,8 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		check(saveHeap(addrs[0], token, heapProfile))
 	}
 	sum := summarize(total, elapsed, st, rssMiB)
-	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft.db"))
-	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "snapshots", "*", "state.bin"))
+	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft", "raft.db"))
+	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "raft", "snapshots", "*", "state.bin"))
 	if len(snaps) > 0 {
 		sort.Strings(snaps)
 		sum.SnapshotMiB = fileMiB(snaps[len(snaps)-1])
@@ -308,6 +327,40 @@ func saveHeap(addr, token, path string) error {
 		return fmt.Errorf("heap profile of %s: %w", addr, err)
 	}
 	return os.WriteFile(path, data, 0o600)
+}
+
+// sampleHeap saves up's heap profile to path whenever up's resident memory
+// is the highest seen so far, until stop: the peak is mid-run, while
+// universes are in flight, not at the fixed point.
+func sampleHeap(pid int, data, path string, stop <-chan struct{}) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	high := 0.0
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		rss := proc.RSS(pid)
+		if rss <= high*1.02 {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(data, "controller.json"))
+		if err != nil {
+			continue
+		}
+		var ep struct{ Addr, Token string }
+		if json.Unmarshal(raw, &ep) != nil || ep.Addr == "" {
+			continue
+		}
+		if err := saveHeap(ep.Addr, ep.Token, path); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			continue
+		}
+		high = rss
+		fmt.Fprintf(os.Stderr, "scale: heap profile at %.0f MiB resident\n", rss)
+	}
 }
 
 // fileMiB is a file's size in MiB, 0 if it cannot be read.
@@ -418,6 +471,9 @@ func must[T any](v T, err error) T {
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
+		if binDir != "" {
+			_ = os.RemoveAll(binDir)
+		}
 		os.Exit(1)
 	}
 }

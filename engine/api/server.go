@@ -337,16 +337,17 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = min(d, 5*time.Minute)
 	}
-	max, _ := strconv.Atoi(q.Get("max"))
+	max, err := workMax(q.Get("max"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
 	work, err := s.ctl.Claim(r.Context(), machine, max, wait)
 	if err != nil && r.Context().Err() == nil {
 		writeError(w, http.StatusInternalServerError, "claim: %v", err)
 		return
 	}
-	if work == nil {
-		work = []engine.Work{}
-	}
-	writeCompact(w, http.StatusOK, work)
+	writeWork(w, work)
 }
 
 // Heartbeat is the body of POST /v1/agent/heartbeat: the units the agent

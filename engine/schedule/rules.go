@@ -101,7 +101,8 @@ func Events(st *model.State, unit string, before, after *model.Seen) []charmapi.
 		}
 		ep, _ := r.Endpoint(svc)
 		remote, _ := r.Remote(svc)
-		return events.RelInfo{RemoteApp: remote.Service, Peer: ep.Role == model.Peer}, true
+		rev := func(unit string) (uint64, bool) { return st.SettingsRev(id, unit) }
+		return events.RelInfo{RemoteApp: remote.Service, Peer: ep.Role == model.Peer, Revision: rev}, true
 	}
 	evs := events.Derive(events.FromSeen(unit, before, lookup), events.FromSeen(unit, after, lookup))
 	if evs == nil {

@@ -50,3 +50,23 @@ func PeakRSS(pid int) float64 {
 	}
 	return 0
 }
+
+// RSS is a live process's current resident memory (VmRSS) in MiB, or 0 if
+// it cannot be read.
+func RSS(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			kb, _ := strconv.ParseFloat(f[0], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
