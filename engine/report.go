@@ -51,6 +51,8 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 			continue
 		}
 		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.last[rep.Unit])
+		res.Timer = cl.timer
+		c.noteRan(rep.Unit, machine, now)
 		if res.Error != "" {
 			res.RetryAt = c.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
 		}

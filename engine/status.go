@@ -141,7 +141,8 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		v := c.views[name]
 		cl := c.claims[name]
 		switch {
-		case cl != nil && now.Before(cl.until):
+		case cl != nil && now.Before(cl.until) && !cl.timer:
+			// An update-status run leaves a settled unit settled.
 			us.Phase = Reconciling
 		case u.Error != nil && u.Resolved == nil:
 			us.Phase = Error
