@@ -362,6 +362,11 @@ func (s *Store) Close() error {
 // the state View shows.
 func (s *Store) Index() uint64 { return s.fsm.appliedIndex() }
 
+// AppliedAt is when this node applied entry index, if the entry is one of
+// the last few thousand: a change's start, for measuring how long it takes
+// to reach the agents (GET /v1/debug/applied).
+func (s *Store) AppliedAt(index uint64) (time.Time, bool) { return s.fsm.appliedAt(index) }
+
 // IsLeader reports whether this node is the leader now.
 func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
 

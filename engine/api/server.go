@@ -100,6 +100,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/agent/work", s.leaderOnly(s.work))
 	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
 	// Profiles of a live node, for the operator only (see authorize).
+	s.mux.HandleFunc("GET /v1/debug/applied", s.leaderOnly(s.applied))
 	s.mux.HandleFunc("/debug/pprof/", pprof.Index)
 	s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
