@@ -44,6 +44,7 @@ import (
 
 var (
 	heapProfile string
+	cpuProfile  string
 	// binDir holds the binary under test; check removes it on the way out.
 	binDir string
 )
@@ -54,6 +55,7 @@ func main() {
 	units := flag.String("units", "1000", "cluster: total units")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
 	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file; relate: up's heap profile when its resident memory was highest")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from 20 s after its start, to this file")
 	flag.Parse()
 	root, err := proc.RepoRoot()
 	check(err)
@@ -146,6 +148,14 @@ relations: "web-db": ["web:db", "db:db"]
 			sampleHeap(up.Process.Pid, data, heapProfile, stopSampling)
 		}
 	}()
+	if cpuProfile != "" {
+		go func() {
+			time.Sleep(20 * time.Second)
+			if err := saveProfile(data, "/debug/pprof/profile?seconds=60", cpuProfile); err != nil {
+				fmt.Fprintln(os.Stderr, "scale:", err)
+			}
+		}()
+	}
 	st := waitConverged(bin, data, nil, timeout)
 	close(stopSampling)
 	<-sampled
@@ -304,27 +314,46 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	return sum
 }
 
+// saveProfile writes the profile at what (a /debug/pprof URL) of the
+// up running on data to path.
+func saveProfile(data, what, path string) error {
+	raw, err := os.ReadFile(filepath.Join(data, "controller.json"))
+	if err != nil {
+		return fmt.Errorf("up's endpoint: %w", err)
+	}
+	var ep struct{ Addr, Token string }
+	if err := json.Unmarshal(raw, &ep); err != nil || ep.Addr == "" {
+		return fmt.Errorf("up's endpoint: %q", raw)
+	}
+	return fetchProfile(ep.Addr, ep.Token, what, path)
+}
+
 // saveHeap writes a node's heap profile (after a GC) to path.
 func saveHeap(addr, token, path string) error {
+	return fetchProfile(addr, token, "/debug/pprof/heap?gc=1", path)
+}
+
+// fetchProfile writes the profile at what from the node at addr to path.
+func fetchProfile(addr, token, what, path string) error {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
-	req, err := http.NewRequest(http.MethodGet, addr+"/debug/pprof/heap?gc=1", nil)
+	req, err := http.NewRequest(http.MethodGet, addr+what, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("heap profile of %s: %w", addr, err)
+		return fmt.Errorf("%s of %s: %w", what, addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("heap profile of %s: %s", addr, resp.Status)
+		return fmt.Errorf("%s of %s: %s", what, addr, resp.Status)
 	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("heap profile of %s: %w", addr, err)
+		return fmt.Errorf("%s of %s: %w", what, addr, err)
 	}
 	return os.WriteFile(path, data, 0o600)
 }
@@ -346,15 +375,7 @@ func sampleHeap(pid int, data, path string, stop <-chan struct{}) {
 		if rss <= high*1.02 {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(data, "controller.json"))
-		if err != nil {
-			continue
-		}
-		var ep struct{ Addr, Token string }
-		if json.Unmarshal(raw, &ep) != nil || ep.Addr == "" {
-			continue
-		}
-		if err := saveHeap(ep.Addr, ep.Token, path); err != nil {
+		if err := saveProfile(data, "/debug/pprof/heap?gc=1", path); err != nil {
 			fmt.Fprintln(os.Stderr, "scale:", err)
 			continue
 		}
