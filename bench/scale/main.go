@@ -102,6 +102,11 @@ type summary struct {
 	// snapshot on disk (cluster mode).
 	RaftDBMiB   float64 `json:"raft_db_mib,omitempty"`
 	SnapshotMiB float64 `json:"snapshot_mib,omitempty"`
+	// UpCPU and HooksCPU are the CPU seconds of fixpoint up itself and of
+	// the hook processes it ran (relate mode): which of the two the time
+	// to the fixed point is bound by.
+	UpCPU    float64 `json:"up_cpu_s,omitempty"`
+	HooksCPU float64 `json:"hooks_cpu_s,omitempty"`
 }
 
 // summarize fills a summary from a converged status (nil: none reached).
@@ -161,12 +166,16 @@ relations: "web-db": ["web:db", "db:db"]
 	<-sampled
 	elapsed := time.Since(start)
 	rss := []float64{proc.PeakRSS(up.Process.Pid)}
+	upCPU, hooksCPU := proc.CPU(up.Process.Pid)
 	if st == nil {
 		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, tail(out.String()))
 		return summarize(2*n, elapsed, nil, rss)
 	}
 	printRuns(fmt.Sprintf("%-6d %-6d %-10.1f", n, len(st.Units), elapsed.Seconds()), st)
-	return summarize(2*n, elapsed, st, rss)
+	fmt.Printf("       peak RSS %.0f MiB; CPU: up %.1f s, hooks %.1f s\n", rss[0], upCPU, hooksCPU)
+	sum := summarize(2*n, elapsed, st, rss)
+	sum.UpCPU, sum.HooksCPU = upCPU, hooksCPU
+	return sum
 }
 
 // waitConverged polls `status --format json` until the fixed point.
