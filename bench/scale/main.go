@@ -45,6 +45,8 @@ import (
 var (
 	heapProfile string
 	cpuProfile  string
+	// cpuProfileAt is when, after up starts, its CPU profile starts.
+	cpuProfileAt time.Duration
 	// binDir holds the binary under test; check removes it on the way out.
 	binDir string
 )
@@ -55,7 +57,8 @@ func main() {
 	units := flag.String("units", "1000", "cluster: total units")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
 	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file; relate: up's heap profile when its resident memory was highest")
-	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from 20 s after its start, to this file")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from -cpuprofile-at after its start, to this file")
+	flag.DurationVar(&cpuProfileAt, "cpuprofile-at", 20*time.Second, "relate: when to start the CPU profile")
 	flag.Parse()
 	root, err := proc.RepoRoot()
 	check(err)
@@ -155,7 +158,7 @@ relations: "web-db": ["web:db", "db:db"]
 	}()
 	if cpuProfile != "" {
 		go func() {
-			time.Sleep(20 * time.Second)
+			time.Sleep(cpuProfileAt)
 			if err := saveProfile(data, "/debug/pprof/profile?seconds=60", cpuProfile); err != nil {
 				fmt.Fprintln(os.Stderr, "scale:", err)
 			}
