@@ -36,7 +36,7 @@ func BenchmarkMemoryPerUnit(b *testing.B) {
 		for _, u := range st.Units {
 			if u.Seen != nil {
 				for _, r := range u.Seen.Relations {
-					seen += len(r.Members)
+					seen += r.Members.Len()
 				}
 			}
 		}

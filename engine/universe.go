@@ -72,7 +72,7 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 			RemoteApp:     map[string]string{}, // a peer has no remote service
 			Units:         map[string]map[string]string{},
 		}
-		sr := &model.SeenRelation{Endpoint: local.Name, Members: map[string]uint64{}}
+		sr := &model.SeenRelation{Endpoint: local.Name}
 		if local.Role != model.Peer {
 			rel.RemoteApp = bagData(r.App[remote.Service])
 			if b := r.App[remote.Service]; b != nil {
@@ -85,15 +85,19 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 				sr.App = b.Rev
 			}
 		}
-		for _, m := range st.RemoteMembers(u, r) {
+		remoteMembers := st.RemoteMembers(u, r)
+		names := make([]string, len(remoteMembers))
+		for i, m := range remoteMembers {
 			b := m.Settings[r.ID]
 			rel.Units[m.Name] = withAddress(bagData(b), st.Address(m))
+			names[i] = m.Name
 			if b != nil {
-				sr.Members[m.Name] = b.Rev
-			} else {
-				sr.Members[m.Name] = 0
+				// The highest revision seen marks what this universe
+				// holds (model.SeenRelation.At).
+				sr.At = max(sr.At, b.Rev)
 			}
 		}
+		sr.Members = model.NewMembers(names)
 		uni.Relations = append(uni.Relations, rel)
 		if seen.Relations == nil {
 			seen.Relations = map[int]*model.SeenRelation{}

@@ -31,10 +31,8 @@ func (s *State) stillSeen(r *Relation, unit string) bool {
 			if o.Name == unit || o.Seen == nil {
 				continue
 			}
-			if sr := o.Seen.Relations[r.ID]; sr != nil {
-				if _, ok := sr.Members[unit]; ok {
-					return true
-				}
+			if sr := o.Seen.Relations[r.ID]; sr != nil && sr.Members.Has(unit) {
+				return true
 			}
 		}
 	}

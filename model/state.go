@@ -166,35 +166,15 @@ type UnitError struct {
 	RetryAt int64 `json:"retry_at,omitempty"`
 	// Seen is what the failed universe saw, for resolved --no-retry.
 	Seen *Seen `json:"seen,omitempty"`
+	// Timer says the failed run was an update-status run of a settled
+	// unit: its retry is one too.
+	Timer bool `json:"timer,omitempty"`
 }
 
 // Resolved is an operator's request to move a unit out of error.
 type Resolved struct {
 	NoRetry bool   `json:"no_retry"`
 	Index   uint64 `json:"index"`
-}
-
-// Seen records what a unit's last successful reconcile saw: enough to
-// derive the legacy events between it and a later universe.
-type Seen struct {
-	Life      Life   `json:"life"`
-	Charm     string `json:"charm"`
-	ConfigRev uint64 `json:"config_rev"`
-	Leader    bool   `json:"leader"`
-	LeaderRev uint64 `json:"leader_rev"`
-	// Address is the unit's own address: Juju runs config-changed when
-	// it moves.
-	Address   string                `json:"address,omitempty"`
-	Relations map[int]*SeenRelation `json:"relations,omitempty"`
-}
-
-// SeenRelation is one relation as a unit last saw it.
-type SeenRelation struct {
-	Endpoint string `json:"endpoint"`
-	// Members maps each remote member to its settings revision.
-	Members map[string]uint64 `json:"members"`
-	// App is the remote service's bag revision.
-	App uint64 `json:"app"`
 }
 
 // Relation joins one endpoint (peer) or two.

@@ -13,6 +13,11 @@ type RelInfo struct {
 	RemoteApp string
 	// Peer marks a peer relation.
 	Peer bool
+	// Revision tells a member's settings revision in the relation now
+	// (0 for none); ok is false for a unit that is gone. A Seen keeps only
+	// a mark per relation (model.SeenRelation.At), so whether a member
+	// moved is read against the state.
+	Revision func(unit string) (rev uint64, ok bool)
 }
 
 // FromSeen converts what a unit's last successful reconcile saw (the
@@ -46,16 +51,16 @@ func FromSeen(unit string, seen *model.Seen, lookup func(id int) (RelInfo, bool)
 		if sr == nil {
 			continue
 		}
-		r := &RelSnap{ID: id, Endpoint: sr.Endpoint, Alive: true, Members: make(map[string]string, len(sr.Members))}
-		for u, rev := range sr.Members {
-			r.Members[u] = strconv.FormatUint(rev, 10)
-		}
+		r := &RelSnap{ID: id, Endpoint: sr.Endpoint, Alive: true, Members: map[string]string{}}
 		// Revision 0 is a bag never written; Juju likewise fires no
 		// app-bag hook for version 0 (relation/resolver.go).
 		r.App = revToken(sr.App)
 		info, ok := RelInfo{}, false
 		if lookup != nil {
 			info, ok = lookup(id)
+		}
+		for u := range sr.Members.All() {
+			r.Members[u] = memberToken(sr, u, info.Revision)
 		}
 		if ok {
 			r.RemoteApp, r.Peer = info.RemoteApp, info.Peer
@@ -77,4 +82,21 @@ func revToken(rev uint64) string {
 		return ""
 	}
 	return strconv.FormatUint(rev, 10)
+}
+
+// memberToken is member u's token in what sr saw, given its revision now.
+// A bag at or below the mark is the one the unit saw: its token is its
+// revision, which any Seen that saw the same bag gives too. A bag above the
+// mark changed after sr was seen: its token names the mark, so it differs
+// from the token of a later Seen that saw the new bag (whose mark is at or
+// above it), and a member whose bag stayed put gets one token from both.
+// A unit gone from the state can only have departed; its token matters to
+// nobody.
+func memberToken(sr *model.SeenRelation, u string, revision func(string) (uint64, bool)) string {
+	if revision != nil {
+		if rev, ok := revision(u); ok && !sr.ChangedSince(rev) {
+			return strconv.FormatUint(rev, 10)
+		}
+	}
+	return "after-" + strconv.FormatUint(sr.At, 10)
 }

@@ -12,20 +12,24 @@ func TestFromSeen(t *testing.T) {
 	if s := FromSeen("web/0", nil, nil); s.Installed || len(s.Relations) != 0 {
 		t.Fatalf("FromSeen(nil) = %+v; want a never-installed snapshot", s)
 	}
+	members := func(names ...string) model.Members { return model.NewMembers(names) }
 	seen := &model.Seen{
 		Life: model.Alive, Charm: "sha256:aa", ConfigRev: 4, Leader: false, LeaderRev: 9,
 		Relations: map[int]*model.SeenRelation{
-			3: {Endpoint: "db", Members: map[string]uint64{"db/0": 12, "db/1": 15}, App: 0},
-			1: {Endpoint: "cluster", Members: map[string]uint64{"web/1": 7}, App: 20},
-			5: {Endpoint: "log", Members: map[string]uint64{}},
+			3: {Endpoint: "db", Members: members("db/0", "db/1"), At: 15, App: 0},
+			1: {Endpoint: "cluster", Members: members("web/1"), At: 7, App: 20},
+			5: {Endpoint: "log"},
 		},
 	}
+	// revs are the members' settings revisions now, per relation.
+	revs := map[int]map[string]uint64{3: {"db/0": 12, "db/1": 15}, 1: {"web/1": 7}}
 	lookup := func(id int) (RelInfo, bool) {
+		rev := func(u string) (uint64, bool) { r, ok := revs[id][u]; return r, ok }
 		switch id {
 		case 3:
-			return RelInfo{RemoteApp: "db"}, true
+			return RelInfo{RemoteApp: "db", Revision: rev}, true
 		case 1:
-			return RelInfo{RemoteApp: "web", Peer: true}, true
+			return RelInfo{RemoteApp: "web", Peer: true, Revision: rev}, true
 		}
 		return RelInfo{}, false // relation 5 is no longer in the state
 	}
@@ -57,21 +61,23 @@ func TestFromSeen(t *testing.T) {
 		t.Errorf("db:3 without lookup = %+v", d)
 	}
 
-	// The same Seen with one member's revision bumped derives one changed.
+	// db/1 writes at 30 and db/0 not: a Seen taken after (mark 30)
+	// derives one changed, for db/1 only; the same Seen again derives
+	// nothing.
+	revs[3]["db/1"] = 30
 	next := *seen
 	next.Relations = map[int]*model.SeenRelation{}
 	for id, r := range seen.Relations {
 		c := *r
-		c.Members = map[string]uint64{}
-		for u, rev := range r.Members {
-			c.Members[u] = rev
-		}
 		next.Relations[id] = &c
 	}
-	next.Relations[3].Members["db/1"] = 30
+	next.Relations[3].At = 30
 	got := lines(Derive(FromSeen("web/0", seen, lookup), FromSeen("web/0", &next, lookup)))
 	if strings.Join(got, ",") != "db-relation-changed db:3 db/1" {
 		t.Errorf("Derive over Seen = %v", got)
+	}
+	if got := Derive(FromSeen("web/0", &next, lookup), FromSeen("web/0", &next, lookup)); len(got) != 0 {
+		t.Errorf("Derive of a Seen against itself = %v", lines(got))
 	}
 }
 

@@ -25,7 +25,7 @@ func withDeparted(st *model.State, uni charmapi.Universe, seen *model.Seen) char
 			continue
 		}
 		var departed map[string]map[string]string
-		for name := range sr.Members {
+		for name := range sr.Members.All() {
 			if _, still := r.Units[name]; still {
 				continue
 			}
