@@ -124,7 +124,7 @@ func main() {
 	waitConverged(status)
 	initial := time.Since(start)
 	fmt.Printf("%d agents, %d units in %d services: initial fixed point in %.1fs\n", *agents, *agents, *services, initial.Seconds())
-	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-13s %-12s %s\n", "change", "woken", "p50", "p99", "max", "others woken", "polls woken", "apply exit")
+	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-9s %-13s %-12s %s\n", "change", "woken", "first", "p50", "p99", "max", "others woken", "polls woken", "apply exit")
 	profiled := make(chan error, 1)
 	if *cpuprofile != "" {
 		go func() { profiled <- cpuProfile(addr, token, *profileFor, *cpuprofile) }()
@@ -162,12 +162,12 @@ func main() {
 		if polls0 >= 0 {
 			pollsTotal += polls
 		}
-		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-13d %-12s +%s\n", s, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100), others, wokenCell(polls0, polls),
+		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-9s %-13d %-12s +%s\n", s, len(lat), pct(lat, 0), pct(lat, 50), pct(lat, 99), pct(lat, 100), others, wokenCell(polls0, polls),
 			exited.Sub(committed).Round(100*time.Microsecond))
 	}
 	check(<-profiled)
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	fmt.Printf("all     %-8d %-9s %-9s %-9s\n", len(all), pct(all, 50), pct(all, 99), pct(all, 100))
+	fmt.Printf("all     %-8d %-9s %-9s %-9s %-9s\n", len(all), pct(all, 0), pct(all, 50), pct(all, 99), pct(all, 100))
 	cpu, rss := cpuSeconds(srv.Process.Pid)-cpu0, proc.PeakRSS(srv.Process.Pid)
 	fmt.Printf("control plane: %.1fs CPU over %.0fs, peak RSS %.0f MiB, %d goroutines polling\n",
 		cpu, time.Since(start).Seconds(), rss, *agents)
