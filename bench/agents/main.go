@@ -244,9 +244,18 @@ func unitService(c *api.Client, machine string) string {
 // the status it last saw: a unit that settles without a new log entry (its
 // claim ends, its rebuilt universe hashes as before) moves the status
 // generation, which ends the wait, so the polls can be long.
+//
+// Polls are spaced by 100 ms, as fixpoint wait spaces them: every hand-out
+// and result moves the generation, and each answer is a full status of
+// 1,000 units computed under the lock the hand-outs take.
 func waitConverged(c *api.Client) {
 	var last *engine.Status
+	var asked time.Time
 	for {
+		if d := time.Until(asked.Add(100 * time.Millisecond)); d > 0 {
+			time.Sleep(d) // pacing, not synchronisation: the generation misses nothing
+		}
+		asked = time.Now()
 		st, err := c.WaitStatus(context.Background(), false, last, 30*time.Second)
 		check(err)
 		if st.Converged && len(st.Units) > 0 {
