@@ -235,6 +235,10 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 		}
 	}
 	c.work.PeakClaims = max(c.work.PeakClaims, int64(len(c.claims)))
+	if len(ps) > 0 {
+		// Pending to reconciling: status long polls look again.
+		c.changed.notify()
+	}
 	return work
 }
 
@@ -242,10 +246,15 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 func (c *Controller) Release(machine string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	released := false
 	for name, cl := range c.claims {
 		if cl.machine == machine {
 			delete(c.claims, name)
+			released = true
 		}
+	}
+	if released {
+		c.changed.notify()
 	}
 	c.contact[machine] = c.opts.Now()
 	c.wakeQueued()

@@ -185,6 +185,23 @@ func (c *Controller) Changed() <-chan struct{} {
 	return c.changed.wait()
 }
 
+// ChangedSince is closed once what status shows moved past generation gen
+// (Status.Generation): at once if it already has. A status long poll that
+// passes the generation it last saw misses no change in between.
+func (c *Controller) ChangedSince(gen uint64) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed.since(gen)
+}
+
+// NoteChange moves the status generation for a change status shows that
+// the controller does not hold (the API's "applying environment").
+func (c *Controller) NoteChange() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changed.notify()
+}
+
 // forget drops every view: the next refresh rebuilds them all.
 func (c *Controller) forget() {
 	c.mu.Lock()

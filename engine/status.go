@@ -21,7 +21,11 @@ const (
 
 // Status is the environment as `fixpoint status` shows it.
 type Status struct {
-	Index       uint64 `json:"index"`
+	Index uint64 `json:"index"`
+	// Generation moves with every change of what status shows, those
+	// without a new entry included (a claim taken or ended, a unit found
+	// unchanged); a long poll passes it to wait for the next.
+	Generation  uint64 `json:"generation"`
 	Environment string `json:"environment,omitempty"`
 	// Applying is set while the environment a starting `up` was given is
 	// not applied yet: until then nothing is converged.
@@ -123,6 +127,7 @@ func (c *Controller) Status() (*Status, error) {
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
 		out = c.statusLocked(st)
+		out.Generation = c.changed.gen
 		return nil
 	})
 	return out, err

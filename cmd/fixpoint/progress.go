@@ -186,9 +186,10 @@ func (p *progress) done() {
 	}
 }
 
-// statusSource is what waitConverged polls.
+// statusSource is what waitConverged polls: WaitStatus returns once the
+// status moved past prev, a phase change without a new entry included.
 type statusSource interface {
-	Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error)
+	WaitStatus(ctx context.Context, stale bool, prev *engine.Status, wait time.Duration) (*engine.Status, error)
 }
 
 // waitConverged follows status until the fixed point, a unit error or
@@ -202,10 +203,14 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 	if p != nil {
 		defer p.done()
 	}
-	var index uint64
 	var last *engine.Status
+	var asked time.Time
 	for {
-		st, err := c.Status(ctx, false, index, 10*time.Second)
+		if !pace(ctx, asked) {
+			return exitTimeout, last, nil
+		}
+		asked = time.Now()
+		st, err := c.WaitStatus(ctx, false, last, 10*time.Second)
 		if err != nil {
 			if ctx.Err() != nil {
 				return exitTimeout, last, nil
@@ -222,16 +227,41 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 		if unit, _ := st.FirstError(); unit != "" && stopOnError {
 			return exitUnitErr, st, nil
 		}
-		index = st.Index
+	}
+}
+
+// statusPace spaces a follower's status polls. Every hand-out and every
+// result moves the status generation, and at 1,000 units each answer is a
+// full status computed under the controller's lock, which the hand-outs
+// wait for; ten answers a second are plenty to watch, and nothing is
+// missed in between: the next poll passes the generation it last saw.
+const statusPace = 100 * time.Millisecond
+
+// pace waits until statusPace after the last poll was sent (asked); false
+// if ctx ended first.
+func pace(ctx context.Context, asked time.Time) bool {
+	d := time.Until(asked.Add(statusPace))
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
 // follow shows progress until ctx ends, at every change of the state.
 func follow(ctx context.Context, c statusSource, p *progress) {
 	defer p.done()
-	var index uint64
-	for ctx.Err() == nil {
-		st, err := c.Status(ctx, false, index, 30*time.Second)
+	var last *engine.Status
+	var asked time.Time
+	for pace(ctx, asked) {
+		asked = time.Now()
+		st, err := c.WaitStatus(ctx, false, last, 30*time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
 				time.Sleep(time.Second) // the node is going away; try again
@@ -239,6 +269,6 @@ func follow(ctx context.Context, c statusSource, p *progress) {
 			continue
 		}
 		p.update(st)
-		index = st.Index
+		last = st
 	}
 }
