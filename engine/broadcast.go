@@ -3,7 +3,12 @@ package engine
 // broadcast wakes everyone waiting for the next change: waiters take the
 // channel from wait and block on it; notify closes it and starts the next
 // one. The caller's lock guards it.
-type broadcast struct{ ch chan struct{} }
+type broadcast struct {
+	ch chan struct{}
+	// gen counts notifies: a waiter that read gen with what it saw
+	// learns of a notify it was not yet waiting for.
+	gen uint64
+}
 
 func newBroadcast() broadcast { return broadcast{ch: make(chan struct{})} }
 
@@ -14,7 +19,24 @@ func (b *broadcast) wait() <-chan struct{} { return b.ch }
 func (b *broadcast) notify() {
 	close(b.ch)
 	b.ch = make(chan struct{})
+	b.gen++
 }
+
+// since returns a channel closed at the next notify, or already closed
+// if there was one after gen.
+func (b *broadcast) since(gen uint64) <-chan struct{} {
+	if b.gen != gen {
+		return closed
+	}
+	return b.ch
+}
+
+// closed is a channel that is always closed.
+var closed = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // readyFor returns machine's wake-up signal, made on first use. Called
 // with mu.

@@ -21,6 +21,9 @@ type claim struct {
 	seen    *model.Seen
 	at      time.Time // when it was handed out
 	until   time.Time
+	// timer marks an update-status run of a settled unit: it holds no
+	// wave back and leaves the unit settled in status.
+	timer bool
 }
 
 // Work is one stale unit handed to an agent.
@@ -120,7 +123,16 @@ func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Wo
 		// A unit that saw a change but turned out unchanged may have
 		// held the lowest wave: look again without it.
 		if len(picked) > 0 || !changedBack {
-			return c.hand(st, machine, picked, now), next
+			if len(picked) > 0 {
+				return c.hand(st, machine, picked, now, false), next
+			}
+			// Nothing else to run: Juju too runs update-status only
+			// on an idle unit.
+			work, at := c.timerWork(st, machine, max, now)
+			if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+				next = at
+			}
+			return work, next
 		}
 	}
 }
@@ -138,7 +150,7 @@ type picked struct {
 func (c *Controller) candidates(st *model.State, machine string, now time.Time, next *time.Time) func(func(schedule.Candidate) bool) {
 	return func(yield func(schedule.Candidate) bool) {
 		for name, cl := range c.claims {
-			if v := c.views[name]; v != nil && now.Before(cl.until) {
+			if v := c.views[name]; v != nil && now.Before(cl.until) && !cl.timer {
 				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
 					return
 				}
@@ -200,20 +212,33 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 }
 
 // hand claims the picked units for machine and returns their work. Each
-// claim holds its universe until the result comes back.
-func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time) []Work {
+// claim holds its universe until the result comes back. timer says they
+// are update-status runs (timerWork).
+func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool) []Work {
 	work := make([]Work, 0, len(ps))
 	for _, p := range ps {
 		v := c.views[p.name]
 		u := st.Units[p.name]
-		uni := schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
+		var uni charmapi.Universe
+		if timer {
+			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.hash, p.seen)
+		} else {
+			uni = schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
+		}
 		ch := st.Charms[uni.Charm]
-		c.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease)}
+		c.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease),
+			timer: timer || schedule.TimerRun(u, v.hash)}
 		work = append(work, Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
-		c.runs[p.name]++
+		if !timer {
+			c.runs[p.name]++
+		}
 	}
 	c.work.PeakClaims = max(c.work.PeakClaims, int64(len(c.claims)))
+	if len(ps) > 0 {
+		// Pending to reconciling: status long polls look again.
+		c.changed.notify()
+	}
 	return work
 }
 
@@ -221,10 +246,15 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 func (c *Controller) Release(machine string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	released := false
 	for name, cl := range c.claims {
 		if cl.machine == machine {
 			delete(c.claims, name)
+			released = true
 		}
+	}
+	if released {
+		c.changed.notify()
 	}
 	c.contact[machine] = c.opts.Now()
 	c.wakeQueued()

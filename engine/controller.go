@@ -28,6 +28,9 @@ type Backoff = schedule.Backoff
 // DefaultBackoff is DESIGN's 5 s doubling to 5 min.
 var DefaultBackoff = schedule.DefaultBackoff
 
+// DefaultUpdateStatus is the update-status timer's interval, Juju's 5 min.
+const DefaultUpdateStatus = schedule.DefaultUpdateStatus
+
 // Options tune a Controller; zero values take the defaults.
 type Options struct {
 	Backoff Backoff
@@ -45,6 +48,11 @@ type Options struct {
 	// IsLeader, when set, says whether this node leads the control
 	// plane; only the leader keeps its views up to date as entries land.
 	IsLeader func() bool
+	// UpdateStatus is how long a settled unit of an old-hook or ops
+	// charm waits after its last run before it gets update-status
+	// (schedule.UpdateStatusDue): schedule.DefaultUpdateStatus when
+	// zero; negative turns the timer off.
+	UpdateStatus time.Duration
 }
 
 func (o *Options) defaults() {
@@ -59,6 +67,9 @@ func (o *Options) defaults() {
 	}
 	if o.AgentTTL <= 0 {
 		o.AgentTTL = 30 * time.Second
+	}
+	if o.UpdateStatus == 0 {
+		o.UpdateStatus = schedule.DefaultUpdateStatus
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -110,6 +121,9 @@ type Controller struct {
 	hist  *History
 	// phases is when status first showed each unit in its phase.
 	phases map[string]phaseMark
+	// lastRun is when each unit last ran, by machine, for the
+	// update-status timer (timer.go).
+	lastRun map[string]map[string]time.Time
 }
 
 // NewController returns a controller over store. Call Run to keep it in
@@ -131,6 +145,7 @@ func NewController(store Store, opts Options) *Controller {
 		changed:  newBroadcast(),
 		ready:    map[string]*broadcast{},
 		hist:     NewHistory(DefaultHistory),
+		lastRun:  map[string]map[string]time.Time{},
 	}
 }
 
@@ -170,6 +185,23 @@ func (c *Controller) Changed() <-chan struct{} {
 	return c.changed.wait()
 }
 
+// ChangedSince is closed once what status shows moved past generation gen
+// (Status.Generation): at once if it already has. A status long poll that
+// passes the generation it last saw misses no change in between.
+func (c *Controller) ChangedSince(gen uint64) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed.since(gen)
+}
+
+// NoteChange moves the status generation for a change status shows that
+// the controller does not hold (the API's "applying environment").
+func (c *Controller) NoteChange() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changed.notify()
+}
+
 // forget drops every view: the next refresh rebuilds them all.
 func (c *Controller) forget() {
 	c.mu.Lock()
@@ -182,6 +214,8 @@ func (c *Controller) forget() {
 	// Claims are the leader's: while another node leads, agents report
 	// there, and claims kept here would hold the wave back on our return.
 	c.claims = map[string]*claim{}
+	// Timers too: on our return every unit's starts afresh.
+	c.lastRun = map[string]map[string]time.Time{}
 	c.changed.notify()
 	c.wakeAll()
 }

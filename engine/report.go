@@ -51,6 +51,8 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 			continue
 		}
 		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.last[rep.Unit])
+		res.Timer = cl.timer
+		c.noteRan(rep.Unit, machine, now)
 		if res.Error != "" {
 			res.RetryAt = c.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
 		}
@@ -81,6 +83,9 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []Repor
 	}
 	// The claims held their wave: the units queued behind it may run.
 	c.wakeQueued()
+	// Reconciling to settled, after the refresh's notify and with no new
+	// entry: status long polls must hear of it too.
+	c.changed.notify()
 	c.mu.Unlock()
 	for _, u := range stale {
 		resp.Skipped = append(resp.Skipped, u+": universe moved on; it will run again")

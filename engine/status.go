@@ -19,7 +19,11 @@ const (
 
 // Status is the environment as `fixpoint status` shows it.
 type Status struct {
-	Index       uint64 `json:"index"`
+	Index uint64 `json:"index"`
+	// Generation moves with every change of what status shows, those
+	// without a new entry included (a claim taken or ended, a unit found
+	// unchanged); a long poll passes it to wait for the next.
+	Generation  uint64 `json:"generation"`
 	Environment string `json:"environment,omitempty"`
 	// Applying is set while the environment a starting `up` was given is
 	// not applied yet: until then nothing is converged.
@@ -97,6 +101,7 @@ func (c *Controller) Status() (*Status, error) {
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
 		out = c.statusLocked(st)
+		out.Generation = c.changed.gen
 		return nil
 	})
 	return out, err
@@ -136,7 +141,8 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		v := c.views[name]
 		cl := c.claims[name]
 		switch {
-		case cl != nil && now.Before(cl.until):
+		case cl != nil && now.Before(cl.until) && !cl.timer:
+			// An update-status run leaves a settled unit settled.
 			us.Phase = Reconciling
 		case u.Error != nil && u.Resolved == nil:
 			us.Phase = Error

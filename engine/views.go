@@ -99,6 +99,9 @@ func (c *Controller) refreshLocked(st *model.State) {
 		// many changes landed meanwhile.
 		for name := range affected {
 			if _, ok := st.Units[name]; !ok {
+				if v := c.views[name]; v != nil {
+					c.dropTimer(name, v.machine)
+				}
 				delete(c.views, name)
 				delete(c.outdated, name)
 				c.queue.Forget(name)
@@ -136,6 +139,7 @@ func (c *Controller) rebuildAll(st *model.State) {
 			delete(c.last, name)
 		}
 	}
+	c.syncTimers()
 }
 
 // rebuild rebuilds one unit's view and its place in the queue, and
@@ -143,14 +147,20 @@ func (c *Controller) rebuildAll(st *model.State) {
 // record its reconcile leaves; the view keeps neither.
 func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
 	u, ok := st.Units[name]
+	old := c.views[name]
 	if !ok {
+		if old != nil {
+			c.dropTimer(name, old.machine)
+		}
 		delete(c.views, name)
 		c.queue.Forget(name)
 		return nil, nil
 	}
 	uni, seen := Build(st, name)
 	h, n := hashCounted(uni)
-	c.views[name] = &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
+	v := &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
+	c.views[name] = v
+	c.noteView(name, old, v, c.opts.Now())
 	delete(c.outdated, name)
 	c.work.Rebuilt++
 	c.work.HashedBytes += int64(n)

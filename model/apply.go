@@ -205,13 +205,17 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	t.Units = append(t.Units, u.Name)
 	u.Index = index
 	u.Reconciles++
-	u.Wave++
+	if !r.Timer {
+		// A timer run is not a step towards a fixed point: it does not
+		// count towards the divergence bound.
+		u.Wave++
+	}
 	if r.Error != "" {
 		attempts := 1
 		if u.Error != nil && u.Error.Hash == r.Hash {
 			attempts = u.Error.Attempts + 1
 		}
-		u.Error = &UnitError{Hash: r.Hash, Message: r.Error, Kind: ErrHook, Attempts: attempts, RetryAt: r.RetryAt, Seen: r.Seen}
+		u.Error = &UnitError{Hash: r.Hash, Message: r.Error, Kind: ErrHook, Attempts: attempts, RetryAt: r.RetryAt, Seen: r.Seen, Timer: r.Timer}
 		u.Resolved = nil
 		return ""
 	}
@@ -285,6 +289,11 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	prev, seenBefore := u.WaveOutputs[r.Hash]
 	u.WaveOutputs = withEntry(u.WaveOutputs, r.Hash, r.Output)
 	switch {
+	case r.Timer:
+		// update-status on an unchanged universe may rightly return
+		// something else (an ops charm's deferred event handled at last,
+		// a workload's health): what it returned is the universe's
+		// output from now on, and no sign of divergence.
 	case seenBefore && prev != r.Output:
 		u.Error = &UnitError{Hash: r.Hash, Kind: ErrDiverged, Attempts: 1,
 			Message: fmt.Sprintf("diverged: its universe came back to one it reconciled in this wave, but the hook returned something else; keys that keep changing: %s", u.churnSummary())}

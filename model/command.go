@@ -111,6 +111,10 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 	// RetryAt is when a failed run may be retried (unix nanoseconds).
 	RetryAt int64 `json:"retry_at,omitempty"`
+	// Timer marks a run the update-status timer woke (engine/schedule),
+	// not a change: it is left out of the divergence accounting, since
+	// a settled unit woken every few minutes is not failing to settle.
+	Timer bool `json:"timer,omitempty"`
 }
 
 // ResolveUnit is `fixpoint resolved`.

@@ -166,6 +166,9 @@ type UnitError struct {
 	RetryAt int64 `json:"retry_at,omitempty"`
 	// Seen is what the failed universe saw, for resolved --no-retry.
 	Seen *Seen `json:"seen,omitempty"`
+	// Timer says the failed run was an update-status run of a settled
+	// unit: its retry is one too.
+	Timer bool `json:"timer,omitempty"`
 }
 
 // Resolved is an operator's request to move a unit out of error.

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -81,6 +82,9 @@ type fsm struct {
 	restoredAt uint64
 	// changed is closed and replaced whenever index moves.
 	changed chan struct{}
+	// applied remembers when recent entries were applied here (meta
+	// held), for measuring how long a change takes to reach agents.
+	applied appliedRing
 
 	// restores counts replacements, for logs and tests.
 	restores atomic.Uint64
@@ -152,6 +156,10 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	if f.nodesDirty {
 		f.publishNodes()
 	}
+	// Recorded before watchers wake, so that no wake precedes it.
+	f.meta.Lock()
+	f.applied.add(logs[0].Index, logs[len(logs)-1].Index, time.Now())
+	f.meta.Unlock()
 	f.advance(logs[len(logs)-1].Index, f.replacedAt)
 	return out
 }
@@ -291,6 +299,41 @@ func (f *fsm) watch() (index, restoredAt uint64, changed <-chan struct{}) {
 	f.meta.Lock()
 	defer f.meta.Unlock()
 	return f.index, f.restoredAt, f.changed
+}
+
+// appliedAt is when entry index was applied on this node, if it is among
+// the last appliedKept entries.
+func (f *fsm) appliedAt(index uint64) (time.Time, bool) {
+	f.meta.Lock()
+	defer f.meta.Unlock()
+	return f.applied.at(index)
+}
+
+// appliedKept is how many entries' apply times an FSM remembers.
+const appliedKept = 4096
+
+// appliedRing holds the apply times of the last appliedKept entries, by
+// index modulo its size: 64 KiB, not replicated.
+type appliedRing struct {
+	index [appliedKept]uint64
+	nanos [appliedKept]int64
+}
+
+// add records that entries first..last were applied at t.
+func (r *appliedRing) add(first, last uint64, t time.Time) {
+	if last-first >= appliedKept {
+		first = last - appliedKept + 1
+	}
+	for i := first; i <= last; i++ {
+		r.index[i%appliedKept], r.nanos[i%appliedKept] = i, t.UnixNano()
+	}
+}
+
+func (r *appliedRing) at(index uint64) (time.Time, bool) {
+	if index == 0 || r.index[index%appliedKept] != index {
+		return time.Time{}, false
+	}
+	return time.Unix(0, r.nanos[index%appliedKept]), true
 }
 
 // appliedIndex is the last entry the FSM saw.

@@ -5,9 +5,11 @@
 // which forwards it to the leader. It is the fixpoint side of a
 // side-by-side run with etcd's own benchmark tool.
 //
-// A write is POST /v1/agent/register with the operator token: it
-// re-registers one of eight machines under a new address (a Raft entry
-// that keeps the state's size, as bench/raftbench's command does). Through
+// A write is POST /v1/agent/register with an agent's credential: the
+// agent of one of eight machines renews its registration under a new
+// address (a Raft entry that keeps the state's size, as bench/raftbench's
+// command does). The bench registers the eight machines with the operator
+// token first and keeps the credentials the server hands out. Through
 // a follower it takes the leader-only path: the follower's API proxies it
 // to the leader over the node-to-node pool. A write counts when its 200
 // arrives: committed by a majority and applied by the leader.
@@ -20,6 +22,7 @@
 //	go run ./bench/apibench                              # 1, 16 and 64 writers via the leader
 //	go run ./bench/apibench -via follower -writers 64 -duration 20s
 //	go run ./bench/apibench -bin ./fixpoint              # a binary built beforehand
+//	go run ./bench/apibench -writers 64 -cpuprofile leader.prof   # the leader's CPU during the last level
 package main
 
 import (
@@ -52,6 +55,7 @@ func main() {
 		duration    = flag.Duration("duration", 10*time.Second, "measured time per level")
 		warmup      = flag.Duration("warmup", 2*time.Second, "unmeasured time before each level")
 		dir         = flag.String("dir", "", "where the servers keep their data (default: a new temporary directory)")
+		cpuprofile  = flag.String("cpuprofile", "", "write the leader's CPU profile during the last level's measured time to this file")
 	)
 	flag.Parse()
 	var levels []int
@@ -84,7 +88,7 @@ func main() {
 
 	c, err := startCluster(*bin, root)
 	if err == nil {
-		err = measure(c, levels, *via, root, *duration, *warmup)
+		err = measure(c, levels, *via, root, *duration, *warmup, *cpuprofile)
 	}
 	c.stop()
 	if *dir == "" {
@@ -97,8 +101,16 @@ func main() {
 
 // measure runs the levels against the leader or a follower of c and
 // prints the table and the JSON line.
-func measure(c *cluster, levels []int, via, root string, duration, warmup time.Duration) error {
+func measure(c *cluster, levels []int, via, root string, duration, warmup time.Duration, profile string) error {
 	target, err := c.pick(via)
+	if err != nil {
+		return err
+	}
+	leader, err := c.pick("leader")
+	if err != nil {
+		return err
+	}
+	agents, err := c.registerAgents(leader.addr, 8)
 	if err != nil {
 		return err
 	}
@@ -109,9 +121,19 @@ func measure(c *cluster, levels []int, via, root string, duration, warmup time.D
 	fmt.Fprintln(tw, "writers\twrites/s\tp50\tp99\tmax\terrors\t")
 	var seq atomic.Int64
 	var last result
-	for _, w := range levels {
-		run(target.addr, c.token, w, warmup, &seq)
-		r := run(target.addr, c.token, w, duration, &seq)
+	for i, w := range levels {
+		run(target.addr, agents, w, warmup, &seq)
+		var prof chan error
+		if profile != "" && i == len(levels)-1 {
+			prof = make(chan error, 1)
+			go func() { prof <- c.cpuProfile(leader.addr, duration, profile) }()
+		}
+		r := run(target.addr, agents, w, duration, &seq)
+		if prof != nil {
+			if err := <-prof; err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%s\t%d\t\n", w, r.rate(), ms(r.p50), ms(r.p99), ms(r.max), r.errors)
 		last = r
 		last.writers = w
@@ -121,6 +143,9 @@ func measure(c *cluster, levels []int, via, root string, duration, warmup time.D
 		fmt.Printf("\nfirst error: %s\n", last.firstErr)
 	}
 	fmt.Println("\nwrites/s: 200 answers per second to POST /v1/agent/register; p50/p99/max: their latency as the writer saw it.")
+	if profile != "" {
+		fmt.Printf("leader CPU profile of the last level: %s\n", profile)
+	}
 	line, _ := json.Marshal(map[string]any{
 		"bench": "apibench", "writers": last.writers, "via": via,
 		"writes_per_s": math.Round(last.rate()), "p50_ms": round2(last.p50), "p99_ms": round2(last.p99),
@@ -141,8 +166,57 @@ type result struct {
 
 func (r result) rate() float64 { return float64(r.ok) / r.elapsed.Seconds() }
 
-// run has w writers post registrations to addr for d.
-func run(addr, token string, w int, d time.Duration, seq *atomic.Int64) result {
+// agent is a registered machine and the credential that renews it.
+type agent struct{ machine, token string }
+
+// registerAgents registers n machines with the operator token and returns
+// their credentials: only a machine's own credential renews it.
+func (c *cluster) registerAgents(addr string, n int) ([]agent, error) {
+	var out []agent
+	for i := range n {
+		a := agent{machine: fmt.Sprintf("m%d", i)}
+		body := fmt.Sprintf(`{"machine":%q,"address":"10.255.0.%d"}`, a.machine, i)
+		data, err := post(http.DefaultClient, addr+"/v1/agent/register", c.token, body)
+		if err != nil {
+			return nil, fmt.Errorf("register %s: %w", a.machine, err)
+		}
+		var reg struct {
+			Token string `json:"token"`
+		}
+		if err := json.Unmarshal(data, &reg); err != nil || reg.Token == "" {
+			return nil, fmt.Errorf("register %s: no credential in %q", a.machine, data)
+		}
+		a.token = reg.Token
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// cpuProfile writes the CPU profile of the node at addr over d to path.
+func (c *cluster) cpuProfile(addr string, d time.Duration, path string) error {
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("cpu profile: %s: %s", resp.Status, bytes.TrimSpace(data))
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// run has w writers post registrations to addr for d, writer i renewing
+// agents[i%len(agents)].
+func run(addr string, agents []agent, w int, d time.Duration, seq *atomic.Int64) result {
 	// One pool for all writers, large enough that none of them dials for
 	// a request: the bench measures the servers, not the client's pool.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -162,7 +236,7 @@ func run(addr, token string, w int, d time.Duration, seq *atomic.Int64) result {
 			defer wg.Done()
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				if err := write(client, addr, token, seq.Add(1)); err != nil {
+				if err := write(client, addr, agents[i%len(agents)], seq.Add(1)); err != nil {
 					errs[i]++
 					firstErr.CompareAndSwap(nil, err.Error())
 					continue
@@ -189,32 +263,38 @@ func run(addr, token string, w int, d time.Duration, seq *atomic.Int64) result {
 	return r
 }
 
-// write re-registers one of eight machines under a new address. Each
-// write has its own deadline: the level's end must not cut one short and
-// count it as failed.
-func write(client *http.Client, addr, token string, i int64) error {
-	body := fmt.Sprintf(`{"machine":"m%d","address":"10.%d.%d.%d"}`, i%8, i/62500%250, i/250%250, i%250)
+// write renews a's registration under a new address.
+func write(client *http.Client, addr string, a agent, i int64) error {
+	body := fmt.Sprintf(`{"machine":%q,"address":"10.%d.%d.%d"}`, a.machine, i/62500%250, i/250%250, i%250)
+	_, err := post(client, addr+"/v1/agent/register", a.token, body)
+	return err
+}
+
+// post sends one JSON body with token and returns the 200 answer. Each
+// request has its own deadline: the level's end must not cut one short
+// and count it as failed.
+func post(client *http.Client, url, token, body string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr+"/v1/agent/register", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(data))
+		return nil, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(data))
 	}
-	return nil
+	return data, nil
 }
 
 func quantile(sorted []time.Duration, q float64) time.Duration {

@@ -290,6 +290,7 @@ func newCharmTestCmd() *cobra.Command {
 		machines    int
 		trace       bool
 		hookTimeout time.Duration
+		noTimer     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "test DIR... | test -f ENV.cue [DIR...]",
@@ -311,7 +312,12 @@ must be charms it deploys).
 
 Exit codes: 0 every schedule converged to one fixed point; 1 bad input;
 3 some schedule did not converge, or a hook is not a function of its
-universe; 5 schedules converged to different fixed points.`,
+universe; 5 schedules converged to different fixed points.
+
+When a schedule has nothing left to run, the update-status timer fires once
+(as it would every --update-status-interval under up): the settled units of
+old-hook and ops charms run update-status, and the schedule goes on if that
+changed anything. --no-update-status leaves it out.`,
 		Example: `  fixpoint charm test ./myapp
   fixpoint charm test ./charms/db ./charms/web --units 3 --schedules 100
   fixpoint charm test -f env.cue --seed 7
@@ -338,7 +344,7 @@ universe; 5 schedules converged to different fixed points.`,
 			default:
 				return exitf(exitFailed, "charm test: name charm directories, or an environment with -f ENV.cue")
 			}
-			opts := sim.Options{Schedules: schedules, Seed: seed, Machines: machines, HookTimeout: hookTimeout, Trace: trace}
+			opts := sim.Options{Schedules: schedules, Seed: seed, Machines: machines, HookTimeout: hookTimeout, Trace: trace, NoUpdateStatus: noTimer}
 			if cmd.Flags().Changed("schedule") {
 				opts.From, opts.Schedules, opts.Trace = schedule, 1, true
 			}
@@ -364,6 +370,9 @@ universe; 5 schedules converged to different fixed points.`,
 			if machines > 1 {
 				replayArgs = append(replayArgs, fmt.Sprintf("--machines %d", machines))
 			}
+			if noTimer {
+				replayArgs = append(replayArgs, "--no-update-status")
+			}
 			rep.Replay = func(seed uint64, i int) string {
 				return fmt.Sprintf("%s --seed %d --schedule %d", strings.Join(replayArgs, " "), seed, i)
 			}
@@ -385,6 +394,7 @@ universe; 5 schedules converged to different fixed points.`,
 	cmd.Flags().IntVar(&machines, "machines", 1, "machines to spread units over (1: \"local\" at 127.0.0.1, as up)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "print every step of every schedule")
 	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", time.Minute, "how long one hook run may take before it is killed")
+	cmd.Flags().BoolVar(&noTimer, "no-update-status", false, "do not fire the update-status timer when a schedule has nothing left to run")
 	return cmd
 }
 

@@ -44,12 +44,23 @@ type nodeConfig struct {
 type tuning struct {
 	agentTTL           time.Duration
 	retryMin, retryMax time.Duration
+	updateStatus       time.Duration
 }
 
 func (t *tuning) flags(f *pflag.FlagSet) {
 	f.DurationVar(&t.agentTTL, "agent-ttl", 30*time.Second, "how long an agent may stay silent before its machine is lost and leadership moves")
 	f.DurationVar(&t.retryMin, "retry-min", engine.DefaultBackoff.Min, "first wait before a failed hook is retried")
 	f.DurationVar(&t.retryMax, "retry-max", engine.DefaultBackoff.Max, "longest wait between retries of a failed hook")
+	f.DurationVar(&t.updateStatus, "update-status-interval", engine.DefaultUpdateStatus, "how long a settled unit of an old-hook or ops charm waits after its last run before update-status runs on it, as Juju's timer does (ops retries deferred events then); 0 turns the timer off")
+}
+
+// updateStatusOption is the flag as engine.Options takes it: there a zero
+// means the default, and a negative value turns the timer off.
+func (t *tuning) updateStatusOption() time.Duration {
+	if t.updateStatus <= 0 {
+		return -1
+	}
+	return t.updateStatus
 }
 
 // node is a running control-plane node: the Raft store, the controller
@@ -112,6 +123,8 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		AgentTTL: cfg.tuning.agentTTL,
 		Backoff:  engine.Backoff{Min: cfg.tuning.retryMin, Max: cfg.tuning.retryMax},
 		IsLeader: store.IsLeader,
+
+		UpdateStatus: cfg.tuning.updateStatusOption(),
 	})
 	srv := &http.Server{
 		Handler: api.NewServer(api.Config{

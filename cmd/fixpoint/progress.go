@@ -186,9 +186,10 @@ func (p *progress) done() {
 	}
 }
 
-// statusSource is what waitConverged polls.
+// statusSource is what waitConverged polls: WaitStatus returns once the
+// status moved past prev, a phase change without a new entry included.
 type statusSource interface {
-	Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error)
+	WaitStatus(ctx context.Context, stale bool, prev *engine.Status, wait time.Duration) (*engine.Status, error)
 }
 
 // waitConverged follows status until the fixed point, a unit error or
@@ -202,10 +203,9 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 	if p != nil {
 		defer p.done()
 	}
-	var index uint64
 	var last *engine.Status
 	for {
-		st, err := c.Status(ctx, false, index, 10*time.Second)
+		st, err := c.WaitStatus(ctx, false, last, 10*time.Second)
 		if err != nil {
 			if ctx.Err() != nil {
 				return exitTimeout, last, nil
@@ -222,16 +222,15 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 		if unit, _ := st.FirstError(); unit != "" && stopOnError {
 			return exitUnitErr, st, nil
 		}
-		index = st.Index
 	}
 }
 
 // follow shows progress until ctx ends, at every change of the state.
 func follow(ctx context.Context, c statusSource, p *progress) {
 	defer p.done()
-	var index uint64
+	var last *engine.Status
 	for ctx.Err() == nil {
-		st, err := c.Status(ctx, false, index, 30*time.Second)
+		st, err := c.WaitStatus(ctx, false, last, 30*time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
 				time.Sleep(time.Second) // the node is going away; try again
@@ -239,6 +238,6 @@ func follow(ctx context.Context, c statusSource, p *progress) {
 			continue
 		}
 		p.update(st)
-		index = st.Index
+		last = st
 	}
 }

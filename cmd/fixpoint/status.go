@@ -71,9 +71,11 @@ line per change (with --format json, one JSON document per line).`,
 			out := cmd.OutOrStdout()
 			tty := isTerminal(out)
 			p := &progress{w: out}
-			var index uint64
+			// The last status shown: the next poll waits for a change
+			// past it, a phase change without a new entry included.
+			var last *engine.Status
 			for n := 0; ; n++ {
-				st, err := c.Status(ctx, stale, index, 30*time.Second)
+				st, err := c.WaitStatus(ctx, stale, last, 30*time.Second)
 				if err != nil {
 					if ctx.Err() != nil {
 						return nil
@@ -119,7 +121,7 @@ line per change (with --format json, one JSON document per line).`,
 				if !watch {
 					return nil
 				}
-				index = st.Index
+				last = st
 			}
 		},
 	}

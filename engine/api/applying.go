@@ -19,13 +19,21 @@ type applying struct {
 // (false) done with it; long polls of status wake when it is cleared.
 func (s *Server) SetApplying(on bool) {
 	s.applying.mu.Lock()
-	defer s.applying.mu.Unlock()
+	moved := true
 	switch {
 	case on && !s.applying.on:
 		s.applying.on, s.applying.done = true, make(chan struct{})
 	case !on && s.applying.on:
 		s.applying.on = false
 		close(s.applying.done)
+	default:
+		moved = false
+	}
+	s.applying.mu.Unlock()
+	if moved && s.ctl != nil {
+		// After the flag: a status that read the old flag read the old
+		// generation too, and its long poll wakes.
+		s.ctl.NoteChange()
 	}
 }
 

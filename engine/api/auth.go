@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -85,11 +86,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 				}
 				p.role = roleJoin
 			default:
-				for name, m := range st.Machines {
-					if equalHash(h, m.Credential) {
-						p = principal{role: roleAgent, machine: name}
-						break
-					}
+				if name, ok := s.agentOf(st, h); ok {
+					p = principal{role: roleAgent, machine: name}
 				}
 			}
 			return nil
@@ -115,6 +113,41 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 		return r, false
 	}
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), true
+}
+
+// credentials remembers which machine a credential hash belongs to, so
+// that an agent's request does not compare its hash with every machine's.
+// It is only a hint: a hit is checked against the state it is used with.
+type credentials struct {
+	mu      sync.Mutex
+	machine map[string]string // credential hash -> machine
+}
+
+// agentOf returns the machine whose credential hashes to h in st. st is
+// held by View.
+func (s *Server) agentOf(st *model.State, h string) (string, bool) {
+	c := &s.creds
+	c.mu.Lock()
+	name, ok := c.machine[h]
+	c.mu.Unlock()
+	if ok {
+		if m := st.Machines[name]; m != nil && equalHash(h, m.Credential) {
+			return name, true
+		}
+	}
+	for name, m := range st.Machines {
+		if equalHash(h, m.Credential) {
+			c.mu.Lock()
+			if c.machine == nil || len(c.machine) > 2*len(st.Machines)+64 {
+				// Rotated and forgotten credentials are dropped with the rest.
+				c.machine = map[string]string{}
+			}
+			c.machine[h] = name
+			c.mu.Unlock()
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // allowed returns why p may not make request r, or "".

@@ -164,6 +164,26 @@ func (c *Client) Status(ctx context.Context, stale bool, index uint64, wait time
 	return &st, err
 }
 
+// WaitStatus returns the status once it moved past prev (nil: at once): a
+// new entry, or a change without one (a claim taken or ended, a unit
+// settling), which prev's generation tells the server about. It returns
+// prev's equal after wait if nothing moved.
+func (c *Client) WaitStatus(ctx context.Context, stale bool, prev *engine.Status, wait time.Duration) (*engine.Status, error) {
+	if prev == nil {
+		return c.Status(ctx, stale, 0, 0)
+	}
+	q := query(stale, max(prev.Index, 1), wait)
+	if q == "" {
+		q = "?"
+	} else {
+		q += "&"
+	}
+	q += "generation=" + strconv.FormatUint(prev.Generation, 10)
+	var st engine.Status
+	_, err := c.do(ctx, http.MethodGet, "/v1/status"+q, nil, &st)
+	return &st, err
+}
+
 // State returns the whole replicated state.
 func (c *Client) State(ctx context.Context, stale bool) (*model.State, error) {
 	st := model.NewState()

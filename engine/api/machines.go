@@ -75,7 +75,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	}
 	// A registering agent has just started: whatever it held is gone.
 	s.ctl.Release(req.Machine)
-	writeJSON(w, http.StatusOK, Registered{Machine: req.Machine, Token: token})
+	writeCompact(w, http.StatusOK, Registered{Machine: req.Machine, Token: token})
 }
 
 // refuseTakeover answers a registration of a machine that holds another

@@ -119,9 +119,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		route = "unmatched"
 	}
 	s.metrics.requests.WithLabelValues(route, strconv.Itoa(cw.code)).Inc()
-	logf := s.log.Debug
+	logf, on := s.log.Debug, s.log.IsDebug()
 	if r.Method == http.MethodGet {
-		logf = s.log.Trace // reads and long polls are many
+		logf, on = s.log.Trace, s.log.IsTrace() // reads and long polls are many
+	}
+	if !on {
+		// The arguments cost allocations on every request.
+		return
 	}
 	logf("request", "method", r.Method, "path", r.URL.Path, "code", cw.code, "took", time.Since(start).String(), "remote", r.RemoteAddr)
 }

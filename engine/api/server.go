@@ -69,6 +69,7 @@ type Server struct {
 	peers      func(ctx context.Context) []string
 	peerClient *forward.Client
 	applying   applying
+	creds      credentials
 }
 
 // NewServer returns the API of one node.
@@ -99,6 +100,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/agent/work", s.leaderOnly(s.work))
 	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
 	// Profiles of a live node, for the operator only (see authorize).
+	s.mux.HandleFunc("GET /v1/debug/applied", s.leaderOnly(s.applied))
 	s.mux.HandleFunc("/debug/pprof/", pprof.Index)
 	s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
@@ -150,7 +152,9 @@ func (s *Server) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // read waits for ?index=N&wait=D to move past N, then makes the read
-// linearizable unless ?stale; it sets X-Fixpoint-Index.
+// linearizable unless ?stale; it sets X-Fixpoint-Index. For status,
+// ?generation=G (Status.Generation) also ends the wait when what status
+// shows moved past G, with or without a new entry.
 func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 	q := r.URL.Query()
 	if idx := q.Get("index"); idx != "" {
@@ -158,6 +162,14 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 		if err != nil {
 			writeError(w, http.StatusBadRequest, "index=%q is not a number", idx)
 			return false
+		}
+		var gen uint64
+		hasGen := q.Has("generation")
+		if hasGen {
+			if gen, err = strconv.ParseUint(q.Get("generation"), 10, 64); err != nil {
+				writeError(w, http.StatusBadRequest, "generation=%q is not a number", q.Get("generation"))
+				return false
+			}
 		}
 		wait := 30 * time.Second
 		if ws := q.Get("wait"); ws != "" {
@@ -170,8 +182,13 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
 		if r.URL.Path == "/v1/status" {
 			// Phases also move without a new entry: a unit found
-			// unchanged once rebuilt settles where it stands.
+			// unchanged once rebuilt settles where it stands, a claim
+			// ends. Only the generation the caller saw says whether one
+			// moved since; without it, the next change is waited for.
 			moved := s.ctl.Changed()
+			if hasGen {
+				moved = s.ctl.ChangedSince(gen)
+			}
 			applied := s.applyingDone()
 			go func() {
 				select {
@@ -215,6 +232,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	}
 	s.markApplying(st)
 	w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
+	w.Header().Set("X-Fixpoint-Generation", strconv.FormatUint(st.Generation, 10))
 	writeJSON(w, http.StatusOK, st)
 }
 
@@ -365,7 +383,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
-	writeJSON(w, http.StatusOK, HeartbeatReply{Machine: machine, Gone: gone})
+	writeCompact(w, http.StatusOK, HeartbeatReply{Machine: machine, Gone: gone})
 }
 
 func (s *Server) results(w http.ResponseWriter, r *http.Request) {
@@ -379,7 +397,7 @@ func (s *Server) results(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, err, "")
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	writeCompact(w, http.StatusOK, resp)
 }
 
 func (s *Server) charmPath(hash string) string {
@@ -444,12 +462,24 @@ func validHash(h string) bool {
 	return true
 }
 
+// writeJSON answers with v as indented JSON, for people reading it with
+// curl.
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// writeCompact answers the agents' requests with compact JSON: they are
+// the many (work with its universes, registrations, results, heartbeats),
+// nobody reads them by eye, and indenting costs a second pass over every
+// answer.
+func writeCompact(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {

@@ -16,6 +16,9 @@ const (
 	UpgradeCharm          = "upgrade-charm"
 	LeaderElected         = "leader-elected"
 	LeaderSettingsChanged = "leader-settings-changed"
+	// UpdateStatus is never derived from a change: Juju fires it on a
+	// timer, and so does the engine (engine/schedule.UpdateStatusDue).
+	UpdateStatus = "update-status"
 )
 
 // Relation hook kinds; the hook name is "<endpoint>-relation-<kind>".

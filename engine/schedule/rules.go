@@ -77,12 +77,17 @@ func Attempt(u *model.Unit, hash string) int {
 // RunUniverse is the universe one run of u is given: a copy of built (the
 // universe of hash, as Build returns it) with the attempt number, the
 // legacy events since the unit's last successful reconcile, and the last
-// settings of the members that departed since.
+// settings of the members that departed since; the retry of a failed
+// update-status run gets update-status again (TimerRun).
 func RunUniverse(st *model.State, u *model.Unit, built *charmapi.Universe, hash string, seen *model.Seen) charmapi.Universe {
 	uni := *built
 	uni.Attempt = Attempt(u, hash)
 	uni.Events = Events(st, u.Name, u.Seen, seen)
-	return withDeparted(st, uni, u.Seen)
+	uni = withDeparted(st, uni, u.Seen)
+	if TimerRun(u, hash) {
+		uni = withUpdateStatus(uni)
+	}
+	return uni
 }
 
 // Events derives the old-hook events between what a unit last reconciled

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/events"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -138,5 +140,64 @@ func TestChooseRunsTheLowestWave(t *testing.T) {
 	st.Units["a/2"].Reconciled, st.Units["a/10"].Reconciled = "new", "new"
 	if got := Choose(st, cands(), "m", now); len(got.Run) != 0 || !got.Next.Equal(retry) {
 		t.Fatalf("retry: %+v", got)
+	}
+}
+
+func TestUpdateStatusDue(t *testing.T) {
+	st := model.NewState()
+	st.Machines["m"] = &model.Machine{Name: "m"}
+	st.Machines["gone"] = &model.Machine{Name: "gone", Lost: true}
+	st.Charms["old"] = &model.Charm{Hash: "old", Legacy: true}
+	st.Charms["new"] = &model.Charm{Hash: "new"}
+	st.Services["c"] = &model.Service{Name: "c", Charm: "old"}
+	st.Services["r"] = &model.Service{Name: "r", Charm: "new"}
+	settled := func(name, machine string) *model.Unit {
+		u := &model.Unit{Name: name, Service: model.ServiceOf(name), Machine: machine, Life: model.Alive, Reconciled: "h", Seen: &model.Seen{Life: model.Alive}}
+		st.Units[name] = u
+		return u
+	}
+	last := time.Unix(1000, 0)
+	const every = 5 * time.Minute
+	at := func(u *model.Unit, now time.Time) (bool, time.Time) {
+		return UpdateStatusDue(st, u, "h", last, every, now)
+	}
+	c := settled("c/0", "m")
+	if ok, next := at(c, last.Add(every-time.Nanosecond)); ok || !next.Equal(last.Add(every)) {
+		t.Fatalf("before the interval: due %v, next %v", ok, next)
+	}
+	if ok, _ := at(c, last.Add(every)); !ok {
+		t.Fatal("a settled classic unit is due once the interval has passed")
+	}
+	if ok, next := UpdateStatusDue(st, c, "h", last, 0, last.Add(time.Hour)); ok || !next.IsZero() {
+		t.Fatal("an interval of 0 turns the timer off")
+	}
+	never := func(what string, u *model.Unit, hash string) {
+		t.Helper()
+		if ok, next := UpdateStatusDue(st, u, hash, last, every, last.Add(time.Hour)); ok || !next.IsZero() {
+			t.Errorf("%s: due %v, next %v; want never", what, ok, next)
+		}
+	}
+	never("a reconcile charm's unit", settled("r/0", "m"), "h")
+	never("a unit that needs a run", c, "moved")
+	never("a unit on a lost machine", settled("c/1", "gone"), "h")
+	u := settled("c/2", "m")
+	u.Seen = nil
+	never("a unit never installed", u, "h")
+	u = settled("c/3", "m")
+	u.Life = model.Dying
+	never("a dying unit", u, "h")
+	u = settled("c/4", "m")
+	u.Error = &model.UnitError{Kind: model.ErrHook, Hash: "h", Timer: true}
+	never("a unit in error", u, "h")
+	if !TimerRun(u, "h") || TimerRun(u, "other") || TimerRun(c, "h") {
+		t.Error("TimerRun: only the retry of a failed timer run on its own universe is one")
+	}
+	uni := RunUniverse(st, u, &charmapi.Universe{Unit: "c/4"}, "h", u.Seen)
+	if len(uni.Events) != 1 || uni.Events[0].Hook != events.UpdateStatus {
+		t.Errorf("the retry of a failed update-status run is given %+v", uni.Events)
+	}
+	uni = UpdateStatusUniverse(st, c, &charmapi.Universe{Unit: "c/0"}, "h", c.Seen)
+	if len(uni.Events) != 1 || uni.Events[0].Hook != events.UpdateStatus || uni.Attempt != 1 {
+		t.Errorf("an update-status run is given %+v (attempt %d)", uni.Events, uni.Attempt)
 	}
 }

@@ -34,3 +34,26 @@ func Handout(st *model.State, unit string) (charmapi.Universe, string, *model.Se
 	hash := engine.Hash(uni)
 	return schedule.RunUniverse(st, st.Units[unit], uni, hash, seen), hash, seen
 }
+
+// TimerDue lists, in unit order, the units of st whose update-status timer
+// has fired at now (schedule.UpdateStatusDue), given when each last ran,
+// as the controller decides it for an idle machine.
+func TimerDue(st *model.State, last func(unit string) time.Time, interval time.Duration, now time.Time) []string {
+	var due []string
+	for name, u := range st.Units {
+		uni, _ := engine.Build(st, name)
+		if ok, _ := schedule.UpdateStatusDue(st, u, engine.Hash(uni), last(name), interval, now); ok {
+			due = append(due, name)
+		}
+	}
+	charmapi.SortUnits(due)
+	return due
+}
+
+// TimerHandout is what an update-status run of unit is given now
+// (schedule.UpdateStatusUniverse), with Handout's hash and Seen.
+func TimerHandout(st *model.State, unit string) (charmapi.Universe, string, *model.Seen) {
+	uni, seen := engine.Build(st, unit)
+	hash := engine.Hash(uni)
+	return schedule.UpdateStatusUniverse(st, st.Units[unit], uni, hash, seen), hash, seen
+}

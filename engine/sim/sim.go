@@ -53,6 +53,12 @@ type Options struct {
 	// WorkDir holds unpacked charms and unit directories (default a
 	// temporary directory, removed at the end).
 	WorkDir string
+	// NoUpdateStatus leaves out the update-status timer, which otherwise
+	// fires once when a schedule has nothing left to run: the settled
+	// units of old-hook and ops charms run update-status (ops re-emits
+	// its deferred events), and the schedule goes on if that changed
+	// anything.
+	NoUpdateStatus bool
 }
 
 // Schedule styles.
@@ -238,6 +244,11 @@ type runner struct {
 	flight []*flight
 	runs   int
 	ran    map[string]bool
+	// lastRun is when each unit's last result landed, and skew what the
+	// clock jumped when the update-status timer fired (ticked).
+	lastRun map[string]time.Time
+	skew    time.Duration
+	ticked  bool
 
 	steps []Step
 	fps   []string // fps[k] is the settings digest after step k (0: after deploy)
@@ -277,6 +288,8 @@ func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 		dir:  filepath.Join(s.work, fmt.Sprintf("schedule-%d", idx)),
 		last: map[string]*charmapi.Universe{},
 		ran:  map[string]bool{},
+
+		lastRun: map[string]time.Time{},
 	}
 	defer os.RemoveAll(r.dir)
 	for i := range s.machine {
@@ -302,6 +315,13 @@ func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 		}
 		stale := r.stale()
 		if len(stale) == 0 && len(r.flight) == 0 {
+			ticked, err := r.tick(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if ticked {
+				continue
+			}
 			break
 		}
 		if r.runs >= s.opts.MaxReconciles {
@@ -339,7 +359,31 @@ func (r *runner) stale() []string {
 // now is the schedule's clock: it moves a nanosecond per entry, so that a
 // failed hook's retry (seconds away) never comes due within a schedule and
 // the report shows the error instead of retries until MaxReconciles.
-func (r *runner) now() time.Time { return time.Unix(0, int64(r.index)) }
+func (r *runner) now() time.Time { return time.Unix(0, int64(r.index)).Add(r.skew) }
+
+// tick fires the update-status timer, once per schedule, when it has
+// nothing left to run: the clock jumps an interval, and the units whose
+// timer fired (TimerDue) run update-status and report in one batch. It
+// says whether any ran.
+func (r *runner) tick(ctx context.Context) (bool, error) {
+	if r.ticked || r.s.opts.NoUpdateStatus {
+		return false, nil
+	}
+	r.ticked = true
+	r.skew += schedule.DefaultUpdateStatus
+	due := TimerDue(r.st, func(unit string) time.Time { return r.lastRun[unit] }, schedule.DefaultUpdateStatus, r.now())
+	for _, unit := range due {
+		if err := r.claim(ctx, unit, true); err != nil {
+			return false, err
+		}
+	}
+	if len(r.flight) == 0 {
+		return false, nil
+	}
+	batch := r.flight
+	r.flight = nil
+	return true, r.deliver(batch)
+}
 
 func (r *runner) inFlight(unit string) bool {
 	for _, f := range r.flight {
@@ -370,7 +414,7 @@ func (r *runner) round(ctx context.Context, stale []string) error {
 		}
 	}
 	for _, unit := range pick {
-		if err := r.claim(ctx, unit); err != nil {
+		if err := r.claim(ctx, unit, false); err != nil {
 			return err
 		}
 	}
@@ -401,10 +445,13 @@ func (r *runner) round(ctx context.Context, stale []string) error {
 }
 
 // claim runs unit's hook on the universe it sees now, as an agent would,
-// and keeps the result in flight.
-func (r *runner) claim(ctx context.Context, unit string) error {
+// and keeps the result in flight; timer makes it an update-status run.
+func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
 	u := r.st.Units[unit]
 	dressed, hash, seen := Handout(r.st, unit)
+	if timer {
+		dressed, hash, seen = TimerHandout(r.st, unit)
+	}
 
 	dir := filepath.Join(r.dir, strings.ReplaceAll(unit, "/", "-"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -429,7 +476,12 @@ func (r *runner) claim(ctx context.Context, unit string) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	r.runs++
+	if !timer {
+		// The timer's runs are not steps towards the fixed point, and
+		// there is one round of them: they count in neither the
+		// reconciles reported nor MaxReconciles.
+		r.runs++
+	}
 	r.record(unit, &given, out, herr)
 	if r.idx == 0 && !r.ran[unit] {
 		// Run each unit's first universe twice in schedule 0, so that a
@@ -444,6 +496,7 @@ func (r *runner) claim(ctx context.Context, unit string) error {
 	r.ran[unit] = true
 
 	res := r.translate(unit, hash, seen, &given, out, herr)
+	res.Timer = timer || schedule.TimerRun(u, hash)
 	r.flight = append(r.flight, &flight{unit: unit, uni: &given, res: res})
 	return nil
 }
@@ -498,6 +551,7 @@ func (r *runner) deliver(batch []*flight) error {
 		if f.res.Error == "" && r.st.Units[f.unit] != nil {
 			r.last[f.unit] = f.uni
 		}
+		r.lastRun[f.unit] = r.now()
 	}
 	flat := flatState(r.st)
 	r.steps = append(r.steps, Step{N: len(r.steps) + 1, Units: units, Changes: diffFlat(r.flat, flat)})

@@ -164,6 +164,20 @@ func (p *Proxy) Serve(w http.ResponseWriter, r *http.Request, addr string) {
 	rp.ServeHTTP(w, r)
 }
 
+// bufferPool lends the reverse proxies their copy buffers.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
+
+var copyBuffers = &bufferPool{}
+
 // to returns the reverse proxy to addr, made once per address.
 func (p *Proxy) to(addr string) (*httputil.ReverseProxy, error) {
 	p.mu.Lock()
@@ -181,6 +195,9 @@ func (p *Proxy) to(addr string) (*httputil.ReverseProxy, error) {
 			pr.Out.Header.Set(Header, p.node)
 		},
 		Transport: p.transport,
+		// Without a pool the proxy allocates a 32 KiB copy buffer for
+		// every answer it relays: one per forwarded write.
+		BufferPool: copyBuffers,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			e := Errorf(KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, err)
 			e.Leader, e.Node = addr, p.node
