@@ -44,6 +44,9 @@ import (
 
 var (
 	heapProfile string
+	cpuProfile  string
+	// cpuProfileAt is when, after up starts, its CPU profile starts.
+	cpuProfileAt time.Duration
 	// binDir holds the binary under test; check removes it on the way out.
 	binDir string
 )
@@ -54,6 +57,8 @@ func main() {
 	units := flag.String("units", "1000", "cluster: total units")
 	timeout := flag.Duration("timeout", 30*time.Minute, "give up on one size after this long")
 	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file; relate: up's heap profile when its resident memory was highest")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from -cpuprofile-at after its start, to this file")
+	flag.DurationVar(&cpuProfileAt, "cpuprofile-at", 20*time.Second, "relate: when to start the CPU profile")
 	flag.Parse()
 	root, err := proc.RepoRoot()
 	check(err)
@@ -100,6 +105,11 @@ type summary struct {
 	// snapshot on disk (cluster mode).
 	RaftDBMiB   float64 `json:"raft_db_mib,omitempty"`
 	SnapshotMiB float64 `json:"snapshot_mib,omitempty"`
+	// UpCPU and HooksCPU are the CPU seconds of fixpoint up itself and of
+	// the hook processes it ran (relate mode): which of the two the time
+	// to the fixed point is bound by.
+	UpCPU    float64 `json:"up_cpu_s,omitempty"`
+	HooksCPU float64 `json:"hooks_cpu_s,omitempty"`
 }
 
 // summarize fills a summary from a converged status (nil: none reached).
@@ -146,17 +156,29 @@ relations: "web-db": ["web:db", "db:db"]
 			sampleHeap(up.Process.Pid, data, heapProfile, stopSampling)
 		}
 	}()
+	if cpuProfile != "" {
+		go func() {
+			time.Sleep(cpuProfileAt)
+			if err := saveProfile(data, "/debug/pprof/profile?seconds=60", cpuProfile); err != nil {
+				fmt.Fprintln(os.Stderr, "scale:", err)
+			}
+		}()
+	}
 	st := waitConverged(bin, data, nil, timeout)
 	close(stopSampling)
 	<-sampled
 	elapsed := time.Since(start)
 	rss := []float64{proc.PeakRSS(up.Process.Pid)}
+	upCPU, hooksCPU := proc.CPU(up.Process.Pid)
 	if st == nil {
 		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, tail(out.String()))
 		return summarize(2*n, elapsed, nil, rss)
 	}
 	printRuns(fmt.Sprintf("%-6d %-6d %-10.1f", n, len(st.Units), elapsed.Seconds()), st)
-	return summarize(2*n, elapsed, st, rss)
+	fmt.Printf("       peak RSS %.0f MiB; CPU: up %.1f s, hooks %.1f s\n", rss[0], upCPU, hooksCPU)
+	sum := summarize(2*n, elapsed, st, rss)
+	sum.UpCPU, sum.HooksCPU = upCPU, hooksCPU
+	return sum
 }
 
 // waitConverged polls `status --format json` until the fixed point.
@@ -304,27 +326,46 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	return sum
 }
 
+// saveProfile writes the profile at what (a /debug/pprof URL) of the
+// up running on data to path.
+func saveProfile(data, what, path string) error {
+	raw, err := os.ReadFile(filepath.Join(data, "controller.json"))
+	if err != nil {
+		return fmt.Errorf("up's endpoint: %w", err)
+	}
+	var ep struct{ Addr, Token string }
+	if err := json.Unmarshal(raw, &ep); err != nil || ep.Addr == "" {
+		return fmt.Errorf("up's endpoint: %q", raw)
+	}
+	return fetchProfile(ep.Addr, ep.Token, what, path)
+}
+
 // saveHeap writes a node's heap profile (after a GC) to path.
 func saveHeap(addr, token, path string) error {
+	return fetchProfile(addr, token, "/debug/pprof/heap?gc=1", path)
+}
+
+// fetchProfile writes the profile at what from the node at addr to path.
+func fetchProfile(addr, token, what, path string) error {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
-	req, err := http.NewRequest(http.MethodGet, addr+"/debug/pprof/heap?gc=1", nil)
+	req, err := http.NewRequest(http.MethodGet, addr+what, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("heap profile of %s: %w", addr, err)
+		return fmt.Errorf("%s of %s: %w", what, addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("heap profile of %s: %s", addr, resp.Status)
+		return fmt.Errorf("%s of %s: %s", what, addr, resp.Status)
 	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("heap profile of %s: %w", addr, err)
+		return fmt.Errorf("%s of %s: %w", what, addr, err)
 	}
 	return os.WriteFile(path, data, 0o600)
 }
@@ -346,15 +387,7 @@ func sampleHeap(pid int, data, path string, stop <-chan struct{}) {
 		if rss <= high*1.02 {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(data, "controller.json"))
-		if err != nil {
-			continue
-		}
-		var ep struct{ Addr, Token string }
-		if json.Unmarshal(raw, &ep) != nil || ep.Addr == "" {
-			continue
-		}
-		if err := saveHeap(ep.Addr, ep.Token, path); err != nil {
+		if err := saveProfile(data, "/debug/pprof/heap?gc=1", path); err != nil {
 			fmt.Fprintln(os.Stderr, "scale:", err)
 			continue
 		}

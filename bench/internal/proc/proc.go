@@ -70,3 +70,27 @@ func RSS(pid int) float64 {
 	}
 	return 0
 }
+
+// CPU is a live process's CPU time in seconds: its own (user + system)
+// and that of its children it has waited for (for fixpoint up, the hook
+// processes), from /proc/PID/stat; zeros if it cannot be read.
+func CPU(pid int) (self, children float64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	// The command name, field 2, may hold spaces: count from after it.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); utime, stime, cutime, cstime are fields
+	// 14 to 17, in clock ticks of 1/100 s (USER_HZ on Linux).
+	if len(f) < 15 {
+		return 0, 0
+	}
+	tick := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v / 100 }
+	return tick(f[11]) + tick(f[12]), tick(f[13]) + tick(f[14])
+}
