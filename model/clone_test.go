@@ -20,7 +20,7 @@ func TestCloneSharesNothingMutable(t *testing.T) {
 			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate"},
 		reflect.TypeFor[Relation]():  {"ID", "Key", "Endpoints", "Interface", "Scope", "Life", "App", "Departed", "Index"},
 		reflect.TypeFor[Machine]():   {"Name", "Address", "Index", "Lost", "Credential", "Replaced"},
-		reflect.TypeFor[UnitError](): {"Hash", "Message", "Kind", "Attempts", "RetryAt", "Seen"},
+		reflect.TypeFor[UnitError](): {"Hash", "Message", "Kind", "Attempts", "RetryAt", "Seen", "Timer"},
 		reflect.TypeFor[Resolved]():  {"NoRetry", "Index"},
 	} {
 		var got []string
