@@ -3,6 +3,8 @@ package legacy
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -20,16 +22,27 @@ import (
 // (agent-cpu-ms/call): CPU, not wall time, because the machine is shared.
 // Compare the sub-benchmarks' ratios, not their absolute figures.
 //
+// FIXPOINT_BENCH_TOOLS, a comma-separated list of other builds of
+// fixpoint-hook (an older commit's, say), adds a relation-get run through
+// each, named by its position in the list, to compare builds in one run.
+//
 //	go test ./engine/legacy -run XXX -bench ToolCall -benchtime 5x
 func BenchmarkToolCall(b *testing.B) {
 	const calls = 100
-	for _, c := range []struct{ name, cmd string }{
-		{"fork", ":"},
-		{"true", "/bin/true"},
-		{"relation-get", "relation-get -r db:3 host db/0"},
-		{"config-get", "config-get port"},
-		{"fallback", fallbackBinary + " relation-get -r db:3 host db/0"},
-	} {
+	type bench struct{ name, cmd, tools string }
+	benches := []bench{
+		{"fork", ":", toolBinary},
+		{"true", "/bin/true", toolBinary},
+		{"relation-get", "relation-get -r db:3 host db/0", toolBinary},
+		{"config-get", "config-get port", toolBinary},
+		{"fallback", fallbackBinary + " relation-get -r db:3 host db/0", toolBinary},
+	}
+	if other := os.Getenv("FIXPOINT_BENCH_TOOLS"); other != "" {
+		for i, path := range strings.Split(other, ",") {
+			benches = append(benches, bench{fmt.Sprintf("relation-get-build%d", i+1), "relation-get -r db:3 host db/0", path})
+		}
+	}
+	for _, c := range benches {
 		b.Run(c.name, func(b *testing.B) {
 			body := fmt.Sprintf("i=0\nwhile [ $i -lt %d ]; do\n\tx=$(%s)\n\ti=$((i + 1))\ndone\n", calls, c.cmd)
 			if c.name == "fallback" {
@@ -44,7 +57,7 @@ func BenchmarkToolCall(b *testing.B) {
 				u := testUniverse()
 				u.Events = []charmapi.Event{{Hook: "install"}}
 				c0, s0 := rusage(syscall.RUSAGE_CHILDREN), rusage(syscall.RUSAGE_SELF)
-				_, stats, err := Run(context.Background(), Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: toolBinary}, u)
+				_, stats, err := Run(context.Background(), Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: c.tools}, u)
 				if err != nil {
 					b.Fatal(err)
 				}
