@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/legacy"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -54,6 +56,30 @@ type ServiceStatus struct {
 	Life   string `json:"life"`
 	Units  int    `json:"units"`
 	Leader string `json:"leader,omitempty"`
+	// Status is the application status the leader set (Juju's
+	// `status-set --application`, ops's `self.app.status`), as `juju
+	// status` shows it on the application's line; nil when none.
+	Status *model.Status `json:"status,omitempty"`
+	// Version is the workload version the leader set
+	// (application-version-set, ops's set_workload_version).
+	Version string `json:"version,omitempty"`
+}
+
+// appStatus reads what an old-hook or ops leader set for its application
+// from the unit's private state, where the hook tools keep it
+// (legacy.StateAppStatus): a status that does not parse is left out.
+func appStatus(u *model.Unit) (*model.Status, string) {
+	if u == nil {
+		return nil, ""
+	}
+	var st *model.Status
+	if raw, ok := u.State[legacy.StateAppStatus]; ok {
+		var s model.Status
+		if json.Unmarshal([]byte(raw), &s) == nil && s.State != "" {
+			st = &s
+		}
+	}
+	return st, u.State[legacy.StateAppVersion]
 }
 
 // UnitStatus is one unit's line in status.
@@ -118,7 +144,9 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		Relations:   []*RelationStatus{},
 	}
 	for name, svc := range st.Services {
-		s.Services[name] = &ServiceStatus{Charm: svc.Charm, Life: string(svc.Life), Units: svc.Units, Leader: svc.Leader}
+		ss := &ServiceStatus{Charm: svc.Charm, Life: string(svc.Life), Units: svc.Units, Leader: svc.Leader}
+		ss.Status, ss.Version = appStatus(st.Units[svc.Leader])
+		s.Services[name] = ss
 	}
 	for name, m := range st.Machines {
 		state := "started"

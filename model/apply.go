@@ -227,11 +227,8 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 			skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
 			continue
 		}
-		if u.Settings == nil {
-			u.Settings = map[int]*Bag{}
-		}
 		if b := updateBag(u.Settings[id], r.Settings[id], index); b != u.Settings[id] {
-			u.Settings[id] = b
+			u.Settings = withEntry(u.Settings, id, b)
 			t.Settings = append(t.Settings, UnitBag{u.Name, id})
 		}
 	}
@@ -244,11 +241,8 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 				skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
 				continue
 			}
-			if rel.App == nil {
-				rel.App = map[string]*Bag{}
-			}
 			if b := updateBag(rel.App[u.Service], r.App[id], index); b != rel.App[u.Service] {
-				rel.App[u.Service] = b
+				rel.App = withEntry(rel.App, u.Service, b)
 				t.Apps = append(t.Apps, id)
 			}
 		}
@@ -283,6 +277,8 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 		return strings.Join(skipped, "; ")
 	}
 	if len(r.Churn) > 0 {
+		// A fresh map: a snapshot being written may share the old one.
+		u.Churn = maps.Clone(u.Churn)
 		if u.Churn == nil {
 			u.Churn = map[string]int{}
 		}
@@ -290,11 +286,8 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 			u.Churn[k]++
 		}
 	}
-	if u.WaveOutputs == nil {
-		u.WaveOutputs = map[string]string{}
-	}
 	prev, seenBefore := u.WaveOutputs[r.Hash]
-	u.WaveOutputs[r.Hash] = r.Output
+	u.WaveOutputs = withEntry(u.WaveOutputs, r.Hash, r.Output)
 	switch {
 	case r.Timer:
 		// update-status on an unchanged universe may rightly return
@@ -377,7 +370,9 @@ func (s *State) resolve(index uint64, r *ResolveUnit) error {
 		return nil
 	}
 	u.Resolved = &Resolved{NoRetry: r.NoRetry, Index: index}
-	u.Error.RetryAt = 0
+	e := *u.Error // a fresh record: a snapshot being written may share it
+	e.RetryAt = 0
+	u.Error = &e
 	if u.Error.Kind == ErrDiverged {
 		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
 	}

@@ -16,10 +16,7 @@ func (s *State) keepDeparted(u *Unit) {
 		if r == nil || bag == nil || !s.stillSeen(r, u.Name) {
 			continue
 		}
-		if r.Departed == nil {
-			r.Departed = map[string]*Bag{}
-		}
-		r.Departed[u.Name] = bag
+		r.Departed = withEntry(r.Departed, u.Name, bag)
 	}
 }
 
@@ -53,7 +50,7 @@ func (s *State) pruneDeparted(seen *Seen) {
 		}
 		for name := range r.Departed {
 			if !s.stillSeen(r, name) {
-				delete(r.Departed, name)
+				r.Departed = withoutEntry(r.Departed, name)
 			}
 		}
 		if len(r.Departed) == 0 {

@@ -118,3 +118,39 @@ func TestSeenRelationOldForm(t *testing.T) {
 		t.Errorf("old empty form: %s, %v", &empty, err)
 	}
 }
+
+// FuzzMembers decodes a Seen's members as a log entry or snapshot would:
+// nothing panics, what decodes is canonical (it encodes and decodes to the
+// same set), and All, Len and Has agree.
+func FuzzMembers(f *testing.F) {
+	for _, seed := range []string{`"db/0-2,4-49"`, `"b/1 a/0,2"`, `["x/01","y"]`, `"db/3-1"`, `""`, `"db/0-1048576"`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m Members
+		if json.Unmarshal(data, &m) != nil {
+			return
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Members
+		if err := json.Unmarshal(b, &back); err != nil || back != m {
+			t.Fatalf("%s -> %s -> %q, %v", data, b, back, err)
+		}
+		if m.Len() > 1<<14 {
+			return // listing a million names is correct, only slow
+		}
+		n := 0
+		for name := range m.All() {
+			if !m.Has(name) {
+				t.Fatalf("%q lists %s but does not have it", m, name)
+			}
+			n++
+		}
+		if n != m.Len() || n > MaxSeenMembers {
+			t.Fatalf("%q: All gives %d, Len %d", m, n, m.Len())
+		}
+	})
+}

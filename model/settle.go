@@ -303,7 +303,7 @@ func (s *State) removeFinished(sc *scope) bool {
 			sc.addService(s, svc)
 			for _, u := range s.UnitsOf(svc) {
 				s.visits++
-				delete(u.Settings, r.ID)
+				u.Settings = withoutEntry(u.Settings, r.ID)
 			}
 		}
 	}

@@ -29,18 +29,14 @@ func (s *Store) Snapshot(ctx context.Context) error {
 }
 
 // SaveBackup writes a backup of the state to w: a linearizable read, so it
-// holds every write acknowledged before the call, encoded as one JSON
-// document under the read lock, so it is consistent.
+// holds every write acknowledged before the call, copied under the read
+// lock, so it is consistent, and streamed as one JSON document.
 func (s *Store) SaveBackup(ctx context.Context, w io.Writer) error {
 	if err := s.Linearize(ctx); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	b, err := s.fsm.encode()
-	if err != nil {
+	if err := s.fsm.frozen().writeTo(w); err != nil {
 		return fmt.Errorf("backup: %w", err)
-	}
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("backup: write: %w", err)
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ func main() {
 	agents := flag.Int("agents", 1000, "simulated agents, one machine and one unit each")
 	services := flag.Int("services", 10, "services the units are spread over")
 	changes := flag.Int("changes", 5, "config changes to measure, one service each")
+	cpuprofile := flag.String("cpuprofile", "", "write the server's CPU profile from the first change on to this file")
+	profileFor := flag.Duration("profile-for", 10*time.Second, "how long -cpuprofile profiles")
 	flag.Parse()
 	root := must(proc.RepoRoot())
 	dir := must(os.MkdirTemp("", "bench-agents-"))
@@ -122,7 +124,13 @@ func main() {
 	waitConverged(status)
 	initial := time.Since(start)
 	fmt.Printf("%d agents, %d units in %d services: initial fixed point in %.1fs\n", *agents, *agents, *services, initial.Seconds())
-	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-13s %-12s %s\n", "change", "woken", "p50", "p99", "max", "others woken", "polls woken", "apply exit")
+	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-9s %-13s %-12s %s\n", "change", "woken", "first", "p50", "p99", "max", "others woken", "polls woken", "apply exit")
+	profiled := make(chan error, 1)
+	if *cpuprofile != "" {
+		go func() { profiled <- cpuProfile(addr, token, *profileFor, *cpuprofile) }()
+	} else {
+		profiled <- nil
+	}
 	var all []time.Duration
 	othersWoken := 0
 	pollsTotal := 0.0
@@ -154,11 +162,12 @@ func main() {
 		if polls0 >= 0 {
 			pollsTotal += polls
 		}
-		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-13d %-12s +%s\n", s, len(lat), pct(lat, 50), pct(lat, 99), pct(lat, 100), others, wokenCell(polls0, polls),
+		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-9s %-13d %-12s +%s\n", s, len(lat), pct(lat, 0), pct(lat, 50), pct(lat, 99), pct(lat, 100), others, wokenCell(polls0, polls),
 			exited.Sub(committed).Round(100*time.Microsecond))
 	}
+	check(<-profiled)
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	fmt.Printf("all     %-8d %-9s %-9s %-9s\n", len(all), pct(all, 50), pct(all, 99), pct(all, 100))
+	fmt.Printf("all     %-8d %-9s %-9s %-9s %-9s\n", len(all), pct(all, 0), pct(all, 50), pct(all, 99), pct(all, 100))
 	cpu, rss := cpuSeconds(srv.Process.Pid)-cpu0, proc.PeakRSS(srv.Process.Pid)
 	fmt.Printf("control plane: %.1fs CPU over %.0fs, peak RSS %.0f MiB, %d goroutines polling\n",
 		cpu, time.Since(start).Seconds(), rss, *agents)
@@ -235,9 +244,18 @@ func unitService(c *api.Client, machine string) string {
 // the status it last saw: a unit that settles without a new log entry (its
 // claim ends, its rebuilt universe hashes as before) moves the status
 // generation, which ends the wait, so the polls can be long.
+//
+// Polls are spaced by 100 ms, as fixpoint wait spaces them: every hand-out
+// and result moves the generation, and each answer is a full status of
+// 1,000 units computed under the lock the hand-outs take.
 func waitConverged(c *api.Client) {
 	var last *engine.Status
+	var asked time.Time
 	for {
+		if d := time.Until(asked.Add(100 * time.Millisecond)); d > 0 {
+			time.Sleep(d) // pacing, not synchronisation: the generation misses nothing
+		}
+		asked = time.Now()
 		st, err := c.WaitStatus(context.Background(), false, last, 30*time.Second)
 		check(err)
 		if st.Converged && len(st.Units) > 0 {
@@ -245,6 +263,28 @@ func waitConverged(c *api.Client) {
 		}
 		last = st
 	}
+}
+
+// cpuProfile writes the server's CPU profile over d to path.
+func cpuProfile(addr, token string, d time.Duration, path string) error {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cpu profile: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("cpu profile: %s %v", resp.Status, err)
+	}
+	return os.WriteFile(path, data, 0o644)
 }
 
 // appliedAt asks the server when it applied the entry whose index

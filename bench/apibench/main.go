@@ -114,6 +114,9 @@ func measure(c *cluster, levels []int, via, root string, duration, warmup time.D
 	if err != nil {
 		return err
 	}
+	if err := ready(target.addr, agents); err != nil {
+		return err
+	}
 
 	fmt.Printf("apibench: 3 fixpoint server processes on 127.0.0.1, data in %s, writes to %s (%s) at %s, %s per level after %s warm-up\n\n",
 		root, target.id, via, target.addr, duration, warmup)
@@ -190,6 +193,25 @@ func (c *cluster) registerAgents(addr string, n int) ([]agent, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// ready waits until every agent's renewal succeeds through addr: a
+// follower knows a credential only once it applied the registration.
+func ready(addr string, agents []agent) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for i, a := range agents {
+		for {
+			err := write(http.DefaultClient, addr, a, int64(i))
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s renewing through %s: %w", a.machine, addr, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 // cpuProfile writes the CPU profile of the node at addr over d to path.

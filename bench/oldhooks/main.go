@@ -1,14 +1,17 @@
 // Command oldhooks measures what running old per-event hooks costs next to
 // reconcile hooks. For each size N it runs the same environment through
 // the real binaries: N db units related to N web units, each service with
-// its peer relation, once with the reconcile charms (testdata/charms/db,
-// web) and once with the same protocol as old hooks (testdata/charms/
-// classic-db, classic-web), and prints the reconcile calls, the old hook
-// executions, the hook tool calls and the time from the environment being
-// applied to the fixed point.
+// its peer relation, with the reconcile charms (testdata/charms/db, web),
+// with the same protocol as old hooks in POSIX sh (testdata/charms/
+// classic-db, classic-web) and with a database and web pair written with
+// Canonical's ops framework (testdata/ops/ops-db, ops-web, packed with the
+// framework from ../shared/thirdparty/python-ops as TestOpsCharmsEndToEnd
+// packs them), and prints the reconcile calls, the old hook executions,
+// the hook tool calls and the time from the environment being applied to
+// the fixed point.
 //
 //	go run ./bench/oldhooks                 # N = 10, 50, 100
-//	go run ./bench/oldhooks -sizes 10 -timeout 1m
+//	go run ./bench/oldhooks -sizes 10 -timeout 1m -flavours classic,ops
 //
 // It builds fixpoint and fixpoint-hook side by side, as `go install
 // ./cmd/...` does, so the agent's hook tools are fixpoint-hook. Before
@@ -19,10 +22,10 @@
 // had): the cost of a tool call as a ratio to a spawn under the same load.
 //
 // Each run is a `fixpoint up` on a fresh data directory. Reconcile calls
-// are the sum of the units' `reconciles` in `status --format json`; old
-// hook executions are the lines the classic charms append to hooks.log in
-// their unit directories; tool calls are summed from the agent's "old
-// hooks ran" debug lines. A run that has not reached the fixed point when
+// are the sum of the units' `reconciles` in the status; old hook
+// executions are the lines the classic charms append to hooks.log in
+// their unit directories, and for the ops charms the hooks of the agent's
+// "old hooks ran" debug lines; tool calls are summed from those lines. A run that has not reached the fixed point when
 // -timeout passes, or in which a unit fails, is stopped, and what it did
 // until then is printed, marked as such. The last line of the output is
 // one JSON object with the parameters and every figure.
@@ -33,27 +36,30 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/fixpoint/fixpoint/bench/internal/proc"
 )
 
 func main() {
 	sizes := flag.String("sizes", "10,50,100", "comma-separated N: N db units related to N web units")
 	timeout := flag.Duration("timeout", time.Minute, "how long one run may take to reach the fixed point before it is stopped")
-	flavours := flag.String("flavours", "reconcile,classic", "which charms to run: reconcile, classic or both")
+	flavours := flag.String("flavours", "reconcile,classic,ops", "which charms to run: reconcile, classic, ops, comma-separated")
+	opsFramework := flag.String("ops-framework", "", "Canonical's ops framework to pack the ops charms with (default: shared/thirdparty/python-ops beside the checkout)")
 	probeCalls := flag.Int("probe-calls", 100, "calls of each kind the probe hook times, in 4 interleaved rounds")
 	keep := flag.Bool("keep", false, "keep the temporary directory (environments, data directories, logs)")
 	flag.Parse()
-	cfg := config{timeout: *timeout, probeCalls: *probeCalls, keep: *keep}
+	cfg := config{timeout: *timeout, probeCalls: *probeCalls, keep: *keep, opsFramework: *opsFramework}
 	if err := cfg.parse(*sizes, *flavours); err != nil {
 		fmt.Fprintln(os.Stderr, "oldhooks:", err)
 		os.Exit(2)
@@ -71,6 +77,8 @@ type config struct {
 	timeout    time.Duration
 	probeCalls int
 	keep       bool
+	// opsFramework is the ops framework's directory; "" finds it.
+	opsFramework string
 }
 
 func (c *config) parse(sizeList, flavourList string) error {
@@ -83,8 +91,8 @@ func (c *config) parse(sizeList, flavourList string) error {
 	}
 	for _, f := range strings.Split(flavourList, ",") {
 		f = strings.TrimSpace(f)
-		if f != "reconcile" && f != "classic" {
-			return fmt.Errorf("-flavours: %q is neither reconcile nor classic (the ops test charms are not in testdata/charms yet)", f)
+		if f != "reconcile" && f != "classic" && f != "ops" {
+			return fmt.Errorf("-flavours: %q is not reconcile, classic or ops", f)
 		}
 		c.flavours = append(c.flavours, f)
 	}
@@ -144,6 +152,11 @@ func run(cfg config) error {
 	b := &bench{bin: filepath.Join(binDir, "fixpoint"), charms: filepath.Join(root, "testdata", "charms"), tmp: tmp, cfg: cfg}
 	if b.probeCharm, err = writeProbeCharm(tmp, b.bin, cfg.probeCalls); err != nil {
 		return err
+	}
+	if slices.Contains(cfg.flavours, "ops") {
+		if b.opsCharms, err = packOps(root, tmp, cfg.opsFramework); err != nil {
+			return err
+		}
 	}
 	var results []result
 	for _, n := range cfg.sizes {

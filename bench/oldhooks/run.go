@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +17,19 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 type bench struct {
 	bin, charms, tmp string
 	probeCharm       string
-	cfg              config
+	// opsCharms holds ops-db and ops-web packed with the ops framework,
+	// when the ops flavour runs.
+	opsCharms string
+	cfg       config
+	runs      int // runs started, for their directories' names
 }
 
 // probeService is the service of the probe environment, run before each
@@ -39,6 +49,16 @@ services: %s: {charm: %q, units: 1}
 `, probeService, b.probeCharm)
 	case "classic":
 		prefix = "classic-"
+	case "ops":
+		// The ops charms' own names: their metadata names them so.
+		return fmt.Sprintf(`apiVersion: "fixpoint/v1"
+name: "bench-%d"
+services: {
+	"ops-db": {charm: %q, units: %d}
+	"ops-web": {charm: %q, units: %d}
+}
+relations: "web-db": ["ops-web:db", "ops-db:db"]
+`, n, filepath.Join(b.opsCharms, "ops-db"), n, filepath.Join(b.opsCharms, "ops-web"), n)
 	}
 	return fmt.Sprintf(`apiVersion: "fixpoint/v1"
 name: "bench-%d"
@@ -56,7 +76,9 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 	if flavour == probeService {
 		r.Units = 1
 	}
-	dir := filepath.Join(b.tmp, fmt.Sprintf("%s-%d", flavour, n))
+	// A probe runs before each old-hook flavour: each run its own dir.
+	b.runs++
+	dir := filepath.Join(b.tmp, fmt.Sprintf("%s-%d-%d", flavour, n, b.runs))
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return r, err
@@ -122,7 +144,7 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 	if err := waitFile(ctx, filepath.Join(data, "controller.json"), time.Minute); err != nil {
 		return r, err
 	}
-	var st *status
+	var st *engine.Status
 	var loadSum float64
 	var loadN int
 	for {
@@ -145,7 +167,7 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 		// the bench, saying how often.
 		failed := ""
 		for name, u := range st.Units {
-			if u.Phase != "error" {
+			if u.Phase != engine.Error {
 				continue
 			}
 			if !strings.HasPrefix(u.Error, "diverged:") {
@@ -194,7 +216,7 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 	for _, u := range st.Units {
 		units++
 		r.Reconciles += u.Reconciles
-		if u.Phase == "settled" {
+		if u.Phase == engine.Settled {
 			settled++
 		}
 	}
@@ -206,7 +228,13 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 		if r.Hooks, err = countHooks(filepath.Join(data, "agent", "units")); err != nil {
 			return r, err
 		}
-		if r.ToolCalls, err = countToolCalls(logFile.Name()); err != nil {
+		if _, r.ToolCalls, err = countOldHookRuns(logFile.Name()); err != nil {
+			return r, err
+		}
+	case "ops":
+		// The ops charms keep no hooks.log: the agent's lines count the
+		// dispatches.
+		if r.Hooks, r.ToolCalls, err = countOldHookRuns(logFile.Name()); err != nil {
 			return r, err
 		}
 	case probeService:
@@ -220,26 +248,40 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 	return r, nil
 }
 
-// status is the part of `status --format json` the bench reads.
-type status struct {
-	Converged bool `json:"converged"`
-	Units     map[string]struct {
-		Phase      string `json:"phase"`
-		Error      string `json:"error"`
-		Reconciles int    `json:"reconciles"`
-	} `json:"units"`
-}
-
-func (b *bench) status(ctx context.Context, data string) (*status, error) {
-	out, err := exec.CommandContext(ctx, b.bin, "status", "--format", "json", "--data-dir", data).Output()
+// status asks the control plane of the `up` on data for its status over
+// its API, as `fixpoint status` does, without starting a fixpoint process
+// per poll: at five polls a second that would take a tenth of a core from
+// the run being measured.
+func (b *bench) status(ctx context.Context, data string) (*engine.Status, error) {
+	raw, err := os.ReadFile(filepath.Join(data, "controller.json"))
 	if err != nil {
 		return nil, fmt.Errorf("status: %v", err)
 	}
-	var st status
-	if err := json.Unmarshal(out, &st); err != nil {
-		return nil, fmt.Errorf("status JSON: %v", err)
+	var ep struct {
+		Addr  string `json:"addr"`
+		Token string `json:"token"`
+		CA    string `json:"ca"`
 	}
-	return &st, nil
+	if err := json.Unmarshal(raw, &ep); err != nil {
+		return nil, fmt.Errorf("status: controller.json: %v", err)
+	}
+	hc := &http.Client{Timeout: time.Minute}
+	if ep.CA != "" {
+		pem, err := os.ReadFile(ep.CA)
+		if err != nil {
+			return nil, fmt.Errorf("status: CA: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("status: no certificate in %s", ep.CA)
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
+	st, err := api.NewClient(strings.Split(ep.Addr, ","), ep.Token, hc).Status(ctx, false, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("status: %v", err)
+	}
+	return st, nil
 }
 
 // countHooks counts the lines of every unit's hooks.log: one per old hook
@@ -295,15 +337,14 @@ func waitFile(ctx context.Context, path string, d time.Duration) error {
 	}
 }
 
-// countToolCalls sums the tool_calls of the agent's "old hooks ran" lines
-// in up's log.
-func countToolCalls(log string) (int, error) {
+// countOldHookRuns sums the hooks and tool_calls of the agent's "old
+// hooks ran" lines in up's log.
+func countOldHookRuns(log string) (hooks, tools int, err error) {
 	f, err := os.Open(log)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
-	total := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
@@ -311,18 +352,23 @@ func countToolCalls(log string) (int, error) {
 		if !strings.Contains(line, "old hooks ran") {
 			continue
 		}
-		_, v, ok := strings.Cut(line, "tool_calls=")
-		if !ok {
-			continue
+		for _, kv := range []struct {
+			key string
+			sum *int
+		}{{" hooks=", &hooks}, {"tool_calls=", &tools}} {
+			_, v, ok := strings.Cut(line, kv.key)
+			if !ok {
+				continue
+			}
+			v, _, _ = strings.Cut(v, " ")
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, 0, fmt.Errorf("%s: bad %s in %q", log, strings.TrimSpace(kv.key), line)
+			}
+			*kv.sum += n
 		}
-		v, _, _ = strings.Cut(v, " ")
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return 0, fmt.Errorf("%s: bad tool_calls in %q", log, line)
-		}
-		total += n
 	}
-	return total, sc.Err()
+	return hooks, tools, sc.Err()
 }
 
 // loadAvg is the 1-minute load average.

@@ -204,7 +204,12 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 		defer p.done()
 	}
 	var last *engine.Status
+	var asked time.Time
 	for {
+		if !pace(ctx, asked) {
+			return exitTimeout, last, nil
+		}
+		asked = time.Now()
 		st, err := c.WaitStatus(ctx, false, last, 10*time.Second)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -225,11 +230,37 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 	}
 }
 
+// statusPace spaces a follower's status polls. Every hand-out and every
+// result moves the status generation, and at 1,000 units each answer is a
+// full status computed under the controller's lock, which the hand-outs
+// wait for; ten answers a second are plenty to watch, and nothing is
+// missed in between: the next poll passes the generation it last saw.
+const statusPace = 100 * time.Millisecond
+
+// pace waits until statusPace after the last poll was sent (asked); false
+// if ctx ended first.
+func pace(ctx context.Context, asked time.Time) bool {
+	d := time.Until(asked.Add(statusPace))
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // follow shows progress until ctx ends, at every change of the state.
 func follow(ctx context.Context, c statusSource, p *progress) {
 	defer p.done()
 	var last *engine.Status
-	for ctx.Err() == nil {
+	var asked time.Time
+	for pace(ctx, asked) {
+		asked = time.Now()
 		st, err := c.WaitStatus(ctx, false, last, 30*time.Second)
 		if err != nil {
 			if ctx.Err() == nil {

@@ -252,7 +252,19 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 	for _, svc := range sortedServices(shown) {
 		ss := shown.Services[svc]
 		units := unitsOf(shown, svc)
-		fmt.Fprintf(tw, "%s\t\t%s\t\t\t(charm %s, %s)\t\n", svc, serviceSummary(shown, units, ss), model.ShortHash(ss.Charm), ss.Life)
+		// The application status its leader set goes where juju status
+		// puts it: on the service's line.
+		about := fmt.Sprintf("(charm %s, %s", model.ShortHash(ss.Charm), ss.Life)
+		if ss.Version != "" {
+			about += ", version " + ss.Version
+		}
+		about += ")"
+		workload := ""
+		if ss.Status != nil {
+			workload = ss.Status.State
+			about = strings.TrimSpace(oneLine(ss.Status.Message) + " " + about)
+		}
+		fmt.Fprintf(tw, "%s\t\t%s\t\t%s\t%s\t\n", svc, serviceSummary(shown, units, ss), workload, about)
 		for _, name := range units {
 			u := shown.Units[name]
 			label := "  " + name

@@ -546,3 +546,28 @@ func TestConvergedWithBlockedUnits(t *testing.T) {
 		t.Errorf("with --fail-on-blocked: %v", errFail)
 	}
 }
+
+// TestStatusShowsTheApplicationStatus: the status a leader set for its
+// application (status-set --application, ops's app.status) is on the
+// service's line, as juju status shows it, and in the JSON.
+func TestStatusShowsTheApplicationStatus(t *testing.T) {
+	st := sampleStatus()
+	st.Services["db"].Status = &model.Status{State: "active", Message: "db ready"}
+	st.Services["db"].Version = "1.0"
+	var b bytes.Buffer
+	printStatusTo(&b, st, st, false)
+	line := regexp.MustCompile(`(?m)^db +1/2 settled +active +db ready \(charm dddddddddddd, alive, version 1\.0\)$`)
+	if !line.MatchString(b.String()) {
+		t.Errorf("the db line lacks its application status:\n%s", b.String())
+	}
+	if !regexp.MustCompile(`(?m)^web +1/3 settled +\(charm eeeeeeeeeeee, alive\)$`).MatchString(b.String()) {
+		t.Errorf("the web line changed without an application status:\n%s", b.String())
+	}
+	out, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"db":{"charm":"`+strings.Repeat("d", 64)+`","life":"alive","units":2,"leader":"db/0","status":{"state":"active","message":"db ready"},"version":"1.0"}`) {
+		t.Errorf("JSON: %s", out)
+	}
+}

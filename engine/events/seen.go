@@ -23,9 +23,12 @@ type RelInfo struct {
 // FromSeen converts what a unit's last successful reconcile saw (the
 // replicated model.Seen) into a Snapshot whose tokens are revisions. A nil
 // seen means the unit never reconciled. lookup tells the remote service of
-// a relation by id; when it does not know the relation any more (or is
-// nil) the remote service is taken from the members' names, and a relation
-// whose remote service is the unit's own is a peer relation.
+// a relation by id and its members' revisions now; when it does not know
+// the relation any more (or is nil) the remote service is taken from the
+// members' names, and a relation whose remote service is the unit's own is
+// a peer relation. Member tokens depend on the revisions lookup gives, so
+// the two Seens of one Derive must be read against the same state, the one
+// the later Seen was built from (see memberToken).
 //
 // Every relation in a Seen is alive: a relation the unit saw broken is not
 // recorded. Tokens from FromSeen compare only with tokens from FromSeen.

@@ -42,7 +42,7 @@ func testUniverse() *charmapi.Universe {
 
 // writeCharm makes a charm directory whose hooks are the given POSIX sh
 // bodies (each run with set -e).
-func writeCharm(t *testing.T, hooks map[string]string) string {
+func writeCharm(t testing.TB, hooks map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "hooks"), 0o755); err != nil {

@@ -38,16 +38,18 @@ const toolMainSource = `// Command fixpoint-hook is the program behind the Juju 
 // call: the agent links it under each tool's name on the hooks' PATH. It
 // links only the standard library and the tools' protocol, so a call costs
 // little more than spawning /bin/true (bench/oldhooks measures it).
+//
+// A call lives a few milliseconds: the runtime need not size GOMAXPROCS
+// from the cgroup (reading /proc/self/mountinfo) or keep re-checking it.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
 package main
 
-import (
-	"os"
-
-	"` + builtModule + `/hooktool"
-)
+import "` + builtModule + `/hooktool"
 
 func main() {
-	os.Exit(hooktool.Command(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	hooktool.Exec()
 }
 `
 

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -263,13 +262,6 @@ type flight struct {
 	res  *model.Result
 }
 
-// callRecord is one hook run, for the check that hooks are functions of
-// their universe.
-type callRecord struct {
-	unit, in, out string
-	result        map[string]string
-}
-
 func styleOf(idx int) string {
 	switch idx {
 	case 0:
@@ -329,6 +321,11 @@ func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 			break
 		}
 		if err := r.round(ctx, stale); err != nil {
+			return nil, err
+		}
+	}
+	if !cut {
+		if err := r.checkRuns(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -442,97 +439,6 @@ func (r *runner) round(ctx context.Context, stale []string) error {
 		out = out[b:]
 	}
 	return nil
-}
-
-// claim runs unit's hook on the universe it sees now, as an agent would,
-// and keeps the result in flight; timer makes it an update-status run.
-func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
-	u := r.st.Units[unit]
-	dressed, hash, seen := Handout(r.st, unit)
-	if timer {
-		dressed, hash, seen = TimerHandout(r.st, unit)
-	}
-
-	dir := filepath.Join(r.dir, strings.ReplaceAll(unit, "/", "-"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	c, err := newCall(&dressed, dir)
-	if err != nil {
-		return err
-	}
-	var given charmapi.Universe // a copy nobody else holds
-	if err := json.Unmarshal(c.input, &given); err != nil {
-		return err
-	}
-	c.uni = &given
-	c.timeout = r.s.opts.HookTimeout
-	c.model, c.principal = r.st.Name, u.Principal
-	c.status = &charmapi.Status{State: u.Status.State, Message: u.Status.Message}
-	c.ports = slices.Clone(u.Ports)
-
-	h := r.s.hooks[u.Service]
-	out, herr := h.run(ctx, c)
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if !timer {
-		// The timer's runs are not steps towards the fixed point, and
-		// there is one round of them: they count in neither the
-		// reconciles reported nor MaxReconciles.
-		r.runs++
-	}
-	r.record(unit, &given, out, herr)
-	if r.idx == 0 && !r.ran[unit] {
-		// Run each unit's first universe twice in schedule 0, so that a
-		// hook that is not a function of its universe shows up even in
-		// a single schedule.
-		out2, herr2 := h.run(ctx, c)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		r.record(unit, &given, out2, herr2)
-	}
-	r.ran[unit] = true
-
-	res := r.translate(unit, hash, seen, &given, out, herr)
-	res.Timer = timer || schedule.TimerRun(u, hash)
-	r.flight = append(r.flight, &flight{unit: unit, uni: &given, res: res})
-	return nil
-}
-
-// translate checks a hook's output and makes it a model.Result, as the
-// controller does when an agent reports.
-func (r *runner) translate(unit, hash string, seen *model.Seen, uni *charmapi.Universe, out []byte, herr error) *model.Result {
-	msg := ""
-	if herr != nil {
-		msg = herr.Error()
-	}
-	res := engine.ResultOf(uni, hash, seen, out, msg, r.last[unit])
-	if res.Error != "" {
-		res.RetryAt = schedule.RetryAt(schedule.DefaultBackoff, uni.Attempt, r.now()).UnixNano()
-	}
-	return res
-}
-
-// record remembers what a hook returned for a universe.
-func (r *runner) record(unit string, uni *charmapi.Universe, out []byte, herr error) {
-	v := *uni
-	v.Attempt = 0
-	in, _ := json.Marshal(&v)
-	rec := callRecord{unit: unit, in: shortDigest(in)}
-	if herr != nil {
-		rec.out = "error: " + herr.Error()
-		rec.result = map[string]string{"error": firstLine(herr.Error())}
-	} else if res, err := decodeResult(out); err != nil {
-		rec.out = "bad output: " + string(out)
-		rec.result = map[string]string{"output": string(out)}
-	} else {
-		canon, _ := json.Marshal(res)
-		rec.out = string(canon)
-		rec.result = flatResult(res)
-	}
-	r.calls = append(r.calls, rec)
 }
 
 // deliver applies results as one command, the way an agent's report of

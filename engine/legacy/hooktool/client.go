@@ -1,18 +1,17 @@
 package hooktool
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
-	"time"
+	"syscall"
 )
 
 // ioTimeout bounds connecting to the run's socket, sending the request and
-// reading the answer; the server answers within its own 30 s budget.
-const ioTimeout = 40 * time.Second
+// reading the answer, in nanoseconds; the server answers within its own
+// 30 s budget. (Not a time.Duration: the package avoids importing time,
+// see the package comment.)
+const ioTimeout = 40 * 1e9
 
 // ProgramName is the name of the program behind the tools, as installed
 // by `go install ./cmd/...` and as the agent builds it.
@@ -23,18 +22,21 @@ const ProgramName = "fixpoint-hook"
 // check that it speaks this protocol) and refuses anything else.
 func Command(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(argv) == 0 {
-		fmt.Fprintf(stderr, "ERROR %s: no program name\n", ProgramName)
+		io.WriteString(stderr, "ERROR "+ProgramName+": no program name\n")
 		return ExitUsage
 	}
-	name := filepath.Base(argv[0])
+	name := argv[0]
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
 	if name != ProgramName {
 		return Main(name, argv[1:], stdin, stdout, stderr)
 	}
 	if len(argv) == 2 && argv[1] == "--protocol" {
-		fmt.Fprintln(stdout, ProtocolVersion)
+		io.WriteString(stdout, strconv.Itoa(ProtocolVersion)+"\n")
 		return 0
 	}
-	fmt.Fprintf(stderr, "ERROR %s is the program behind the Juju hook tools: hooks run by fixpoint call it as relation-get, config-get, ... through links on their PATH; run alone it only answers --protocol\n", ProgramName)
+	io.WriteString(stderr, "ERROR "+ProgramName+" is the program behind the Juju hook tools: hooks run by fixpoint call it as relation-get, config-get, ... through links on their PATH; run alone it only answers --protocol\n")
 	return ExitUsage
 }
 
@@ -44,48 +46,59 @@ func Command(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // comes back and returns the exit code. Whether name is a tool at all is
 // the server's to say: it knows the tools this fixpoint serves.
 func Main(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "ERROR "+format+"\n", a...)
+	fail := func(msg string) int {
+		io.WriteString(stderr, "ERROR "+msg+"\n")
 		return ExitFailed
 	}
-	socket, token := os.Getenv(EnvSocket), os.Getenv(EnvToken)
+	socket, _ := syscall.Getenv(EnvSocket)
+	token, _ := syscall.Getenv(EnvToken)
 	if socket == "" || token == "" {
-		return fail("%s works only inside a hook run by fixpoint: %s and %s are not set", name, EnvSocket, EnvToken)
+		return fail(name + " works only inside a hook run by fixpoint: " + EnvSocket + " and " + EnvToken + " are not set")
 	}
-	req := Request{Token: token, Context: os.Getenv(EnvContext), Tool: name, Args: args}
+	context, _ := syscall.Getenv(EnvContext)
+	req := Request{Token: token, Context: context, Tool: name, Args: args}
 	if name == "relation-set" {
 		if path, ok := FileArg(args); ok {
 			data, err := readFileArg(path, stdin)
 			if err != nil {
-				return fail("%v", err)
+				return fail(err.Error())
 			}
 			req.File = &data
 		}
 	}
 	resp, err := call(socket, &req)
 	if err != nil {
-		return fail("%s: %v", name, err)
+		return fail(name + ": " + err.Error())
 	}
-	io.WriteString(stdout, resp.Stdout)
-	io.WriteString(stderr, resp.Stderr)
+	if resp.Stdout != "" {
+		io.WriteString(stdout, resp.Stdout)
+	}
+	if resp.Stderr != "" {
+		io.WriteString(stderr, resp.Stderr)
+	}
 	return resp.Code
 }
 
-// call sends req over the unix socket at path and reads the response.
+// call sends req over the unix socket at path and reads the response: one
+// JSON object each way, the server closing the connection after its answer.
 func call(path string, req *Request) (*Response, error) {
-	conn, err := dial(path, ioTimeout)
+	fd, err := dial(path, ioTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the hook run: %w", err)
+		return nil, &wrapped{"cannot reach the hook run", err}
 	}
-	defer conn.Close()
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		return nil, fmt.Errorf("send request: %w", err)
+	defer syscall.Close(fd)
+	if err := writeAll(fd, appendRequest(make([]byte, 0, 512), req)); err != nil {
+		return nil, &wrapped{"send request", err}
 	}
-	var resp Response
-	if err := json.NewDecoder(io.LimitReader(conn, MaxResponse)).Decode(&resp); err != nil {
-		return nil, fmt.Errorf("read response: %w", err)
+	data, err := readAll(fdReader(fd), MaxResponse)
+	if err != nil {
+		return nil, &wrapped{"read response", err}
 	}
-	return &resp, nil
+	resp, err := parseResponse(data)
+	if err != nil {
+		return nil, &wrapped{"read response", err}
+	}
+	return resp, nil
 }
 
 // FileArg finds relation-set's --file value the way the server's parser
@@ -111,21 +124,129 @@ func FileArg(args []string) (string, bool) {
 // readFileArg reads a settings file, "-" meaning stdin, refusing one that
 // the server would refuse as too large.
 func readFileArg(path string, stdin io.Reader) (string, error) {
-	var r io.Reader = stdin
+	r := stdin
 	if path != "-" {
-		f, err := os.Open(path)
+		fd, err := openRead(path)
 		if err != nil {
-			return "", fmt.Errorf("relation-set --file %s: %w", path, err)
+			return "", &wrapped{"relation-set --file " + path, &wrapped{"open " + path, err}}
 		}
-		defer f.Close()
-		r = f
+		defer syscall.Close(fd)
+		r = fdReader(fd)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxRequest+1))
+	data, err := readAll(r, MaxRequest+1)
 	if err != nil {
-		return "", fmt.Errorf("relation-set --file %s: %w", path, err)
+		return "", &wrapped{"relation-set --file " + path, err}
 	}
 	if len(data) > MaxRequest {
-		return "", fmt.Errorf("relation-set --file %s: larger than %d MiB, the most one tool call carries", path, MaxRequest>>20)
+		return "", &wrapped{"relation-set --file " + path, errString("larger than " + strconv.Itoa(MaxRequest>>20) + " MiB, the most one tool call carries")}
 	}
 	return string(data), nil
 }
+
+// openRead opens path for reading, retrying when a signal interrupts.
+func openRead(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readAll reads r to its end, at most limit bytes and then stops.
+func readAll(r io.Reader, limit int) ([]byte, error) {
+	buf := make([]byte, 0, 512)
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		end := min(cap(buf), limit)
+		n, err := r.Read(buf[len(buf):end])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// fdReader reads a file descriptor with blocking system calls.
+type fdReader int
+
+func (f fdReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := syscall.Read(int(f), p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN && f <= 2:
+			// Standard input the hook made non-blocking.
+			if err := waitFD(int(f), false); err != nil {
+				return 0, err
+			}
+			continue
+		case err == syscall.EAGAIN:
+			// The socket's SO_RCVTIMEO passed.
+			return 0, errString("timed out")
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// fdWriter writes a file descriptor with blocking system calls.
+type fdWriter int
+
+func (f fdWriter) Write(p []byte) (int, error) {
+	if err := writeAll(int(f), p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// writeAll writes all of p to fd.
+func writeAll(fd int, p []byte) error {
+	for len(p) > 0 {
+		n, err := syscall.Write(fd, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN && fd <= 2:
+			// Standard output or error the hook made non-blocking.
+			if err := waitFD(fd, true); err != nil {
+				return err
+			}
+			continue
+		case err == syscall.EAGAIN:
+			// The socket's SO_SNDTIMEO passed.
+			return errString("timed out")
+		case err != nil:
+			return err
+		}
+		p = p[n:]
+	}
+	return nil
+}
+
+// wrapped is an error with context, as fmt.Errorf("%s: %w") makes one.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg + ": " + w.err.Error() }
+func (w *wrapped) Unwrap() error { return w.err }
+
+// errString is an error that is its message.
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -7,6 +7,10 @@
 // program behind the tools, is a small static binary whose start costs
 // little more than a C program's. A hook that reads N remote units spawns
 // a tool N times; the tools' start-up time is what an old charm pays most.
+// For the same reason the client avoids os, fmt, encoding/json and time,
+// whose initialisation and reflection every call would pay (about a
+// quarter of a call's CPU, BenchmarkToolCall in engine/legacy): it speaks
+// JSON by hand (wire.go) and, on Linux, uses plain system calls.
 package hooktool
 
 // Environment variables that connect a hook tool to the run serving it.

@@ -1,0 +1,85 @@
+package legacy
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// BenchmarkToolCall measures what one hook tool call costs a hook, the way
+// old charms make it (`x=$(relation-get ...)` in sh), against references
+// measured in the same run: `x=$(:)`, the fork of the hook's shell alone,
+// and `x=$(/bin/true)`, a fork and the exec of a small C program. Each
+// iteration is one Run whose install hook makes 100 calls. It reports CPU
+// milliseconds per call of the hook and everything it ran (cpu-ms/call,
+// from the children's rusage) and of this process serving the tools
+// (agent-cpu-ms/call): CPU, not wall time, because the machine is shared.
+// Compare the sub-benchmarks' ratios, not their absolute figures.
+//
+// FIXPOINT_BENCH_TOOLS, a comma-separated list of other builds of
+// fixpoint-hook (an older commit's, say), adds a relation-get run through
+// each, named by its position in the list, to compare builds in one run.
+//
+//	go test ./engine/legacy -run XXX -bench ToolCall -benchtime 5x
+func BenchmarkToolCall(b *testing.B) {
+	const calls = 100
+	type bench struct{ name, cmd, tools string }
+	benches := []bench{
+		{"fork", ":", toolBinary},
+		{"true", "/bin/true", toolBinary},
+		{"relation-get", "relation-get -r db:3 host db/0", toolBinary},
+		{"config-get", "config-get port", toolBinary},
+		{"fallback", fallbackBinary + " relation-get -r db:3 host db/0", toolBinary},
+	}
+	if other := os.Getenv("FIXPOINT_BENCH_TOOLS"); other != "" {
+		for i, path := range strings.Split(other, ",") {
+			benches = append(benches, bench{fmt.Sprintf("relation-get-build%d", i+1), "relation-get -r db:3 host db/0", path})
+		}
+	}
+	for _, c := range benches {
+		b.Run(c.name, func(b *testing.B) {
+			body := fmt.Sprintf("i=0\nwhile [ $i -lt %d ]; do\n\tx=$(%s)\n\ti=$((i + 1))\ndone\n", calls, c.cmd)
+			if c.name == "fallback" {
+				// The fallback binary is every tool when called by its
+				// name; run it through a link as the agent would.
+				body = "ln -s " + fallbackBinary + " \"$FIXPOINT_UNIT_DIR/relation-get\"\n" +
+					fmt.Sprintf("i=0\nwhile [ $i -lt %d ]; do\n\tx=$(\"$FIXPOINT_UNIT_DIR/relation-get\" -r db:3 host db/0)\n\ti=$((i + 1))\ndone\n", calls)
+			}
+			charm := writeCharm(b, map[string]string{"install": body})
+			var children, self time.Duration
+			for b.Loop() {
+				u := testUniverse()
+				u.Events = []charmapi.Event{{Hook: "install"}}
+				c0, s0 := rusage(syscall.RUSAGE_CHILDREN), rusage(syscall.RUSAGE_SELF)
+				_, stats, err := Run(context.Background(), Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: c.tools}, u)
+				if err != nil {
+					b.Fatal(err)
+				}
+				children += rusage(syscall.RUSAGE_CHILDREN) - c0
+				self += rusage(syscall.RUSAGE_SELF) - s0
+				if want := map[bool]int{true: calls, false: 0}[c.name != "fork" && c.name != "true"]; stats.ToolCalls != want {
+					b.Fatalf("%d tool calls, want %d", stats.ToolCalls, want)
+				}
+			}
+			n := float64(b.N * calls)
+			b.ReportMetric(float64(children.Microseconds())/1000/n, "cpu-ms/call")
+			b.ReportMetric(float64(self.Microseconds())/1000/n, "agent-cpu-ms/call")
+		})
+	}
+}
+
+// rusage is the user and system CPU time of who (RUSAGE_SELF or
+// RUSAGE_CHILDREN, the reaped children).
+func rusage(who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
