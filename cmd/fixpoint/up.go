@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
-	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
 )
@@ -184,14 +183,13 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		<-agentDone
 	}()
 	p := &progress{w: os.Stdout}
-	src := &pacedStatus{src: client, every: statusPace}
 	if !cfg.untilConverged {
 		// Keep showing progress until interrupted: later operator changes
 		// (apply from another shell) and retries show up here too.
-		follow(ctx, src, p)
+		follow(ctx, client, p)
 		return nil
 	}
-	code, st, err := waitConverged(ctx, src, p, cfg.timeout, true)
+	code, st, err := waitConverged(ctx, client, p, cfg.timeout, true)
 	if err != nil {
 		return exitf(exitFailed, "%v", err)
 	}
@@ -206,34 +204,4 @@ func runUp(ctx context.Context, cfg upConfig) error {
 // and a normal start logs no warning.
 func soloElection(level hclog.Level, msg string, _ ...any) bool {
 	return level == hclog.Warn && msg == "heartbeat timeout reached, starting election"
-}
-
-// statusPace is how often up's progress display reads the status at most.
-const statusPace = 500 * time.Millisecond
-
-// pacedStatus spaces a status follower's reads at least every apart. Each
-// read is the whole environment's status, encoded and decoded: at 2,000
-// units settling one by one, up's own progress display, woken by every
-// result, took a third of up's CPU. A display refreshed twice a second
-// shows the same lines; a read still returns at once when the status
-// moved while it waited.
-type pacedStatus struct {
-	src   statusSource
-	every time.Duration
-	last  time.Time
-}
-
-// WaitStatus waits out the rest of the pace, then reads as src does.
-func (p *pacedStatus) WaitStatus(ctx context.Context, stale bool, prev *engine.Status, wait time.Duration) (*engine.Status, error) {
-	if d := time.Until(p.last.Add(p.every)); prev != nil && d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-	}
-	p.last = time.Now()
-	return p.src.WaitStatus(ctx, stale, prev, wait)
 }
