@@ -65,3 +65,34 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// TestSeenDoesNotGrowWithRelations pins the size of what a unit's Seen
+// records: the same for a unit of 10-unit services as for one of
+// 1,000-unit services (it kept every member's revision, 99 times more).
+func TestSeenDoesNotGrowWithRelations(t *testing.T) {
+	size := map[int]int{}
+	for _, k := range []int{10, 1000} {
+		s := newMemStore()
+		pairs(t, s, 1, k)
+		_ = s.View(func(st *model.State) error {
+			_, seen := Build(st, "web0/7")
+			members := 0
+			for _, sr := range seen.Relations {
+				members += sr.Members.Len()
+			}
+			if members != 2*k-1 {
+				t.Errorf("k=%d: web0/7 saw %d members; want %d", k, members, 2*k-1)
+			}
+			b, err := json.Marshal(seen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size[k] = len(b)
+			return nil
+		})
+	}
+	// Unit numbers take a digit or two more at 1,000.
+	if size[1000] > size[10]+16 {
+		t.Errorf("Seen is %d bytes at 10 units a service, %d at 1,000", size[10], size[1000])
+	}
+}

@@ -201,3 +201,19 @@ func TestUpdateStatusDue(t *testing.T) {
 		t.Errorf("an update-status run is given %+v (attempt %d)", uni.Events, uni.Attempt)
 	}
 }
+
+func TestChooseRetriesAFailedUpdateStatusOutsideTheWaves(t *testing.T) {
+	st := model.NewState()
+	st.Machines["m"] = &model.Machine{Name: "m"}
+	now := time.Unix(1000, 0)
+	st.Units["a/0"] = &model.Unit{Name: "a/0", Service: "a", Machine: "m", Wave: 1, Reconciled: "old"}
+	st.Units["b/0"] = &model.Unit{Name: "b/0", Service: "b", Machine: "m", Wave: 5, Reconciled: "h",
+		Error: &model.UnitError{Kind: model.ErrHook, Hash: "h", Timer: true, RetryAt: now.UnixNano()}}
+	cands := slices.Values([]Candidate{
+		{Name: "a/0", Hash: "new", Machine: "m", Member: true},
+		{Name: "b/0", Hash: "h", Machine: "m", Member: true},
+	})
+	if got := Choose(st, cands, "m", now); got.Wave != 1 || !reflect.DeepEqual(got.Run, []string{"a/0", "b/0"}) {
+		t.Fatalf("a failed update-status is retried beside wave 1, holding nothing back: %+v", got)
+	}
+}

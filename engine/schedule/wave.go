@@ -45,7 +45,8 @@ type Choice struct {
 // the last operator change waits or is running. A burst of first runs then
 // lands before anyone reconciles it, so a unit related to a hundred others
 // runs a handful of times, not a hundred. Units on lost machines cannot
-// run and hold nobody back. A moved candidate holds its wave on the
+// run and hold nobody back, and the retry of a failed update-status run
+// (TimerRun) runs outside the waves. A moved candidate holds its wave on the
 // strength of the change alone; the caller rebuilds it before handing it
 // out and, should it turn out unchanged (Due says no), chooses again
 // without it.
@@ -61,6 +62,10 @@ func Choose(st *model.State, cands iter.Seq[Candidate], machine string, now time
 		wave int
 	}
 	var ours []mine
+	// timers are the failed update-status runs of machine due for a retry:
+	// like the timer runs they retry, they are no step towards the fixed
+	// point, so they run outside the waves and hold none back.
+	var timers []string
 	for c := range cands {
 		u := st.Units[c.Name]
 		if u == nil || Lost(st, c.Machine) {
@@ -72,6 +77,10 @@ func Choose(st *model.State, cands iter.Seq[Candidate], machine string, now time
 		}
 		ok, retry := Due(u, c.Hash, c.Member, now)
 		switch {
+		case ok && !c.Moved && TimerRun(u, c.Hash):
+			if machine == "" || c.Machine == machine {
+				timers = append(timers, c.Name)
+			}
 		case ok || c.Moved:
 			lowest(u.Wave)
 			if machine == "" || c.Machine == machine {
@@ -86,6 +95,7 @@ func Choose(st *model.State, cands iter.Seq[Candidate], machine string, now time
 			ch.Run = append(ch.Run, m.name)
 		}
 	}
+	ch.Run = append(ch.Run, timers...)
 	charmapi.SortUnits(ch.Run)
 	return ch
 }
