@@ -63,6 +63,7 @@ func (c *Controller) refreshLocked(st *model.State) {
 		c.rebuildAll(st)
 	} else {
 		affected, self := map[string]bool{}, map[string]bool{}
+		waves := false
 		for _, t := range changes {
 			for _, ub := range t.Settings {
 				c.watchers(st, ub.Unit, ub.Relation, affected)
@@ -81,6 +82,12 @@ func (c *Controller) refreshLocked(st *model.State) {
 					affected[u.Name] = true
 				}
 			}
+			for _, svc := range t.Config {
+				for _, u := range st.UnitsOf(svc) {
+					affected[u.Name] = true
+				}
+			}
+			waves = waves || t.Waves
 			for _, name := range t.Units {
 				self[name] = true
 			}
@@ -112,6 +119,13 @@ func (c *Controller) refreshLocked(st *model.State) {
 			if v := c.views[name]; v != nil {
 				c.wake(v.machine)
 			}
+		}
+		if waves {
+			// An operator change that a full rebuild used to follow:
+			// the run counts start over as they did then, and the
+			// queued units, whose waves are 0 again, may run sooner.
+			c.runs = map[string]int{}
+			c.wakeQueued()
 		}
 	}
 	c.index = st.Index

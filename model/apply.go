@@ -34,8 +34,13 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	sc := &scope{}
 	switch c.Op {
 	case OpDeploy:
+		name, diverged := s.Name, s.diverged()
 		resp.Changes, err = s.deploy(index, c.Deploy, desired)
 		t.All, sc = true, everything()
+		if err == nil && s.Name == name && configOnly(resp.Changes, t) {
+			// The deploy cleared their divergence: their own records.
+			t.All, t.Units = false, append(t.Units, diverged...)
+		}
 	case OpMachine:
 		var changed bool
 		changed, err = s.registerMachine(index, c.Machine)
@@ -88,6 +93,40 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	s.record(t)
 	s.remember(c, index)
 	return resp, nil
+}
+
+// configOnly reports whether changes only set services' config, and then
+// says in t what that touched: those services' units, and new waves. A
+// config change to one service of many then re-hashes its units only;
+// anything else a deploy can do (units, relations, charms, placement)
+// still says everything may have changed.
+func configOnly(changes []Change, t *Touched) bool {
+	if len(changes) == 0 {
+		return false
+	}
+	for _, c := range changes {
+		if c.Kind != SetConfig {
+			return false
+		}
+	}
+	for _, c := range changes {
+		t.Config = append(t.Config, c.Service)
+	}
+	t.Waves = true
+	return true
+}
+
+// diverged names the units declared diverging, whose error an operator
+// change clears, in order.
+func (s *State) diverged() []string {
+	var out []string
+	for name, u := range s.Units {
+		if u.Error != nil && u.Error.Kind == ErrDiverged {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // deploy makes desired, which check resolved from d, the environment.

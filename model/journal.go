@@ -17,6 +17,12 @@ type Touched struct {
 	Apps []int
 	// LeaderData lists services whose leader data changed.
 	LeaderData []string
+	// Config lists services whose config changed: every unit of theirs
+	// sees it, nobody else does.
+	Config []string
+	// Waves says an operator change started new waves: every unit's
+	// wave is 0 again, so queued units may run sooner than they could.
+	Waves bool
 }
 
 // UnitBag names one unit's settings in one relation.
