@@ -180,6 +180,11 @@ func TestOpsCharmsEndToEnd(t *testing.T) {
 			t.Errorf("deploy: %s StoredState counts %v; want one install of its own", unit, c)
 		}
 	}
+	// The leader's app.status and workload version are the service's,
+	// as juju status shows them on the application's line.
+	if s := r.status.Services["ops-db"]; s.Status == nil || s.Status.State != "active" || s.Status.Message != "db ready" || s.Version != "1.0" {
+		t.Errorf("deploy: ops-db's service status %+v, version %q; want active \"db ready\", 1.0", s.Status, s.Version)
+	}
 
 	// Config change: the port moves everywhere, the password stays (read
 	// back from the peer app data, not made up again).
@@ -238,5 +243,35 @@ func TestOpsCharmsEndToEnd(t *testing.T) {
 	}
 	if log := r.charmFile(t, "ops-db/0", "events.log"); !regexp.MustCompile(`\ndb-relation-broken db:\d+\n`).MatchString(log) {
 		t.Errorf("relation removed: ops-db/0 events:\n%s", log)
+	}
+}
+
+// TestCharmTestOpsGeneratedPassword runs charm test on the ops charms:
+// ops-db's leader makes its password up at random on its first run and
+// reads it back after, which the report names as generated once rather
+// than as a hook that is not a function of its universe or as several
+// fixed points.
+func TestCharmTestOpsGeneratedPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every ops event through Python: slow")
+	}
+	fw := opsFrameworkDir()
+	if fw == "" {
+		t.Skip("Canonical's ops framework is not beside the checkout (../shared/thirdparty/python-ops): the ops charms cannot run")
+	}
+	charms, envs := t.TempDir(), t.TempDir()
+	dbDir := packOps(t, fw, "ops-db", filepath.Join(charms, "ops-db"))
+	webDir := packOps(t, fw, "ops-web", filepath.Join(charms, "ops-web"))
+	env := opsShape{db: 2, web: 1, port: 5432, related: true, webDir: webDir}.write(t, envs, "env", dbDir)
+	// Schedule 0 runs every first universe twice: the two passwords the
+	// leader makes up there are what shows they are random.
+	r := fixpoint(t, 20*time.Minute, "charm", "test", "-f", env, "--schedules", "2")
+	if r.code != 0 {
+		t.Fatalf("charm test exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"all to the same fixed point", "generated once and read back after", "ops-db/0 relations.cluster:0.app.password"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }
