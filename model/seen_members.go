@@ -89,7 +89,7 @@ func cmpUnit(sa string, na int, sb string, nb int) int {
 // newList keeps names as a sorted list, for names the ranges cannot hold.
 func newList(names []string) Members {
 	sorted := slices.Clone(names)
-	slices.SortFunc(sorted, unitCmp)
+	slices.SortFunc(sorted, CompareUnits)
 	sorted = slices.Compact(sorted)
 	return Members{unique.Make(listMark + strings.Join(sorted, listMark))}
 }
@@ -305,15 +305,4 @@ func parseMembers(t string) (Members, error) {
 func plainNumber(s string) (int, bool) {
 	n, err := strconv.Atoi(s)
 	return n, err == nil && n >= 0 && strconv.Itoa(n) == s
-}
-
-// unitCmp is UnitLess as a comparison.
-func unitCmp(a, b string) int {
-	switch {
-	case UnitLess(a, b):
-		return -1
-	case UnitLess(b, a):
-		return 1
-	}
-	return 0
 }

@@ -28,7 +28,7 @@ func TestMembersRanges(t *testing.T) {
 			t.Errorf("NewMembers(%v) = %q; want %q", c.names, m, c.text)
 		}
 		want := slices.Clone(c.names)
-		slices.SortFunc(want, unitCmp)
+		slices.SortFunc(want, CompareUnits)
 		want = slices.Compact(want)
 		if got := slices.Collect(m.All()); !slices.Equal(got, want) {
 			t.Errorf("%q.All() = %v; want %v", m, got, want)

@@ -266,15 +266,7 @@ func (s *State) subordinatesIn(sc *scope) []string {
 
 func sortedUnitKeys(m map[string]bool) []string {
 	keys := sortedKeys(m)
-	slices.SortFunc(keys, func(a, b string) int {
-		if UnitLess(a, b) {
-			return -1
-		}
-		if UnitLess(b, a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(keys, CompareUnits)
 	return keys
 }
 

@@ -24,6 +24,17 @@ func UnitLess(a, b string) bool {
 	return a < b
 }
 
+// CompareUnits is UnitLess as a comparison, for slices.SortFunc.
+func CompareUnits(a, b string) int {
+	switch {
+	case UnitLess(a, b):
+		return -1
+	case UnitLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 // ServiceOf returns the service part of a unit name: "web" for "web/3".
 func ServiceOf(unit string) string {
 	svc, _, _ := strings.Cut(unit, "/")

@@ -33,33 +33,20 @@ func RepoRoot() (string, error) {
 
 // PeakRSS is a live process's peak resident memory (VmHWM) in MiB, or 0
 // if it cannot be read.
-func PeakRSS(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 0 {
-				return 0
-			}
-			kb, _ := strconv.ParseFloat(f[0], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func PeakRSS(pid int) float64 { return statusMiB(pid, "VmHWM:") }
 
 // RSS is a live process's current resident memory (VmRSS) in MiB, or 0 if
 // it cannot be read.
-func RSS(pid int) float64 {
+func RSS(pid int) float64 { return statusMiB(pid, "VmRSS:") }
+
+// statusMiB reads one kB figure of /proc/PID/status as MiB.
+func statusMiB(pid int, key string) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, key); ok {
 			f := strings.Fields(rest)
 			if len(f) == 0 {
 				return 0
