@@ -236,14 +236,14 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		}
 	}()
 	var addrs []string
-	var token string
+	var token, tokenFile string
 	for i := 0; i < 3; i++ {
 		data := filepath.Join(dir, fmt.Sprintf("n%d", i+1))
 		args := []string{"server", "--node-id", fmt.Sprintf("n%d", i+1), "--data-dir", data, "--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error", "--agent-ttl", "10m"}
 		if i == 0 {
 			args = append(args, "--bootstrap")
 		} else {
-			args = append(args, "--join", addrs[0], "--token", token)
+			args = append(args, "--join", addrs[0], "--token-file", tokenFile)
 		}
 		p := exec.Command(bin, args...)
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr
@@ -251,7 +251,8 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		procs = append(procs, p)
 		addrs = append(addrs, waitFile(filepath.Join(data, "controller.json"), "addr"))
 		if i == 0 {
-			token = strings.TrimSpace(string(must(os.ReadFile(filepath.Join(data, "operator.token")))))
+			tokenFile = filepath.Join(data, "operator.token")
+			token = strings.TrimSpace(string(must(os.ReadFile(tokenFile))))
 		}
 	}
 	join := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "n1", "join.token")))))
