@@ -2,10 +2,7 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"testing"
-
-	"github.com/fixpoint/fixpoint/model"
 )
 
 // A config change of one service re-hashes that service's units only, at
@@ -13,29 +10,8 @@ import (
 // nothing. Before, every deploy rebuilt all views, which at 1,000 units
 // delayed the first wake by 0.2-1.5 s (bench/README, "Agents waking").
 func TestConfigChangeRehashesOnlyItsService(t *testing.T) {
-	s := newMemStore()
 	ctx := context.Background()
-	var machines []string
-	for _, svc := range []string{"a", "b"} {
-		for i := 0; i < 5; i++ {
-			m := fmt.Sprintf("%s%d", svc, i)
-			machines = append(machines, m)
-			if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0.1"}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	twoServices(t, s, 1)
-	ctl := NewController(s, Options{Window: 1})
-	for _, m := range machines {
-		work, err := ctl.Claim(ctx, m, 0, 0)
-		if err != nil || len(work) != 1 {
-			t.Fatalf("%s: claim = %d units, %v; want its one unit", m, len(work), err)
-		}
-		if _, err := ctl.Accept(ctx, m, []Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, ctl, machines := tenMachinesSettled(t)
 	if err := ctl.Refresh(); err != nil {
 		t.Fatal(err)
 	}

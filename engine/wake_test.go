@@ -27,31 +27,9 @@ func twoServices(t *testing.T, s *memStore, n int) {
 // TestAChangeWakesOnlyTheMachinesWithWork: ten agents long-poll; a config
 // change of service a wakes a's five machines, once each, and none of b's.
 func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
-	s := newMemStore()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var machines []string
-	for _, svc := range []string{"a", "b"} {
-		for i := 0; i < 5; i++ {
-			m := fmt.Sprintf("%s%d", svc, i)
-			machines = append(machines, m)
-			if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0.1"}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	twoServices(t, s, 1)
-	ctl := NewController(s, Options{Window: 1})
-	// Converge: every machine runs its unit once.
-	for _, m := range machines {
-		work, err := ctl.Claim(ctx, m, 0, 0)
-		if err != nil || len(work) != 1 {
-			t.Fatalf("%s: claim = %d units, %v; want its one unit", m, len(work), err)
-		}
-		if _, err := ctl.Accept(ctx, m, []Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, ctl, machines := tenMachinesSettled(t)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -117,4 +95,34 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// tenMachinesSettled is services a and b (twoServices), one unit on each
+// of ten machines a0-a4 and b0-b4, after every unit ran once.
+func tenMachinesSettled(t *testing.T) (*memStore, *Controller, []string) {
+	t.Helper()
+	s := newMemStore()
+	ctx := context.Background()
+	var machines []string
+	for _, svc := range []string{"a", "b"} {
+		for i := 0; i < 5; i++ {
+			m := fmt.Sprintf("%s%d", svc, i)
+			machines = append(machines, m)
+			if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0.1"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	twoServices(t, s, 1)
+	ctl := NewController(s, Options{Window: 1})
+	for _, m := range machines {
+		work, err := ctl.Claim(ctx, m, 0, 0)
+		if err != nil || len(work) != 1 {
+			t.Fatalf("%s: claim = %d units, %v; want its one unit", m, len(work), err)
+		}
+		if _, err := ctl.Accept(ctx, m, []Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, ctl, machines
 }
