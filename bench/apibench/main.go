@@ -38,13 +38,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/fixpoint/fixpoint/bench/internal/proc"
 )
 
 func main() {
@@ -58,13 +59,9 @@ func main() {
 		cpuprofile  = flag.String("cpuprofile", "", "write the leader's CPU profile during the last level's measured time to this file")
 	)
 	flag.Parse()
-	var levels []int
-	for _, f := range strings.Split(*writersFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			fail("-writers %q: want positive counts separated by commas", *writersFlag)
-		}
-		levels = append(levels, n)
+	levels, err := proc.Counts("writers", *writersFlag, 1, 0)
+	if err != nil {
+		fail("%v", err)
 	}
 	if *via != "leader" && *via != "follower" {
 		fail("-via is leader or follower, not %q", *via)

@@ -82,13 +82,11 @@ type config struct {
 }
 
 func (c *config) parse(sizeList, flavourList string) error {
-	for _, s := range strings.Split(sizeList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 10000 {
-			return fmt.Errorf("-sizes: %q is not a number from 1 to 10000", s)
-		}
-		c.sizes = append(c.sizes, n)
+	sizes, err := proc.Counts("sizes", sizeList, 1, 10000)
+	if err != nil {
+		return err
 	}
+	c.sizes = sizes
 	for _, f := range strings.Split(flavourList, ",") {
 		f = strings.TrimSpace(f)
 		if f != "reconcile" && f != "classic" && f != "ops" {

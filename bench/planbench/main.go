@@ -39,11 +39,11 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -82,13 +82,9 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var sizes []int
-	for _, s := range strings.Split(*sizesFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 4 {
-			fatalf("-sizes: %q is not a size of at least 4 services", s)
-		}
-		sizes = append(sizes, n)
+	sizes, err := proc.Counts("sizes", *sizesFlag, 4, 0)
+	if err != nil {
+		fatalf("%v (services)", err)
 	}
 	dir, err := os.MkdirTemp("", "planbench-")
 	if err != nil {

@@ -39,7 +39,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +49,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics/compat"
 	"golang.org/x/sys/unix"
 
+	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 )
@@ -76,13 +76,9 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var levels []int
-	for _, f := range strings.Split(*writersFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			fail("bad -writers %q", *writersFlag)
-		}
-		levels = append(levels, n)
+	levels, err := proc.Counts("writers", *writersFlag, 1, 0)
+	if err != nil {
+		fail("%v", err)
 	}
 	if *via != "leader" && *via != "follower" {
 		fail("-via is leader or follower")

@@ -30,7 +30,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -75,12 +74,12 @@ func main() {
 	switch *mode {
 	case "relate":
 		fmt.Printf("%-6s %-6s %-10s %-9s %-6s %s\n", "N", "units", "seconds", "runs", "mean", "reconciles per unit (count x units)")
-		for _, n := range ints(*ns) {
+		for _, n := range ints("n", *ns) {
 			last = relate(bin, root, n, *timeout)
 		}
 	case "cluster":
 		fmt.Printf("%-7s %-10s %-8s %-6s %s\n", "units", "seconds", "runs", "mean", "peak RSS per node (MiB)")
-		for _, n := range ints(*units) {
+		for _, n := range ints("units", *units) {
 			last = cluster(bin, root, n, *timeout)
 		}
 	default:
@@ -480,14 +479,8 @@ func waitFile(path, key string) string {
 	return ""
 }
 
-func ints(s string) []int {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		check(err)
-		out = append(out, n)
-	}
-	return out
+func ints(flag, s string) []int {
+	return must(proc.Counts(flag, s, 1, 0))
 }
 
 func tail(s string) string {
