@@ -226,6 +226,7 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 		ch := st.Charms[uni.Charm]
 		c.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.hash)}
+		c.watchLeaseLocked(now.Add(c.opts.Lease))
 		work = append(work, Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
 		if !timer {

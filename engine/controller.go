@@ -114,6 +114,8 @@ type Controller struct {
 	// those and not at every unit.
 	queue  *schedule.Queue
 	claims map[string]*claim
+	// lease fires when the earliest claim's lease ends (lease.go).
+	lease leaseWatch
 	// last is the universe each often-run unit last reconciled, to name
 	// the keys that keep changing should it diverge.
 	last    map[string]*charmapi.Universe

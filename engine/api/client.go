@@ -172,16 +172,35 @@ func (c *Client) WaitStatus(ctx context.Context, stale bool, prev *engine.Status
 	if prev == nil {
 		return c.Status(ctx, stale, 0, 0)
 	}
-	q := query(stale, max(prev.Index, 1), wait)
-	if q == "" {
-		q = "?"
-	} else {
-		q += "&"
-	}
-	q += "generation=" + strconv.FormatUint(prev.Generation, 10)
 	var st engine.Status
-	_, err := c.do(ctx, http.MethodGet, "/v1/status"+q, nil, &st)
+	_, err := c.do(ctx, http.MethodGet, statusWaitPath(stale, prev.Index, prev.Generation, wait, false), nil, &st)
 	return &st, err
+}
+
+// WaitSummary is WaitStatus for the status summary (GET
+// /v1/status?summary=1): what a waiter polls, whose size does not grow
+// with the units.
+func (c *Client) WaitSummary(ctx context.Context, stale bool, prev *engine.Summary, wait time.Duration) (*engine.Summary, error) {
+	var sum engine.Summary
+	path := "/v1/status?summary=1"
+	switch {
+	case prev != nil:
+		path = statusWaitPath(stale, prev.Index, prev.Generation, wait, true)
+	case stale:
+		path += "&stale"
+	}
+	_, err := c.do(ctx, http.MethodGet, path, nil, &sum)
+	return &sum, err
+}
+
+// statusWaitPath is the long poll for the status after index and
+// generation.
+func statusWaitPath(stale bool, index, generation uint64, wait time.Duration, summary bool) string {
+	q := query(stale, max(index, 1), wait) + "&generation=" + strconv.FormatUint(generation, 10)
+	if summary {
+		q += "&summary=1"
+	}
+	return "/v1/status" + q
 }
 
 // State returns the whole replicated state.
