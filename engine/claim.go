@@ -103,10 +103,8 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		case woken:
 			t.Stop()
 			// Let the rest of a burst land before handing work out.
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(c.opts.Window):
+			if err := c.burst(ctx); err != nil {
+				return nil, err
 			}
 		}
 	}
