@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -39,6 +40,11 @@ type Work struct {
 	Principal   string           `json:"principal,omitempty"`
 	Status      *charmapi.Status `json:"status,omitempty"`
 	Ports       []string         `json:"ports,omitempty"`
+	// UniverseJSON is Universe as the server encoded it, when the work
+	// came over the wire (api.Client.Claim): the agent hands these bytes
+	// to the hook as they are rather than encoding Universe again. The
+	// server never sets it.
+	UniverseJSON json.RawMessage `json:"-"`
 }
 
 // Claim waits up to wait for stale units on machine, claims them for the
@@ -103,10 +109,8 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		case woken:
 			t.Stop()
 			// Let the rest of a burst land before handing work out.
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(c.opts.Window):
+			if err := c.burst(ctx); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
@@ -333,12 +334,34 @@ func (c *Client) setToken(token string) {
 	c.mu.Unlock()
 }
 
-// Claim long-polls for machine's stale units (agent).
+// Claim long-polls for machine's stale units (agent). Each unit's
+// universe comes back decoded and, in UniverseJSON, as the bytes the
+// server sent, which the agent passes to the hook without encoding them
+// again.
 func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error) {
-	var work []engine.Work
+	// The outer Universe field shadows the embedded one, so the first
+	// pass only delimits each universe.
+	var wire []struct {
+		engine.Work
+		Universe json.RawMessage `json:"universe"`
+	}
 	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s", url.QueryEscape(machine), max, wait)
-	_, err := c.do(ctx, http.MethodGet, path, nil, &work)
-	return work, err
+	if _, err := c.do(ctx, http.MethodGet, path, nil, &wire); err != nil {
+		return nil, err
+	}
+	work := make([]engine.Work, len(wire))
+	for i, w := range wire {
+		work[i] = w.Work
+		if len(w.Universe) == 0 || string(w.Universe) == "null" {
+			return nil, fmt.Errorf("work for %s: unit %q came without its universe", machine, w.Unit)
+		}
+		var uni charmapi.Universe
+		if err := json.Unmarshal(w.Universe, &uni); err != nil {
+			return nil, fmt.Errorf("work for %s: universe of %s: %w", machine, w.Unit, err)
+		}
+		work[i].Universe, work[i].UniverseJSON = &uni, w.Universe
+	}
+	return work, nil
 }
 
 // Heartbeat tells the control plane machine's agent is alive and which
