@@ -203,7 +203,11 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	s.MoreErrors = errs - len(s.Errors)
 	s.MoreBlocked = blocked - len(s.Blocked)
 	s.MoreStuck = stuck - len(s.Stuck)
-	c.prunePhasesLocked(st)
+	if len(c.phases) > len(st.Units) {
+		// Marks of removed units: only then is the walk of the marks
+		// worth it (the full status walks them every time).
+		c.prunePhasesLocked(st)
+	}
 	s.Converged = s.Phases.converged()
 	s.Summary = summarize(st, s.Phases)
 	return s
