@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"context"
+	"time"
+)
+
 // broadcast wakes everyone waiting for the next change: waiters take the
 // channel from wait and block on it; notify closes it and starts the next
 // one. The caller's lock guards it.
@@ -89,5 +94,47 @@ func (c *Controller) wakeQueued() {
 func (c *Controller) wakeAll() {
 	for _, b := range c.ready {
 		b.notify()
+	}
+}
+
+// burst lets the rest of a burst land after a wake, up to Window: the
+// entries already in the store's log when the poll woke (other agents'
+// results, the rest of an operator's change) are applied before the
+// poll looks, so that one hand-out sees them all. Entries proposed later
+// do not hold it: waiting for a quiet log would let every other agent's
+// result delay the hand-out. A store that cannot say what is in its log
+// gets the whole Window. It returns ctx's error if ctx ends first.
+func (c *Controller) burst(ctx context.Context) error {
+	deadline := time.Now().Add(c.opts.Window)
+	log, ok := c.store.(InFlight)
+	if !ok {
+		t := time.NewTimer(c.opts.Window)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		}
+	}
+	last := log.LastIndex()
+	for {
+		// Read the index before asking: an entry applied in between
+		// then ends the wait below at once rather than at the deadline.
+		at := c.store.Index()
+		if log.Applied(last) {
+			return nil
+		}
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		_, _, err := c.store.WaitIndex(wctx, at)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil || !time.Now().Before(deadline):
+			// The store closed, or the window is over: hand out what
+			// there is; the claim itself reports a broken store.
+			return nil
+		}
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -39,6 +40,11 @@ type Work struct {
 	Principal   string           `json:"principal,omitempty"`
 	Status      *charmapi.Status `json:"status,omitempty"`
 	Ports       []string         `json:"ports,omitempty"`
+	// UniverseJSON is Universe as the server encoded it, when the work
+	// came over the wire (api.Client.Claim): the agent hands these bytes
+	// to the hook as they are rather than encoding Universe again. The
+	// server never sets it.
+	UniverseJSON json.RawMessage `json:"-"`
 }
 
 // Claim waits up to wait for stale units on machine, claims them for the
@@ -103,10 +109,8 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		case woken:
 			t.Stop()
 			// Let the rest of a burst land before handing work out.
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(c.opts.Window):
+			if err := c.burst(ctx); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -208,6 +212,7 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 		ch := st.Charms[uni.Charm]
 		c.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.hash)}
+		c.watchLeaseLocked(now.Add(c.opts.Lease))
 		work = append(work, Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
 		if !timer {

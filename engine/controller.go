@@ -22,6 +22,16 @@ type Store interface {
 	Index() uint64
 }
 
+// InFlight is what a Store may also tell: the last entry in its log,
+// committed or not, and whether its state reflects every entry up to an
+// index. raftstore.Store provides it. A woken work poll waits only for
+// the entries already in the log (Options.Window); with a store that
+// cannot tell, it waits the whole Window.
+type InFlight interface {
+	LastIndex() uint64
+	Applied(index uint64) bool
+}
+
 // Backoff spaces automatic retries of a failing hook (engine/schedule).
 type Backoff = schedule.Backoff
 
@@ -34,8 +44,12 @@ const DefaultUpdateStatus = schedule.DefaultUpdateStatus
 // Options tune a Controller; zero values take the defaults.
 type Options struct {
 	Backoff Backoff
-	// Window lets a burst of changes land before stale units are handed
-	// out, so that they cost one reconcile instead of several.
+	// Window bounds how long a woken work poll lets a burst of changes
+	// land before stale units are handed out, so that they cost one
+	// reconcile instead of several. With a store that says what is in
+	// its log (InFlight), the wait ends as soon as the entries already
+	// there when the poll woke are applied, usually at once: a fixed
+	// wait put the whole Window between every commit and its hand-out.
 	Window time.Duration
 	// Lease is how long a unit handed to an agent stays claimed without a
 	// report before it is handed out again.
@@ -100,6 +114,8 @@ type Controller struct {
 	// those and not at every unit.
 	queue  *schedule.Queue
 	claims map[string]*claim
+	// lease fires when the earliest claim's lease ends (lease.go).
+	lease leaseWatch
 	// last is the universe each often-run unit last reconciled, to name
 	// the keys that keep changing should it diverge.
 	last    map[string]*charmapi.Universe

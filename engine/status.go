@@ -155,7 +155,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		}
 		s.Machines[name] = &MachineStatus{Address: m.Address, State: state, CredentialReplaced: m.Replaced}
 	}
-	counts := map[string]int{}
+	var counts PhaseCounts
 	for name, u := range st.Units {
 		us := &UnitStatus{
 			Service:    u.Service,
@@ -166,56 +166,78 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 			Reconciles: u.Reconciles,
 			Ports:      u.Ports,
 		}
-		v := c.views[name]
 		cl := c.claims[name]
-		switch {
-		case cl != nil && now.Before(cl.until) && !cl.timer:
-			// An update-status run leaves a settled unit settled.
-			us.Phase = Reconciling
-		case u.Error != nil && u.Resolved == nil:
-			us.Phase = Error
+		us.Phase = c.phaseLocked(name, u, cl, now)
+		switch us.Phase {
+		case Error:
 			us.Error = u.Error.Message
 			if u.Error.Kind == model.ErrHook && u.Error.RetryAt > 0 {
 				us.Reason = fmt.Sprintf("attempt %d failed; retrying in %s", u.Error.Attempts, time.Until(time.Unix(0, u.Error.RetryAt)).Round(time.Second))
 			}
-		case u.Error != nil:
-			us.Phase = Pending
-			us.Reason = "resolved: retrying"
-		case v == nil || c.outdated[name] == viewHashUnknown || v.hash != u.Reconciled:
-			us.Phase = Pending
+		case Pending:
+			v := c.views[name]
 			switch {
+			case u.Error != nil:
+				us.Reason = "resolved: retrying"
 			case u.Machine == "":
 				us.Reason = "no machine"
 			case v != nil && !v.member:
 				us.Reason = fmt.Sprintf("waiting for machine %s to register", u.Machine)
 			}
-		default:
-			us.Phase = Settled
 		}
 		s.Units[name] = us
 		us.Since = c.phaseSinceLocked(name, us.Phase, now, cl)
-		if us.Status.State == "blocked" {
-			counts["blocked"]++
-		}
-		if m := st.Machines[u.Machine]; m != nil && m.Lost {
+		lost := lostOn(st, u)
+		counts.add(us.Phase, lost, us.Status.State == "blocked")
+		if lost {
 			// Nothing can run there until the agent is back; the rest
 			// of the environment can still reach its fixed point.
 			us.Agent = "lost"
 			us.Status = model.Status{State: "unknown", Message: "agent lost; " + us.Status.Message}
-			counts["lost"]++
-			continue
 		}
-		counts[us.Phase]++
 	}
+	c.prunePhasesLocked(st)
+	s.Relations = relationsStatus(st)
+	s.Converged = counts.converged()
+	s.Summary = summarize(st, counts)
+	return s
+}
+
+// phaseLocked is unit name's phase, the one rule status and its summary
+// share; cl is its claim, if any. Called with mu.
+func (c *Controller) phaseLocked(name string, u *model.Unit, cl *claim, now time.Time) string {
+	v := c.views[name]
+	switch {
+	case cl != nil && now.Before(cl.until) && !cl.timer:
+		// An update-status run leaves a settled unit settled.
+		return Reconciling
+	case u.Error != nil && u.Resolved == nil:
+		return Error
+	case u.Error != nil:
+		// Resolved: it runs again.
+		return Pending
+	case v == nil || c.outdated[name] == viewHashUnknown || v.hash != u.Reconciled:
+		return Pending
+	default:
+		return Settled
+	}
+}
+
+// lostOn says whether u's machine agent is lost: nothing runs there until
+// it is back, and the unit does not count against the fixed point.
+func lostOn(st *model.State, u *model.Unit) bool {
+	m := st.Machines[u.Machine]
+	return m != nil && m.Lost
+}
+
+// prunePhasesLocked forgets the phase marks of units that are gone.
+// Called with mu.
+func (c *Controller) prunePhasesLocked(st *model.State) {
 	for name := range c.phases {
 		if st.Units[name] == nil {
 			delete(c.phases, name)
 		}
 	}
-	s.Relations = relationsStatus(st)
-	s.Converged = counts[Pending] == 0 && counts[Reconciling] == 0 && counts[Error] == 0
-	s.Summary = summarize(st, counts, s.Converged)
-	return s
 }
 
 // phaseSinceLocked is when unit name entered phase: the hand-out time of a
@@ -239,20 +261,20 @@ func (c *Controller) phaseSinceLocked(name, phase string, now time.Time, cl *cla
 // summarize is status's first line. Converged is never said plainly when
 // units are blocked or wait on a lost machine: "converged at index 9; 3
 // blocked", "converged over 5 of 7 units at index 9; machine m1 lost".
-func summarize(st *model.State, counts map[string]int, converged bool) string {
-	total := len(st.Units)
-	if !converged {
+func summarize(st *model.State, counts PhaseCounts) string {
+	total := counts.Units
+	if !counts.converged() {
 		var parts []string
-		if n := counts[Pending] + counts[Reconciling]; n > 0 {
+		if n := counts.Pending + counts.Reconciling; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d of %d units pending", n, total))
 		}
-		if n := counts[Error]; n > 0 {
+		if n := counts.Error; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d error", n))
 		}
 		return strings.Join(parts, ", ")
 	}
 	out := fmt.Sprintf("converged at index %d", st.Index)
-	if n := counts["lost"]; n > 0 {
+	if n := counts.Lost; n > 0 {
 		var lost []string
 		for name, m := range st.Machines {
 			if m.Lost {
@@ -266,7 +288,7 @@ func summarize(st *model.State, counts map[string]int, converged bool) string {
 		}
 		out = fmt.Sprintf("converged over %d of %d units at index %d; %s %s lost", total-n, total, st.Index, word, strings.Join(lost, ", "))
 	}
-	if n := counts["blocked"]; n > 0 {
+	if n := counts.Blocked; n > 0 {
 		out += fmt.Sprintf("; %d blocked", n)
 	}
 	return out

@@ -34,7 +34,9 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	if err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("apply %s (request %s)", cmd.Op, cmd.RequestID)
+	// Named only when an error needs it: a write that succeeds costs no
+	// formatting.
+	what := func() string { return fmt.Sprintf("apply %s (request %s)", cmd.Op, cmd.RequestID) }
 	var resp *model.Response
 	var t tried
 	var b retrier
@@ -61,16 +63,16 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 		case ctx.Err() != nil && !errors.Is(err, ErrNoLeader):
 			// The entry may be in the log already: say so rather than
 			// blaming the leader.
-			return nil, fmt.Errorf("%s: %w (it may still be applied; retrying with the same request id is safe)", what, ctx.Err())
+			return nil, fmt.Errorf("%s: %w (it may still be applied; retrying with the same request id is safe)", what(), ctx.Err())
 		case !retryable(err):
-			return nil, fmt.Errorf("%s: %w", what, err)
+			return nil, fmt.Errorf("%s: %w", what(), err)
 		}
 		if why := t.gaveUp(err, s.hold()); why != nil {
-			return nil, s.noLeaderError(what, &t, why)
+			return nil, s.noLeaderError(what(), &t, why)
 		}
 		s.log.Debug("apply: retrying", "op", cmd.Op, "request", cmd.RequestID, "error", err)
 		if !b.wait(ctx, s) {
-			return nil, s.noLeaderError(what, &t, ctx.Err())
+			return nil, s.noLeaderError(what(), &t, ctx.Err())
 		}
 	}
 }

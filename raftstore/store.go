@@ -362,6 +362,17 @@ func (s *Store) Close() error {
 // the state View shows.
 func (s *Store) Index() uint64 { return s.fsm.appliedIndex() }
 
+// LastIndex is the index of the last entry in this node's log, applied or
+// not: on the leader, the last one proposed. With Applied, it tells a
+// waiter whether entries already on their way are still to land
+// (engine's wake window).
+func (s *Store) LastIndex() uint64 { return s.raft.LastIndex() }
+
+// Applied reports whether this node's state reflects every entry up to
+// index, counting raft's own entries (no-ops, barriers) that never reach
+// the state.
+func (s *Store) Applied(index uint64) bool { return s.appliedThrough(index) }
+
 // AppliedAt is when this node applied entry index, if the entry is one of
 // the last few thousand: a change's start, for measuring how long it takes
 // to reach the agents (GET /v1/debug/applied).

@@ -17,12 +17,19 @@
 // It prints a table per writer count and, as its last line, one JSON
 // object for the last count:
 //
-//	{"bench":"apibench","writers":64,"via":"follower","writes_per_s":…,"p50_ms":…,"p99_ms":…}
+//	{"bench":"apibench","writers":64,"via":"follower","writes_per_s":…,"p50_ms":…,"p99_ms":…,
+//	 "writes_per_batch":…,"cpu_us_per_write":{"leader n1":…,"follower n2":…,"bench":…},"cpu_us_per_write_all":…}
 //
 //	go run ./bench/apibench                              # 1, 16 and 64 writers via the leader
 //	go run ./bench/apibench -via follower -writers 64 -duration 20s
 //	go run ./bench/apibench -bin ./fixpoint              # a binary built beforehand
 //	go run ./bench/apibench -writers 64 -cpuprofile leader.prof   # the leader's CPU during the last level
+//	go run ./bench/apibench -writers 64 -profiles DIR             # every server's and the bench's
+//	go run ./bench/apibench -client nethttp                        # writers on net/http's client, as the bench had before
+//
+// For the last level it also prints each process's CPU time per
+// acknowledged write (user + system from /proc, the bench's own included),
+// which says where a write's cost goes on a box the processes share.
 package main
 
 import (
@@ -37,11 +44,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -57,6 +65,8 @@ func main() {
 		warmup      = flag.Duration("warmup", 2*time.Second, "unmeasured time before each level")
 		dir         = flag.String("dir", "", "where the servers keep their data (default: a new temporary directory)")
 		cpuprofile  = flag.String("cpuprofile", "", "write the leader's CPU profile during the last level's measured time to this file")
+		client      = flag.String("client", "raw", "how writers send: raw (one write per request on a keep-alive connection, net/http's parser for the answer) or nethttp (net/http's client, as the bench had before)")
+		profiles    = flag.String("profiles", "", "write every server's CPU profile (leader.prof, follower-ID.prof) and the bench's (bench.prof) during the last level's measured time into this directory")
 	)
 	flag.Parse()
 	levels, err := proc.Counts("writers", *writersFlag, 1, 0)
@@ -85,7 +95,7 @@ func main() {
 
 	c, err := startCluster(*bin, root)
 	if err == nil {
-		err = measure(c, levels, *via, root, *duration, *warmup, *cpuprofile)
+		err = measure(c, levels, *via, *client, root, *duration, *warmup, profileSet{leader: *cpuprofile, dir: *profiles})
 	}
 	c.stop()
 	if *dir == "" {
@@ -96,9 +106,15 @@ func main() {
 	}
 }
 
+// profileSet says which CPU profiles to take during the last level.
+type profileSet struct {
+	leader string // the leader's, to this file
+	dir    string // every server's and the bench's, into this directory
+}
+
 // measure runs the levels against the leader or a follower of c and
-// prints the table and the JSON line.
-func measure(c *cluster, levels []int, via, root string, duration, warmup time.Duration, profile string) error {
+// prints the table, each process's CPU per write and the JSON line.
+func measure(c *cluster, levels []int, via, kind, root string, duration, warmup time.Duration, profiles profileSet) error {
 	target, err := c.pick(via)
 	if err != nil {
 		return err
@@ -115,50 +131,187 @@ func measure(c *cluster, levels []int, via, root string, duration, warmup time.D
 		return err
 	}
 
-	fmt.Printf("apibench: 3 fixpoint server processes on 127.0.0.1, data in %s, writes to %s (%s) at %s, %s per level after %s warm-up\n\n",
-		root, target.id, via, target.addr, duration, warmup)
+	fmt.Printf("apibench: 3 fixpoint server processes on 127.0.0.1, data in %s, writes to %s (%s) at %s, %s per level after %s warm-up, %s client\n\n",
+		root, target.id, via, target.addr, duration, warmup, kind)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "writers\twrites/s\tp50\tp99\tmax\terrors\t")
+	fmt.Fprintln(tw, "writers\twrites/s\tp50\tp99\tmax\twrites/batch\terrors\t")
 	var seq atomic.Int64
 	var last result
+	var cpu []processCPU
 	for i, w := range levels {
-		run(target.addr, agents, w, warmup, &seq)
-		var prof chan error
-		if profile != "" && i == len(levels)-1 {
-			prof = make(chan error, 1)
-			go func() { prof <- c.cpuProfile(leader.addr, duration, profile) }()
-		}
-		r := run(target.addr, agents, w, duration, &seq)
-		if prof != nil {
-			if err := <-prof; err != nil {
+		run(target.addr, agents, w, warmup, &seq, kind)
+		lastLevel := i == len(levels)-1
+		var stopProfiles func() error
+		if lastLevel {
+			if stopProfiles, err = c.startProfiles(leader, duration, profiles); err != nil {
 				return err
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%s\t%d\t\n", w, r.rate(), ms(r.p50), ms(r.p99), ms(r.max), r.errors)
+		before, batches0 := c.cpu(leader), fsmBatches(leader.addr)
+		r := run(target.addr, agents, w, duration, &seq, kind)
+		after, batches1 := c.cpu(leader), fsmBatches(leader.addr)
+		if stopProfiles != nil {
+			if err := stopProfiles(); err != nil {
+				return err
+			}
+		}
+		if batches1 > batches0 {
+			r.perBatch = float64(r.ok) / (batches1 - batches0)
+		}
+		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%s\t%.1f\t%d\t\n", w, r.rate(), ms(r.p50), ms(r.p99), ms(r.max), r.perBatch, r.errors)
 		last = r
 		last.writers = w
+		if lastLevel {
+			cpu = cpuPerWrite(before, after, r.ok)
+		}
 	}
 	tw.Flush()
 	if last.firstErr != "" {
 		fmt.Printf("\nfirst error: %s\n", last.firstErr)
 	}
 	fmt.Println("\nwrites/s: 200 answers per second to POST /v1/agent/register; p50/p99/max: their latency as the writer saw it.")
-	if profile != "" {
-		fmt.Printf("leader CPU profile of the last level: %s\n", profile)
+	fmt.Println("writes/batch: writes per batch the leader's state machine applied (fixpoint_raft_fsm_apply_seconds_count), about the entries per leader fsync.")
+	fmt.Printf("\nCPU during the last level (%d writers), user + system:\n", last.writers)
+	tw = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "process\tCPU s\tcores\tµs/write\t")
+	perWrite := map[string]float64{}
+	total := 0.0
+	for _, p := range cpu {
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.0f\t\n", p.name, p.seconds, p.seconds/last.elapsed.Seconds(), p.perWrite)
+		perWrite[p.name] = math.Round(p.perWrite)
+		total += p.perWrite
+	}
+	fmt.Fprintf(tw, "all\t\t\t%.0f\t\n", total)
+	tw.Flush()
+	if profiles.leader != "" {
+		fmt.Printf("leader CPU profile of the last level: %s\n", profiles.leader)
+	}
+	if profiles.dir != "" {
+		fmt.Printf("CPU profiles of the last level: %s\n", profiles.dir)
 	}
 	line, _ := json.Marshal(map[string]any{
-		"bench": "apibench", "writers": last.writers, "via": via,
+		"bench": "apibench", "writers": last.writers, "via": via, "client": kind,
 		"writes_per_s": math.Round(last.rate()), "p50_ms": round2(last.p50), "p99_ms": round2(last.p99),
-		"errors": last.errors, "seconds": duration.Seconds(),
+		"errors": last.errors, "seconds": duration.Seconds(), "writes_per_batch": math.Round(last.perBatch*10) / 10,
+		"cpu_us_per_write": perWrite, "cpu_us_per_write_all": math.Round(total),
 	})
 	fmt.Println(string(line))
 	return nil
+}
+
+// fsmBatches reads how many batches the node at addr has applied, from
+// its public /metrics; 0 when it cannot be read.
+func fsmBatches(addr string) float64 {
+	resp, err := http.Get(addr + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "fixpoint_raft_fsm_apply_seconds_count "); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// processCPU is one process's CPU time over a level.
+type processCPU struct {
+	name     string
+	seconds  float64
+	perWrite float64 // microseconds per acknowledged write
+}
+
+// cpu reads the CPU seconds so far of the leader, the followers (named
+// by role and id) and the bench itself, in that order.
+func (c *cluster) cpu(leader *server) []processCPU {
+	t, _ := proc.CPU(leader.cmd.Process.Pid)
+	out := []processCPU{{name: "leader " + leader.id, seconds: t}}
+	for _, s := range c.servers {
+		if s != leader {
+			t, _ := proc.CPU(s.cmd.Process.Pid)
+			out = append(out, processCPU{name: "follower " + s.id, seconds: t})
+		}
+	}
+	self, _ := proc.CPU(os.Getpid())
+	return append(out, processCPU{name: "bench", seconds: self})
+}
+
+// cpuPerWrite is each process's CPU between before and after, and per
+// write of the writes acknowledged meanwhile.
+func cpuPerWrite(before, after []processCPU, writes int) []processCPU {
+	out := make([]processCPU, len(after))
+	for i := range after {
+		out[i] = processCPU{name: after[i].name, seconds: after[i].seconds - before[i].seconds}
+		if writes > 0 {
+			out[i].perWrite = out[i].seconds * 1e6 / float64(writes)
+		}
+	}
+	return out
+}
+
+// startProfiles starts the CPU profiles ps asks for, over d, and returns
+// what waits for them to be written.
+func (c *cluster) startProfiles(leader *server, d time.Duration, ps profileSet) (func() error, error) {
+	type job struct {
+		addr, path string
+	}
+	var jobs []job
+	if ps.leader != "" {
+		jobs = append(jobs, job{leader.addr, ps.leader})
+	}
+	var self *os.File
+	if ps.dir != "" {
+		if err := os.MkdirAll(ps.dir, 0o755); err != nil {
+			return nil, err
+		}
+		for _, s := range c.servers {
+			name := "follower-" + s.id + ".prof"
+			if s == leader {
+				name = "leader.prof"
+			}
+			jobs = append(jobs, job{s.addr, filepath.Join(ps.dir, name)})
+		}
+		var err error
+		if self, err = os.Create(filepath.Join(ps.dir, "bench.prof")); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(self); err != nil {
+			self.Close()
+			return nil, fmt.Errorf("bench CPU profile: %w", err)
+		}
+	}
+	errs := make(chan error, len(jobs))
+	for _, j := range jobs {
+		go func() { errs <- c.cpuProfile(j.addr, d, j.path) }()
+	}
+	return func() error {
+		var first error
+		for range jobs {
+			if err := <-errs; err != nil && first == nil {
+				first = err
+			}
+		}
+		if self != nil {
+			pprof.StopCPUProfile()
+			if err := self.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}, nil
 }
 
 // result is one level's outcome.
 type result struct {
 	writers       int
 	ok, errors    int
+	perBatch      float64 // writes per batch the leader's FSM applied
 	firstErr      string
 	elapsed       time.Duration
 	p50, p99, max time.Duration
@@ -235,13 +388,21 @@ func (c *cluster) cpuProfile(addr string, d time.Duration, path string) error {
 
 // run has w writers post registrations to addr for d, writer i renewing
 // agents[i%len(agents)].
-func run(addr string, agents []agent, w int, d time.Duration, seq *atomic.Int64) result {
+func run(addr string, agents []agent, w int, d time.Duration, seq *atomic.Int64, kind string) result {
 	// One pool for all writers, large enough that none of them dials for
 	// a request: the bench measures the servers, not the client's pool.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = w
 	client := &http.Client{Transport: tr, Timeout: time.Minute}
 	defer tr.CloseIdleConnections()
+	senders := make([]sender, w)
+	for i := range senders {
+		s, err := newSender(kind, addr, client)
+		if err != nil {
+			return result{errors: 1, firstErr: err.Error(), elapsed: time.Nanosecond}
+		}
+		senders[i] = s
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	lat := make([][]time.Duration, w)
@@ -253,9 +414,10 @@ func run(addr string, agents []agent, w int, d time.Duration, seq *atomic.Int64)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer senders[i].close()
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				if err := write(client, addr, agents[i%len(agents)], seq.Add(1)); err != nil {
+				if err := senders[i].write(agents[i%len(agents)], seq.Add(1)); err != nil {
 					errs[i]++
 					firstErr.CompareAndSwap(nil, err.Error())
 					continue
@@ -282,10 +444,9 @@ func run(addr string, agents []agent, w int, d time.Duration, seq *atomic.Int64)
 	return r
 }
 
-// write renews a's registration under a new address.
+// write renews a's registration under a new address through net/http.
 func write(client *http.Client, addr string, a agent, i int64) error {
-	body := fmt.Sprintf(`{"machine":%q,"address":"10.%d.%d.%d"}`, a.machine, i/62500%250, i/250%250, i%250)
-	_, err := post(client, addr+"/v1/agent/register", a.token, body)
+	_, err := post(client, addr+"/v1/agent/register", a.token, string(body(nil, a, i)))
 	return err
 }
 
@@ -325,172 +486,6 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float6
 
 func round2(d time.Duration) float64 {
 	return math.Round(float64(d)/float64(time.Millisecond)*100) / 100
-}
-
-// server is one `fixpoint server` process.
-type server struct {
-	id, dir, addr string
-	cmd           *exec.Cmd
-	log           *os.File
-}
-
-// cluster is three servers, the first bootstrapped, the others joined.
-type cluster struct {
-	servers []*server
-	token   string
-}
-
-func startCluster(bin, root string) (*cluster, error) {
-	c := &cluster{}
-	for i := range 3 {
-		id := fmt.Sprintf("n%d", i+1)
-		s := &server{id: id, dir: filepath.Join(root, id)}
-		args := []string{"server", "--node-id", id, "--data-dir", s.dir,
-			"--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error"}
-		if i == 0 {
-			args = append(args, "--bootstrap")
-		} else {
-			// The token in the environment, not on the command line
-			// (ps shows that), and understood by servers old and new.
-			args = append(args, "--join", c.servers[0].addr)
-		}
-		if err := os.MkdirAll(s.dir, 0o700); err != nil {
-			return c, err
-		}
-		log, err := os.Create(filepath.Join(root, id+".log"))
-		if err != nil {
-			return c, err
-		}
-		s.log = log
-		s.cmd = exec.Command(bin, args...)
-		s.cmd.Stdout, s.cmd.Stderr = log, log
-		s.cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+c.token)
-		// A bench killed before it can stop them takes its servers along.
-		s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := s.cmd.Start(); err != nil {
-			return c, fmt.Errorf("start %s: %w", id, err)
-		}
-		c.servers = append(c.servers, s)
-		if s.addr, err = waitEndpoint(s); err != nil {
-			return c, err
-		}
-		if i == 0 {
-			b, err := os.ReadFile(filepath.Join(s.dir, "operator.token"))
-			if err != nil {
-				return c, err
-			}
-			c.token = strings.TrimSpace(string(b))
-		}
-	}
-	return c, c.waitVoters()
-}
-
-// waitEndpoint waits for s to write the address it serves on.
-func waitEndpoint(s *server) (string, error) {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(filepath.Join(s.dir, "controller.json"))
-		var e struct {
-			Addr string `json:"addr"`
-		}
-		if err == nil && json.Unmarshal(b, &e) == nil && e.Addr != "" {
-			return e.Addr, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "", fmt.Errorf("%s did not start serving; see %s", s.id, s.log.Name())
-}
-
-// member is what GET /v1/raft/members says of one node.
-type member struct {
-	ID       string `json:"id"`
-	HTTPAddr string `json:"http_addr"`
-	Role     string `json:"role"`
-	Voter    bool   `json:"voter"`
-}
-
-func (c *cluster) members() ([]member, error) {
-	req, err := http.NewRequest(http.MethodGet, c.servers[0].addr+"/v1/raft/members", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var ms []member
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("members: %s: %s", resp.Status, bytes.TrimSpace(b))
-	}
-	return ms, json.NewDecoder(resp.Body).Decode(&ms)
-}
-
-// waitVoters waits until all three are voters and one leads.
-func (c *cluster) waitVoters() error {
-	deadline := time.Now().Add(time.Minute)
-	var last string
-	for time.Now().Before(deadline) {
-		ms, err := c.members()
-		voters, leaders := 0, 0
-		for _, m := range ms {
-			if m.Voter && m.Role != "unknown" {
-				voters++
-			}
-			if m.Role == "leader" {
-				leaders++
-			}
-		}
-		if err == nil && voters == 3 && leaders == 1 {
-			return nil
-		}
-		last = fmt.Sprintf("%+v %v", ms, err)
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("no three voters with a leader within a minute: %s", last)
-}
-
-// pick returns the leader, or a follower.
-func (c *cluster) pick(via string) (*server, error) {
-	ms, err := c.members()
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range ms {
-		if (m.Role == "leader") == (via == "leader") {
-			for _, s := range c.servers {
-				if s.id == m.ID {
-					return s, nil
-				}
-			}
-		}
-	}
-	return nil, fmt.Errorf("no %s among %+v", via, ms)
-}
-
-// stop ends the servers and waits for them.
-func (c *cluster) stop() {
-	for _, s := range c.servers {
-		if s.cmd.Process != nil && s.cmd.ProcessState == nil {
-			_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		}
-	}
-	for _, s := range c.servers {
-		done := make(chan struct{})
-		go func() {
-			_ = s.cmd.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-done
-		}
-		s.log.Close()
-	}
 }
 
 func fail(format string, args ...any) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -169,11 +168,11 @@ that exit 6.`,
 			if !wait {
 				return nil
 			}
-			code, st, err := waitConverged(cmd.Context(), c, &progress{w: os.Stdout}, timeout, true)
+			code, sum, err := waitConverged(cmd.Context(), c, &progress{w: os.Stdout}, timeout, true)
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return convergeExit(code, st, timeout, failOnBlocked)
+			return convergeExit(code, sum, finalTable(cmd.Context(), c, sum), timeout, failOnBlocked)
 		},
 	}
 	r.flags(cmd)
@@ -184,49 +183,54 @@ that exit 6.`,
 	return cmd
 }
 
-// convergeExit turns waitConverged's outcome into the command's exit. A
-// fixed point with blocked units is still one (exit 0) unless
+// convergeExit turns waitConverged's outcome into the command's exit,
+// after the status table (full, when finalTable read it) or the summary by
+// service. A fixed point with blocked units is still one (exit 0) unless
 // failOnBlocked asks for exit 6 then.
-func convergeExit(code int, st *engine.Status, timeout time.Duration, failOnBlocked bool) error {
-	if st != nil {
+func convergeExit(code int, sum *engine.Summary, full *engine.Status, timeout time.Duration, failOnBlocked bool) error {
+	switch {
+	case full != nil:
 		fmt.Println()
-		printStatus(os.Stdout, st)
+		printStatus(os.Stdout, full)
+	case sum != nil:
+		fmt.Println()
+		printSummary(os.Stdout, sum)
 	}
 	switch code {
 	case exitOK:
-		if blocked := blockedUnits(st); failOnBlocked && len(blocked) > 0 {
-			return exitf(exitBlocked, "converged, but %d unit(s) blocked: %s", len(blocked), strings.Join(blocked, "; "))
+		if blocked := blockedUnits(sum); failOnBlocked && len(blocked) > 0 {
+			return exitf(exitBlocked, "converged, but %d unit(s) blocked: %s", len(sum.Blocked)+sum.MoreBlocked, strings.Join(blocked, "; "))
 		}
 		return nil
 	case exitUnitErr:
-		unit, msg := st.FirstError()
+		unit, msg := sum.FirstError()
 		return exitf(exitUnitErr, "unit %s is in error: %s", unit, msg)
 	case exitTimeout:
 		summary := "no status yet"
-		if st != nil {
-			summary = st.Summary
+		if sum != nil {
+			summary = sum.Summary
 		}
 		return exitf(exitTimeout, "no fixed point after %s: %s", timeout, summary)
 	}
 	return exitf(code, "")
 }
 
-// blockedUnits lists the units whose workload says blocked, with why.
-func blockedUnits(st *engine.Status) []string {
-	if st == nil {
+// blockedUnits names the units whose workload says blocked, with why: the
+// first ones by name, as the summary lists them, and how many more.
+func blockedUnits(sum *engine.Summary) []string {
+	if sum == nil {
 		return nil
 	}
 	var names []string
-	for n, u := range st.Units {
-		if u.Status.State == "blocked" {
-			names = append(names, n)
+	for _, u := range sum.Blocked {
+		name := u.Unit
+		if u.Message != "" {
+			name += " (" + oneLine(u.Message) + ")"
 		}
+		names = append(names, name)
 	}
-	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
-	for i, n := range names {
-		if msg := st.Units[n].Status.Message; msg != "" {
-			names[i] += " (" + oneLine(msg) + ")"
-		}
+	if sum.MoreBlocked > 0 {
+		names = append(names, fmt.Sprintf("and %d more", sum.MoreBlocked))
 	}
 	return names
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
@@ -95,12 +96,8 @@ func (p *progress) update(st *engine.Status) {
 		seen[n] = true
 		line := unitLine(u)
 		if p.prev[n] != line {
-			if p.tty {
-				phase, rest, _ := strings.Cut(line, "  ")
-				line = strings.TrimRight(colorPhase(fmt.Sprintf("%-11s", phase))+"  "+rest, " ")
-			}
-			lines = append(lines, fmt.Sprintf("%s  %-12s %s", now, n, line))
-			p.prev[n] = unitLine(u)
+			lines = append(lines, p.unitChange(now, n, line))
+			p.prev[n] = line
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(p.prev)) {
@@ -109,16 +106,68 @@ func (p *progress) update(st *engine.Status) {
 			delete(p.prev, n)
 		}
 	}
-	changed := st.Summary != p.summary
-	p.summary = st.Summary
+	p.show(at, lines, st.Summary, st.Converged, func() string { return stuck(st, at) })
+}
+
+// updateSummary is update for a waiter that polls the status summary: a
+// line for every unit that went into error (the first ones by name, as
+// the summary names them), and the summary line as update prints it.
+func (p *progress) updateSummary(sum *engine.Summary) {
+	if !p.probed {
+		p.tty, p.probed = isTerminal(p.w), true
+	}
+	if p.prev == nil {
+		p.prev = map[string]string{}
+	}
+	at := p.now()
+	now := at.Format("15:04:05")
+	if p.printed.IsZero() {
+		p.printed = at
+	}
+	var lines []string
+	inError := map[string]bool{}
+	for _, e := range sum.Errors {
+		inError[e.Unit] = true
+		line := engine.Error + "  " + oneLine(e.Message)
+		if p.prev[e.Unit] != line {
+			lines = append(lines, p.unitChange(now, e.Unit, line))
+			p.prev[e.Unit] = line
+		}
+	}
+	// A unit out of error is said again when it fails again.
+	for n := range p.prev {
+		if !inError[n] {
+			delete(p.prev, n)
+		}
+	}
+	p.show(at, lines, sum.Summary, sum.Converged, func() string { return stuckLine(sum.Stuck, sum.MoreStuck, at) })
+}
+
+// unitChange is the progress line of unit name's new line (unitLine),
+// its phase coloured on a terminal.
+func (p *progress) unitChange(now, name, line string) string {
+	if p.tty {
+		phase, rest, _ := strings.Cut(line, "  ")
+		line = strings.TrimRight(colorPhase(fmt.Sprintf("%-11s", phase))+"  "+rest, " ")
+	}
+	return fmt.Sprintf("%s  %-12s %s", now, name, line)
+}
+
+// show prints the unit lines of one update and the summary line: when it
+// changed, or every p.every while nothing does (naming the units stuck
+// longest), rewritten in place on a terminal.
+func (p *progress) show(at time.Time, lines []string, summary string, converged bool, stuck func() string) {
+	now := at.Format("15:04:05")
+	changed := summary != p.summary
+	p.summary = summary
 	every := p.every
 	if every == 0 {
 		every = 10 * time.Second
 	}
 	if len(lines) > 0 || changed {
 		p.printed = at
-	} else if !st.Converged && st.Summary != "" && at.Sub(p.printed) >= every {
-		lines = append(lines, fmt.Sprintf("%s  .. still %s%s", now, st.Summary, stuck(st, at)))
+	} else if !converged && summary != "" && at.Sub(p.printed) >= every {
+		lines = append(lines, fmt.Sprintf("%s  .. still %s%s", now, summary, stuck()))
 		p.printed = at
 	}
 	if p.tty {
@@ -129,48 +178,56 @@ func (p *progress) update(st *engine.Status) {
 		for _, l := range lines {
 			fmt.Fprintln(p.w, l)
 		}
-		if st.Converged || st.Summary == "" {
+		if converged || summary == "" {
 			if changed {
-				fmt.Fprintf(p.w, "%s  %s\n", now, st.Summary)
+				fmt.Fprintf(p.w, "%s  %s\n", now, summary)
 			}
 			return
 		}
-		fmt.Fprintf(p.w, "%s  … %s", now, st.Summary)
+		fmt.Fprintf(p.w, "%s  … %s", now, summary)
 		p.live = true
 		return
 	}
 	for _, l := range lines {
 		fmt.Fprintln(p.w, l)
 	}
-	if changed && st.Summary != "" {
-		fmt.Fprintf(p.w, "%s  == %s\n", now, st.Summary)
+	if changed && summary != "" {
+		fmt.Fprintf(p.w, "%s  == %s\n", now, summary)
 	}
 }
 
 // stuck names the units longest out of settled, with how long, for the
 // lines printed while nothing changes: "; web/0 reconciling for 2m10s".
 func stuck(st *engine.Status, now time.Time) string {
-	var names []string
+	var out []engine.UnitBrief
 	for n, u := range st.Units {
 		if u.Phase != engine.Settled && !u.Since.IsZero() {
-			names = append(names, n)
+			out = append(out, engine.UnitBrief{Unit: n, Phase: u.Phase, Since: u.Since})
 		}
 	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := st.Units[names[i]].Since, st.Units[names[j]].Since
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Since, out[j].Since
 		if !a.Equal(b) {
 			return a.Before(b)
 		}
-		return model.UnitLess(names[i], names[j])
+		return model.UnitLess(out[i].Unit, out[j].Unit)
 	})
+	more := 0
+	if len(out) > 3 {
+		out, more = out[:3], len(out)-3
+	}
+	return stuckLine(out, more, now)
+}
+
+// stuckLine is stuck's words for units already picked (longest out of
+// settled first) and how many more there are.
+func stuckLine(units []engine.UnitBrief, more int, now time.Time) string {
 	var parts []string
-	for i, n := range names {
-		if i == 3 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(names)-3))
-			break
-		}
-		u := st.Units[n]
-		parts = append(parts, fmt.Sprintf("%s %s for %s", n, u.Phase, phaseAge(u, now)))
+	for _, u := range units {
+		parts = append(parts, fmt.Sprintf("%s %s for %s", u.Unit, u.Phase, phaseAge(&engine.UnitStatus{Since: u.Since}, now)))
+	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -186,15 +243,20 @@ func (p *progress) done() {
 	}
 }
 
-// statusSource is what waitConverged polls: WaitStatus returns once the
-// status moved past prev, a phase change without a new entry included.
+// statusSource is what waitConverged polls: WaitSummary returns once the
+// status moved past prev, a phase change without a new entry included;
+// Status is read once for the table at the end, if it is small.
 type statusSource interface {
-	WaitStatus(ctx context.Context, stale bool, prev *engine.Status, wait time.Duration) (*engine.Status, error)
+	WaitSummary(ctx context.Context, stale bool, prev *engine.Summary, wait time.Duration) (*engine.Summary, error)
+	Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error)
 }
 
-// waitConverged follows status until the fixed point, a unit error or
-// the timeout, showing progress; it returns the exit code and last status.
-func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, stopOnError bool) (int, *engine.Status, error) {
+// waitConverged follows the status summary until the fixed point, a unit
+// error or the timeout, showing progress; it returns the exit code and the
+// last summary. Waiters poll the summary, not the status: at 100,000 units
+// the status is 36 MB, built under the lock hand-outs wait for, and a
+// waiter needs only the counts and the first units in error.
+func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, stopOnError bool) (int, *engine.Summary, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -203,31 +265,54 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 	if p != nil {
 		defer p.done()
 	}
-	var last *engine.Status
+	var last *engine.Summary
 	var asked time.Time
 	for {
 		if !pace(ctx, asked) {
 			return exitTimeout, last, nil
 		}
 		asked = time.Now()
-		st, err := c.WaitStatus(ctx, false, last, 10*time.Second)
+		sum, err := c.WaitSummary(ctx, false, last, 10*time.Second)
 		if err != nil {
 			if ctx.Err() != nil {
 				return exitTimeout, last, nil
 			}
 			return exitFailed, last, err
 		}
-		last = st
+		last = sum
 		if p != nil {
-			p.update(st)
+			p.updateSummary(sum)
 		}
-		if st.Converged {
-			return exitOK, st, nil
+		if sum.Converged {
+			return exitOK, sum, nil
 		}
-		if unit, _ := st.FirstError(); unit != "" && stopOnError {
-			return exitUnitErr, st, nil
+		if unit, _ := sum.FirstError(); unit != "" && stopOnError {
+			return exitUnitErr, sum, nil
 		}
 	}
+}
+
+// tableMax is the most units whose status table a waiter prints when it
+// ends; a larger environment gets its summary by service instead (the
+// table is a line per unit, and its status tens of megabytes).
+const tableMax = 1000
+
+// finalTable reads the full status for the table a waiter prints when it
+// ends, if the environment is small enough (tableMax) and the status can
+// be read within a few seconds; nil otherwise.
+func finalTable(ctx context.Context, c statusSource, sum *engine.Summary) *engine.Status {
+	if sum == nil || sum.Phases.Units > tableMax {
+		return nil
+	}
+	// The wait may have ended with its context (a timeout): the table
+	// is still worth a short read.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	st, err := c.Status(ctx, false, 0, 0)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // statusPace spaces a follower's status polls. Every hand-out and every
@@ -254,21 +339,58 @@ func pace(ctx context.Context, asked time.Time) bool {
 	}
 }
 
-// follow shows progress until ctx ends, at every change of the state.
+// follow shows progress until ctx ends, at every change of the state,
+// from the status summary; at every fixed point of a small environment it
+// prints the status table too.
 func follow(ctx context.Context, c statusSource, p *progress) {
 	defer p.done()
-	var last *engine.Status
+	var last *engine.Summary
 	var asked time.Time
 	for pace(ctx, asked) {
 		asked = time.Now()
-		st, err := c.WaitStatus(ctx, false, last, 30*time.Second)
+		sum, err := c.WaitSummary(ctx, false, last, 30*time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
 				time.Sleep(time.Second) // the node is going away; try again
 			}
 			continue
 		}
-		p.update(st)
-		last = st
+		p.updateSummary(sum)
+		if sum.Converged && (last == nil || !last.Converged) {
+			if st := finalTable(ctx, c, sum); st != nil {
+				p.done()
+				fmt.Fprintln(p.w)
+				printStatusTo(p.w, st, st, p.tty)
+			}
+		}
+		last = sum
+	}
+}
+
+// printSummary prints, for an environment too large for the status table,
+// its first line and a line per service with its units by phase, then the
+// first units in error.
+func printSummary(w io.Writer, sum *engine.Summary) {
+	name := sum.Environment
+	if name == "" {
+		name = "(unnamed)"
+	}
+	fmt.Fprintf(w, "Environment %s: %s\n", name, sum.Summary)
+	fmt.Fprintf(w, "(%d units: by service; `fixpoint status SERVICE` lists a service's units)\n\n", sum.Phases.Units)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tUNITS\tSETTLED\tPENDING\tRECONCILING\tERROR\tLOST\tBLOCKED\tLEADER")
+	for _, svc := range slices.Sorted(maps.Keys(sum.Services)) {
+		c := sum.Services[svc]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", svc, c.Units, c.Settled, c.Pending, c.Reconciling, c.Error, c.Lost, c.Blocked, orDash(c.Leader))
+	}
+	tw.Flush()
+	for _, e := range sum.Errors {
+		fmt.Fprintf(w, "\n%s in error: %s", e.Unit, oneLine(e.Message))
+	}
+	if sum.MoreErrors > 0 {
+		fmt.Fprintf(w, "\nand %d more in error", sum.MoreErrors)
+	}
+	if len(sum.Errors) > 0 {
+		fmt.Fprintln(w)
 	}
 }

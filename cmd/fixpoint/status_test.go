@@ -531,11 +531,16 @@ func TestConvergedWithBlockedUnits(t *testing.T) {
 		u.Phase, u.Error = engine.Settled, ""
 	}
 	st.Units["web/2"].Status = model.Status{State: "blocked", Message: "needs a db relation"}
+	sum := &engine.Summary{Index: 42, Converged: true, Summary: "converged at index 42; 1 blocked",
+		Blocked: []engine.UnitBrief{{Unit: "web/2", Phase: engine.Settled, Message: "needs a db relation"}}}
 	stdout := os.Stdout
 	devnull, _ := os.Open(os.DevNull)
 	os.Stdout = devnull
-	errPlain := convergeExit(exitOK, st, time.Minute, false)
-	errFail := convergeExit(exitOK, st, time.Minute, true)
+	errPlain := convergeExit(exitOK, sum, st, time.Minute, false)
+	errFail := convergeExit(exitOK, sum, st, time.Minute, true)
+	// Beyond the summary's list: the count says how many more.
+	sum.MoreBlocked = 41
+	errMany := convergeExit(exitOK, sum, nil, time.Minute, true)
 	os.Stdout = stdout
 	devnull.Close()
 	if errPlain != nil {
@@ -544,6 +549,9 @@ func TestConvergedWithBlockedUnits(t *testing.T) {
 	var ee *exitError
 	if !errors.As(errFail, &ee) || ee.code != exitBlocked || !strings.Contains(ee.msg, "web/2 (needs a db relation)") {
 		t.Errorf("with --fail-on-blocked: %v", errFail)
+	}
+	if !errors.As(errMany, &ee) || ee.code != exitBlocked || !strings.Contains(ee.msg, "42 unit(s) blocked: web/2 (needs a db relation); and 41 more") {
+		t.Errorf("with 42 blocked: %v", errMany)
 	}
 }
 
@@ -569,5 +577,67 @@ func TestStatusShowsTheApplicationStatus(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"db":{"charm":"`+strings.Repeat("d", 64)+`","life":"alive","units":2,"leader":"db/0","status":{"state":"active","message":"db ready"},"version":"1.0"}`) {
 		t.Errorf("JSON: %s", out)
+	}
+}
+
+// TestProgressFromTheSummary: a waiter polling the summary prints a line
+// for a unit going into error (once, and again when it fails again after
+// leaving error), the summary line when it changes, and while nothing
+// changes the units stuck longest with how many more.
+func TestProgressFromTheSummary(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var b bytes.Buffer
+	p := &progress{w: &b, clock: func() time.Time { return now }}
+	sum := &engine.Summary{Index: 7, Summary: "3 of 40 units pending, 1 error",
+		Errors: []engine.UnitBrief{{Unit: "db/1", Phase: engine.Error, Message: "hook reconcile exited with status 3: boom", Since: now}},
+		Stuck: []engine.UnitBrief{{Unit: "web/1", Phase: engine.Reconciling, Since: now.Add(-2 * time.Minute)},
+			{Unit: "db/1", Phase: engine.Error, Since: now}}, MoreStuck: 2}
+	p.updateSummary(sum)
+	want := "03:04:05  db/1         error  hook reconcile exited with status 3: boom\n03:04:05  == 3 of 40 units pending, 1 error\n"
+	if b.String() != want {
+		t.Fatalf("first update:\n%s\nwant:\n%s", b.String(), want)
+	}
+	b.Reset()
+	now = now.Add(11 * time.Second)
+	p.updateSummary(sum)
+	want = "03:04:16  .. still 3 of 40 units pending, 1 error; web/1 reconciling for 2m11s, db/1 error for 11s, and 2 more\n"
+	if b.String() != want {
+		t.Fatalf("after 11 s with no change:\n%s\nwant:\n%s", b.String(), want)
+	}
+	// Retried (out of error), then failing again: said again.
+	b.Reset()
+	retried := *sum
+	retried.Errors, retried.Summary = nil, "3 of 40 units pending"
+	p.updateSummary(&retried)
+	p.updateSummary(sum)
+	want = "03:04:16  == 3 of 40 units pending\n03:04:16  db/1         error  hook reconcile exited with status 3: boom\n03:04:16  == 3 of 40 units pending, 1 error\n"
+	if b.String() != want {
+		t.Fatalf("retry and fail again:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestSummaryTable: an environment too large for the status table ends a
+// wait with a line per service and the first units in error.
+func TestSummaryTable(t *testing.T) {
+	sum := &engine.Summary{Environment: "big", Summary: "1 of 100000 units pending, 1 error",
+		Phases: engine.PhaseCounts{Units: 100000, Settled: 99998, Pending: 1, Error: 1},
+		Services: map[string]*engine.ServiceCounts{
+			"db0":  {Leader: "db0/0", PhaseCounts: engine.PhaseCounts{Units: 50000, Settled: 49999, Error: 1}},
+			"web0": {PhaseCounts: engine.PhaseCounts{Units: 50000, Settled: 49999, Pending: 1}},
+		},
+		Errors: []engine.UnitBrief{{Unit: "db0/7", Phase: engine.Error, Message: "boom"}}, MoreErrors: 0}
+	var b bytes.Buffer
+	printSummary(&b, sum)
+	want := `Environment big: 1 of 100000 units pending, 1 error
+(100000 units: by service; ` + "`fixpoint status SERVICE`" + ` lists a service's units)
+
+SERVICE  UNITS  SETTLED  PENDING  RECONCILING  ERROR  LOST  BLOCKED  LEADER
+db0      50000  49999    0        0            1      0     0        db0/0
+web0     50000  49999    1        0            0      0     0        -
+
+db0/7 in error: boom
+`
+	if b.String() != want {
+		t.Fatalf("summary table:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -189,14 +189,14 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		follow(ctx, client, p)
 		return nil
 	}
-	code, st, err := waitConverged(ctx, client, p, cfg.timeout, true)
+	code, sum, err := waitConverged(ctx, client, p, cfg.timeout, true)
 	if err != nil {
 		return exitf(exitFailed, "%v", err)
 	}
 	if code == exitTimeout && ctx.Err() != nil {
 		return exitf(exitInterrup, "interrupted before the fixed point")
 	}
-	return convergeExit(code, st, cfg.timeout, false)
+	return convergeExit(code, sum, finalTable(ctx, client, sum), cfg.timeout, false)
 }
 
 // soloElection leaves out the warning Raft logs when a one-node control

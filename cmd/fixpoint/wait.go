@@ -40,11 +40,11 @@ whose workload is blocked exits 6.`,
 			if err != nil {
 				return err
 			}
-			code, st, err := waitConverged(ctx, c, &progress{w: os.Stdout}, 0, true)
+			code, sum, err := waitConverged(ctx, c, &progress{w: os.Stdout}, 0, true)
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return convergeExit(code, st, timeout, failOnBlocked)
+			return convergeExit(code, sum, finalTable(ctx, c, sum), timeout, failOnBlocked)
 		},
 	}
 	r.flags(cmd)

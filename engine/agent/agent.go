@@ -349,10 +349,14 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		rep.Output, _ = json.Marshal(res)
 		return rep
 	}
-	input, err := json.Marshal(w.Universe)
-	if err != nil {
-		rep.Error = fmt.Sprintf("encode universe: %v", err)
-		return rep
+	// The universe as the server sent it: encoding the decoded one
+	// again cost the agent as much as decoding it.
+	input := []byte(w.UniverseJSON)
+	if len(input) == 0 {
+		if input, err = json.Marshal(w.Universe); err != nil {
+			rep.Error = fmt.Sprintf("encode universe: %v", err)
+			return rep
+		}
 	}
 	out, err := hookrun.Run(ctx, hookrun.Spec{
 		Path:      filepath.Join(charmDir, "hooks", "reconcile"),

@@ -46,10 +46,10 @@ func newFakePlane(t *testing.T) (*fakePlane, *httptest.Server) {
 summary: "test charm: reports active"
 `), 0o644))
 	must(t, os.MkdirAll(filepath.Join(dir, "hooks"), 0o755))
-	// The hook echoes the unit it was given, so the test sees the
-	// universe went in and the result came out.
+	// The hook keeps the universe it was given and echoes its unit, so
+	// the test sees the universe went in and the result came out.
 	must(t, os.WriteFile(filepath.Join(dir, "hooks", "reconcile"), []byte(`#!/bin/sh
-cat >/dev/null
+cat >universe.json
 printf '{"status": {"state": "active", "message": "%s"}}\n' "$FIXPOINT_UNIT"
 `), 0o755))
 	p, err := charm.Pack(dir, t.TempDir())
@@ -110,8 +110,8 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 	case !f.handed:
 		f.handed = true
 		f.mu.Unlock()
-		writeJSON(w, []engine.Work{{Unit: "web/0", Hash: "h1", Charm: f.charm.Hash,
-			Universe: &charmapi.Universe{Unit: "web/0", Service: "web", Machine: machine}}})
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `[{"unit": "web/0", "hash": "h1", "charm": %q, "universe": %s}]`, f.charm.Hash, sentUniverse(machine))
 		return
 	}
 	f.mu.Unlock()
@@ -121,6 +121,12 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 	}
 	writeJSON(w, []engine.Work{})
+}
+
+// sentUniverse is the universe the fake plane hands out, spaced and
+// ordered as no encoder of the agent's would write it.
+func sentUniverse(machine string) string {
+	return fmt.Sprintf(`{"service": "web",  "unit": "web/0", "machine": %q, "relations": []}`, machine)
 }
 
 func (f *fakePlane) results(w http.ResponseWriter, r *http.Request) {
@@ -229,6 +235,25 @@ func TestClaimReportRetryReregister(t *testing.T) {
 	}
 	if registers, fetches := f.counts(); registers != 2 || fetches != 1 {
 		t.Errorf("%d registrations, %d charm fetches; want 2 and 1", registers, fetches)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
+
+// The hook gets the universe as the control plane sent it, byte for byte:
+// the agent decodes it for itself but does not encode it again.
+func TestHookGetsTheUniverseAsSent(t *testing.T) {
+	f, srv := newFakePlane(t)
+	dir := t.TempDir()
+	stop := start(t, srv.URL, dir)
+	if rep := f.report(t); rep.Error != "" {
+		t.Fatalf("report %+v", rep)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "units", "web-0", "universe.json"))
+	must(t, err)
+	if want := sentUniverse("m1"); string(got) != want {
+		t.Errorf("the hook read\n%s\nthe plane sent\n%s", got, want)
 	}
 	if err := stop(); err != nil {
 		t.Errorf("Run: %v", err)

@@ -53,6 +53,5 @@ func (s *Server) markApplying(st *engine.Status) {
 	if s.applyingDone() == nil {
 		return
 	}
-	st.Applying, st.Converged = true, false
-	st.Summary = "applying environment"
+	st.SetApplying()
 }

@@ -25,6 +25,9 @@ const (
 type principal struct {
 	role    string
 	machine string // for agents
+	// credential is the hash of the agent's token, as the state keeps
+	// it: a renewal registers it again without hashing the token twice.
+	credential string
 }
 
 func (p principal) String() string {
@@ -87,7 +90,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 				p.role = roleJoin
 			default:
 				if name, ok := s.agentOf(st, h); ok {
-					p = principal{role: roleAgent, machine: name}
+					p = principal{role: roleAgent, machine: name, credential: h}
 				}
 			}
 			return nil

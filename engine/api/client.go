@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
@@ -172,16 +173,35 @@ func (c *Client) WaitStatus(ctx context.Context, stale bool, prev *engine.Status
 	if prev == nil {
 		return c.Status(ctx, stale, 0, 0)
 	}
-	q := query(stale, max(prev.Index, 1), wait)
-	if q == "" {
-		q = "?"
-	} else {
-		q += "&"
-	}
-	q += "generation=" + strconv.FormatUint(prev.Generation, 10)
 	var st engine.Status
-	_, err := c.do(ctx, http.MethodGet, "/v1/status"+q, nil, &st)
+	_, err := c.do(ctx, http.MethodGet, statusWaitPath(stale, prev.Index, prev.Generation, wait, false), nil, &st)
 	return &st, err
+}
+
+// WaitSummary is WaitStatus for the status summary (GET
+// /v1/status?summary=1): what a waiter polls, whose size does not grow
+// with the units.
+func (c *Client) WaitSummary(ctx context.Context, stale bool, prev *engine.Summary, wait time.Duration) (*engine.Summary, error) {
+	var sum engine.Summary
+	path := "/v1/status?summary=1"
+	switch {
+	case prev != nil:
+		path = statusWaitPath(stale, prev.Index, prev.Generation, wait, true)
+	case stale:
+		path += "&stale"
+	}
+	_, err := c.do(ctx, http.MethodGet, path, nil, &sum)
+	return &sum, err
+}
+
+// statusWaitPath is the long poll for the status after index and
+// generation.
+func statusWaitPath(stale bool, index, generation uint64, wait time.Duration, summary bool) string {
+	q := query(stale, max(index, 1), wait) + "&generation=" + strconv.FormatUint(generation, 10)
+	if summary {
+		q += "&summary=1"
+	}
+	return "/v1/status" + q
 }
 
 // State returns the whole replicated state.
@@ -314,12 +334,34 @@ func (c *Client) setToken(token string) {
 	c.mu.Unlock()
 }
 
-// Claim long-polls for machine's stale units (agent).
+// Claim long-polls for machine's stale units (agent). Each unit's
+// universe comes back decoded and, in UniverseJSON, as the bytes the
+// server sent, which the agent passes to the hook without encoding them
+// again.
 func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error) {
-	var work []engine.Work
+	// The outer Universe field shadows the embedded one, so the first
+	// pass only delimits each universe.
+	var wire []struct {
+		engine.Work
+		Universe json.RawMessage `json:"universe"`
+	}
 	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s", url.QueryEscape(machine), max, wait)
-	_, err := c.do(ctx, http.MethodGet, path, nil, &work)
-	return work, err
+	if _, err := c.do(ctx, http.MethodGet, path, nil, &wire); err != nil {
+		return nil, err
+	}
+	work := make([]engine.Work, len(wire))
+	for i, w := range wire {
+		work[i] = w.Work
+		if len(w.Universe) == 0 || string(w.Universe) == "null" {
+			return nil, fmt.Errorf("work for %s: unit %q came without its universe", machine, w.Unit)
+		}
+		var uni charmapi.Universe
+		if err := json.Unmarshal(w.Universe, &uni); err != nil {
+			return nil, fmt.Errorf("work for %s: universe of %s: %w", machine, w.Unit, err)
+		}
+		work[i].Universe, work[i].UniverseJSON = &uni, w.Universe
+	}
+	return work, nil
 }
 
 // Heartbeat tells the control plane machine's agent is alive and which

@@ -43,7 +43,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	if p.role == roleAgent {
 		// A renewal: the agent keeps the credential it holds.
 		token = bearerToken(r)
-		reg.Credential = HashToken(token)
+		reg.Credential = p.credential
 		reg.Renew = reg.Credential
 	} else {
 		token = NewToken()

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +68,72 @@ func TestStatusWaitSeesPhaseChangeWithoutNewEntry(t *testing.T) {
 	}
 	if idle.Generation != after.Generation || idle.Units["a/0"].Phase != engine.Reconciling {
 		t.Errorf("idle poll: generation %d -> %d, a/0 %s", after.Generation, idle.Generation, idle.Units["a/0"].Phase)
+	}
+}
+
+// The summary a waiter polls answers under the status's rules: the same
+// auth, a long poll that hears of a change without an entry, a bad
+// ?summary refused before any wait; and it says what status says.
+func TestStatusSummaryLongPoll(t *testing.T) {
+	n := startNode(t, "n1")
+	ctx := ctxT(t)
+	if _, err := n.store.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: "m1", Address: "10.0.0.1"}}); err != nil {
+		t.Fatal(err)
+	}
+	two := 2
+	env := model.Environment{APIVersion: model.APIVersion, Name: "gen", Services: map[string]model.ServiceSpec{
+		"a": {CharmHash: "h-x", Units: &two, Placement: []string{"m1"}},
+	}}
+	charms := map[string]*model.Charm{"h-x": {Hash: "h-x", Meta: model.CharmMeta{Name: "x"}}}
+	if _, err := n.store.Apply(ctx, &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"", joinToken} {
+		if code, _, _ := call(t, "GET", n.addr+"/v1/status?summary=1", tok, nil); code != http.StatusUnauthorized && code != http.StatusForbidden {
+			t.Errorf("summary with token %q: %d, want refused as status is", tok, code)
+		}
+	}
+	code, e, _ := call(t, "GET", n.addr+"/v1/status?summary=yes&index=1&wait=1m", operatorToken, nil)
+	if code != http.StatusBadRequest || e == nil || !strings.Contains(e.Message, "summary=1") {
+		t.Errorf("summary=yes: %d %v, want 400 saying what to pass", code, e)
+	}
+
+	op := api.NewClient([]string{n.addr}, operatorToken, nil)
+	var before *engine.Summary
+	waitFor(t, "two units pending", func() error {
+		sum, err := op.WaitSummary(ctx, false, nil, 0)
+		if err == nil && (sum.Phases.Pending != 2 || sum.Services["a"] == nil || sum.Services["a"].Pending != 2) {
+			err = fmt.Errorf("summary %+v", sum)
+		}
+		before = sum
+		return err
+	})
+	full, err := op.Status(ctx, false, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Summary != full.Summary || before.Converged != full.Converged || before.Index != full.Index {
+		t.Errorf("summary says %q converged=%v at %d; status %q converged=%v at %d",
+			before.Summary, before.Converged, before.Index, full.Summary, full.Converged, full.Index)
+	}
+
+	// Handed out with no entry: the long poll from before wakes.
+	if work, err := op.Claim(ctx, "m1", 0, 0); err != nil || len(work) != 2 {
+		t.Fatalf("claim: %d units, %v", len(work), err)
+	}
+	after, err := op.WaitSummary(ctx, false, before, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Phases.Reconciling != 2 || after.Generation == before.Generation || len(after.Stuck) != 2 {
+		t.Fatalf("after the claim: %+v", after)
+	}
+	// Nothing moves since: a poll from the latest summary waits it out.
+	idle, err := op.WaitSummary(ctx, false, after, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idle.Generation != after.Generation || idle.Phases.Reconciling != 2 {
+		t.Errorf("idle poll: generation %d -> %d, %+v", after.Generation, idle.Generation, idle.Phases)
 	}
 }

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
@@ -46,5 +49,27 @@ func TestWriteWorkReadsBack(t *testing.T) {
 		if len(work) > 0 && got[0].Universe.Relations[0].Units["web/0"]["database"] != "shop" {
 			t.Errorf("settings lost: %+v", got[0].Universe)
 		}
+	}
+}
+
+// Claim hands back each universe both decoded and as the bytes sent; a
+// unit without one is refused, not handed to the agent to crash on.
+func TestClaimKeepsTheUniverseAsSent(t *testing.T) {
+	answer := `[{"unit": "db/0", "hash": "h0", "universe": {"unit": "db/0",  "service": "db"}}]`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(answer))
+	}))
+	defer srv.Close()
+	c := NewClient([]string{srv.URL}, "token", nil)
+	work, err := c.Claim(context.Background(), "m1", 1, time.Second)
+	if err != nil || len(work) != 1 {
+		t.Fatalf("claim = %+v, %v", work, err)
+	}
+	if string(work[0].UniverseJSON) != `{"unit": "db/0",  "service": "db"}` || work[0].Universe.Service != "db" || work[0].Hash != "h0" {
+		t.Errorf("work %+v, universe %s", work[0], work[0].UniverseJSON)
+	}
+	answer = `[{"unit": "db/0", "hash": "h0"}]`
+	if work, err := c.Claim(context.Background(), "m1", 1, time.Second); err == nil {
+		t.Errorf("a unit without its universe was handed back: %+v", work)
 	}
 }

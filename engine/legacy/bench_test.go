@@ -57,7 +57,7 @@ func BenchmarkToolCall(b *testing.B) {
 				u := testUniverse()
 				u.Events = []charmapi.Event{{Hook: "install"}}
 				c0, s0 := rusage(syscall.RUSAGE_CHILDREN), rusage(syscall.RUSAGE_SELF)
-				_, stats, err := Run(context.Background(), Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: c.tools}, u)
+				_, stats, err := Run(context.Background(), Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: c.tools, HookShell: HookShellSystem}, u)
 				if err != nil {
 					b.Fatal(err)
 				}

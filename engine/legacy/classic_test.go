@@ -47,6 +47,7 @@ type sim struct {
 	app        map[int]map[string]map[string]string // relation → service → bag
 	leaderData map[string]map[string]string
 	runs       int
+	shell      func(*Options) // which shell runs the hooks
 }
 
 func (s *sim) universe(u *simUnit) *charmapi.Universe {
@@ -130,7 +131,9 @@ func (s *sim) reconcile(u *simUnit) {
 		s.t.Fatal(err)
 	}
 	uni.Events = events.Derive(before, after)
-	res, _, err := Run(context.Background(), Options{CharmDir: s.charm[u.svc], UnitDir: u.dir, ToolsBinary: toolBinary, Status: u.status}, uni)
+	opts := Options{CharmDir: s.charm[u.svc], UnitDir: u.dir, ToolsBinary: toolBinary, Status: u.status}
+	s.shell(&opts)
+	res, _, err := Run(context.Background(), opts, uni)
 	if err != nil {
 		s.t.Fatalf("%s: %v", u.name, err)
 	}
@@ -184,12 +187,17 @@ func (s *sim) settle() {
 }
 
 func TestClassicCharmsReachTheReconcileCharmsSettings(t *testing.T) {
+	forEachShell(t, testClassicCharms)
+}
+
+func testClassicCharms(t *testing.T, shell func(*Options)) {
 	charms, err := filepath.Abs(filepath.Join("..", "..", "testdata", "charms"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &sim{
 		t:     t,
+		shell: shell,
 		charm: map[string]string{"db": filepath.Join(charms, "classic-db"), "web": filepath.Join(charms, "classic-web")},
 		config: map[string]map[string]any{
 			"db":  {"port": 6379.0, "secret": "fixpoint-demo", "max_connections": 100.0},

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 
 	"github.com/fixpoint/fixpoint/engine/hookrun"
+	"github.com/fixpoint/fixpoint/engine/legacy/shebang"
 )
 
 // stderrTail is how much of a failed hook's stderr its error carries.
@@ -20,6 +23,12 @@ type hookRun struct {
 	env       []string
 	maxOutput int
 	track     hookrun.Tracker
+	// shell is fixpoint-sh, which runs a POSIX sh hook instead of the
+	// system shell; "" runs every hook as its own executable.
+	shell string
+	// toolsDir holds the hook tools' links: fixpoint-sh runs a command
+	// found there as a builtin.
+	toolsDir string
 }
 
 // hookOutcome is what one hook process did.
@@ -35,6 +44,11 @@ type hookOutcome struct {
 // when the last process that inherited it lets go.
 func (h *hookRun) run(ctx context.Context) (*hookOutcome, error) {
 	cmd := exec.Command(h.path)
+	if h.shell != "" && posixHook(h.path) {
+		// Started exactly as the hook would be, the interpreter its
+		// process: same containment, environment, directory and output.
+		cmd = exec.Command(h.shell, "--tools", h.toolsDir, "--", h.path)
+	}
 	cmd.Dir = h.dir
 	cmd.Env = h.env
 	combined := &cappedBuffer{max: h.maxOutput}
@@ -56,6 +70,22 @@ func (h *hookRun) run(ctx context.Context) (*hookOutcome, error) {
 		return out, fmt.Errorf("exit status %d", ws.ExitStatus())
 	}
 	return out, nil
+}
+
+// posixHook says whether the hook at path starts with a POSIX sh shebang
+// fixpoint-sh runs; a hook it cannot read runs as before, to fail as it
+// would.
+func posixHook(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var buf [128]byte
+	n, _ := io.ReadFull(f, buf[:])
+	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	_, ok := shebang.POSIX(string(line))
+	return ok
 }
 
 // cappedBuffer keeps the first max bytes written and notes the rest.

@@ -12,8 +12,8 @@ import (
 // toolBinary is cmd/fixpoint-hook built once for the package: the program
 // the hook tool symlinks point at. fallbackBinary is testtool, a stand-in
 // for the fixpoint binary, which is every tool too (the fallback when no
-// fixpoint-hook is at hand).
-var toolBinary, fallbackBinary string
+// fixpoint-hook is at hand). shellBinary is cmd/fixpoint-sh.
+var toolBinary, fallbackBinary, shellBinary string
 
 func TestMain(m *testing.M) {
 	os.Exit(buildToolAndRun(m))
@@ -28,7 +28,8 @@ func buildToolAndRun(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	toolBinary = filepath.Join(dir, "fixpoint-hook")
 	fallbackBinary = filepath.Join(dir, "testtool")
-	build := exec.Command(goCommand(), "build", "-o", dir, "./testtool", "../../cmd/fixpoint-hook")
+	shellBinary = filepath.Join(dir, "fixpoint-sh")
+	build := exec.Command(goCommand(), "build", "-o", dir, "./testtool", "../../cmd/fixpoint-hook", "../../cmd/fixpoint-sh")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "legacy tests: build the hook tools:", err)

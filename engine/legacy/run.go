@@ -38,6 +38,13 @@ type Options struct {
 	// fixpoint-hook, or a fixpoint binary, which is every tool too;
 	// default ToolsProgram's choice.
 	ToolsBinary string
+	// HookShell is what runs POSIX sh hooks: HookShellBuiltin (the
+	// default, "") or HookShellSystem.
+	HookShell string
+	// ShellBinary is fixpoint-sh, which runs POSIX sh hooks under
+	// HookShellBuiltin; default ShellProgram's choice, and when that is
+	// "" every hook runs as its own executable.
+	ShellBinary string
 	// Timeout bounds each hook, as the operator's --hook-timeout says
 	// ("how long one hook run may take"); default DefaultTimeout. It does
 	// not bound the whole call: the number of hooks in one call grows with
@@ -197,7 +204,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		}
 		contextID := fmt.Sprintf("%s-%s-%d-%s", u.Unit, ev.Hook, i, token[:8])
 		sess.begin(contextID, ev)
-		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track}
+		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track, shell: opts.ShellBinary, toolsDir: toolsDir}
 		start := time.Now()
 		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		out, runErr := h.run(hookCtx)
@@ -247,6 +254,16 @@ func (o *Options) fill() error {
 		if o.ToolsBinary, err = ToolsProgram(o.Log); err != nil {
 			return fmt.Errorf("legacy hooks: %w", err)
 		}
+	}
+	switch o.HookShell {
+	case "", HookShellBuiltin:
+		if o.ShellBinary == "" {
+			o.ShellBinary = ShellProgram(o.Log)
+		}
+	case HookShellSystem:
+		o.ShellBinary = ""
+	default:
+		return fmt.Errorf("legacy hooks: hook shell %q: want %s or %s", o.HookShell, HookShellBuiltin, HookShellSystem)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

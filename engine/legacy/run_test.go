@@ -331,7 +331,7 @@ func TestCancelledCallSaysSo(t *testing.T) {
 	u.Events = []charmapi.Event{ev("install", "", "", "", "")}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, _, err := Run(ctx, Options{CharmDir: charm, UnitDir: t.TempDir(), ToolsBinary: toolBinary}, u)
+	_, _, err := Run(ctx, Options{CharmDir: charm, UnitDir: t.TempDir(), ToolsBinary: toolBinary, ShellBinary: shellBinary}, u)
 	if err == nil || !strings.Contains(err.Error(), `hook "install" failed: cancelled`) {
 		t.Fatalf("error %v; want the hook cancelled with the call", err)
 	}

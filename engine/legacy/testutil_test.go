@@ -57,12 +57,32 @@ func writeCharm(t testing.TB, hooks map[string]string) string {
 	return dir
 }
 
-// runHooks runs u's events on charmDir with the test tool binary; it
-// returns the unit directory too, where hooks leave their traces.
+// shells are the two ways a POSIX sh hook runs, for the tests that must
+// pass under both: as its own executable (the system shell, each tool call
+// a process) and in fixpoint-sh (tool calls builtins).
+var shells = []struct {
+	name string
+	opt  func(*Options)
+}{
+	{HookShellSystem, func(o *Options) { o.HookShell = HookShellSystem }},
+	{HookShellBuiltin, func(o *Options) { o.HookShell = HookShellBuiltin; o.ShellBinary = shellBinary }},
+}
+
+// forEachShell runs f as a subtest under each of shells; f passes shell
+// to runHooks (or calls it on Options) to pick it.
+func forEachShell(t *testing.T, f func(t *testing.T, shell func(*Options))) {
+	for _, sh := range shells {
+		t.Run(sh.name, func(t *testing.T) { f(t, sh.opt) })
+	}
+}
+
+// runHooks runs u's events on charmDir with the test tool binary, POSIX
+// sh hooks in fixpoint-sh unless a tweak says otherwise; it returns the
+// unit directory too, where hooks leave their traces.
 func runHooks(t *testing.T, charmDir string, u *charmapi.Universe, tweak ...func(*Options)) (*charmapi.Result, Stats, string, error) {
 	t.Helper()
 	unitDir := t.TempDir()
-	opts := Options{CharmDir: charmDir, UnitDir: unitDir, ToolsBinary: toolBinary, Model: "shop"}
+	opts := Options{CharmDir: charmDir, UnitDir: unitDir, ToolsBinary: toolBinary, ShellBinary: shellBinary, Model: "shop"}
 	for _, f := range tweak {
 		f(&opts)
 	}

@@ -93,6 +93,18 @@ var (
 	toolsErr  error
 )
 
+// program is one of the programs the agent runs for old hooks and can
+// build from the source compiled into it.
+type program struct {
+	name string // as installed: fixpoint-hook, fixpoint-sh
+	// sources are the files of the module to build, by slash path.
+	sources func() (map[string][]byte, error)
+	pkg     string // what to build in that module
+}
+
+// hookProgram is fixpoint-hook, the hook tools' program.
+var hookProgram = program{name: hooktool.ProgramName, sources: toolSources, pkg: "."}
+
 // toolLocator finds or builds fixpoint-hook; its fields are what the
 // tests replace.
 type toolLocator struct {
@@ -128,7 +140,7 @@ func (l *toolLocator) locate() string {
 			l.log.Warn("hook tools: ignoring the program beside the binary", "path", beside, "error", err)
 		}
 	}
-	path, err := l.cached()
+	path, err := l.cached(hookProgram)
 	if err == nil {
 		return path
 	}
@@ -138,18 +150,18 @@ func (l *toolLocator) locate() string {
 	return l.exe
 }
 
-// cached returns fixpoint-hook from the cache, building it there first if
-// it is not.
-func (l *toolLocator) cached() (string, error) {
+// cached returns prog from the cache, building it there first if it is
+// not.
+func (l *toolLocator) cached(prog program) (string, error) {
 	if l.cache == "" {
-		return "", errors.New("no user cache directory to build fixpoint-hook in ($HOME and $XDG_CACHE_HOME unset)")
+		return "", fmt.Errorf("no user cache directory to build %s in ($HOME and $XDG_CACHE_HOME unset)", prog.name)
 	}
-	key, err := sourceKey()
+	key, err := sourceKey(prog)
 	if err != nil {
 		return "", err
 	}
 	dir := filepath.Join(l.cache, key)
-	path := filepath.Join(dir, hooktool.ProgramName)
+	path := filepath.Join(dir, prog.name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("hook tool cache: %w", err)
 	}
@@ -168,16 +180,16 @@ func (l *toolLocator) cached() (string, error) {
 	}
 	goTool, err := l.goTool()
 	if err != nil {
-		return "", fmt.Errorf("fixpoint-hook is not beside %s nor built in %s, and it cannot be built: %w", l.exe, dir, err)
+		return "", fmt.Errorf("%s is not beside %s nor built in %s, and it cannot be built: %w", prog.name, l.exe, dir, err)
 	}
 	start := time.Now()
-	if err := buildTool(goTool, dir, l.build); err != nil {
+	if err := buildProgram(prog, goTool, dir, l.build); err != nil {
 		return "", err
 	}
 	if err := checkProtocol(path); err != nil {
-		return "", fmt.Errorf("built fixpoint-hook does not run: %w", err)
+		return "", fmt.Errorf("built %s does not run: %w", prog.name, err)
 	}
-	l.log.Info("hook tools: built fixpoint-hook with the local Go toolchain", "path", path, "took", time.Since(start).Round(time.Millisecond))
+	l.log.Info("old hooks: built "+prog.name+" with the local Go toolchain", "path", path, "took", time.Since(start).Round(time.Millisecond))
 	return path, nil
 }
 
@@ -203,8 +215,8 @@ func toolSources() (map[string][]byte, error) {
 }
 
 // sourceKey names a build by what goes into it: the source, the platform.
-func sourceKey() (string, error) {
-	files, err := toolSources()
+func sourceKey(prog program) (string, error) {
+	files, err := prog.sources()
 	if err != nil {
 		return "", err
 	}
@@ -222,33 +234,33 @@ func sourceKey() (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:24], nil
 }
 
-// buildTool builds fixpoint-hook into dir: a static binary (no cgo), for
-// this machine, with this toolchain (never a downloaded one), then moves it
+// buildProgram builds prog into dir: a static binary (no cgo), for this
+// machine, with this toolchain (never a downloaded one), then moves it
 // into place in one rename so that agents building at once never run a
 // half-written file.
-func buildTool(goTool, dir string, timeout time.Duration) error {
-	files, err := toolSources()
+func buildProgram(prog program, goTool, dir string, timeout time.Duration) error {
+	files, err := prog.sources()
 	if err != nil {
 		return err
 	}
-	src, err := os.MkdirTemp("", "fixpoint-hook-src-")
+	src, err := os.MkdirTemp("", prog.name+"-src-")
 	if err != nil {
-		return fmt.Errorf("build fixpoint-hook: %w", err)
+		return fmt.Errorf("build %s: %w", prog.name, err)
 	}
 	defer os.RemoveAll(src)
 	for name, data := range files {
 		p := filepath.Join(src, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("build fixpoint-hook: %w", err)
+			return fmt.Errorf("build %s: %w", prog.name, err)
 		}
 		if err := os.WriteFile(p, data, 0o600); err != nil {
-			return fmt.Errorf("build fixpoint-hook: %w", err)
+			return fmt.Errorf("build %s: %w", prog.name, err)
 		}
 	}
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s-%d", hooktool.ProgramName, os.Getpid()))
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s-%d", prog.name, os.Getpid()))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, ".")
+	cmd := exec.CommandContext(ctx, goTool, "build", "-trimpath", "-ldflags=-s -w", "-o", tmp, prog.pkg)
 	cmd.Dir = src
 	cmd.Env = buildEnv(os.Environ())
 	out, err := cmd.CombinedOutput()
@@ -257,11 +269,11 @@ func buildTool(goTool, dir string, timeout time.Duration) error {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("took longer than %s", timeout)
 		}
-		return fmt.Errorf("build fixpoint-hook with %s: %v: %s", goTool, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("build %s with %s: %v: %s", prog.name, goTool, err, strings.TrimSpace(string(out)))
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, hooktool.ProgramName)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, prog.name)); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("build fixpoint-hook: %w", err)
+		return fmt.Errorf("build %s: %w", prog.name, err)
 	}
 	return nil
 }
@@ -281,8 +293,8 @@ func buildEnv(env []string) []string {
 	return append(out, "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS=", "GO111MODULE=on")
 }
 
-// checkProtocol runs path --protocol: it must be a fixpoint-hook speaking
-// this version of the protocol.
+// checkProtocol runs path --protocol: it must be a fixpoint-hook or
+// fixpoint-sh speaking this version of the hook tools' protocol.
 func checkProtocol(path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

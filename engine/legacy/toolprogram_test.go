@@ -28,12 +28,12 @@ basename "$(readlink "$(command -v relation-get)")" > "$FIXPOINT_UNIT_DIR/progra
 
 // runToolHook runs toolHook through the program tools, returning the
 // relation's settings afterwards and the program the links named.
-func runToolHook(t *testing.T, tools string) (map[string]string, string) {
+func runToolHook(t *testing.T, tools string, more ...func(*Options)) (map[string]string, string) {
 	t.Helper()
 	charm := writeCharm(t, map[string]string{"db-relation-changed": toolHook})
 	u := testUniverse()
 	u.Events = []charmapi.Event{ev("db-relation-changed", "db:3", "db/0", "db", "")}
-	res, stats, unitDir, err := runHooks(t, charm, u, func(o *Options) { o.ToolsBinary = tools })
+	res, stats, unitDir, err := runHooks(t, charm, u, append([]func(*Options){func(o *Options) { o.ToolsBinary = tools }}, more...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestLocatorBuildsIntoCacheOnce(t *testing.T) {
 func TestLocatorRefusesCacheOthersCanWrite(t *testing.T) {
 	exe := fakeFixpoint(t)
 	cache := t.TempDir()
-	key, err := sourceKey()
+	key, err := sourceKey(hookProgram)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,4 +236,73 @@ func TestToolProgramLinksOnlyStdlib(t *testing.T) {
 			t.Errorf("fixpoint-hook links %s; it may link only the standard library and package hooktool", path)
 		}
 	}
+}
+
+func TestShellMainMatchesCmd(t *testing.T) {
+	data, err := os.ReadFile("../../cmd/fixpoint-sh/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != shellMainSource {
+		t.Errorf("cmd/fixpoint-sh/main.go and the main the agent builds (shellMainSource) differ; keep them the same:\n%s\n---\n%s", data, shellMainSource)
+	}
+}
+
+// TestShellModuleMatchesRoot: the module the agent builds fixpoint-sh in
+// requires what this module does, with the same checksums.
+func TestShellModuleMatchesRoot(t *testing.T) {
+	for file, lines := range map[string]string{"../../go.mod": shellGoMod, "../../go.sum": shellGoSum} {
+		root, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A requirement is its module and version, whatever the comment.
+		req := func(l string) string {
+			l, _, _ = strings.Cut(l, "//")
+			return strings.TrimPrefix(strings.TrimSpace(l), "require ")
+		}
+		have := map[string]bool{}
+		for _, l := range strings.Split(string(root), "\n") {
+			have[req(l)] = true
+		}
+		for _, l := range strings.Split(lines, "\n") {
+			if l = req(l); strings.Contains(l, " v") && !have[l] {
+				t.Errorf("%q is not in %s: update shellGoMod/shellGoSum", l, file)
+			}
+		}
+	}
+}
+
+func TestShellLocatorFallsBackToTheSystemShellWithOneWarning(t *testing.T) {
+	exe := fakeFixpoint(t)
+	l, logs := locator(t, exe, t.TempDir(), noGo)
+	if got := l.locateShell(); got != "" {
+		t.Errorf("locateShell = %q; want none", got)
+	}
+	if n := strings.Count(logs.String(), "[WARN]"); n != 1 || !strings.Contains(logs.String(), "system shell") || !strings.Contains(logs.String(), "no go command on PATH") {
+		t.Errorf("%d warnings; want 1 saying what runs the hooks, why and what to do: %s", n, logs)
+	}
+	beside := filepath.Join(filepath.Dir(exe), shellProgram.name)
+	if err := os.Symlink(shellBinary, beside); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.locateShell(); got != beside {
+		t.Errorf("locateShell = %q; want %s beside the binary", got, beside)
+	}
+}
+
+func TestShellLocatorBuildsIntoCache(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fixpoint-sh with the Go toolchain")
+	}
+	exe := fakeFixpoint(t)
+	cache := t.TempDir()
+	l, logs := locator(t, exe, cache, func() (string, error) { return goCommand(), nil })
+	built := l.locateShell()
+	if filepath.Base(built) != shellProgram.name || !strings.HasPrefix(built, cache) {
+		t.Fatalf("locateShell = %s; want fixpoint-sh built under %s (log: %s)", built, cache, logs)
+	}
+	// The built program runs a classic hook in the interpreter.
+	got, _ := runToolHook(t, toolBinary, func(o *Options) { o.ShellBinary = built })
+	wantToolHookSettings(t, got)
 }

@@ -22,21 +22,26 @@ func callIn(t *testing.T, u *charmapi.Universe, e charmapi.Event, tool string, a
 	return s.call(&request{Context: "ctx", Tool: tool, Args: args})
 }
 
-func TestToolOutputs(t *testing.T) {
+// toolCase is one hook tool call and what it must answer, through the
+// session (TestToolOutputs) and through both hook shells
+// (TestToolOutputsThroughBothShells).
+type toolCase struct {
+	name   string
+	u      *charmapi.Universe
+	e      charmapi.Event
+	tool   string
+	args   []string
+	code   int
+	stdout string
+	stderr string
+}
+
+func toolCases() []toolCase {
 	changed := ev("db-relation-changed", "db:3", "db/1", "db", "")
 	install := ev("install", "", "", "", "")
 	leader := testUniverse()
 	leader.Leader = true
-	tests := []struct {
-		name   string
-		u      *charmapi.Universe
-		e      charmapi.Event
-		tool   string
-		args   []string
-		code   int
-		stdout string
-		stderr string
-	}{
+	return []toolCase{
 		{name: "config-get key smart", e: install, tool: "config-get", args: []string{"port"}, stdout: "8080\n"},
 		{name: "config-get string", e: install, tool: "config-get", args: []string{"name"}, stdout: "shop\n"},
 		{name: "config-get bool smart", e: install, tool: "config-get", args: []string{"debug"}, stdout: "True\n"},
@@ -94,6 +99,10 @@ func TestToolOutputs(t *testing.T) {
 		{name: "relation-set to a relation that is gone is dropped", e: ev("old-relation-departed", "old:9", "logs/0", "logs", "logs/0"), tool: "relation-set", args: []string{"a=1"}},
 		{name: "unknown tool", e: install, tool: "no-such-tool", code: 1, stderr: "ERROR unknown hook tool \"no-such-tool\"\n"},
 	}
+}
+
+func TestToolOutputs(t *testing.T) {
+	tests := toolCases()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := tt.u

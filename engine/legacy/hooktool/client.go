@@ -46,20 +46,32 @@ func Command(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // comes back and returns the exit code. Whether name is a tool at all is
 // the server's to say: it knows the tools this fixpoint serves.
 func Main(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return Call(name, args, syscall.Getenv, "", stdin, stdout, stderr)
+}
+
+// Call is Main for a caller that is not a process of its own, such as
+// fixpoint-sh's builtins: getenv reads the caller's (exported) variables
+// and dir, if not empty, is its working directory, against which a
+// relative relation-set --file is read.
+func Call(name string, args []string, getenv func(string) (string, bool), dir string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(msg string) int {
 		io.WriteString(stderr, "ERROR "+msg+"\n")
 		return ExitFailed
 	}
-	socket, _ := syscall.Getenv(EnvSocket)
-	token, _ := syscall.Getenv(EnvToken)
+	socket, _ := getenv(EnvSocket)
+	token, _ := getenv(EnvToken)
 	if socket == "" || token == "" {
 		return fail(name + " works only inside a hook run by fixpoint: " + EnvSocket + " and " + EnvToken + " are not set")
 	}
-	context, _ := syscall.Getenv(EnvContext)
+	context, _ := getenv(EnvContext)
 	req := Request{Token: token, Context: context, Tool: name, Args: args}
 	if name == "relation-set" {
 		if path, ok := FileArg(args); ok {
-			data, err := readFileArg(path, stdin)
+			open := path
+			if dir != "" && path != "-" && !strings.HasPrefix(path, "/") {
+				open = dir + "/" + path
+			}
+			data, err := readFileArg(path, open, stdin)
 			if err != nil {
 				return fail(err.Error())
 			}
@@ -122,11 +134,12 @@ func FileArg(args []string) (string, bool) {
 }
 
 // readFileArg reads a settings file, "-" meaning stdin, refusing one that
-// the server would refuse as too large.
-func readFileArg(path string, stdin io.Reader) (string, error) {
+// the server would refuse as too large; path is as the hook named it (for
+// messages), open where it is.
+func readFileArg(path, open string, stdin io.Reader) (string, error) {
 	r := stdin
 	if path != "-" {
-		fd, err := openRead(path)
+		fd, err := openRead(open)
 		if err != nil {
 			return "", &wrapped{"relation-set --file " + path, &wrapped{"open " + path, err}}
 		}

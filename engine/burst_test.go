@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// logStore is a memStore that also says what is in its log (InFlight):
+// the test announces entries before applying them, as a Raft leader's log
+// holds proposals before they are applied.
+type logStore struct {
+	*memStore
+	mu    sync.Mutex
+	last  uint64
+	asked chan uint64 // gets the index the window waits for, once
+}
+
+func (l *logStore) LastIndex() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return max(l.last, l.Index())
+}
+
+func (l *logStore) Applied(index uint64) bool {
+	done := l.Index() >= index
+	if !done {
+		select {
+		case l.asked <- index:
+		default:
+		}
+	}
+	return done
+}
+
+// TestWakeWaitsForTheEntriesInTheLog: a poll woken by the first of two
+// entries already in the log waits for the second and hands out one
+// universe that has both, even with a Window of an hour; and a poll woken
+// with nothing else in the log hands out at once, where the old fixed
+// Window would have kept it for the hour.
+func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A fresh controller over the settled store: it rebuilds its views,
+	// every unit settled and no claim held.
+	mem, _, _ := tenMachinesSettled(t)
+	s := &logStore{memStore: mem, asked: make(chan uint64, 1)}
+	ctl := NewController(s, Options{Window: time.Hour})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ctl.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	claim := func() <-chan []Work {
+		out := make(chan []Work, 1)
+		go func() {
+			work, err := ctl.Claim(ctx, "a0", 0, time.Hour)
+			if err != nil {
+				t.Errorf("claim: %v", err)
+			}
+			out <- work
+		}()
+		waitFor(t, "a0's poll asleep", func() bool {
+			ctl.mu.Lock()
+			defer ctl.mu.Unlock()
+			return ctl.parked["a0"] > 0
+		})
+		return out
+	}
+
+	// Two config changes of a, the second already in the log when the
+	// first wakes a0.
+	got := claim()
+	s.mu.Lock()
+	s.last = s.Index() + 2
+	s.mu.Unlock()
+	twoServices(t, s.memStore, 2)
+	select {
+	case want := <-s.asked: // a0 woke and waits for the second entry
+		if want != s.Index()+1 {
+			t.Fatalf("the window waits for entry %d; the second change will be %d", want, s.Index()+1)
+		}
+	case work := <-got:
+		t.Fatalf("a0 got %d units without waiting for the entry in the log", len(work))
+	}
+	twoServices(t, s.memStore, 3)
+	work := <-got
+	if len(work) != 1 || fmt.Sprint(work[0].Universe.Config["n"]) != "3" {
+		t.Fatalf("a0 got %+v (config %#v); want its unit with both changes (n=3)", work, work[0].Universe.Config)
+	}
+	if _, err := ctl.Accept(ctx, "a0", []Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// One change and nothing behind it: the hand-out does not wait.
+	got = claim()
+	twoServices(t, s.memStore, 4)
+	select {
+	case work := <-got:
+		if len(work) != 1 {
+			t.Fatalf("a0 got %d units after a change of a; want 1", len(work))
+		}
+	case <-time.After(time.Minute): // bounds a failure only: the window is an hour
+		t.Fatal("a0's poll still waits after a change with nothing else in the log")
+	}
+}

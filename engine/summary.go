@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// SummaryLimit bounds the units a Summary names in each of its lists: a
+// waiter at 100,000 units needs the counts and the first few culprits,
+// not a line per unit.
+const SummaryLimit = 20
+
+// stuckLimit is how many units a Summary names as longest out of settled:
+// the waiters' "still ..." line names three.
+const stuckLimit = 3
+
+// PhaseCounts counts units by phase. A unit whose machine agent is lost
+// counts as Lost only, as status's first line counts it; Blocked (the
+// workload said blocked) is counted besides the phase.
+type PhaseCounts struct {
+	Units       int `json:"units"`
+	Pending     int `json:"pending"`
+	Reconciling int `json:"reconciling"`
+	Settled     int `json:"settled"`
+	Error       int `json:"error"`
+	Lost        int `json:"lost,omitempty"`
+	Blocked     int `json:"blocked,omitempty"`
+}
+
+// add counts one unit in phase.
+func (p *PhaseCounts) add(phase string, lost, blocked bool) {
+	p.Units++
+	if blocked {
+		p.Blocked++
+	}
+	switch {
+	case lost:
+		p.Lost++
+	case phase == Pending:
+		p.Pending++
+	case phase == Reconciling:
+		p.Reconciling++
+	case phase == Settled:
+		p.Settled++
+	case phase == Error:
+		p.Error++
+	}
+}
+
+// converged is the fixed point: nothing pending, reconciling or in error
+// (units on a lost machine wait for it and do not hold it back).
+func (p *PhaseCounts) converged() bool {
+	return p.Pending == 0 && p.Reconciling == 0 && p.Error == 0
+}
+
+// ServiceCounts is one service's line in a Summary.
+type ServiceCounts struct {
+	Leader string `json:"leader,omitempty"`
+	PhaseCounts
+}
+
+// UnitBrief names one unit in a Summary: its phase, since when, and the
+// error or workload message that says why.
+type UnitBrief struct {
+	Unit    string    `json:"unit"`
+	Phase   string    `json:"phase"`
+	Message string    `json:"message,omitempty"`
+	Since   time.Time `json:"since"`
+}
+
+// Summary is status without its per-unit lines: what a waiter needs to
+// know whether the fixed point is reached, and who stands in the way. It
+// answers GET /v1/status?summary=1; its size does not grow with the
+// environment's units (only with its services).
+type Summary struct {
+	Index uint64 `json:"index"`
+	// Generation is Status.Generation: a long poll passes it to wait for
+	// the next change of what status shows.
+	Generation  uint64 `json:"generation"`
+	Environment string `json:"environment,omitempty"`
+	Applying    bool   `json:"applying,omitempty"`
+	Converged   bool   `json:"converged"`
+	// Summary is status's first line, the same words.
+	Summary  string                    `json:"summary"`
+	Phases   PhaseCounts               `json:"phases"`
+	Services map[string]*ServiceCounts `json:"services"`
+	// Errors are the first units in error by name (SummaryLimit at most),
+	// lost ones included as Status.FirstError counts them; MoreErrors
+	// counts the others.
+	Errors     []UnitBrief `json:"errors"`
+	MoreErrors int         `json:"more_errors,omitempty"`
+	// Blocked are the first units whose workload is blocked, on machines
+	// that are not lost; MoreBlocked counts the others.
+	Blocked     []UnitBrief `json:"blocked"`
+	MoreBlocked int         `json:"more_blocked,omitempty"`
+	// Stuck are the units longest out of settled (three at most);
+	// MoreStuck counts the others out of settled.
+	Stuck     []UnitBrief `json:"stuck"`
+	MoreStuck int         `json:"more_stuck,omitempty"`
+}
+
+// FirstError returns the first unit in error, by name, and its message,
+// as Status.FirstError does.
+func (s *Summary) FirstError() (string, string) {
+	if len(s.Errors) == 0 {
+		return "", ""
+	}
+	return s.Errors[0].Unit, s.Errors[0].Message
+}
+
+// SetApplying makes the summary say that the environment a starting `up`
+// was given is not applied yet: nothing is converged until it is.
+func (s *Summary) SetApplying() {
+	s.Applying, s.Converged, s.Summary = true, false, applyingSummary
+}
+
+// SetApplying is Summary.SetApplying for the full status.
+func (s *Status) SetApplying() {
+	s.Applying, s.Converged, s.Summary = true, false, applyingSummary
+}
+
+// applyingSummary is status's first line while `up` applies.
+const applyingSummary = "applying environment"
+
+// Summary reports what Status would, without building a line per unit:
+// counts per phase and per service, and at most limit units in error and
+// blocked (SummaryLimit when limit <= 0). It walks the units once under
+// the controller's lock with no allocation per unit, so that waiters
+// polling it at 100,000 units do not hold the hand-outs back for long.
+func (c *Controller) Summary(limit int) (*Summary, error) {
+	if limit <= 0 {
+		limit = SummaryLimit
+	}
+	var out *Summary
+	err := c.store.View(func(st *model.State) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.refreshLocked(st)
+		out = c.summaryLocked(st, limit)
+		out.Generation = c.changed.gen
+		return nil
+	})
+	return out, err
+}
+
+func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
+	now := c.opts.Now()
+	s := &Summary{
+		Index:       st.Index,
+		Environment: st.Name,
+		Services:    make(map[string]*ServiceCounts, len(st.Services)),
+		Errors:      []UnitBrief{},
+		Blocked:     []UnitBrief{},
+		Stuck:       []UnitBrief{},
+	}
+	for name, svc := range st.Services {
+		s.Services[name] = &ServiceCounts{Leader: svc.Leader}
+	}
+	var errs, blocked, stuck int
+	for name, u := range st.Units {
+		cl := c.claims[name]
+		phase := c.phaseLocked(name, u, cl, now)
+		lost := lostOn(st, u)
+		isBlocked := u.Status.State == "blocked"
+		s.Phases.add(phase, lost, isBlocked)
+		if sc := s.Services[u.Service]; sc != nil {
+			sc.add(phase, lost, isBlocked)
+		}
+		if isBlocked && !lost {
+			// Named without a since: blocked is the workload's word,
+			// not a phase, and most blocked units are settled.
+			blocked++
+			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: u.Status.Message}, limit, byName)
+		}
+		if phase == Settled {
+			c.settledMarkLocked(name, now)
+			continue
+		}
+		since := c.phaseSinceLocked(name, phase, now, cl)
+		if phase == Error {
+			errs++
+			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: u.Error.Message, Since: since}, limit, byName)
+		}
+		stuck++
+		s.Stuck = keepFirst(s.Stuck, UnitBrief{Unit: name, Phase: phase, Since: since}, stuckLimit, bySince)
+	}
+	s.MoreErrors = errs - len(s.Errors)
+	s.MoreBlocked = blocked - len(s.Blocked)
+	s.MoreStuck = stuck - len(s.Stuck)
+	c.prunePhasesLocked(st)
+	s.Converged = s.Phases.converged()
+	s.Summary = summarize(st, s.Phases)
+	return s
+}
+
+// settledMarkLocked keeps a settled unit's phase mark right for the full
+// status, without adding marks: a unit status has shown in another phase
+// is settled from now. Called with mu.
+func (c *Controller) settledMarkLocked(name string, now time.Time) {
+	if m, ok := c.phases[name]; ok && m.phase != Settled {
+		c.phases[name] = phaseMark{Settled, now}
+	}
+}
+
+func byName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
+
+// bySince orders the longest out of settled first, then by name.
+func bySince(a, b UnitBrief) bool {
+	if !a.Since.Equal(b.Since) {
+		return a.Since.Before(b.Since)
+	}
+	return model.UnitLess(a.Unit, b.Unit)
+}
+
+// keepFirst inserts u into list, kept sorted by less and at most n long:
+// the first n of a walk in any order, in O(n) per unit and no allocation
+// once the list is full.
+func keepFirst(list []UnitBrief, u UnitBrief, n int, less func(a, b UnitBrief) bool) []UnitBrief {
+	if len(list) == n && !less(u, list[n-1]) {
+		return list
+	}
+	i := len(list)
+	for i > 0 && less(u, list[i-1]) {
+		i--
+	}
+	if len(list) < n {
+		list = append(list, UnitBrief{})
+	}
+	copy(list[i+1:], list[i:len(list)-1])
+	list[i] = u
+	return list
+}
