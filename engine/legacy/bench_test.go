@@ -20,7 +20,10 @@ import (
 // milliseconds per call of the hook and everything it ran (cpu-ms/call,
 // from the children's rusage) and of this process serving the tools
 // (agent-cpu-ms/call): CPU, not wall time, because the machine is shared.
-// Compare the sub-benchmarks' ratios, not their absolute figures.
+// Compare the sub-benchmarks' ratios, not their absolute figures. The
+// -builtin runs are the same hooks in fixpoint-sh, where the tool call is
+// a builtin and $(...) of a builtin forks nothing (the hook's CPU then
+// includes fixpoint-sh's own start, once per 100 calls).
 //
 // FIXPOINT_BENCH_TOOLS, a comma-separated list of other builds of
 // fixpoint-hook (an older commit's, say), adds a relation-get run through
@@ -29,17 +32,20 @@ import (
 //	go test ./engine/legacy -run XXX -bench ToolCall -benchtime 5x
 func BenchmarkToolCall(b *testing.B) {
 	const calls = 100
-	type bench struct{ name, cmd, tools string }
+	type bench struct{ name, cmd, tools, shell string }
 	benches := []bench{
-		{"fork", ":", toolBinary},
-		{"true", "/bin/true", toolBinary},
-		{"relation-get", "relation-get -r db:3 host db/0", toolBinary},
-		{"config-get", "config-get port", toolBinary},
-		{"fallback", fallbackBinary + " relation-get -r db:3 host db/0", toolBinary},
+		{"fork", ":", toolBinary, ""},
+		{"true", "/bin/true", toolBinary, ""},
+		{"relation-get", "relation-get -r db:3 host db/0", toolBinary, ""},
+		{"config-get", "config-get port", toolBinary, ""},
+		{"fallback", fallbackBinary + " relation-get -r db:3 host db/0", toolBinary, ""},
+		{"true-builtin", "/bin/true", toolBinary, shellBinary},
+		{"relation-get-builtin", "relation-get -r db:3 host db/0", toolBinary, shellBinary},
+		{"config-get-builtin", "config-get port", toolBinary, shellBinary},
 	}
 	if other := os.Getenv("FIXPOINT_BENCH_TOOLS"); other != "" {
 		for i, path := range strings.Split(other, ",") {
-			benches = append(benches, bench{fmt.Sprintf("relation-get-build%d", i+1), "relation-get -r db:3 host db/0", path})
+			benches = append(benches, bench{fmt.Sprintf("relation-get-build%d", i+1), "relation-get -r db:3 host db/0", path, ""})
 		}
 	}
 	for _, c := range benches {
@@ -57,13 +63,17 @@ func BenchmarkToolCall(b *testing.B) {
 				u := testUniverse()
 				u.Events = []charmapi.Event{{Hook: "install"}}
 				c0, s0 := rusage(syscall.RUSAGE_CHILDREN), rusage(syscall.RUSAGE_SELF)
-				_, stats, err := Run(context.Background(), Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: c.tools, HookShell: HookShellSystem}, u)
+				opts := Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: c.tools, HookShell: HookShellSystem}
+				if c.shell != "" {
+					opts.HookShell, opts.ShellBinary = HookShellBuiltin, c.shell
+				}
+				_, stats, err := Run(context.Background(), opts, u)
 				if err != nil {
 					b.Fatal(err)
 				}
 				children += rusage(syscall.RUSAGE_CHILDREN) - c0
 				self += rusage(syscall.RUSAGE_SELF) - s0
-				if want := map[bool]int{true: calls, false: 0}[c.name != "fork" && c.name != "true"]; stats.ToolCalls != want {
+				if want := map[bool]int{true: calls, false: 0}[c.name != "fork" && !strings.HasPrefix(c.name, "true")]; stats.ToolCalls != want {
 					b.Fatalf("%d tool calls, want %d", stats.ToolCalls, want)
 				}
 			}
