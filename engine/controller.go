@@ -116,6 +116,9 @@ type Controller struct {
 	claims map[string]*claim
 	// lease fires when the earliest claim's lease ends (lease.go).
 	lease leaseWatch
+	// lastSummary is the last status summary, shared by the waiters
+	// that ask at the same index and generation (summary.go).
+	lastSummary *cachedSummary
 	// last is the universe each often-run unit last reconciled, to name
 	// the keys that keep changing should it diverge.
 	last    map[string]*charmapi.Universe

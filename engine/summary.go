@@ -132,16 +132,31 @@ func (c *Controller) Summary(limit int) (*Summary, error) {
 	if limit <= 0 {
 		limit = SummaryLimit
 	}
-	var out *Summary
+	var out Summary
 	err := c.store.View(func(st *model.State) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
-		out = c.summaryLocked(st, limit)
-		out.Generation = c.changed.gen
+		last := c.lastSummary
+		if last == nil || last.Index != st.Index || last.Generation != c.changed.gen || last.limit != limit {
+			// Everything a summary shows moves the index or the
+			// generation (a lease that ends included): waiters woken
+			// by one change share one walk of the units.
+			last = &cachedSummary{Summary: c.summaryLocked(st, limit), limit: limit}
+			last.Generation = c.changed.gen
+			c.lastSummary = last
+		}
+		out = *last.Summary
 		return nil
 	})
-	return out, err
+	return &out, err
+}
+
+// cachedSummary is the last summary computed, for the limit it was asked
+// with. Its lists are shared by the copies handed out, and never changed.
+type cachedSummary struct {
+	*Summary
+	limit int
 }
 
 func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
@@ -188,7 +203,11 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	s.MoreErrors = errs - len(s.Errors)
 	s.MoreBlocked = blocked - len(s.Blocked)
 	s.MoreStuck = stuck - len(s.Stuck)
-	c.prunePhasesLocked(st)
+	if len(c.phases) > len(st.Units) {
+		// Marks of removed units: only then is the walk of the marks
+		// worth it (the full status walks them every time).
+		c.prunePhasesLocked(st)
+	}
 	s.Converged = s.Phases.converged()
 	s.Summary = summarize(st, s.Phases)
 	return s

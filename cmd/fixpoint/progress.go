@@ -268,7 +268,7 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 	var last *engine.Summary
 	var asked time.Time
 	for {
-		if !pace(ctx, asked) {
+		if !pace(ctx, asked, paceFor(last)) {
 			return exitTimeout, last, nil
 		}
 		asked = time.Now()
@@ -316,16 +316,27 @@ func finalTable(ctx context.Context, c statusSource, sum *engine.Summary) *engin
 }
 
 // statusPace spaces a follower's status polls. Every hand-out and every
-// result moves the status generation, and at 1,000 units each answer is a
-// full status computed under the controller's lock, which the hand-outs
-// wait for; ten answers a second are plenty to watch, and nothing is
-// missed in between: the next poll passes the generation it last saw.
+// result moves the status generation, and each answer is computed under
+// the controller's lock, which the hand-outs wait for; ten answers a
+// second are plenty to watch, and nothing is missed in between: the next
+// poll passes the generation it last saw.
 const statusPace = 100 * time.Millisecond
 
-// pace waits until statusPace after the last poll was sent (asked); false
-// if ctx ended first.
-func pace(ctx context.Context, asked time.Time) bool {
-	d := time.Until(asked.Add(statusPace))
+// paceFor is the pace after the summary last: statusPace per 10,000 units.
+// The summary is computed by one walk of the units (20-50 ms of the
+// leader's CPU at 100,000), so a waiter on a large environment asks once a
+// second rather than spend a core of the leader on being told.
+func paceFor(last *engine.Summary) time.Duration {
+	if last == nil {
+		return statusPace
+	}
+	return statusPace * time.Duration(max(1, last.Phases.Units/10_000))
+}
+
+// pace waits until every after the last poll was sent (asked); false if
+// ctx ended first.
+func pace(ctx context.Context, asked time.Time, every time.Duration) bool {
+	d := time.Until(asked.Add(every))
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
@@ -346,7 +357,7 @@ func follow(ctx context.Context, c statusSource, p *progress) {
 	defer p.done()
 	var last *engine.Summary
 	var asked time.Time
-	for pace(ctx, asked) {
+	for pace(ctx, asked, paceFor(last)) {
 		asked = time.Now()
 		sum, err := c.WaitSummary(ctx, false, last, 30*time.Second)
 		if err != nil {
