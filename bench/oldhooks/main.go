@@ -12,14 +12,24 @@
 //
 //	go run ./bench/oldhooks                 # N = 10, 50, 100
 //	go run ./bench/oldhooks -sizes 10 -timeout 1m -flavours classic,ops
+//	go run ./bench/oldhooks -sizes 10 -timeout 12m -flavours classic-system,classic,classic-system,classic
 //
-// It builds fixpoint and fixpoint-hook side by side, as `go install
-// ./cmd/...` does, so the agent's hook tools are fixpoint-hook. Before
+// Flavour classic runs the classic charms' POSIX sh hooks in fixpoint-sh
+// (hook tools as builtins, up's default); classic-system runs them with
+// --hook-shell system, every tool call a process. A flavour may repeat:
+// runs go in the order given, so alternating them compares the two under
+// the same load.
+//
+// It builds fixpoint, fixpoint-hook and fixpoint-sh side by side, as `go
+// install ./cmd/...` does, so the agent's hook tools are fixpoint-hook and
+// its shell fixpoint-sh. Before
 // each old-hook run it runs a probe environment: one unit whose install
 // hook times, in that one hook and interleaved, spawning /bin/true,
 // calling a hook tool (unit-get) through fixpoint-hook, and calling it
 // through the fixpoint binary (the fallback where fixpoint-hook cannot be
 // had): the cost of a tool call as a ratio to a spawn under the same load.
+// The probe runs under the next run's hook shell: under builtin its
+// unit-get is a fixpoint-sh builtin.
 //
 // Each run is a `fixpoint up` on a fresh data directory. Reconcile calls
 // are the sum of the units' `reconciles` in the status; old hook
@@ -54,7 +64,7 @@ import (
 func main() {
 	sizes := flag.String("sizes", "10,50,100", "comma-separated N: N db units related to N web units")
 	timeout := flag.Duration("timeout", time.Minute, "how long one run may take to reach the fixed point before it is stopped")
-	flavours := flag.String("flavours", "reconcile,classic,ops", "which charms to run: reconcile, classic, ops, comma-separated")
+	flavours := flag.String("flavours", "reconcile,classic,ops", "which charms to run, in this order (repeats allowed): reconcile, classic, classic-system, ops, comma-separated")
 	opsFramework := flag.String("ops-framework", "", "Canonical's ops framework to pack the ops charms with (default: shared/thirdparty/python-ops beside the checkout)")
 	probeCalls := flag.Int("probe-calls", 100, "calls of each kind the probe hook times, in 4 interleaved rounds")
 	keep := flag.Bool("keep", false, "keep the temporary directory (environments, data directories, logs)")
@@ -89,8 +99,8 @@ func (c *config) parse(sizeList, flavourList string) error {
 	c.sizes = sizes
 	for _, f := range strings.Split(flavourList, ",") {
 		f = strings.TrimSpace(f)
-		if f != "reconcile" && f != "classic" && f != "ops" {
-			return fmt.Errorf("-flavours: %q is not reconcile, classic or ops", f)
+		if f != "reconcile" && f != "classic" && f != classicSystem && f != "ops" {
+			return fmt.Errorf("-flavours: %q is not reconcile, classic, classic-system or ops", f)
 		}
 		c.flavours = append(c.flavours, f)
 	}
@@ -142,10 +152,10 @@ func run(cfg config) error {
 		commit = strings.TrimSpace(string(out))
 	}
 	binDir := filepath.Join(tmp, "bin")
-	build := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/fixpoint", "./cmd/fixpoint-hook")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/fixpoint", "./cmd/fixpoint-hook", "./cmd/fixpoint-sh")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/fixpoint ./cmd/fixpoint-hook: %v\n%s", err, out)
+		return fmt.Errorf("go build ./cmd/fixpoint ./cmd/fixpoint-hook ./cmd/fixpoint-sh: %v\n%s", err, out)
 	}
 	b := &bench{bin: filepath.Join(binDir, "fixpoint"), charms: filepath.Join(root, "testdata", "charms"), tmp: tmp, cfg: cfg}
 	if b.probeCharm, err = writeProbeCharm(tmp, b.bin, cfg.probeCalls); err != nil {
@@ -165,7 +175,7 @@ func run(cfg config) error {
 			var pr *probe
 			if f != "reconcile" {
 				fmt.Fprintf(os.Stderr, "N=%d probe ... ", n)
-				p, err := b.once(ctx, n, probeService)
+				p, err := b.once(ctx, n, probeService, hookShell(f))
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "failed")
 					return fmt.Errorf("N=%d probe: %w", n, err)
@@ -174,7 +184,7 @@ func run(cfg config) error {
 				fmt.Fprintf(os.Stderr, "tool call %.2f× /bin/true (fallback %.2f×), load %.1f\n", pr.ToolRatio, pr.FallbackRatio, pr.Load)
 			}
 			fmt.Fprintf(os.Stderr, "N=%d %s ... ", n, f)
-			r, err := b.once(ctx, n, f)
+			r, err := b.once(ctx, n, f, hookShell(f))
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "failed")
 				return fmt.Errorf("N=%d %s: %w", n, f, err)
@@ -215,14 +225,14 @@ func printTable(results []result) {
 
 func printProbes(results []result) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "N↔M\tcharms\t/bin/true\tfixpoint-hook\tratio\tfixpoint binary\tratio\tload avg\tprogram")
+	fmt.Fprintln(tw, "N↔M\tcharms\t/bin/true\ttool call\tratio\tfixpoint binary\tratio\tload avg\tprogram\tshell")
 	for _, r := range results {
 		p := r.Probe
 		if p == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%d↔%d\t%s\t%.2f ms\t%.2f ms\t%.2f×\t%.2f ms\t%.2f×\t%.1f\t%s\n", r.N, r.N, r.Flavour,
-			p.TrueMS, p.ToolMS, p.ToolRatio, p.FallbackMS, p.FallbackRatio, p.Load, p.Program)
+		fmt.Fprintf(tw, "%d↔%d\t%s\t%.2f ms\t%.2f ms\t%.2f×\t%.2f ms\t%.2f×\t%.1f\t%s\t%s\n", r.N, r.N, r.Flavour,
+			p.TrueMS, p.ToolMS, p.ToolRatio, p.FallbackMS, p.FallbackRatio, p.Load, p.Program, p.Shell)
 	}
 	tw.Flush()
 }

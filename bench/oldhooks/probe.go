@@ -21,6 +21,9 @@ type probe struct {
 	FallbackRatio float64 `json:"fallback_ratio"`
 	Load          float64 `json:"load_avg"` // 1-minute load average when the hook finished
 	Program       string  `json:"program"`  // what the hook's unit-get links to
+	// Shell is the probe hook's --hook-shell: under builtin its tool
+	// calls are fixpoint-sh builtins, the fallback's still processes.
+	Shell string `json:"shell"`
 }
 
 // probeFile is where the probe hook leaves its figures, in its unit's

@@ -47,7 +47,7 @@ func (b *bench) env(n int, flavour string) string {
 name: "bench-probe"
 services: %s: {charm: %q, units: 1}
 `, probeService, b.probeCharm)
-	case "classic":
+	case "classic", classicSystem:
 		prefix = "classic-"
 	case "ops":
 		// The ops charms' own names: their metadata names them so.
@@ -70,8 +70,22 @@ relations: "web-db": ["web:db", "db:db"]
 `, n, filepath.Join(b.charms, prefix+"db"), n, filepath.Join(b.charms, prefix+"web"), n)
 }
 
-// once runs one environment on a fresh `up` and measures it.
-func (b *bench) once(ctx context.Context, n int, flavour string) (result, error) {
+// classicSystem is the classic flavour with every hook run by the
+// system shell (--hook-shell system), each tool call a process, as before
+// fixpoint-sh; "classic" runs them in fixpoint-sh, up's default.
+const classicSystem = "classic-system"
+
+// hookShell is the --hook-shell a flavour runs with.
+func hookShell(flavour string) string {
+	if flavour == classicSystem {
+		return "system"
+	}
+	return "builtin"
+}
+
+// once runs one environment on a fresh `up` with --hook-shell shell and
+// measures it.
+func (b *bench) once(ctx context.Context, n int, flavour, shell string) (result, error) {
 	r := result{N: n, Flavour: flavour, Units: 2 * n}
 	if flavour == probeService {
 		r.Units = 1
@@ -94,7 +108,7 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 	defer logFile.Close()
 
 	// Debug, for the agent's "old hooks ran" lines that carry tool calls.
-	up := exec.Command(b.bin, "up", "-f", envFile, "--data-dir", data, "--log-level", "debug")
+	up := exec.Command(b.bin, "up", "-f", envFile, "--data-dir", data, "--log-level", "debug", "--hook-shell", shell)
 	up.Stderr = logFile
 	stdout, err := up.StdoutPipe()
 	if err != nil {
@@ -224,7 +238,7 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 		r.Note = strings.Replace(r.Note, "stopped: ", fmt.Sprintf("stopped with %d of %d units settled: ", settled, units), 1)
 	}
 	switch flavour {
-	case "classic":
+	case "classic", classicSystem:
 		if r.Hooks, err = countHooks(filepath.Join(data, "agent", "units")); err != nil {
 			return r, err
 		}
@@ -244,6 +258,7 @@ func (b *bench) once(ctx context.Context, n int, flavour string) (result, error)
 		if r.Probe, err = readProbe(filepath.Join(data, "agent")); err != nil {
 			return r, err
 		}
+		r.Probe.Shell = shell
 	}
 	return r, nil
 }

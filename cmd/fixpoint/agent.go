@@ -17,6 +17,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/engine/legacy"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -28,6 +29,7 @@ func newAgentCmd() *cobra.Command {
 		address     string
 		concurrency int
 		hookTimeout time.Duration
+		hookShell   string
 		logLevel    string
 		logJSON     bool
 		token       string
@@ -45,6 +47,9 @@ charms again and carries on.`,
 		Example: `  fixpoint agent --controller 10.0.0.1:7070,10.0.0.2:7070 --machine m1 --data-dir /var/lib/fixpoint-agent`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := legacy.CheckHookShell(hookShell); err != nil {
+				return exitf(exitFailed, "--hook-shell: %v", err)
+			}
 			if controller == "" {
 				controller = os.Getenv("FIXPOINT_ADDR")
 			}
@@ -83,7 +88,7 @@ charms again and carries on.`,
 			}
 			client.UseCredential(cred, func(tok string) error { return writeAgentCredential(abs, tok) })
 			log.Info("agent starting", "machine", machine, "address", address, "controllers", addrs)
-			a := agent.New(client, agent.Config{Machine: machine, Address: address, DataDir: abs, Concurrency: concurrency, HookTimeout: hookTimeout, Log: log})
+			a := agent.New(client, agent.Config{Machine: machine, Address: address, DataDir: abs, Concurrency: concurrency, HookTimeout: hookTimeout, HookShell: hookShell, Log: log})
 			return a.Run(ctx)
 		},
 	}
@@ -94,6 +99,7 @@ charms again and carries on.`,
 	f.StringVar(&address, "address", "", "this machine's address, its units' private-address (default: the address that reaches the controller)")
 	f.IntVar(&concurrency, "concurrency", agent.DefaultConcurrency(), "hooks that may run at once; the default is two per CPU")
 	f.DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
+	hookShellFlag(f, &hookShell)
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	f.StringVar(&token, "token", "", "join token, to register this machine (default $FIXPOINT_TOKEN); shows in ps, prefer --token-file")

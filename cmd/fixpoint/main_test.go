@@ -32,7 +32,9 @@ func testMain(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
 	binPath = filepath.Join(tmp, "fixpoint")
-	if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+	// fixpoint-sh beside the binary, as `go install ./cmd/...` puts it:
+	// old charms' sh hooks run in it without each up building it first.
+	if out, err := exec.Command("go", "build", "-o", tmp+"/", ".", "../fixpoint-sh").CombinedOutput(); err != nil {
 		binErr = fmt.Errorf("go build: %v\n%s", err, out)
 	}
 	return m.Run()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/engine/legacy"
 )
 
 func newUpCmd() *cobra.Command {
@@ -29,6 +30,7 @@ func newUpCmd() *cobra.Command {
 		hookTimeout    time.Duration
 		tune           tuning
 		logJSON        bool
+		hookShell      string
 	)
 	cmd := &cobra.Command{
 		Use:   "up -f ENV.cue",
@@ -47,9 +49,12 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 			if len(files) == 0 {
 				return exitf(exitFailed, "up needs an environment: -f ENV.cue (a file or a directory of .cue files)")
 			}
+			if err := legacy.CheckHookShell(hookShell); err != nil {
+				return exitf(exitFailed, "--hook-shell: %v", err)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON})
+			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON, hookShell})
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
@@ -60,6 +65,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error")
 	cmd.Flags().BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
+	hookShellFlag(cmd.Flags(), &hookShell)
 	tune.flags(cmd.Flags())
 	return cmd
 }
@@ -74,6 +80,7 @@ type upConfig struct {
 	hookTimeout    time.Duration
 	tuning         tuning
 	logJSON        bool
+	hookShell      string
 }
 
 // upState is what up remembers between runs on one data dir: the Raft
@@ -173,7 +180,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	agentDone := make(chan struct{})
 	agentClient := api.NewClient([]string{n.addr}, creds.join, nil)
 	agentClient.UseCredential(cred, func(tok string) error { return writeAgentCredential(agentDir, tok) })
-	a := agent.New(agentClient, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: agentDir, HookTimeout: cfg.hookTimeout, Log: log.Named("agent")})
+	a := agent.New(agentClient, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: agentDir, HookTimeout: cfg.hookTimeout, HookShell: cfg.hookShell, Log: log.Named("agent")})
 	go func() {
 		defer close(agentDone)
 		_ = a.Run(agentCtx)

@@ -53,6 +53,9 @@ type Config struct {
 	Concurrency int
 	HookTimeout time.Duration
 	MaxOutput   int
+	// HookShell is what runs old charms' POSIX sh hooks
+	// (legacy.HookShellBuiltin, the default, or HookShellSystem).
+	HookShell string
 	// Poll is how long one long-poll waits for work.
 	Poll time.Duration
 	// Heartbeat is how often the agent says it is alive.
@@ -335,7 +338,7 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 		"FIXPOINT_CHARM_DIR=" + charmDir,
 	}
 	if w.Legacy {
-		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit),
+		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit), HookShell: a.cfg.HookShell,
 			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock}, w.Universe)
 		// bench/oldhooks sums these.
 		a.cfg.Log.Debug("old hooks ran", "unit", w.Unit, "hooks", st.HooksRun, "tool_calls", st.ToolCalls)

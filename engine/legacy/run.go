@@ -255,15 +255,14 @@ func (o *Options) fill() error {
 			return fmt.Errorf("legacy hooks: %w", err)
 		}
 	}
-	switch o.HookShell {
-	case "", HookShellBuiltin:
-		if o.ShellBinary == "" {
-			o.ShellBinary = ShellProgram(o.Log)
-		}
-	case HookShellSystem:
+	if err := CheckHookShell(o.HookShell); err != nil {
+		return fmt.Errorf("legacy hooks: %w", err)
+	}
+	switch {
+	case o.HookShell == HookShellSystem:
 		o.ShellBinary = ""
-	default:
-		return fmt.Errorf("legacy hooks: hook shell %q: want %s or %s", o.HookShell, HookShellBuiltin, HookShellSystem)
+	case o.ShellBinary == "":
+		o.ShellBinary = ShellProgram(o.Log)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

@@ -23,6 +23,16 @@ const (
 	HookShellSystem = "system"
 )
 
+// CheckHookShell refuses a hook shell that is neither HookShellBuiltin
+// nor HookShellSystem ("" is the default, builtin).
+func CheckHookShell(s string) error {
+	switch s {
+	case "", HookShellBuiltin, HookShellSystem:
+		return nil
+	}
+	return fmt.Errorf("hook shell %q: want %s or %s", s, HookShellBuiltin, HookShellSystem)
+}
+
 // hookshSource is fixpoint-sh's package, compiled into every fixpoint
 // binary so that an agent started with `go run` can build fixpoint-sh
 // with the local Go toolchain, as it builds fixpoint-hook.
