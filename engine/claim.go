@@ -148,49 +148,29 @@ type picked struct {
 	seen *model.Seen
 }
 
-// candidates yields, for schedule.Choose, the running units and the queued
-// ones that may run now; it sets *next to the earliest wait of machine's
-// queued units that may not. Called with mu.
-func (c *Controller) candidates(st *model.State, machine string, now time.Time, next *time.Time) func(func(schedule.Candidate) bool) {
-	return func(yield func(schedule.Candidate) bool) {
-		for name, cl := range c.claims {
-			if v := c.views[name]; v != nil && now.Before(cl.until) && !cl.timer {
-				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
-					return
-				}
-			}
-		}
-		for name, at := range c.queue.All() {
-			v := c.views[name]
-			if v == nil {
-				continue
-			}
-			if cl, ok := c.claims[name]; ok && now.Before(cl.until) {
-				continue
-			}
-			if now.Before(at) {
-				if v.machine == machine && !schedule.Lost(st, v.machine) && (next.IsZero() || at.Before(*next)) {
-					*next = at
-				}
-				continue
-			}
-			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.outdated[name] == viewHashUnknown}) {
-				return
-			}
-		}
+// entry is what schedule.Queue.Choose needs of one unit besides the
+// queue: its view and its claim. Called with mu.
+func (c *Controller) entry(name string) schedule.Entry {
+	v := c.views[name]
+	if v == nil {
+		return schedule.Entry{}
 	}
+	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.outdated[name] == viewHashUnknown}
+	if cl := c.claims[name]; cl != nil {
+		e.Claimed, e.Until, e.Timer = true, cl.until, cl.timer
+	}
+	return e
 }
 
-// pick chooses up to max units of machine to run now (schedule.Choose)
+// pick chooses up to max units of machine to run now (schedule.Choose,
+// answered by the queue's index at the cost of the machine's own units)
 // and builds their universes, rebuilding the views of those that saw a
-// change. changedBack says one of them turned out unchanged, so the wave
-// must be looked at again. Only the units handed out have a universe
-// built, so at most max are alive at once.
+// change. It also returns the earliest time one of machine's queued
+// units may run. changedBack says one of them turned out unchanged, so
+// the wave must be looked at again. Only the units handed out have a
+// universe built, so at most max are alive at once.
 func (c *Controller) pick(st *model.State, machine string, max int, now time.Time) (out []picked, next time.Time, changedBack bool) {
-	choice := schedule.Choose(st, c.candidates(st, machine, now, &next), machine, now)
-	if !choice.Next.IsZero() && (next.IsZero() || choice.Next.Before(next)) {
-		next = choice.Next
-	}
+	choice := c.queue.Choose(st, machine, now, c.entry)
 	for _, name := range choice.Run {
 		if max > 0 && len(out) >= max {
 			break
@@ -212,7 +192,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		c.work.Built++
 		out = append(out, picked{name, uni, seen})
 	}
-	return out, next, changedBack
+	return out, choice.Next, changedBack
 }
 
 // hand claims the picked units for machine and returns their work. Each

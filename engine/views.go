@@ -96,6 +96,9 @@ func (c *Controller) refreshLocked(st *model.State) {
 		// make it stale; but the universe it is handed next must carry
 		// them (its local settings, its state).
 		for name := range self {
+			// Its wave, error or life moved: the queue's index looks
+			// at it again, queued or not (a claim holds a wave too).
+			c.queue.Touch(name)
 			if !affected[name] && c.outdated[name] != viewHashUnknown {
 				c.outdated[name] = viewLacksOwnWrites
 				c.requeue(st, name)
@@ -125,6 +128,8 @@ func (c *Controller) refreshLocked(st *model.State) {
 			// the run counts start over as they did then, and the
 			// queued units, whose waves are 0 again, may run sooner.
 			c.runs = map[string]int{}
+			c.queue.Rewave()
+			c.touchClaims()
 			c.wakeQueued()
 		}
 	}
@@ -148,12 +153,23 @@ func (c *Controller) rebuildAll(st *model.State) {
 			delete(c.claims, name)
 		}
 	}
+	// The queue's index started over with the queue; claims hold waves
+	// too.
+	c.touchClaims()
 	for name := range c.last {
 		if _, ok := c.views[name]; !ok {
 			delete(c.last, name)
 		}
 	}
 	c.syncTimers()
+}
+
+// touchClaims has the queue's index look at every claimed unit again.
+// Called with mu.
+func (c *Controller) touchClaims() {
+	for name := range c.claims {
+		c.queue.Touch(name)
+	}
 }
 
 // rebuild rebuilds one unit's view and its place in the queue, and

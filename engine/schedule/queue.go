@@ -18,16 +18,19 @@ import (
 type Queue struct {
 	backoff Backoff
 	items   map[string]time.Time // zero: may run now
+	// index answers Choose for one machine (index.go); every change to
+	// items marks the unit fresh there.
+	index waveIndex
 }
 
 // NewQueue returns an empty queue whose retries are spaced by b.
 func NewQueue(b Backoff) *Queue {
-	return &Queue{backoff: b, items: map[string]time.Time{}}
+	return &Queue{backoff: b, items: map[string]time.Time{}, index: newWaveIndex()}
 }
 
 // Add queues unit to run now; a wait it had is dropped, since something
 // changed that may make it run differently.
-func (q *Queue) Add(unit string) { q.items[unit] = time.Time{} }
+func (q *Queue) Add(unit string) { q.Set(unit, time.Time{}) }
 
 // AddAfter queues unit to run not before at. A unit already queued to run
 // earlier keeps its time, as in client-go.
@@ -35,7 +38,7 @@ func (q *Queue) AddAfter(unit string, at time.Time) {
 	if cur, ok := q.items[unit]; ok && !cur.After(at) {
 		return
 	}
-	q.items[unit] = at
+	q.Set(unit, at)
 }
 
 // AddRateLimited queues unit after the backoff for its attempt-th failed
@@ -51,13 +54,19 @@ func (q *Queue) AddRateLimited(unit string, attempt int, now time.Time) time.Tim
 // Set queues unit not before at (now when at is zero), replacing what the
 // queue held: for a caller that has just read the unit's wait from the
 // state.
-func (q *Queue) Set(unit string, at time.Time) { q.items[unit] = at }
+func (q *Queue) Set(unit string, at time.Time) {
+	q.items[unit] = at
+	q.Touch(unit)
+}
 
 // Forget drops unit from the queue: it is settled, or gone. It reports
 // whether the unit was queued.
 func (q *Queue) Forget(unit string) bool {
 	_, ok := q.items[unit]
 	delete(q.items, unit)
+	if ok {
+		q.Touch(unit)
+	}
 	return ok
 }
 
@@ -81,5 +90,9 @@ func (q *Queue) All() iter.Seq2[string, time.Time] {
 	}
 }
 
-// Clear empties the queue.
-func (q *Queue) Clear() { clear(q.items) }
+// Clear empties the queue and its index: the caller touches the claimed
+// units again.
+func (q *Queue) Clear() {
+	clear(q.items)
+	q.index = newWaveIndex()
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// fullWalk is how the controller chose before the queue kept an index:
+// every claim and every queued unit through schedule.Choose, and the
+// earliest wait of machine's queued units. The test's oracle. Called with
+// mu.
+func (c *Controller) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
+	var next time.Time
+	cands := func(yield func(schedule.Candidate) bool) {
+		for name, cl := range c.claims {
+			if v := c.views[name]; v != nil && now.Before(cl.until) && !cl.timer {
+				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
+					return
+				}
+			}
+		}
+		for name, at := range c.queue.All() {
+			v := c.views[name]
+			if v == nil {
+				continue
+			}
+			if cl, ok := c.claims[name]; ok && now.Before(cl.until) {
+				continue
+			}
+			if now.Before(at) {
+				if v.machine == machine && !schedule.Lost(st, v.machine) && (next.IsZero() || at.Before(next)) {
+					next = at
+				}
+				continue
+			}
+			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.outdated[name] == viewHashUnknown}) {
+				return
+			}
+		}
+	}
+	ch := schedule.Choose(st, cands, machine, now)
+	if !ch.Next.IsZero() && (next.IsZero() || ch.Next.Before(next)) {
+		next = ch.Next
+	}
+	ch.Next = next
+	return ch
+}
+
+// indexEnv is db, web and two chain services of an old-hook charm (so
+// that update-status runs too) on three machines; option n of chain0 is
+// what an operator changes.
+func indexEnv(n int) (model.Environment, map[string]*model.Charm) {
+	charms := map[string]*model.Charm{
+		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}, Peers: map[string]model.Endpoint{"cluster": {Interface: "c"}}}},
+		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}, Peers: map[string]model.Endpoint{"cluster": {Interface: "w"}}}},
+		"h-chain": {Hash: "h-chain", Legacy: true, Meta: model.CharmMeta{Name: "chain", Requires: map[string]model.Endpoint{"in": {Interface: "link"}}, Provides: map[string]model.Endpoint{"out": {Interface: "link"}},
+			Peers: map[string]model.Endpoint{"peer": {Interface: "p"}}, Options: map[string]model.Option{"n": {Type: "int", Default: float64(0)}}}},
+	}
+	env := model.Environment{APIVersion: model.APIVersion, Name: "index",
+		Services: map[string]model.ServiceSpec{
+			"db":     {CharmHash: "h-db", Units: intp(3)},
+			"web":    {CharmHash: "h-web", Units: intp(4)},
+			"chain0": {CharmHash: "h-chain", Units: intp(3), Config: map[string]any{"n": n}},
+			"chain1": {CharmHash: "h-chain", Units: intp(3)},
+		},
+		Relations: map[string][]string{"web-db": {"web:db", "db:db"}, "link": {"chain0:out", "chain1:in"}}}
+	return env, charms
+}
+
+// TestIndexedChoiceIsTheFullWalk drives a controller through random
+// hand-outs, reports (some failing), releases, heartbeats that drop
+// claims, leases running out, lost and returning machines, operator
+// changes that start new waves, resolutions and time passing; after every
+// step the queue's index answers, for every machine, what the walk over
+// every claim and queued unit answers.
+func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
+	seeds, steps := 40, 300
+	if testing.Short() {
+		seeds = 4
+	}
+	machines := []string{"m", "n", "o"}
+	ctx := context.Background()
+	var compared, ran int
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 16))
+		s := newMemStore()
+		for _, m := range machines {
+			if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0." + m}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		config := 0
+		deploy := func() {
+			env, charms := indexEnv(config)
+			if _, err := s.Apply(ctx, &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deploy()
+		now := time.Unix(1_000_000, 0)
+		ctl := NewController(s, Options{Window: 1, Lease: 3 * time.Minute, UpdateStatus: 4 * time.Minute, Now: func() time.Time { return now }})
+		inFlight := map[string][]Work{}
+		lost := map[string]bool{}
+		var trail []string
+		for step := range steps {
+			m := machines[rng.IntN(len(machines))]
+			switch op := rng.IntN(10); op {
+			case 0, 1, 2:
+				work, err := ctl.Claim(ctx, m, rng.IntN(4), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				inFlight[m] = append(inFlight[m], work...)
+				ran += len(work)
+				trail = append(trail, fmt.Sprintf("claim %s: %d", m, len(work)))
+			case 3, 4:
+				var reps []Report
+				for _, w := range inFlight[m] {
+					rep := Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}
+					if rng.IntN(4) == 0 {
+						rep.Output, rep.Error = nil, "exit status 1"
+					}
+					reps = append(reps, rep)
+				}
+				inFlight[m] = nil
+				if _, err := ctl.Accept(ctx, m, reps); err != nil {
+					t.Fatal(err)
+				}
+				trail = append(trail, fmt.Sprintf("report %s: %d", m, len(reps)))
+			case 5:
+				ctl.Release(m)
+				inFlight[m] = nil
+				trail = append(trail, "release "+m)
+			case 6:
+				// A heartbeat naming none of its runs drops the claims
+				// past their grace.
+				ctl.Running(m, nil)
+				inFlight[m] = nil
+				trail = append(trail, "heartbeat "+m)
+			case 7:
+				now = now.Add(time.Duration(rng.IntN(90)) * time.Second)
+				trail = append(trail, "time")
+			case 8:
+				lost[m] = !lost[m]
+				if _, err := s.Apply(ctx, &model.Command{Op: model.OpLiveness, Time: now.UnixNano(), Liveness: &model.SetLiveness{Lost: lost}}); err != nil {
+					t.Fatal(err)
+				}
+				trail = append(trail, fmt.Sprintf("lost %v", lost))
+			case 9:
+				if rng.IntN(2) == 0 {
+					config++
+					deploy()
+					trail = append(trail, "new waves")
+					break
+				}
+				var failed string
+				_ = s.View(func(st *model.State) error {
+					for name, u := range st.Units {
+						if u.Error != nil {
+							failed = name
+							break
+						}
+					}
+					return nil
+				})
+				if failed != "" {
+					_, err := s.Apply(ctx, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: failed}})
+					trail = append(trail, fmt.Sprintf("resolve %s: %v", failed, err))
+				}
+			}
+			if len(trail) > 10 {
+				trail = trail[1:]
+			}
+			_ = s.View(func(st *model.State) error {
+				ctl.mu.Lock()
+				defer ctl.mu.Unlock()
+				ctl.refreshLocked(st)
+				for _, m := range machines {
+					got, want := ctl.queue.Choose(st, m, now, ctl.entry), ctl.fullWalk(st, m, now)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("seed %d step %d machine %s: index %+v, full walk %+v; last steps %v", seed, step, m, got, want, trail)
+					}
+					compared++
+				}
+				return nil
+			})
+		}
+	}
+	if ran == 0 {
+		t.Fatalf("%d comparisons and no unit ever ran: the test tests nothing", compared)
+	}
+}
