@@ -81,7 +81,7 @@ func Run(ctx context.Context, file *syntax.File, opts, tools string, args, env [
 		interp.Dir(dir),
 		interp.StdIO(stdin, stdout, stderr),
 		interp.Params(params(opts, args)...),
-		interp.CallHandler(callBuiltins),
+		interp.CallHandler(callBuiltins(dashEcho())),
 		interp.ExecHandlers(toolBuiltins(filepath.Clean(tools))),
 	)
 	if err != nil {
@@ -128,20 +128,28 @@ func toolBuiltins(tools string) func(interp.ExecHandlerFunc) interp.ExecHandlerF
 	}
 }
 
-// callBuiltins runs umask, which the interpreter lacks, and stops a
-// builtin it lacks that Check could not see because its name was
-// computed (`$cmd`): the hook fails with a message saying what to do,
-// where sh would have run it.
-func callBuiltins(ctx context.Context, args []string) ([]string, error) {
-	if args[0] == "umask" {
-		return umask(ctx, args), nil
+// callBuiltins runs umask, which the interpreter lacks, and echo as dash
+// does when /bin/sh is dash; it stops a builtin the interpreter lacks
+// that Check could not see because its name was computed (`$cmd`): the
+// hook fails with a message saying what to do, where sh would have run it.
+func callBuiltins(dash bool) interp.CallHandlerFunc {
+	return func(ctx context.Context, args []string) ([]string, error) {
+		switch args[0] {
+		case "umask":
+			return umask(ctx, args), nil
+		case "echo":
+			if dash {
+				return echoAsDash(args), nil
+			}
+			return args, nil
+		}
+		if why, bad := unsupportedBuiltin[args[0]]; bad {
+			hc := interp.HandlerCtx(ctx)
+			fmt.Fprintf(hc.Stderr, "%s: %s: %s; run this charm with --hook-shell system\n", ProgramName, args[0], why)
+			return nil, errors.New(args[0] + " is not supported by " + ProgramName)
+		}
+		return args, nil
 	}
-	if why, bad := unsupportedBuiltin[args[0]]; bad {
-		hc := interp.HandlerCtx(ctx)
-		fmt.Fprintf(hc.Stderr, "%s: %s: %s; run this charm with --hook-shell system\n", ProgramName, args[0], why)
-		return nil, errors.New(args[0] + " is not supported by " + ProgramName)
-	}
-	return args, nil
 }
 
 // params are `set` arguments for the shebang's options and the hook's

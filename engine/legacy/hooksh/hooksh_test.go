@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -145,6 +146,29 @@ func TestUmask(t *testing.T) {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil || fi.Mode().Perm() != 0o640 {
 			t.Errorf("%s: %v, mode %v; want 0640", name, err, fi.Mode().Perm())
+		}
+	}
+}
+
+// TestEchoAsDash: echo prints what dash's echo prints, checked against
+// dash itself where it is installed.
+func TestEchoAsDash(t *testing.T) {
+	tests := [][]string{
+		{"a\\tb"}, {"-n", "x"}, {"-e", "e\\101"}, {"x\\0101y"}, {"x\\08y"}, {"x\\9y"}, {"x\\400y"},
+		{"x\\"}, {"x\\\\y"}, {"x\\qy"}, {"a\\cb", "c"}, {"a", "b"}, {}, {"-n"}, {"\\a\\b\\f\\n\\r\\v"},
+	}
+	dash, err := exec.LookPath("dash")
+	if err != nil {
+		t.Skip("no dash to compare with")
+	}
+	for _, args := range tests {
+		want, err := exec.Command(dash, append([]string{"-c", `echo "$@"`, "_"}, args...)...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := echoAsDash(append([]string{"echo"}, args...))
+		if len(got) != 3 || got[0] != "printf" || got[1] != "%s" || got[2] != string(want) {
+			t.Errorf("echo %q = %q; dash prints %q", args, got, want)
 		}
 	}
 }

@@ -68,8 +68,12 @@ func checkUmask(files []*syntax.File) string {
 			return true
 		})
 	}
-	if _, ok := funcs["umask"]; ok {
-		return "defines a function named umask, which the interpreter's umask would shadow"
+	// fixpoint-sh's own umask and echo, and the printf echo becomes, are
+	// run before functions are looked up.
+	for _, name := range []string{"umask", "echo", "printf"} {
+		if _, ok := funcs[name]; ok {
+			return "defines a function named " + name + ", which fixpoint-sh's " + name + " would shadow"
+		}
 	}
 	// Functions that set the umask, directly or by calling one that does.
 	sets := map[string]bool{"umask": true}
