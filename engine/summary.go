@@ -60,13 +60,14 @@ type ServiceCounts struct {
 	PhaseCounts
 }
 
-// UnitBrief names one unit in a Summary: its phase, since when, and the
+// UnitBrief names one unit in a Summary: its phase, since when (left out
+// for blocked units: blocked is the workload's word, not a phase), and the
 // error or workload message that says why.
 type UnitBrief struct {
 	Unit    string    `json:"unit"`
 	Phase   string    `json:"phase"`
 	Message string    `json:"message,omitempty"`
-	Since   time.Time `json:"since"`
+	Since   time.Time `json:"since,omitzero"`
 }
 
 // Summary is status without its per-unit lines: what a waiter needs to

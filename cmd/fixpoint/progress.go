@@ -350,16 +350,16 @@ func pace(ctx context.Context, asked time.Time, every time.Duration) bool {
 	}
 }
 
-// follow shows progress until ctx ends, at every change of the state,
-// from the status summary; at every fixed point of a small environment it
-// prints the status table too.
-func follow(ctx context.Context, c statusSource, p *progress) {
+// follow shows progress until ctx ends, at every change of the state
+// after last (nil: from now), from the status summary; at every fixed point
+// of a small environment it prints the status table too. stale reads the
+// contacted node's copy.
+func follow(ctx context.Context, c statusSource, p *progress, stale bool, last *engine.Summary) {
 	defer p.done()
-	var last *engine.Summary
 	var asked time.Time
 	for pace(ctx, asked, paceFor(last)) {
 		asked = time.Now()
-		sum, err := c.WaitSummary(ctx, false, last, 30*time.Second)
+		sum, err := c.WaitSummary(ctx, stale, last, 30*time.Second)
 		if err != nil {
 			if ctx.Err() == nil {
 				time.Sleep(time.Second) // the node is going away; try again

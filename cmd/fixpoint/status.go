@@ -46,7 +46,10 @@ index, applying, converged, summary, services, relations {id, endpoints,
 interface, scope, life, members}, and per unit phase, since, status {state,
 message}, leader, machine, reconciles, error). --watch follows changes: on a
 terminal it redraws in place, otherwise it prints the table once and then one
-line per change (with --format json, one JSON document per line).`,
+line per change: the summary line, units going into error, and the table
+again at each fixed point of up to 1,000 units (with service, unit or phase
+filters, a line per unit that changed; with --format json, one JSON
+document per line).`,
 		Example: `  fixpoint status
   fixpoint status web --phase error,pending
   fixpoint status --format json | jq -r '.units | to_entries[] | select(.value.phase=="error") | .key'
@@ -119,6 +122,14 @@ line per change (with --format json, one JSON document per line).`,
 					p.seed(shown)
 				}
 				if !watch {
+					return nil
+				}
+				if format == "table" && !tty && f.empty() {
+					// One line per change of the whole environment: the
+					// summary says it, without the full status per poll
+					// (tens of megabytes at 100,000 units).
+					follow(ctx, c, p, stale, &engine.Summary{Index: st.Index, Generation: st.Generation, Converged: st.Converged,
+						Phases: engine.PhaseCounts{Units: len(st.Units)}})
 					return nil
 				}
 				last = st

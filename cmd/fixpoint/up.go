@@ -193,7 +193,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if !cfg.untilConverged {
 		// Keep showing progress until interrupted: later operator changes
 		// (apply from another shell) and retries show up here too.
-		follow(ctx, client, p)
+		follow(ctx, client, p, false, nil)
 		return nil
 	}
 	code, sum, err := waitConverged(ctx, client, p, cfg.timeout, true)

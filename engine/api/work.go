@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -34,20 +33,25 @@ func workMax(s string) (int, error) {
 // writeWork writes a batch of work as a JSON array, one unit at a time:
 // universes of 2,000 members are ~200 KB of JSON each, and encoding the
 // whole batch at once (indented, as writeJSON does) held it two or three
-// times over.
+// times over. Each unit is encoded by appendWork, into one buffer reused
+// across the batch.
 func writeWork(w http.ResponseWriter, work []engine.Work) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
 	_ = bw.WriteByte('[')
+	var buf []byte
 	for i := range work {
 		if i > 0 {
 			_ = bw.WriteByte(',')
 		}
-		if err := enc.Encode(&work[i]); err != nil {
+		var err error
+		if buf, err = appendWork(buf[:0], &work[i]); err != nil {
 			// The status is out already: a cut-off array is what the
 			// agent sees, and it claims again.
+			return
+		}
+		if _, err := bw.Write(buf); err != nil {
 			return
 		}
 	}

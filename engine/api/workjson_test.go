@@ -1,0 +1,125 @@
+package api
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine"
+)
+
+// fullWork sets every field of a Work, its universe, relation, event and
+// status, with strings that need escaping.
+func fullWork() engine.Work {
+	odd := "a\"b\\c\n\r\t\b\f\x01<>&\u2028\u2029é\xff日"
+	bag := map[string]string{"z": odd, "a": "1", odd: "k"}
+	return engine.Work{Unit: "db/0", Hash: "h", Charm: "c", Legacy: true, Environment: "env", Principal: "web/0",
+		Status: &charmapi.Status{State: "active", Message: odd}, Ports: []string{"80/tcp", "443/tcp"},
+		UniverseJSON: json.RawMessage(`{}`),
+		Universe: &charmapi.Universe{API: charmapi.API, Unit: "db/0", Service: "db", Charm: "c", Life: "alive", Leader: true,
+			Machine: "m1", Address: "10.0.0.1", Config: map[string]any{"n": 3.5, "s": odd, "l": []any{true, nil}},
+			LeaderData: bag, State: bag, Attempt: 2, Dir: "/not/encoded",
+			Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "provider", Scope: "global",
+				RemoteService: "web", Local: bag, App: bag, RemoteApp: bag,
+				Units:    map[string]map[string]string{"web/1": bag, "web/0": nil, "web/2": {}},
+				Departed: map[string]map[string]string{"web/3": bag}}},
+			Events: []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3"}},
+		}}
+}
+
+// unset names the fields of v (a struct) and of the structs it holds that
+// are zero, skipping those encoding/json leaves out (json:"-").
+func unset(v reflect.Value, path string) []string {
+	var out []string
+	for i := 0; i < v.NumField(); i++ {
+		f, fv := v.Type().Field(i), v.Field(i)
+		if f.Tag.Get("json") == "-" && f.Name != "UniverseJSON" && f.Name != "Dir" {
+			continue
+		}
+		if fv.IsZero() {
+			out = append(out, path+f.Name)
+			continue
+		}
+		for fv.Kind() == reflect.Pointer {
+			fv = fv.Elem()
+		}
+		if fv.Kind() == reflect.Slice && fv.Len() > 0 {
+			fv = fv.Index(0)
+		}
+		if fv.Kind() == reflect.Struct {
+			out = append(out, unset(fv, path+f.Name+".")...)
+		}
+	}
+	return out
+}
+
+// appendWork writes what encoding/json writes, byte for byte, for a work
+// with every field set (a field added to Work or the universe fails here
+// until appendWork encodes it) and for the empty and nil cases.
+func TestAppendWorkIsEncodingJSON(t *testing.T) {
+	full := fullWork()
+	if missing := unset(reflect.ValueOf(full), ""); len(missing) > 0 {
+		t.Fatalf("fullWork leaves %v unset: set them here, and encode them in appendWork", missing)
+	}
+	works := []engine.Work{full, {}, {Universe: &charmapi.Universe{}},
+		{Universe: &charmapi.Universe{Relations: []charmapi.Relation{{}}, Events: []charmapi.Event{{}}, LeaderData: map[string]string{}}},
+		{Status: &charmapi.Status{}, Ports: []string{}}}
+	for i := range works {
+		want, err := json.Marshal(&works[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendWork(nil, &works[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("work %d:\nappendWork   %s\nencoding/json %s", i, got, want)
+		}
+	}
+}
+
+// FuzzAppendString: any string is quoted as encoding/json quotes it.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\x00\x1f<>&", "\u2028\u2029", "\xff\xfe", "日本\xe6\x97"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: appendString %s, encoding/json %s", s, got, want)
+		}
+	})
+}
+
+// BenchmarkWriteWork encodes the hand-out of one unit of a 100-unit
+// service with peers (bench/agents' shape) both ways.
+func BenchmarkWriteWork(b *testing.B) {
+	units := map[string]map[string]string{}
+	for i := 0; i < 99; i++ {
+		units["db/"+string(rune('a'+i%26))+string(rune('a'+i/26))] = map[string]string{"address": "10.0.0.1", "port": "5432", "user": "db", "ready": "true"}
+	}
+	w := engine.Work{Unit: "db/0", Hash: "0123456789abcdef", Charm: "c", Environment: "agents", Status: &charmapi.Status{State: "active"},
+		Universe: &charmapi.Universe{API: charmapi.API, Unit: "db/0", Service: "db", Charm: "c", Life: "alive", Machine: "m1", Address: "10.0.0.1",
+			Config: map[string]any{"max_connections": 101.0}, LeaderData: map[string]string{"password": "x"}, State: map[string]string{},
+			Relations: []charmapi.Relation{{Ident: "cluster:1", ID: 1, Name: "cluster", Interface: "c", Role: "peer", Scope: "global", RemoteService: "db",
+				Local: map[string]string{"address": "10.0.0.1"}, App: map[string]string{}, RemoteApp: map[string]string{}, Units: units}},
+			Events: []charmapi.Event{}, Attempt: 1}}
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(&w); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("appendWork", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			var err error
+			if buf, err = appendWork(buf[:0], &w); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
