@@ -3,8 +3,17 @@ package events
 import (
 	"strconv"
 
+	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
+
+// DeriveSeen returns the events that lead a unit from the Seen it last
+// reconciled (before; nil if it never did) to the one it is about to get
+// (after), both read against the state lookup describes, the one after was
+// built from (see FromSeen). It is what a hand-out runs for every unit.
+func DeriveSeen(unit string, before, after *model.Seen, lookup func(id int) (RelInfo, bool)) []charmapi.Event {
+	return Derive(FromSeen(unit, before, lookup), FromSeen(unit, after, lookup))
+}
 
 // RelInfo is what the state knows about a relation a Seen names: Seen keeps
 // only revisions, not who is on the other side.
