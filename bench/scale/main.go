@@ -109,6 +109,9 @@ type summary struct {
 	// to the fixed point is bound by.
 	UpCPU    float64 `json:"up_cpu_s,omitempty"`
 	HooksCPU float64 `json:"hooks_cpu_s,omitempty"`
+	// CPU is each server's CPU seconds at the fixed point (cluster
+	// mode), the leader first.
+	CPU []float64 `json:"cpu_s,omitempty"`
 }
 
 // summarize fills a summary from a converged status (nil: none reached).
@@ -296,11 +299,16 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	st := waitConverged(bin, dir, addrs, timeout)
 	elapsed := time.Since(start)
 	var rss []string
-	var rssMiB []float64
+	var rssMiB, cpu []float64
 	for _, p := range procs {
 		rssMiB = append(rssMiB, proc.PeakRSS(p.Process.Pid))
 		rss = append(rss, fmt.Sprintf("%.0f", rssMiB[len(rssMiB)-1]))
+		self, _ := proc.CPU(p.Process.Pid)
+		cpu = append(cpu, self)
 	}
+	// The first node bootstraps the cluster and so leads it (unless an
+	// election moved the lead): its CPU is the controller's.
+	fmt.Printf("node CPU s: %v\n", cpu)
 	if st == nil {
 		fmt.Printf("%-7d no fixed point within %s; peak RSS %s\n", total, timeout, strings.Join(rss, " "))
 		return summarize(total, elapsed, nil, rssMiB)
@@ -316,6 +324,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		check(saveHeap(addrs[0], token, heapProfile))
 	}
 	sum := summarize(total, elapsed, st, rssMiB)
+	sum.CPU = cpu
 	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft", "raft.db"))
 	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "raft", "snapshots", "*", "state.bin"))
 	if len(snaps) > 0 {
