@@ -237,7 +237,9 @@ func (d *deriver) relation(before, after *RelSnap) {
 	if after.App != app && !ownWrite {
 		d.emitRel(after, Changed, "", "")
 	}
-	var joined, moved []string
+	// At least this many joined (all of them on a first run).
+	joined := make([]string, 0, max(len(after.Members)-len(known), 0))
+	var moved []string
 	for u, tok := range after.Members {
 		if old, ok := known[u]; !ok {
 			joined = append(joined, u)
