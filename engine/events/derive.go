@@ -208,15 +208,27 @@ func (d *deriver) breakRelation(r *RelSnap, departing string) {
 // changed, joined+changed for new members, changed for moved members.
 // before is nil for a relation the unit never saw.
 func (d *deriver) relation(before, after *RelSnap) {
+	if before == after {
+		// One snapshot on both sides (DeriveSeen shares a relation both
+		// Seens saw alike): nothing in it moved.
+		return
+	}
 	var known map[string]string
 	var app string
 	if before != nil {
 		known, app = before.Members, before.App
 	}
-	for _, u := range sortedUnits(known) {
+	// Only the units that get an event are sorted: at a hand-out most
+	// members moved not at all, and sorting them all was most of the cost.
+	var gone []string
+	for u := range known {
 		if _, ok := after.Members[u]; !ok {
-			d.emitRel(after, Departed, u, u)
+			gone = append(gone, u)
 		}
+	}
+	charmapi.SortUnits(gone)
+	for _, u := range gone {
+		d.emitRel(after, Departed, u, u)
 	}
 	// A unit is never woken by its own writes: the leader's writes to its
 	// own service's bag over a peer relation fire nothing on it
@@ -225,19 +237,24 @@ func (d *deriver) relation(before, after *RelSnap) {
 	if after.App != app && !ownWrite {
 		d.emitRel(after, Changed, "", "")
 	}
-	members := sortedUnits(after.Members)
-	for _, u := range members {
-		if _, ok := known[u]; !ok {
-			// Juju's ChangedPending: joined is always followed directly by
-			// changed for the same unit in that relation.
-			d.emitRel(after, Joined, u, "")
-			d.emitRel(after, Changed, u, "")
+	var joined, moved []string
+	for u, tok := range after.Members {
+		if old, ok := known[u]; !ok {
+			joined = append(joined, u)
+		} else if old != tok {
+			moved = append(moved, u)
 		}
 	}
-	for _, u := range members {
-		if tok, ok := known[u]; ok && tok != after.Members[u] {
-			d.emitRel(after, Changed, u, "")
-		}
+	charmapi.SortUnits(joined)
+	for _, u := range joined {
+		// Juju's ChangedPending: joined is always followed directly by
+		// changed for the same unit in that relation.
+		d.emitRel(after, Joined, u, "")
+		d.emitRel(after, Changed, u, "")
+	}
+	charmapi.SortUnits(moved)
+	for _, u := range moved {
+		d.emitRel(after, Changed, u, "")
 	}
 }
 

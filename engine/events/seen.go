@@ -3,6 +3,7 @@ package events
 import (
 	"strconv"
 
+	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -18,6 +19,47 @@ type RelInfo struct {
 	// a mark per relation (model.SeenRelation.At), so whether a member
 	// moved is read against the state.
 	Revision func(unit string) (rev uint64, ok bool)
+}
+
+// DeriveSeen returns the events that lead a unit from the Seen it last
+// reconciled (before; nil if it never did) to the one it is about to get
+// (after), both read against the state lookup describes, the one after was
+// built from (see FromSeen). It is what a hand-out runs for every unit, so
+// it costs what changed: a relation both Seens saw alike (same members,
+// mark and app revision) is read once, without its members, and shared by
+// both snapshots, which Derive skips as unmoved. The events are those of
+// Derive(FromSeen(before), FromSeen(after)).
+func DeriveSeen(unit string, before, after *model.Seen, lookup func(id int) (RelInfo, bool)) []charmapi.Event {
+	if before == nil || after == nil {
+		return Derive(FromSeen(unit, before, lookup), FromSeen(unit, after, lookup))
+	}
+	b, a := seenHeader(unit, before), seenHeader(unit, after)
+	if a.dying() {
+		// Teardown departs every member the unit knew: it needs them all.
+		return Derive(FromSeen(unit, before, lookup), FromSeen(unit, after, lookup))
+	}
+	for id, sr := range before.Relations {
+		if sr == nil {
+			continue
+		}
+		same := after.Relations[id] != nil && *after.Relations[id] == *sr
+		// A shared relation's members are never read: the unit is alive
+		// in after and the relation alive on both sides, so Derive
+		// neither compares nor departs them.
+		r := relFromSeen(unit, id, sr, lookup, !same)
+		b.Relations[r.Ident()] = r
+		if same {
+			a.Relations[r.Ident()] = r
+		}
+	}
+	for id, sr := range after.Relations {
+		if sr == nil || before.Relations[id] != nil && *before.Relations[id] == *sr {
+			continue
+		}
+		r := relFromSeen(unit, id, sr, lookup, true)
+		a.Relations[r.Ident()] = r
+	}
+	return Derive(b, a)
 }
 
 // FromSeen converts what a unit's last successful reconcile saw (the
@@ -36,6 +78,20 @@ func FromSeen(unit string, seen *model.Seen, lookup func(id int) (RelInfo, bool)
 	if seen == nil {
 		return &Snapshot{Unit: unit}
 	}
+	s := seenHeader(unit, seen)
+	for id, sr := range seen.Relations {
+		if sr == nil {
+			continue
+		}
+		r := relFromSeen(unit, id, sr, lookup, true)
+		s.Relations[r.Ident()] = r
+	}
+	return s
+}
+
+// seenHeader is the Snapshot of seen without its relations (an empty map
+// sized for them).
+func seenHeader(unit string, seen *model.Seen) *Snapshot {
 	s := &Snapshot{
 		Unit:       unit,
 		Installed:  true,
@@ -50,33 +106,37 @@ func FromSeen(unit string, seen *model.Seen, lookup func(id int) (RelInfo, bool)
 	if s.Life == "" {
 		s.Life = Alive
 	}
-	for id, sr := range seen.Relations {
-		if sr == nil {
-			continue
+	return s
+}
+
+// relFromSeen is relation id as sr saw it; withMembers false leaves its
+// Members nil (see DeriveSeen).
+func relFromSeen(unit string, id int, sr *model.SeenRelation, lookup func(id int) (RelInfo, bool), withMembers bool) *RelSnap {
+	// Revision 0 is a bag never written; Juju likewise fires no app-bag
+	// hook for version 0 (relation/resolver.go).
+	r := &RelSnap{ID: id, Endpoint: sr.Endpoint, Alive: true, App: revToken(sr.App)}
+	info, ok := RelInfo{}, false
+	if lookup != nil {
+		info, ok = lookup(id)
+	}
+	if ok {
+		r.RemoteApp, r.Peer = info.RemoteApp, info.Peer
+	} else {
+		// Members yields in UnitLess order: the first names the service
+		// that sorts first.
+		for u := range sr.Members.All() {
+			r.RemoteApp = serviceOf(u)
+			break
 		}
-		r := &RelSnap{ID: id, Endpoint: sr.Endpoint, Alive: true, Members: map[string]string{}}
-		// Revision 0 is a bag never written; Juju likewise fires no
-		// app-bag hook for version 0 (relation/resolver.go).
-		r.App = revToken(sr.App)
-		info, ok := RelInfo{}, false
-		if lookup != nil {
-			info, ok = lookup(id)
-		}
+		r.Peer = r.RemoteApp != "" && r.RemoteApp == serviceOf(unit)
+	}
+	if withMembers {
+		r.Members = make(map[string]string, sr.Members.Len())
 		for u := range sr.Members.All() {
 			r.Members[u] = memberToken(sr, u, info.Revision)
 		}
-		if ok {
-			r.RemoteApp, r.Peer = info.RemoteApp, info.Peer
-		} else {
-			for _, u := range sortedUnits(r.Members) {
-				r.RemoteApp = serviceOf(u)
-				break
-			}
-			r.Peer = r.RemoteApp != "" && r.RemoteApp == serviceOf(unit)
-		}
-		s.Relations[r.Ident()] = r
 	}
-	return s
+	return r
 }
 
 // revToken formats a revision as a token; 0 (never written) is "".

@@ -109,7 +109,7 @@ func Events(st *model.State, unit string, before, after *model.Seen) []charmapi.
 		rev := func(unit string) (uint64, bool) { return st.SettingsRev(id, unit) }
 		return events.RelInfo{RemoteApp: remote.Service, Peer: ep.Role == model.Peer, Revision: rev}, true
 	}
-	evs := events.Derive(events.FromSeen(unit, before, lookup), events.FromSeen(unit, after, lookup))
+	evs := events.DeriveSeen(unit, before, after, lookup)
 	if evs == nil {
 		evs = []charmapi.Event{}
 	}
