@@ -49,14 +49,8 @@ func appendWork(b []byte, w *engine.Work) ([]byte, error) {
 		b = append(b, '}')
 	}
 	if len(w.Ports) > 0 {
-		b = append(b, `,"ports":[`...)
-		for i, p := range w.Ports {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, p)
-		}
-		b = append(b, ']')
+		b = append(b, `,"ports":`...)
+		b = appendArray(b, w.Ports, func(b []byte, p *string) []byte { return appendString(b, *p) })
 	}
 	return append(b, '}'), nil
 }
@@ -98,31 +92,9 @@ func appendUniverse(b []byte, u *charmapi.Universe) ([]byte, error) {
 	b = append(b, `,"state":`...)
 	b = appendBag(b, u.State)
 	b = append(b, `,"relations":`...)
-	if u.Relations == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range u.Relations {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendRelation(b, &u.Relations[i])
-		}
-		b = append(b, ']')
-	}
+	b = appendArray(b, u.Relations, appendRelation)
 	b = append(b, `,"events":`...)
-	if u.Events == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range u.Events {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendEvent(b, &u.Events[i])
-		}
-		b = append(b, ']')
-	}
+	b = appendArray(b, u.Events, appendEvent)
 	b = append(b, `,"attempt":`...)
 	b = strconv.AppendInt(b, int64(u.Attempt), 10)
 	return append(b, '}'), nil
@@ -173,30 +145,24 @@ func appendEvent(b []byte, e *charmapi.Event) []byte {
 	return append(b, '}')
 }
 
-// appendBags appends members' bags, in member order.
-func appendBags(b []byte, m map[string]map[string]string) []byte {
-	if m == nil {
+// appendArray appends xs as encoding/json does a slice: null when nil.
+func appendArray[T any](b []byte, xs []T, elem func([]byte, *T) []byte) []byte {
+	if xs == nil {
 		return append(b, "null"...)
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
+	b = append(b, '[')
+	for i := range xs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		b = appendBag(b, m[k])
+		b = elem(b, &xs[i])
 	}
-	return append(b, '}')
+	return append(b, ']')
 }
 
-// appendBag appends one settings bag, in key order.
-func appendBag(b []byte, m map[string]string) []byte {
+// appendObject appends m as encoding/json does a map with string keys:
+// null when nil, keys in order.
+func appendObject[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []byte {
 	if m == nil {
 		return append(b, "null"...)
 	}
@@ -213,9 +179,19 @@ func appendBag(b []byte, m map[string]string) []byte {
 		}
 		b = appendString(b, k)
 		b = append(b, ':')
-		b = appendString(b, m[k])
+		b = value(b, m[k])
 	}
 	return append(b, '}')
+}
+
+// appendBags appends members' bags, in member order.
+func appendBags(b []byte, m map[string]map[string]string) []byte {
+	return appendObject(b, m, appendBag)
+}
+
+// appendBag appends one settings bag, in key order.
+func appendBag(b []byte, m map[string]string) []byte {
+	return appendObject(b, m, appendString)
 }
 
 const hexDigits = "0123456789abcdef"
