@@ -3,6 +3,7 @@ package hooksh
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -67,23 +68,24 @@ func Load(path string, env []string) (*syntax.File, string, string) {
 	return f, opts, ""
 }
 
+// readScript reads the script at path, up to maxScript bytes. It reads
+// what the file holds rather than into a maxScript buffer: zeroing 4 MiB
+// per file, and the garbage collection that much heap starts, was most of
+// what Load cost a hook.
 func readScript(path string) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	data := make([]byte, maxScript+1)
-	n, err := fh.Read(data)
-	for err == nil && n < len(data) {
-		var m int
-		m, err = fh.Read(data[n:])
-		n += m
+	data, err := io.ReadAll(io.LimitReader(fh, maxScript+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if n > maxScript {
+	if len(data) > maxScript {
 		return nil, fmt.Errorf("%s is larger than %d MiB", path, maxScript>>20)
 	}
-	return data[:n], nil
+	return data, nil
 }
 
 // checkFile parses data as POSIX sh and checks it and what it sources,
