@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,4 +93,52 @@ func rusage(who int) time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkShellHook measures what one classic hook costs in fixpoint-sh,
+// its start included: classic-db's install hook, which sources the
+// charm's library and makes one tool call, as bench/oldhooks runs it. It
+// reports the CPU milliseconds of the hook process (cpu-ms/hook, from the
+// children's rusage), against the same hook under the system shell
+// (-system) in the same run. FIXPOINT_BENCH_SHELLS, a comma-separated
+// list of other builds of fixpoint-sh (an older commit's, say), adds a
+// run through each, named by its position in the list, to compare builds
+// in one run; alternate them with -count.
+//
+//	go test ./engine/legacy -run XXX -bench ShellHook -benchtime 50x -count 3
+func BenchmarkShellHook(b *testing.B) {
+	charm, err := filepath.Abs(filepath.Join("..", "..", "testdata", "charms", "classic-db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	type bench struct{ name, shell string }
+	benches := []bench{{"system", ""}, {"builtin", shellBinary}}
+	if other := os.Getenv("FIXPOINT_BENCH_SHELLS"); other != "" {
+		for i, path := range strings.Split(other, ",") {
+			benches = append(benches, bench{fmt.Sprintf("build%d", i+1), path})
+		}
+	}
+	for _, c := range benches {
+		b.Run(c.name, func(b *testing.B) {
+			var children time.Duration
+			for b.Loop() {
+				u := testUniverse()
+				u.Events = []charmapi.Event{{Hook: "install"}}
+				opts := Options{CharmDir: charm, UnitDir: b.TempDir(), ToolsBinary: toolBinary, HookShell: HookShellSystem}
+				if c.shell != "" {
+					opts.HookShell, opts.ShellBinary = HookShellBuiltin, c.shell
+				}
+				c0 := rusage(syscall.RUSAGE_CHILDREN)
+				_, stats, err := Run(context.Background(), opts, u)
+				if err != nil {
+					b.Fatal(err)
+				}
+				children += rusage(syscall.RUSAGE_CHILDREN) - c0
+				if stats.ToolCalls != 1 {
+					b.Fatalf("%d tool calls, want the install hook's 1", stats.ToolCalls)
+				}
+			}
+			b.ReportMetric(float64(children.Microseconds())/1000/float64(b.N), "cpu-ms/hook")
+		})
+	}
 }
