@@ -172,3 +172,29 @@ func TestEchoAsDash(t *testing.T) {
 		}
 	}
 }
+
+// TestReadScriptBound: a script of maxScript bytes is read whole, one
+// byte more is refused with a message naming it, and a missing one is an
+// error: readScript reads what the file holds, up to the bound.
+func TestReadScriptBound(t *testing.T) {
+	dir := t.TempDir()
+	atBound := filepath.Join(dir, "at")
+	over := filepath.Join(dir, "over")
+	data := bytes.Repeat([]byte(":\n"), maxScript/2)
+	if err := os.WriteFile(atBound, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(over, append(data, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readScript(atBound)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("readScript(%d bytes) = %d bytes, %v; want the file", len(data), len(got), err)
+	}
+	if _, err := readScript(over); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("readScript(%d bytes) error = %v; want larger than", len(data)+1, err)
+	}
+	if _, err := readScript(filepath.Join(dir, "missing")); err == nil {
+		t.Error("readScript(missing) = nil error")
+	}
+}
