@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/internal/backoff"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -267,8 +271,13 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 	}
 	var last *engine.Summary
 	var asked time.Time
+	outage := 0 // polls failed in a row, for a control plane between leaders
 	for {
-		if !pace(ctx, asked, paceFor(last)) {
+		every := paceFor(last)
+		if outage > 0 {
+			every = waitRetry(outage)
+		}
+		if !pace(ctx, asked, every) {
 			return exitTimeout, last, nil
 		}
 		asked = time.Now()
@@ -277,8 +286,16 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 			if ctx.Err() != nil {
 				return exitTimeout, last, nil
 			}
-			return exitFailed, last, err
+			if !transient(err, last != nil) {
+				return exitFailed, last, err
+			}
+			if outage++; outage == 1 && p != nil {
+				p.done()
+				fmt.Fprintf(p.w, "%s  control plane cannot answer now, waiting on: %v\n", p.now().Format(time.TimeOnly), err)
+			}
+			continue
 		}
+		outage = 0
 		last = sum
 		if p != nil {
 			p.updateSummary(sum)
@@ -291,6 +308,24 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 		}
 	}
 }
+
+// transient reports whether a failed poll may succeed later with nothing
+// done by the operator: the control plane answered that it has no leader
+// or cannot serve now (an election, a node restarting), or, once it has
+// answered before (seen), no node answered at all. A wrong address, token
+// or request still fails at once.
+func transient(err error, seen bool) bool {
+	var e *api.Error
+	if errors.As(err, &e) {
+		return e.Kind.Retryable()
+	}
+	var ue *url.Error
+	return seen && errors.As(err, &ue)
+}
+
+// waitRetry spaces a waiter's polls while the control plane cannot answer:
+// 200 ms doubling to 5 s.
+var waitRetry = backoff.Policy{Min: 200 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.5}.Delay
 
 // tableMax is the most units whose status table a waiter prints when it
 // ends; a larger environment gets its summary by service instead (the
