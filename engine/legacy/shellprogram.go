@@ -148,16 +148,7 @@ var (
 
 // locateShell is locate for fixpoint-sh, whose fallback is no program.
 func (l *toolLocator) locateShell() string {
-	beside := filepath.Join(filepath.Dir(l.exe), shebang.ProgramName)
-	if _, err := os.Stat(beside); err == nil {
-		if err := checkProtocol(beside); err == nil {
-			l.log.Debug("old hooks: using fixpoint-sh beside the binary", "path", beside)
-			return beside
-		} else {
-			l.log.Warn("old hooks: ignoring fixpoint-sh beside the binary", "path", beside, "error", err)
-		}
-	}
-	path, err := l.cached(shellProgram)
+	path, err := l.find(shellProgram)
 	if err == nil {
 		return path
 	}

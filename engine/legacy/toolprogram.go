@@ -130,17 +130,23 @@ func lookGo() (string, error) {
 	return "", errors.New("no go command on PATH")
 }
 
-func (l *toolLocator) locate() string {
-	beside := filepath.Join(filepath.Dir(l.exe), hooktool.ProgramName)
+// find returns prog beside the running binary if it speaks this
+// protocol, else from the cache, built there if need be (cached).
+func (l *toolLocator) find(prog program) (string, error) {
+	beside := filepath.Join(filepath.Dir(l.exe), prog.name)
 	if _, err := os.Stat(beside); err == nil {
 		if err := checkProtocol(beside); err == nil {
-			l.log.Debug("hook tools: using the program beside the binary", "path", beside)
-			return beside
+			l.log.Debug("old hooks: using "+prog.name+" beside the binary", "path", beside)
+			return beside, nil
 		} else {
-			l.log.Warn("hook tools: ignoring the program beside the binary", "path", beside, "error", err)
+			l.log.Warn("old hooks: ignoring "+prog.name+" beside the binary", "path", beside, "error", err)
 		}
 	}
-	path, err := l.cached(hookProgram)
+	return l.cached(prog)
+}
+
+func (l *toolLocator) locate() string {
+	path, err := l.find(hookProgram)
 	if err == nil {
 		return path
 	}
