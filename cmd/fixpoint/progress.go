@@ -371,18 +371,7 @@ func paceFor(last *engine.Summary) time.Duration {
 // pace waits until every after the last poll was sent (asked); false if
 // ctx ended first.
 func pace(ctx context.Context, asked time.Time, every time.Duration) bool {
-	d := time.Until(asked.Add(every))
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return backoff.Sleep(ctx, time.Until(asked.Add(every)))
 }
 
 // follow shows progress until ctx ends, at every change of the state
@@ -396,9 +385,7 @@ func follow(ctx context.Context, c statusSource, p *progress, stale bool, last *
 		asked = time.Now()
 		sum, err := c.WaitSummary(ctx, stale, last, 30*time.Second)
 		if err != nil {
-			if ctx.Err() == nil {
-				time.Sleep(time.Second) // the node is going away; try again
-			}
+			backoff.Sleep(ctx, time.Second) // the node is going away; try again
 			continue
 		}
 		p.updateSummary(sum)

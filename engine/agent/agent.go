@@ -182,7 +182,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			failures++
 			d := retryDelay(failures)
 			log.Warn("claim work failed; retrying", "error", err, "in", d)
-			sleep(ctx, d)
+			backoff.Sleep(ctx, d)
 			continue
 		}
 		failures = 0
@@ -439,7 +439,7 @@ func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) 
 		}
 		d := retryDelay(i)
 		log.Warn(what+" failed; retrying", "error", err, "in", d)
-		sleep(ctx, d)
+		backoff.Sleep(ctx, d)
 	}
 }
 
@@ -456,12 +456,3 @@ func permanent(err error) bool {
 // retryDelay spaces the agent's retries of the control plane: 100 ms
 // doubling to 6.4 s, each jittered down by up to half.
 var retryDelay = backoff.Policy{Min: 100 * time.Millisecond, Max: 6400 * time.Millisecond, Jitter: 0.5}.Delay
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}

@@ -1,6 +1,7 @@
 package backoff
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -23,5 +24,16 @@ func TestBackoffDoublesToMaxWithJitterDown(t *testing.T) {
 	}
 	if d := (Policy{Min: time.Second}).Delay(3); d <= 0 {
 		t.Fatalf("a zero Max must not make the delay zero: %s", d)
+	}
+}
+
+func TestSleepEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if Sleep(ctx, time.Hour) {
+		t.Fatal("Sleep on an ended context reported the whole wait passed")
+	}
+	if !Sleep(context.Background(), time.Millisecond) || !Sleep(context.Background(), 0) {
+		t.Fatal("Sleep on a live context did not report the wait passed")
 	}
 }
