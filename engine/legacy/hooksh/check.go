@@ -140,6 +140,12 @@ func Check(f *syntax.File) string {
 			}
 		case *syntax.CallExpr:
 			reason = checkCall(n)
+		case *syntax.FuncDecl:
+			// The parser takes `() cmd` (FuzzLoad found it), which sh
+			// refuses: the system shell says so in its own words.
+			if n.Name == nil {
+				reason = fmt.Sprintf("%s declares a function without a name", n.Pos())
+			}
 		}
 		return reason == ""
 	})

@@ -40,6 +40,7 @@ func TestCheck(t *testing.T) {
 		{"set -m\n", "set -m"},
 		{"set -o vi\n", "set -o vi"},
 		{"f() { local x=1; }\n", "local"},
+		{"()0\n", "function without a name"},
 	}
 	for _, tt := range tests {
 		got := Check(parse(t, tt.src))

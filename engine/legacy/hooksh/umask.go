@@ -62,7 +62,8 @@ func checkUmask(files []*syntax.File) string {
 	funcs := map[string]*syntax.Stmt{}
 	for _, f := range files {
 		syntax.Walk(f, func(n syntax.Node) bool {
-			if d, ok := n.(*syntax.FuncDecl); ok {
+			// Check refused nameless ones.
+			if d, ok := n.(*syntax.FuncDecl); ok && d.Name != nil {
 				funcs[d.Name.Value] = d.Body
 			}
 			return true
