@@ -101,13 +101,7 @@ relation-set -r db:3 database=final`,
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(unitDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := func(name string) string { return readUnitFile(t, unitDir, name) }
 	if got, want := read("own.yaml"), "database: shop\nkeep: \"yes\"\nnote: hello world\nprivate-address: 10.0.0.5\n"; got != want {
 		t.Errorf("own settings:\n%s\nwant:\n%s", got, want)
 	}

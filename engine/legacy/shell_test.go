@@ -45,13 +45,7 @@ echo $? > "$FIXPOINT_UNIT_DIR/code"`})
 				if err != nil {
 					t.Fatal(err)
 				}
-				read := func(name string) string {
-					b, err := os.ReadFile(filepath.Join(unitDir, name))
-					if err != nil {
-						t.Fatal(err)
-					}
-					return string(b)
-				}
+				read := func(name string) string { return readUnitFile(t, unitDir, name) }
 				code, err := strconv.Atoi(strings.TrimSpace(read("code")))
 				if err != nil {
 					t.Fatal(err)

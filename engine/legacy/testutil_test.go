@@ -110,3 +110,13 @@ func equalLines(t *testing.T, what string, got, want []string) {
 		t.Errorf("%s:\ngot:\n  %s\nwant:\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }
+
+// readUnitFile returns the file a test hook wrote in its unit directory.
+func readUnitFile(t *testing.T, unitDir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(unitDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
