@@ -32,7 +32,7 @@ const (
 // agent asks a fixpoint-hook it finds on disk for it (fixpoint-hook
 // --protocol) and uses that program only when it matches, so that a stale
 // install beside a newer fixpoint is not trusted to speak the protocol.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // MaxRequest bounds one tool request (a relation-set --file included).
 const MaxRequest = 16 << 20
