@@ -11,7 +11,9 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 )
 
-// callIn runs one tool request in a fresh session whose running hook is e.
+// callIn runs one tool request in a fresh session whose running hook is
+// e, and returns what it prints and its exit code (how long it may be
+// kept is TestKeptAnswersHold's).
 func callIn(t *testing.T, u *charmapi.Universe, e charmapi.Event, tool string, args ...string) response {
 	t.Helper()
 	s, err := newSession(u, nil, nil, hclog.NewNullLogger())
@@ -19,7 +21,9 @@ func callIn(t *testing.T, u *charmapi.Universe, e charmapi.Event, tool string, a
 		t.Fatal(err)
 	}
 	s.begin("ctx", e)
-	return s.call(&request{Context: "ctx", Tool: tool, Args: args})
+	r := s.call(&request{Context: "ctx", Tool: tool, Args: args})
+	r.Keep = 0
+	return r
 }
 
 // toolCase is one hook tool call and what it must answer, through the
@@ -164,7 +168,7 @@ func TestSocketRequiresTheToken(t *testing.T) {
 	if r := ask("guess"); r.Code != 1 || r.Stderr != "ERROR hook tool request refused: wrong token\n" {
 		t.Errorf("wrong token: %+v", r)
 	}
-	if r := ask("secret"); r != (response{Stdout: "False\n"}) {
+	if r := ask("secret"); r != (response{Stdout: "False\n", Keep: keepHook}) {
 		t.Errorf("right token: %+v", r)
 	}
 }

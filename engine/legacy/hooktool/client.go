@@ -91,26 +91,23 @@ func Call(name string, args []string, getenv func(string) (string, bool), dir st
 	return resp.Code
 }
 
-// keptCall is call for a caller that may make many: a read answered
-// before in this hook context is answered from what was kept, and any
-// other tool forgets what was kept, before (it may change it) and after
-// (a read that overtook it may have kept an answer from before it).
+// keptCall is call for a caller that may make many: an answer kept
+// before in this hook context is given again, an answer the run says may
+// be kept is kept, and any other (a write, a failure) forgets the kept
+// answers a write may have changed.
 func keptCall(path string, req *Request) (*Response, error) {
-	if !IsRead(req.Tool) {
-		kept.forget()
-		defer kept.forget()
-		return call(path, req)
-	}
 	key := readKey(path, req)
 	if resp, ok := kept.answer(key); ok {
 		return resp, nil
 	}
 	gen := kept.generation()
 	resp, err := call(path, req)
-	if err == nil {
-		kept.keep(key, gen, resp)
+	if err != nil || resp.Keep == KeepNot {
+		kept.forget()
+		return resp, err
 	}
-	return resp, err
+	kept.keep(key, gen, resp)
+	return resp, nil
 }
 
 // call sends req over the unix socket at path and reads the response: one

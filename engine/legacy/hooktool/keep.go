@@ -8,35 +8,12 @@ import (
 // A process that makes many calls (fixpoint-sh, whose tools are builtins)
 // keeps two things between them. Its connections to the run: a call is
 // then one write and one read, not a socket, a connect, an accept and a
-// close on both sides. And the answers of reads, which within one hook
-// change only when the hook calls a tool that is not a read: an old hook
-// that reads every remote unit's settings twice (once to act, once to
-// report status) asks the run once. Juju's own hook context caches
-// relation settings for the hook's duration the same way. fixpoint-hook
-// makes one call per process and so keeps nothing for long.
-
-// reads are the tools whose answer, in one hook context, depends only on
-// the tools called before it in that context: they change nothing, and
-// their answer changes only after a call of a tool not listed here.
-// engine/legacy's TestReadToolsChangeNothing holds its tools to that.
-var reads = map[string]bool{
-	"config-get":         true,
-	"goal-state":         true,
-	"is-leader":          true,
-	"leader-get":         true,
-	"network-get":        true,
-	"opened-ports":       true,
-	"relation-get":       true,
-	"relation-ids":       true,
-	"relation-list":      true,
-	"relation-model-get": true,
-	"status-get":         true,
-	"unit-get":           true,
-}
-
-// IsRead reports whether tool is a read whose answer a caller may keep
-// until it calls a tool that is not one.
-func IsRead(tool string) bool { return reads[tool] }
+// close on both sides. And the answers the run says it may keep
+// (Response.Keep): an old hook that reads every remote unit's settings
+// twice (once to act, once to report status) asks the run once. Juju's
+// own hook context caches relation settings for the hook's duration the
+// same way. fixpoint-hook makes one call per process and so keeps nothing
+// for long.
 
 // maxKept bounds the bytes of answers kept; past it they start over.
 const maxKept = 4 << 20
@@ -45,9 +22,9 @@ const maxKept = 4 << 20
 type keeper struct {
 	mu   sync.Mutex
 	idle map[string][]int // socket path → idle connections
-	// answers are the successful answers of reads, by readKey; gen moves
-	// on every call of a tool that is not a read, so that a read that
-	// raced with it does not keep an answer from before it.
+	// answers are kept answers by readKey; gen moves whenever the
+	// KeepUntilWrite ones are forgotten, so that a read that raced with
+	// a write does not keep an answer from before it.
 	answers map[string]*Response
 	size    int
 	gen     uint64
@@ -55,7 +32,7 @@ type keeper struct {
 
 var kept keeper
 
-// readKey names a read: the same tool with the same arguments in the same
+// readKey names a call: the same tool with the same arguments in the same
 // hook context of the same run.
 func readKey(socket string, req *Request) string {
 	b := make([]byte, 0, 128)
@@ -67,7 +44,7 @@ func readKey(socket string, req *Request) string {
 	return string(b)
 }
 
-// answer returns a kept answer of the read named key.
+// answer returns the kept answer of the call named key.
 func (k *keeper) answer(key string) (*Response, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -75,18 +52,19 @@ func (k *keeper) answer(key string) (*Response, bool) {
 	return r, ok
 }
 
-// generation is the current generation, read before a read is sent.
+// generation is the current generation, read before a call is sent.
 func (k *keeper) generation() uint64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.gen
 }
 
-// keep keeps a read's answer if no other tool was called since gen.
+// keep keeps an answer the run said may be kept, unless a write's answer
+// came since gen.
 func (k *keeper) keep(key string, gen uint64, r *Response) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if gen != k.gen || r.Code != 0 {
+	if gen != k.gen || r.Keep == KeepNot {
 		return
 	}
 	n := len(key) + len(r.Stdout) + len(r.Stderr)
@@ -103,13 +81,17 @@ func (k *keeper) keep(key string, gen uint64, r *Response) {
 	k.size += n
 }
 
-// forget drops every kept answer: a tool that is not a read was called
-// and may have changed any of them.
+// forget drops the answers a write may have changed (KeepUntilWrite).
 func (k *keeper) forget() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.gen++
-	k.answers, k.size = nil, 0
+	for key, r := range k.answers {
+		if r.Keep != KeepForHook {
+			delete(k.answers, key)
+			k.size -= len(key) + len(r.Stdout) + len(r.Stderr)
+		}
+	}
 }
 
 // conn returns an idle connection to the socket at path, or dials one.
