@@ -51,79 +51,55 @@ type Work struct {
 // caller and returns them. It returns no work, and no error, when the wait
 // ends first.
 //
-// Each look at the machine's work is one pass under the controller's
-// lock: it notes the contact, un-parks a woken poll, takes the next wake
-// signal and claims. A change wakes ~100 polls at once, and each extra
-// acquisition (Touch, the signal, parked--) was one more turn in the
-// queue of 100 on that lock before the hand-out.
+// Each look at the machine's work (lookLocked) is made in one pass under
+// the controller's lock, batched with the looks of the polls woken with
+// it (lookQueue). A woken poll first lets the entries that were in the
+// log when it was woken land (burst).
 func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
 	deadline := c.opts.Now().Add(wait)
-	c.mu.Lock()
-	c.polling[machine]++
-	c.mu.Unlock()
-	parked := false // counted in c.parked; guarded by c.mu
+	l := &look{machine: machine, max: max}
 	defer func() {
+		if !l.polling {
+			// The look that found work ended the poll's count.
+			return
+		}
 		c.mu.Lock()
 		c.polling[machine]--
-		if parked {
+		if l.parked {
 			c.parked[machine]--
 		}
 		c.contact[machine] = c.opts.Now()
 		c.mu.Unlock()
 	}()
-	woken := false
 	for {
-		var work []Work
-		var next time.Time
-		var sig *signal
-		err := c.store.View(func(st *model.State) error {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			c.contact[machine] = c.opts.Now()
-			if parked {
-				c.parked[machine]--
-				parked = false
-			}
-			if woken {
-				c.work.Wakeups++
-			}
-			// Taken in the same pass as the claim: a unit queued after
-			// this look closes it.
-			sig = c.readyFor(machine).signal()
-			work, next = c.claimLocked(st, machine, max)
-			if len(work) == 0 {
-				c.parked[machine]++
-				parked = true
-			}
-			return nil
-		})
-		if err != nil || len(work) > 0 {
-			return work, err
+		c.looks.do(c, l)
+		if l.err != nil || len(l.work) > 0 {
+			return l.work, l.err
 		}
 		now := c.opts.Now()
 		if !now.Before(deadline) {
 			return nil, nil
 		}
 		sleep := deadline.Sub(now)
-		if !next.IsZero() && next.Sub(now) < sleep {
-			sleep = next.Sub(now)
+		if !l.next.IsZero() && l.next.Sub(now) < sleep {
+			sleep = l.next.Sub(now)
 		}
 		t := time.NewTimer(sleep) // a negative sleep fires at once
-		woken = false
+		l.woken = false
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-		case <-sig.ch:
-			woken = true
+		case <-l.sig.ch:
+			l.woken = true
 		}
 		t.Stop()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if woken {
+		if l.woken {
 			// Let the rest of a burst land before handing work out:
 			// the entries in the log when the poll was woken.
-			if err := c.burst(ctx, sig.last); err != nil {
+			if err := c.burst(ctx, l.sig.last); err != nil {
 				return nil, err
 			}
 		}
