@@ -50,28 +50,51 @@ type Work struct {
 // Claim waits up to wait for stale units on machine, claims them for the
 // caller and returns them. It returns no work, and no error, when the wait
 // ends first.
+//
+// Each look at the machine's work is one pass under the controller's
+// lock: it notes the contact, un-parks a woken poll, takes the next wake
+// signal and claims. A change wakes ~100 polls at once, and each extra
+// acquisition (Touch, the signal, parked--) was one more turn in the
+// queue of 100 on that lock before the hand-out.
 func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
 	deadline := c.opts.Now().Add(wait)
 	c.mu.Lock()
 	c.polling[machine]++
 	c.mu.Unlock()
+	parked := false // counted in c.parked; guarded by c.mu
 	defer func() {
 		c.mu.Lock()
 		c.polling[machine]--
+		if parked {
+			c.parked[machine]--
+		}
 		c.contact[machine] = c.opts.Now()
 		c.mu.Unlock()
 	}()
+	woken := false
 	for {
-		c.Touch(machine)
-		c.mu.Lock()
-		ch := c.readyFor(machine).wait()
-		c.mu.Unlock()
 		var work []Work
 		var next time.Time
+		var sig *signal
 		err := c.store.View(func(st *model.State) error {
 			c.mu.Lock()
 			defer c.mu.Unlock()
+			c.contact[machine] = c.opts.Now()
+			if parked {
+				c.parked[machine]--
+				parked = false
+			}
+			if woken {
+				c.work.Wakeups++
+			}
+			// Taken in the same pass as the claim: a unit queued after
+			// this look closes it.
+			sig = c.readyFor(machine).signal()
 			work, next = c.claimLocked(st, machine, max)
+			if len(work) == 0 {
+				c.parked[machine]++
+				parked = true
+			}
 			return nil
 		})
 		if err != nil || len(work) > 0 {
@@ -86,30 +109,21 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			sleep = next.Sub(now)
 		}
 		t := time.NewTimer(sleep) // a negative sleep fires at once
-		c.mu.Lock()
-		c.parked[machine]++
-		c.mu.Unlock()
-		var woken bool
+		woken = false
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-		case <-ch:
+		case <-sig.ch:
 			woken = true
 		}
-		c.mu.Lock()
-		c.parked[machine]--
-		if woken {
-			c.work.Wakeups++
-		}
-		c.mu.Unlock()
-		switch {
-		case ctx.Err() != nil:
-			t.Stop()
+		t.Stop()
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		case woken:
-			t.Stop()
-			// Let the rest of a burst land before handing work out.
-			if err := c.burst(ctx); err != nil {
+		}
+		if woken {
+			// Let the rest of a burst land before handing work out:
+			// the entries in the log when the poll was woken.
+			if err := c.burst(ctx, sig.last); err != nil {
 				return nil, err
 			}
 		}
