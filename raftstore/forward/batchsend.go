@@ -21,9 +21,14 @@ const (
 	// leader. A request that finds them all under way waits for the next
 	// batch, which takes everything that queued meanwhile: under light
 	// load each request goes at once and alone, under heavy load batches
-	// grow with the wait instead of with a timer. More than one in flight
-	// keeps the leader's Raft pipeline fed while an earlier batch commits.
-	maxInflight = 4
+	// grow with the wait instead of with a timer. One is what measured
+	// best (bench/README.md, "raft writes"): with 64 writers through a
+	// follower on a busy 2-core box, three alternating pairs cost 470,
+	// 503 and 555 µs of CPU per write in all with 1 in flight against
+	// 558, 621 and 505 with 2 (4 and 8 cost more still): fewer, larger
+	// batches also make larger Raft batches (24 writes per leader fsync
+	// against 17).
+	maxInflight = 1
 	// batchTimeout bounds one batch's round trip, as the node-to-node
 	// client's timeout bounds any other request.
 	batchTimeout = time.Minute
