@@ -6,24 +6,40 @@ import (
 )
 
 // broadcast wakes everyone waiting for the next change: waiters take the
-// channel from wait and block on it; notify closes it and starts the next
-// one. The caller's lock guards it.
+// channel from wait (or the signal from signal) and block on it; notify
+// closes it and starts the next one. The caller's lock guards it.
 type broadcast struct {
-	ch chan struct{}
+	cur *signal
 	// gen counts notifies: a waiter that read gen with what it saw
 	// learns of a notify it was not yet waiting for.
 	gen uint64
 }
 
-func newBroadcast() broadcast { return broadcast{ch: make(chan struct{})} }
+// signal is one round of a broadcast: ch is closed at its notify, and
+// last is what the notifier said then (the log's last index, for work
+// polls). last is written before ch is closed, so a waiter that saw ch
+// closed reads it without the lock.
+type signal struct {
+	ch   chan struct{}
+	last uint64
+}
+
+func newBroadcast() broadcast { return broadcast{cur: &signal{ch: make(chan struct{})}} }
 
 // wait returns the channel closed at the next notify.
-func (b *broadcast) wait() <-chan struct{} { return b.ch }
+func (b *broadcast) wait() <-chan struct{} { return b.cur.ch }
+
+// signal returns the next notify's signal.
+func (b *broadcast) signal() *signal { return b.cur }
 
 // notify wakes every waiter.
-func (b *broadcast) notify() {
-	close(b.ch)
-	b.ch = make(chan struct{})
+func (b *broadcast) notify() { b.notifyAt(0) }
+
+// notifyAt wakes every waiter and tells them last.
+func (b *broadcast) notifyAt(last uint64) {
+	b.cur.last = last
+	close(b.cur.ch)
+	b.cur = &signal{ch: make(chan struct{})}
 	b.gen++
 }
 
@@ -33,7 +49,7 @@ func (b *broadcast) since(gen uint64) <-chan struct{} {
 	if b.gen != gen {
 		return closed
 	}
-	return b.ch
+	return b.cur.ch
 }
 
 // closed is a channel that is always closed.
@@ -55,11 +71,25 @@ func (c *Controller) readyFor(machine string) *broadcast {
 	return b
 }
 
-// wake tells machine's work polls to look again. Called with mu.
+// wake tells machine's work polls to look again, once the entries in the
+// log by now are applied. Called with mu.
 func (c *Controller) wake(machine string) {
 	if b := c.ready[machine]; b != nil {
-		b.notify()
+		b.notifyAt(c.logLast())
 	}
+}
+
+// logLast is the last index in the store's log, applied or not, or 0 if
+// the store cannot tell (InFlight). A woken work poll lets the entries
+// that were in the log when it was woken land before it looks (burst):
+// read when the poll gets to run instead, it took in the results that
+// the first agents of the same change had sent meanwhile, and the 100th
+// poll of a change waited for the first 99's reports to be applied.
+func (c *Controller) logLast() uint64 {
+	if log, ok := c.store.(InFlight); ok {
+		return log.LastIndex()
+	}
+	return 0
 }
 
 // wakeQueued wakes the machines that have queued units: a claim ended or
@@ -73,6 +103,7 @@ func (c *Controller) wake(machine string) {
 func (c *Controller) wakeQueued() {
 	left := len(c.ready)
 	seen := make(map[string]bool, left)
+	last := c.logLast()
 	for name := range c.queue.All() {
 		if left == 0 {
 			return
@@ -83,7 +114,7 @@ func (c *Controller) wakeQueued() {
 		}
 		seen[v.machine] = true
 		if b := c.ready[v.machine]; b != nil {
-			b.notify()
+			b.notifyAt(last)
 			left--
 		}
 	}
@@ -92,19 +123,21 @@ func (c *Controller) wakeQueued() {
 // wakeAll wakes every work poll: every view was rebuilt or dropped.
 // Called with mu.
 func (c *Controller) wakeAll() {
+	last := c.logLast()
 	for _, b := range c.ready {
-		b.notify()
+		b.notifyAt(last)
 	}
 }
 
 // burst lets the rest of a burst land after a wake, up to Window: the
-// entries already in the store's log when the poll woke (other agents'
-// results, the rest of an operator's change) are applied before the
-// poll looks, so that one hand-out sees them all. Entries proposed later
-// do not hold it: waiting for a quiet log would let every other agent's
-// result delay the hand-out. A store that cannot say what is in its log
-// gets the whole Window. It returns ctx's error if ctx ends first.
-func (c *Controller) burst(ctx context.Context) error {
+// entries already in the store's log when the poll was woken (through
+// last, the wake's logLast; other agents' results, the rest of an
+// operator's change) are applied before the poll looks, so that one
+// hand-out sees them all. Entries proposed later do not hold it: waiting
+// for a quiet log would let every other agent's result delay the
+// hand-out. A store that cannot say what is in its log gets the whole
+// Window. It returns ctx's error if ctx ends first.
+func (c *Controller) burst(ctx context.Context, last uint64) error {
 	deadline := time.Now().Add(c.opts.Window)
 	log, ok := c.store.(InFlight)
 	if !ok {
@@ -117,7 +150,10 @@ func (c *Controller) burst(ctx context.Context) error {
 			return nil
 		}
 	}
-	last := log.LastIndex()
+	if last == 0 {
+		// Woken by a notify that did not read the log.
+		last = log.LastIndex()
+	}
 	for {
 		// Read the index before asking: an entry applied in between
 		// then ends the wait below at once rather than at the deadline.

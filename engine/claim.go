@@ -50,66 +50,56 @@ type Work struct {
 // Claim waits up to wait for stale units on machine, claims them for the
 // caller and returns them. It returns no work, and no error, when the wait
 // ends first.
+//
+// Each look at the machine's work (lookLocked) is made in one pass under
+// the controller's lock, batched with the looks of the polls woken with
+// it (lookQueue). A woken poll first lets the entries that were in the
+// log when it was woken land (burst).
 func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
 	deadline := c.opts.Now().Add(wait)
-	c.mu.Lock()
-	c.polling[machine]++
-	c.mu.Unlock()
+	l := &look{machine: machine, max: max}
 	defer func() {
+		if !l.polling {
+			// The look that found work ended the poll's count.
+			return
+		}
 		c.mu.Lock()
 		c.polling[machine]--
+		if l.parked {
+			c.parked[machine]--
+		}
 		c.contact[machine] = c.opts.Now()
 		c.mu.Unlock()
 	}()
 	for {
-		c.Touch(machine)
-		c.mu.Lock()
-		ch := c.readyFor(machine).wait()
-		c.mu.Unlock()
-		var work []Work
-		var next time.Time
-		err := c.store.View(func(st *model.State) error {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			work, next = c.claimLocked(st, machine, max)
-			return nil
-		})
-		if err != nil || len(work) > 0 {
-			return work, err
+		c.looks.do(c, l)
+		if l.err != nil || len(l.work) > 0 {
+			return l.work, l.err
 		}
 		now := c.opts.Now()
 		if !now.Before(deadline) {
 			return nil, nil
 		}
 		sleep := deadline.Sub(now)
-		if !next.IsZero() && next.Sub(now) < sleep {
-			sleep = next.Sub(now)
+		if !l.next.IsZero() && l.next.Sub(now) < sleep {
+			sleep = l.next.Sub(now)
 		}
 		t := time.NewTimer(sleep) // a negative sleep fires at once
-		c.mu.Lock()
-		c.parked[machine]++
-		c.mu.Unlock()
-		var woken bool
+		l.woken = false
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-		case <-ch:
-			woken = true
+		case <-l.sig.ch:
+			l.woken = true
 		}
-		c.mu.Lock()
-		c.parked[machine]--
-		if woken {
-			c.work.Wakeups++
-		}
-		c.mu.Unlock()
-		switch {
-		case ctx.Err() != nil:
-			t.Stop()
+		t.Stop()
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		case woken:
-			t.Stop()
-			// Let the rest of a burst land before handing work out.
-			if err := c.burst(ctx); err != nil {
+		}
+		if l.woken {
+			// Let the rest of a burst land before handing work out:
+			// the entries in the log when the poll was woken.
+			if err := c.burst(ctx, l.sig.last); err != nil {
 				return nil, err
 			}
 		}

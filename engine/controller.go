@@ -128,7 +128,9 @@ type Controller struct {
 	polling map[string]int
 	// parked counts each machine's long polls asleep waiting for a wake.
 	parked map[string]int
-	work   WorkStats
+	// looks batches the work polls' looks (handout.go).
+	looks lookQueue
+	work  WorkStats
 	// runs counts hand-outs per unit since the views were last rebuilt.
 	runs map[string]int
 	// changed wakes status long polls: views or phases moved.

@@ -40,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
@@ -53,6 +54,7 @@ func main() {
 	changes := flag.Int("changes", 5, "config changes to measure, one service each")
 	cpuprofile := flag.String("cpuprofile", "", "write the server's CPU profile from the first change on to this file")
 	profileFor := flag.Duration("profile-for", 10*time.Second, "how long -cpuprofile profiles")
+	traceFile := flag.String("trace", "", "write the server's runtime trace over the first change to this file (go tool trace)")
 	server := flag.String("fixpoint", "", "the fixpoint binary to run as the server (default: build ./cmd/fixpoint)")
 	flag.Parse()
 	root := must(proc.RepoRoot())
@@ -80,9 +82,18 @@ func main() {
 	woke := map[string]time.Time{} // machine -> when its poll last returned work
 	var wg sync.WaitGroup
 	per := *agents / *services
+	// One connection pool for the simulated agents that keeps each one's
+	// connections open, as each real agent's own process does. The
+	// default pool keeps 2 idle connections per host, so it closed
+	// nearly every agent's connection after each answer, and every woken
+	// agent dialled again for its report and its next poll while the
+	// rest of the change was being handed out.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2**agents, 2**agents
+	hc := &http.Client{Transport: tr}
 	for i := 0; i < *agents; i++ {
 		machine := fmt.Sprintf("m%04d", i)
-		c := api.NewClient([]string{addr}, join, nil)
+		c := api.NewClient([]string{addr}, join, hc)
 		check(c.Register(ctx, machine, "127.0.0.1"))
 		wg.Add(1)
 		go func() {
@@ -145,6 +156,8 @@ func main() {
 	} else {
 		profiled <- nil
 	}
+	serverCPU0, rounds0 := cpuSeconds(srv.Process.Pid), time.Now()
+	benchCPU0, applyCPU0 := selfCPU()
 	var all []time.Duration
 	othersWoken := 0
 	pollsTotal := 0.0
@@ -153,6 +166,13 @@ func main() {
 		woke = map[string]time.Time{}
 		mu.Unlock()
 		polls0 := pollsWoken(addr, token)
+		traced := make(chan error, 1)
+		if round == 1 && *traceFile != "" {
+			go func() { traced <- serverTrace(addr, token, 2*time.Second, *traceFile) }()
+			time.Sleep(200 * time.Millisecond) // let the trace start: a diagnostic, not a measurement
+		} else {
+			traced <- nil
+		}
 		committed, exited := apply(env(round))
 		waitConverged(status)
 		s := (round - 1) % *services
@@ -169,6 +189,7 @@ func main() {
 			_ = n
 		}
 		mu.Unlock()
+		check(<-traced)
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		all = append(all, lat...)
 		othersWoken += others
@@ -179,16 +200,22 @@ func main() {
 		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-9s %-13d %-12s +%s\n", s, len(lat), pct(lat, 0), pct(lat, 50), pct(lat, 99), pct(lat, 100), others, wokenCell(polls0, polls),
 			exited.Sub(committed).Round(100*time.Microsecond))
 	}
+	serverCPU, rounds := cpuSeconds(srv.Process.Pid)-serverCPU0, time.Since(rounds0)
+	benchCPU, applyCPU := selfCPU()
+	benchCPU, applyCPU = benchCPU-benchCPU0, applyCPU-applyCPU0
 	check(<-profiled)
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	fmt.Printf("all     %-8d %-9s %-9s %-9s %-9s\n", len(all), pct(all, 0), pct(all, 50), pct(all, 99), pct(all, 100))
 	cpu, rss := cpuSeconds(srv.Process.Pid)-cpu0, proc.PeakRSS(srv.Process.Pid)
 	fmt.Printf("control plane: %.1fs CPU over %.0fs, peak RSS %.0f MiB, %d goroutines polling\n",
 		cpu, time.Since(start).Seconds(), rss, *agents)
+	fmt.Printf("change rounds: %.1fs; CPU: server %.2fs, this bench %.2fs (agents, status waits), fixpoint apply %.2fs\n",
+		rounds.Seconds(), serverCPU, benchCPU, applyCPU)
 	summary, err := json.Marshal(map[string]any{
 		"bench": "agents", "agents": *agents, "services": *services, "changes": *changes,
 		"initial_s": initial.Seconds(), "wake_p50_ms": pctMs(all, 50), "wake_p99_ms": pctMs(all, 99),
 		"wake_max_ms": pctMs(all, 100), "others_woken": othersWoken, "polls_woken_per_change": pollsTotal / float64(*changes), "cpu_s": cpu, "peak_rss_mib": rss,
+		"rounds_s": rounds.Seconds(), "rounds_server_cpu_s": serverCPU, "rounds_bench_cpu_s": benchCPU, "rounds_apply_cpu_s": applyCPU,
 	})
 	check(err)
 	fmt.Println(string(summary))
@@ -326,6 +353,28 @@ func cpuProfile(addr, token string, d time.Duration, path string) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
+// serverTrace writes the server's runtime trace over d to path.
+func serverTrace(addr, token string, d time.Duration, path string) error {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/trace?seconds=%g", addr, d.Seconds()), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("trace: %s %v", resp.Status, err)
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
 // appliedAt asks the server when it applied the entry whose index
 // `fixpoint apply` printed ("applied at index N").
 func appliedAt(addr, token, applyOut string) time.Time {
@@ -358,6 +407,17 @@ func pct(d []time.Duration, p int) string {
 	}
 	i := (len(d) - 1) * p / 100
 	return d[i].Round(100 * time.Microsecond).String()
+}
+
+// selfCPU is the user+system CPU time of this process and, apart, of its
+// children that ended (the apply runs; the server is waited for only at
+// the end).
+func selfCPU() (self, applies float64) {
+	var s, k syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &s)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &k)
+	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return sec(s.Utime) + sec(s.Stime), sec(k.Utime) + sec(k.Stime)
 }
 
 // cpuSeconds is a process's user+system CPU time.

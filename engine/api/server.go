@@ -85,7 +85,7 @@ func NewServer(cfg Config) *Server {
 	}
 	node := cfg.Node
 	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, log: cfg.Log, mux: http.NewServeMux(),
-		proxy: forward.NewProxy(cfg.Transport, node.NodeID()),
+		proxy: forward.NewProxy(cfg.Transport, cfg.PeerClient, node.NodeID()),
 		peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID())}
 	s.mux.Handle("/v1/raft/", node.Handler())
 	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
@@ -105,6 +105,10 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	s.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	s.mux.HandleFunc("POST /v1/agent/results", s.leaderOnly(s.results))
+	// Writes other nodes pass on for their callers, several to a request;
+	// each is authorized on its own (authorize lets only the nodes'
+	// operator credential send a batch).
+	s.mux.HandleFunc("POST "+forward.BatchPath, func(w http.ResponseWriter, r *http.Request) { forward.ServeBatch(w, r, s) })
 	s.mux.HandleFunc("POST /v1/machines/{name}/reset", s.resetMachine)
 	s.mux.HandleFunc("POST /v1/token/join", s.rotateJoin)
 	s.operatorRoutes()

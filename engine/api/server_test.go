@@ -167,6 +167,32 @@ func TestForwardingToLeader(t *testing.T) {
 			return nil
 		})
 	})
+	// Writes ride to the leader in batches, each member authorized there
+	// on its own: an agent's credential renews its own machine through
+	// the follower and no other, and only the nodes' credential sends a
+	// batch at all.
+	code, e, body := call(t, "POST", follower.addr+"/v1/agent/register", joinToken, mustJSON(t, api.Register{Machine: "m2", Address: "10.0.0.2"}))
+	var reg api.Registered
+	if code != http.StatusOK || json.Unmarshal(body, &reg) != nil || reg.Token == "" {
+		t.Fatalf("register m2 through the follower: %d %v %s", code, e, body)
+	}
+	waitFor(t, "the follower applies m2's credential", func() error {
+		return follower.store.View(func(st *model.State) error {
+			if st.Machines["m2"] == nil {
+				return errors.New("m2 not there yet")
+			}
+			return nil
+		})
+	})
+	if code, e, _ := call(t, "POST", follower.addr+"/v1/agent/register", reg.Token, mustJSON(t, api.Register{Machine: "m2", Address: "10.0.0.3"})); code != http.StatusOK {
+		t.Errorf("m2 renews through the follower: %d %v", code, e)
+	}
+	if code, e, _ := call(t, "POST", follower.addr+"/v1/agent/register", reg.Token, mustJSON(t, api.Register{Machine: "m1", Address: "10.0.0.3"})); code != http.StatusForbidden || !errors.Is(e, forward.ErrForbidden) {
+		t.Errorf("m2's credential registers m1 through the follower: %d %v, want 403", code, e)
+	}
+	if code, e, _ := call(t, "POST", leader.addr+forward.BatchPath, reg.Token, nil); code != http.StatusForbidden {
+		t.Errorf("an agent sends a batch: %d %v, want 403", code, e)
+	}
 	// A claim is answered by the leader's controller, through the
 	// follower, and a refusal comes back typed across both hops.
 	work, err := agent.Claim(ctxT(t), "m1", 4, 10*time.Millisecond)
@@ -186,7 +212,7 @@ func TestForwardingToLeader(t *testing.T) {
 		t.Fatalf("the leader's state: %v, %v", st, err)
 	}
 
-	code, e, _ := call(t, "GET", follower.addr+"/v1/status", operatorToken, nil, forward.Header, "n3")
+	code, e, _ = call(t, "GET", follower.addr+"/v1/status", operatorToken, nil, forward.Header, "n3")
 	if code != http.StatusServiceUnavailable || !errors.Is(e, api.ErrNotLeader) || e.Leader != leader.addr || e.Node != "n2" {
 		t.Errorf("a forwarded request at a follower: %d %+v, want 503 not_leader naming the leader", code, e)
 	}

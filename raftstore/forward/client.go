@@ -138,30 +138,57 @@ func Close(resp *http.Response) {
 }
 
 // Proxy passes callers' requests to the leader as they are, their own
-// credentials included, and relays the answer.
+// credentials included, and relays the answer. Writes with small bodies
+// from concurrent callers share requests to the leader (see ServeBatch);
+// anything else is streamed through a reverse proxy.
 type Proxy struct {
 	transport http.RoundTripper
+	client    *http.Client
 	node      string
 
-	mu      sync.Mutex
-	proxies map[string]*httputil.ReverseProxy
+	mu       sync.Mutex
+	proxies  map[string]*httputil.ReverseProxy
+	batchers map[string]*batcher
 }
 
 // NewProxy returns a proxy sending through transport (a NewTransport,
-// without the node's credentials) on behalf of node.
-func NewProxy(transport http.RoundTripper, node string) *Proxy {
-	return &Proxy{transport: transport, node: node, proxies: map[string]*httputil.ReverseProxy{}}
+// without the node's credentials) on behalf of node. Batches go through
+// client, which carries the node's credentials (the leader takes batches
+// only from other nodes); with a nil client nothing is batched.
+func NewProxy(transport http.RoundTripper, client *http.Client, node string) *Proxy {
+	return &Proxy{transport: transport, client: client, node: node,
+		proxies: map[string]*httputil.ReverseProxy{}, batchers: map[string]*batcher{}}
 }
 
 // Serve passes r to the node at addr and relays its answer to w; a node
 // that does not answer is a bad_gateway envelope.
 func (p *Proxy) Serve(w http.ResponseWriter, r *http.Request, addr string) {
+	if p.client != nil && batchable(r) && p.serveBatched(w, r, addr) {
+		return
+	}
 	rp, err := p.to(addr)
 	if err != nil {
 		Write(w, Errorf(KindInternal, "leader address %q: %v", addr, err))
 		return
 	}
 	rp.ServeHTTP(w, r)
+}
+
+// batcherFor returns the batcher to addr, made once per address.
+func (p *Proxy) batcherFor(addr string) *batcher {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b := p.batchers[addr]; b != nil {
+		return b
+	}
+	// Leaders change rarely; a handful of addresses over a node's life.
+	// A batcher dropped here finishes its batches on its own.
+	if len(p.batchers) > 64 {
+		clear(p.batchers)
+	}
+	b := &batcher{addr: addr, client: p.client, node: p.node}
+	p.batchers[addr] = b
+	return b
 }
 
 // bufferPool lends the reverse proxies their copy buffers.

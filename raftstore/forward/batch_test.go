@@ -1,0 +1,306 @@
+package forward
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func sampleBatch() []wireRequest {
+	return []wireRequest{
+		{method: "POST", target: "/v1/agent/register", header: http.Header{"Authorization": {"Bearer a"}, "Content-Type": {"application/json"}}, body: []byte(`{"machine":"m1"}`)},
+		{method: "POST", target: "/v1/agent/results?machine=m2", header: http.Header{}, body: []byte{}},
+	}
+}
+
+func TestBatchWireRoundTrip(t *testing.T) {
+	reqs := sampleBatch()
+	got, err := decodeBatch(appendBatch(nil, reqs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, reqs) {
+		t.Errorf("decoded %+v, want %+v", got, reqs)
+	}
+	as := []wireAnswer{{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{}`)}, {status: 409, header: http.Header{}, body: []byte{}}}
+	back, err := decodeAnswers(appendAnswers(nil, as), 2)
+	if err != nil || !reflect.DeepEqual(back, as) {
+		t.Errorf("answers: %+v, %v", back, err)
+	}
+	if _, err := decodeAnswers(appendAnswers(nil, as), 3); !errors.Is(err, errBatch) {
+		t.Errorf("two answers to three requests: %v", err)
+	}
+}
+
+// Every bound and shape rule refuses its batch with errBatch.
+func TestBatchWireRefusesMalformed(t *testing.T) {
+	ok := appendBatch(nil, sampleBatch())
+	with := func(r wireRequest) []byte { return appendBatch(nil, []wireRequest{r}) }
+	many := binary.AppendUvarint(nil, maxMembers+1)
+	cases := map[string][]byte{
+		"empty":           {},
+		"cut short":       ok[:len(ok)-3],
+		"trailing bytes":  append(append([]byte{}, ok...), 0),
+		"too many":        many,
+		"lower-case verb": with(wireRequest{method: "post", target: "/x", header: http.Header{}}),
+		"no verb":         with(wireRequest{method: "", target: "/x", header: http.Header{}}),
+		"relative target": with(wireRequest{method: "GET", target: "x", header: http.Header{}}),
+		"scheme-relative": with(wireRequest{method: "GET", target: "//evil/x", header: http.Header{}}),
+		"header CRLF":     with(wireRequest{method: "GET", target: "/x", header: http.Header{"A": {"b\r\nC: d"}}}),
+		"header name":     with(wireRequest{method: "GET", target: "/x", header: http.Header{"A B": {"c"}}}),
+		"long target":     with(wireRequest{method: "GET", target: "/" + strings.Repeat("x", maxTarget), header: http.Header{}}),
+		"over the cap":    make([]byte, maxBatchBytes+1),
+	}
+	for name, data := range cases {
+		if _, err := decodeBatch(data); !errors.Is(err, errBatch) {
+			t.Errorf("%s: %v, want a malformed batch", name, err)
+		}
+	}
+}
+
+// FuzzBatch: no input panics the decoders, and whatever decodes encodes
+// back to the same requests.
+func FuzzBatch(f *testing.F) {
+	f.Add(appendBatch(nil, sampleBatch()))
+	f.Add(appendAnswers(nil, []wireAnswer{{status: 200, header: http.Header{"X": {"y"}}, body: []byte("z")}}))
+	f.Add([]byte{1, 4, 'P', 'O', 'S', 'T'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if reqs, err := decodeBatch(data); err == nil {
+			again, err := decodeBatch(appendBatch(nil, reqs))
+			if err != nil || len(again) != len(reqs) {
+				t.Fatalf("re-decoding %d members: %d, %v", len(reqs), len(again), err)
+			}
+			for i := range reqs {
+				if again[i].method != reqs[i].method || again[i].target != reqs[i].target ||
+					!bytes.Equal(again[i].body, reqs[i].body) || len(again[i].header) != len(reqs[i].header) {
+					t.Fatalf("member %d changed: %+v -> %+v", i, reqs[i], again[i])
+				}
+			}
+		}
+		if len(data) > 0 {
+			_, _ = decodeAnswers(data, int(data[0]))
+		}
+	})
+}
+
+// leaderStub is a leader's API: members are checked by their own token,
+// and answer with what they saw; BatchPath takes only the node token.
+type leaderStub struct {
+	batches, members atomic.Int64
+	gate             chan struct{} // when not nil, members wait for it to close
+}
+
+const nodeToken = "node-token"
+
+func (l *leaderStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == BatchPath {
+		if r.Header.Get("Authorization") != "Bearer "+nodeToken {
+			Write(w, Errorf(KindUnauthorized, "batches come from nodes"))
+			return
+		}
+		l.batches.Add(1)
+		ServeBatch(w, r, l)
+		return
+	}
+	l.members.Add(1)
+	if l.gate != nil {
+		<-l.gate
+	}
+	if r.Header.Get("Authorization") == "Bearer refuse" {
+		e := Errorf(KindForbidden, "not yours")
+		e.Node = "n1"
+		Write(w, e)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("X-Seen", fmt.Sprintf("%s %s by=%s from=%s auth=%s", r.Method, r.URL.RequestURI(), r.Header.Get(Header), r.Header.Get("X-Forwarded-For"), r.Header.Get("Authorization")))
+	w.WriteHeader(http.StatusCreated)
+	_, _ = w.Write(body)
+}
+
+type tokenTransport struct{ base http.RoundTripper }
+
+func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+nodeToken)
+	return t.base.RoundTrip(r)
+}
+
+// follower serves every request by passing it to the leader at addr
+// through p, as a follower's leader-only routes do.
+func follower(p *Proxy, addr string) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.Serve(w, r, addr) }))
+}
+
+func newTestProxy(t *testing.T) *Proxy {
+	tr := NewTransport(nil)
+	t.Cleanup(tr.CloseIdleConnections)
+	return NewProxy(tr, &http.Client{Transport: tokenTransport{tr}}, "n2")
+}
+
+func postAs(t *testing.T, url, token, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// Concurrent writes through a follower share batches; each comes back
+// with its own answer, its own credentials having reached the leader, and
+// marked as forwarded by the follower.
+func TestProxyBatchesConcurrentWrites(t *testing.T) {
+	stub := &leaderStub{gate: make(chan struct{})}
+	leader := httptest.NewServer(stub)
+	defer leader.Close()
+	p := newTestProxy(t)
+	f := follower(p, leader.URL)
+	defer f.Close()
+
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			token := fmt.Sprintf("t%d", i)
+			resp, body := postAs(t, fmt.Sprintf("%s/v1/agent/register?i=%d", f.URL, i), token, fmt.Sprintf("body %d", i))
+			seen := resp.Header.Get("X-Seen")
+			want := fmt.Sprintf("POST /v1/agent/register?i=%d by=n2 from=127.0.0.1 auth=Bearer %s", i, token)
+			if resp.StatusCode != http.StatusCreated || body != fmt.Sprintf("body %d", i) || seen != want {
+				errs <- fmt.Errorf("write %d: %d %q, seen %q, want %q", i, resp.StatusCode, body, seen, want)
+			}
+		}()
+	}
+	// Hold the leader until every write is either at it or queued at the
+	// follower: the queued ones must then go in few batches.
+	b := p.batcherFor(leader.URL)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b.mu.Lock()
+		queued := len(b.queue)
+		b.mu.Unlock()
+		if int(stub.members.Load())+queued == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes at the leader, %d queued, want %d in all", stub.members.Load(), queued, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(stub.gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// At most maxInflight batches held at the leader, then each takes
+	// all that queued meanwhile.
+	if got := stub.batches.Load(); got > 2*maxInflight {
+		t.Errorf("%d writes took %d batches, want at most %d", n, got, 2*maxInflight)
+	}
+	if got := stub.members.Load(); got != n {
+		t.Errorf("the leader served %d members, want %d", got, n)
+	}
+}
+
+// A refusal comes back as the leader's typed envelope; reads are
+// streamed, not batched; a nested batch is refused.
+func TestProxyBatchAnswersAndStreams(t *testing.T) {
+	stub := &leaderStub{}
+	leader := httptest.NewServer(stub)
+	defer leader.Close()
+	p := newTestProxy(t)
+	f := follower(p, leader.URL)
+	defer f.Close()
+
+	resp, body := postAs(t, f.URL+"/v1/agent/register", "refuse", "{}")
+	e := Decode(resp.StatusCode, []byte(body))
+	if resp.StatusCode != http.StatusForbidden || !errors.Is(e, ErrForbidden) || e.Node != "n1" {
+		t.Errorf("refusal through the batch: %d %+v", resp.StatusCode, e)
+	}
+	if stub.batches.Load() != 1 {
+		t.Errorf("%d batches for one write, want 1", stub.batches.Load())
+	}
+	get, err := http.Get(f.URL + "/v1/agent/work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	Close(get)
+	if get.StatusCode != http.StatusCreated || stub.batches.Load() != 1 || stub.members.Load() != 2 {
+		t.Errorf("a read: %d, %d batches, %d served; want it streamed", get.StatusCode, stub.batches.Load(), stub.members.Load())
+	}
+	nested := appendBatch(nil, []wireRequest{{method: "POST", target: BatchPath, header: http.Header{}, body: appendBatch(nil, sampleBatch())}})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, BatchPath, bytes.NewReader(nested))
+	ServeBatch(rec, req, stub)
+	as, err := decodeAnswers(rec.Body.Bytes(), 1)
+	if err != nil || as[0].status != http.StatusBadRequest {
+		t.Errorf("a batch in a batch: %+v, %v", as, err)
+	}
+	rec = httptest.NewRecorder()
+	ServeBatch(rec, httptest.NewRequest(http.MethodPost, BatchPath, strings.NewReader("junk")), stub)
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("a malformed batch: %d", rec.Code)
+	}
+}
+
+// A leader that takes no batches (an older version: 404) still gets
+// every write, streamed, and is sent no batch for a while.
+func TestProxyFallsBackWithoutBatches(t *testing.T) {
+	var batches, plain atomic.Int64
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == BatchPath {
+			batches.Add(1)
+			http.NotFound(w, r)
+			return
+		}
+		plain.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		_, _ = w.Write(b)
+	}))
+	defer leader.Close()
+	p := newTestProxy(t)
+	f := follower(p, leader.URL)
+	defer f.Close()
+	for i := range 3 {
+		resp, body := postAs(t, f.URL+"/v1/agent/register", "t", fmt.Sprintf("w%d", i))
+		if resp.StatusCode != http.StatusOK || body != fmt.Sprintf("w%d", i) {
+			t.Errorf("write %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+	if batches.Load() != 1 || plain.Load() != 3 {
+		t.Errorf("%d batches, %d streamed; want 1 refused batch and 3 streamed", batches.Load(), plain.Load())
+	}
+}
+
+// A leader that does not answer is a bad_gateway envelope naming it.
+func TestProxyBatchLeaderDown(t *testing.T) {
+	leader := httptest.NewServer(http.NotFoundHandler())
+	addr := leader.URL
+	leader.Close()
+	p := newTestProxy(t)
+	f := follower(p, addr)
+	defer f.Close()
+	resp, body := postAs(t, f.URL+"/v1/agent/register", "t", "{}")
+	e := Decode(resp.StatusCode, []byte(body))
+	if resp.StatusCode != http.StatusBadGateway || !errors.Is(e, ErrBadGateway) || e.Leader != addr || e.Node != "n2" {
+		t.Errorf("leader down: %d %+v", resp.StatusCode, e)
+	}
+}
