@@ -1,8 +1,12 @@
 package legacy
 
 import (
+	"encoding/json"
+	"net"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -118,5 +122,60 @@ printf '%s|%s|%s|%s\n' "$host" "$before" "$after" "$again" > "$FIXPOINT_UNIT_DIR
 	want := map[string]int{t.Name() + "/" + HookShellSystem: 9, t.Name() + "/" + HookShellBuiltin: 4}
 	if !reflect.DeepEqual(calls, want) {
 		t.Errorf("tool calls reaching the run: %v; want %v", calls, want)
+	}
+}
+
+// TestSocketBoundsItsConnections: connections wait between requests
+// without a deadline, so the run serves at most maxConns at once; more
+// wait their turn and are served as others close, none refused.
+func TestSocketBoundsItsConnections(t *testing.T) {
+	s, err := newSession(testUniverse(), nil, nil, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.begin("ctx", ev("install", "", "", "", ""))
+	path := filepath.Join(t.TempDir(), "s.sock")
+	srv, err := listen(path, "secret", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.close()
+	const clients = maxConns + 30
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	most, answered := 0, 0
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("unix", path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			if err := json.NewEncoder(conn).Encode(&request{Token: "secret", Context: "ctx", Tool: "is-leader"}); err != nil {
+				t.Error(err)
+				return
+			}
+			var r response
+			if err := json.NewDecoder(conn).Decode(&r); err != nil {
+				t.Error(err)
+				return
+			}
+			srv.mu.Lock()
+			open := len(srv.conns)
+			srv.mu.Unlock()
+			mu.Lock()
+			most = max(most, open)
+			if r.Code == 0 {
+				answered++
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if answered != clients || most > maxConns {
+		t.Errorf("%d of %d answered, at most %d connections served at once; want all, at most %d", answered, clients, most, maxConns)
 	}
 }

@@ -18,6 +18,13 @@ import (
 // call is a few hundred bytes either way.
 const ioTimeout = 30 * time.Second
 
+// maxConns bounds the connections one run serves at once. Connections
+// wait between requests without a deadline (serve), so a hook could
+// otherwise hold the agent's memory with idle ones; past the bound the
+// next connection waits in the listen queue until one closes. A hook
+// runs its tools one at a time, or a few at once in the background.
+const maxConns = 128
+
 // server serves the hook tools of one Run over a unix socket. A request
 // must carry the run's token: the socket sits in a private directory, and
 // the token keeps any other process of the same user that finds it out.
@@ -52,7 +59,9 @@ func listen(path, token string, sess *session) (*server, error) {
 
 func (s *server) accept() {
 	defer s.wg.Done()
+	slots := make(chan struct{}, maxConns)
 	for {
+		slots <- struct{}{}
 		conn, err := s.ln.Accept()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
@@ -70,6 +79,7 @@ func (s *server) accept() {
 			s.mu.Lock()
 			delete(s.conns, conn)
 			s.mu.Unlock()
+			<-slots
 		}()
 	}
 }
