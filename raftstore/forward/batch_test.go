@@ -2,6 +2,7 @@ package forward
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -302,5 +303,37 @@ func TestProxyBatchLeaderDown(t *testing.T) {
 	e := Decode(resp.StatusCode, []byte(body))
 	if resp.StatusCode != http.StatusBadGateway || !errors.Is(e, ErrBadGateway) || e.Leader != addr || e.Node != "n2" {
 		t.Errorf("leader down: %d %+v", resp.StatusCode, e)
+	}
+}
+
+// A caller whose request ends while its batch is at the leader (a node
+// shutting down cancels every request) gets an envelope saying the outcome
+// is unknown, never net/http's empty 200.
+func TestProxyBatchCallerGone(t *testing.T) {
+	stub := &leaderStub{gate: make(chan struct{})}
+	leader := httptest.NewServer(stub)
+	defer leader.Close()
+	defer close(stub.gate)
+	p := newTestProxy(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/agent/register", strings.NewReader("{}"))
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Serve(rec, req, leader.URL)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for stub.members.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the write never reached the leader")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	e := Decode(rec.Code, rec.Body.Bytes())
+	if rec.Code != http.StatusServiceUnavailable || !errors.Is(e, ErrUnavailable) || e.Leader != leader.URL {
+		t.Errorf("caller gone: %d %+v", rec.Code, e)
 	}
 }

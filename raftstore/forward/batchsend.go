@@ -204,7 +204,15 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 	select {
 	case <-m.done:
 	case <-r.Context().Done():
-		// The caller is gone; its request stays in the batch.
+		// The caller is gone, or the node is shutting down: its request
+		// stays in the batch and its outcome is unknown. Say so rather
+		// than let net/http answer an empty 200.
+		e := Errorf(KindUnavailable, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
+		if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+			e = Errorf(KindTimeout, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
+		}
+		e.Leader, e.Node = addr, p.node
+		Write(w, e)
 		return true
 	}
 	if errors.Is(m.err, errNoBatch) {
