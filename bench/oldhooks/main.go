@@ -22,7 +22,8 @@
 //
 // It builds fixpoint, fixpoint-hook and fixpoint-sh side by side, as `go
 // install ./cmd/...` does, so the agent's hook tools are fixpoint-hook and
-// its shell fixpoint-sh. Before
+// its shell fixpoint-sh; the two tool programs with CGO_ENABLED=0, static,
+// as the agent builds them itself under `go run`. Before
 // each old-hook run it runs a probe environment: one unit whose install
 // hook times, in that one hook and interleaved, spawning /bin/true,
 // calling a hook tool (unit-get) through fixpoint-hook, and calling it
@@ -152,10 +153,21 @@ func run(cfg config) error {
 		commit = strings.TrimSpace(string(out))
 	}
 	binDir := filepath.Join(tmp, "bin")
-	build := exec.CommandContext(ctx, "go", "build", "-o", binDir+"/", "./cmd/fixpoint", "./cmd/fixpoint-hook", "./cmd/fixpoint-sh")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/fixpoint ./cmd/fixpoint-hook ./cmd/fixpoint-sh: %v\n%s", err, out)
+	// The tool programs static, as the agent builds them under `go run`
+	// and as README's CGO_ENABLED=0 install makes them: a dynamically
+	// linked fixpoint-sh spends a sixth of its CPU in the loader.
+	for _, b := range []struct {
+		cgo  string
+		pkgs []string
+	}{{"", []string{"./cmd/fixpoint"}}, {"CGO_ENABLED=0", []string{"./cmd/fixpoint-hook", "./cmd/fixpoint-sh"}}} {
+		build := exec.CommandContext(ctx, "go", append([]string{"build", "-o", binDir + "/"}, b.pkgs...)...)
+		build.Dir = root
+		if b.cgo != "" {
+			build.Env = append(os.Environ(), b.cgo)
+		}
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s go build %s: %v\n%s", b.cgo, strings.Join(b.pkgs, " "), err, out)
+		}
 	}
 	b := &bench{bin: filepath.Join(binDir, "fixpoint"), charms: filepath.Join(root, "testdata", "charms"), tmp: tmp, cfg: cfg}
 	if b.probeCharm, err = writeProbeCharm(tmp, b.bin, cfg.probeCalls); err != nil {

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"testing"
@@ -31,7 +32,7 @@ func FuzzToolRequest(f *testing.F) {
 		}
 		s.begin("ctx", ev("db-relation-changed", "db:3", "db/1", "db", ""))
 		srv := &server{token: "secret", sess: s}
-		resp, _ := srv.answer(bytes.NewReader(data))
+		resp, _, _ := srv.next(bufio.NewReader(bytes.NewReader(data)))
 		if resp.Code < 0 || resp.Code > exitUsage {
 			t.Fatalf("exit code %d for %q", resp.Code, data)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -79,8 +80,8 @@ func TestFallbackFixpointBinaryServesClassicHook(t *testing.T) {
 
 func TestToolProgramRefusesDirectUse(t *testing.T) {
 	out, err := exec.Command(toolBinary, "--protocol").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "1" {
-		t.Fatalf("fixpoint-hook --protocol = %q, %v; want 1", out, err)
+	if want := strconv.Itoa(hooktool.ProtocolVersion); err != nil || strings.TrimSpace(string(out)) != want {
+		t.Fatalf("fixpoint-hook --protocol = %q, %v; want %s", out, err, want)
 	}
 	var stderr bytes.Buffer
 	cmd := exec.Command(toolBinary, "relation-get")

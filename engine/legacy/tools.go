@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/legacy/hooktool"
 )
 
 // tool is one hook tool: its options and what it does. run is called with
@@ -16,6 +17,9 @@ type tool struct {
 	// only say they are unsupported.
 	acceptAll bool
 	run       func(s *session, c *call) (any, error)
+	// keep is how long a caller may keep the tool's answer
+	// (hooktool.KeepNot for a write); run may lower it for one call.
+	keep int
 }
 
 // call is one tool invocation in a hook context.
@@ -23,32 +27,40 @@ type call struct {
 	ctx  *hookContext
 	f    *flags
 	file *string
+	keep int // for Response.Keep: the tool's, or what run made it
 }
+
+// How long fixpoint-sh may keep an answer (hooktool.Response.Keep).
+const (
+	keepNot   = hooktool.KeepNot
+	keepWrite = hooktool.KeepUntilWrite
+	keepHook  = hooktool.KeepForHook
+)
 
 // noOutput is what a tool that prints nothing returns.
 type noOutput struct{}
 
 // tools are the Juju hook tools the adapter serves.
 var tools = map[string]tool{
-	"relation-get":            {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationGet},
+	"relation-get":            {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationGet, keep: keepHook},
 	"relation-set":            {flags: []flagDef{relationFlag, appFlag, {name: "file"}, formatFlag}, run: relationSet},
-	"relation-ids":            {flags: []flagDef{formatFlag}, run: relationIDs},
-	"relation-list":           {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationList},
-	"config-get":              {flags: []flagDef{{name: "all", aliases: []string{"a"}, isBool: true}, formatFlag}, run: configGet},
-	"unit-get":                {flags: []flagDef{formatFlag}, run: unitGet},
-	"is-leader":               {flags: []flagDef{formatFlag}, run: isLeader},
-	"leader-get":              {flags: []flagDef{formatFlag}, run: leaderGet},
+	"relation-ids":            {flags: []flagDef{formatFlag}, run: relationIDs, keep: keepHook},
+	"relation-list":           {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationList, keep: keepHook},
+	"config-get":              {flags: []flagDef{{name: "all", aliases: []string{"a"}, isBool: true}, formatFlag}, run: configGet, keep: keepHook},
+	"unit-get":                {flags: []flagDef{formatFlag}, run: unitGet, keep: keepHook},
+	"is-leader":               {flags: []flagDef{formatFlag}, run: isLeader, keep: keepHook},
+	"leader-get":              {flags: []flagDef{formatFlag}, run: leaderGet, keep: keepWrite},
 	"leader-set":              {run: leaderSet},
 	"status-set":              {flags: []flagDef{{name: "application", isBool: true}}, run: statusSet},
 	"application-version-set": {run: applicationVersionSet},
-	"network-get":             {flags: networkGetFlags, run: networkGet},
-	"goal-state":              {flags: []flagDef{formatFlag}, run: goalStateTool},
-	"relation-model-get":      {flags: []flagDef{relationFlag, formatFlag}, run: relationModelGet},
-	"status-get":              {flags: []flagDef{{name: "include-data", isBool: true}, {name: "application", isBool: true}, formatFlag}, run: statusGet},
+	"network-get":             {flags: networkGetFlags, run: networkGet, keep: keepHook},
+	"goal-state":              {flags: []flagDef{formatFlag}, run: goalStateTool, keep: keepHook},
+	"relation-model-get":      {flags: []flagDef{relationFlag, formatFlag}, run: relationModelGet, keep: keepHook},
+	"status-get":              {flags: []flagDef{{name: "include-data", isBool: true}, {name: "application", isBool: true}, formatFlag}, run: statusGet, keep: keepWrite},
 	"juju-log":                {flags: []flagDef{{name: "debug", isBool: true}, {name: "log-level", aliases: []string{"l"}}, formatFlag}, run: jujuLog},
 	"open-port":               {flags: []flagDef{endpointsFlag}, run: openPort},
 	"close-port":              {flags: []flagDef{endpointsFlag}, run: closePort},
-	"opened-ports":            {flags: []flagDef{{name: "endpoints", isBool: true}, formatFlag}, run: openedPorts},
+	"opened-ports":            {flags: []flagDef{{name: "endpoints", isBool: true}, formatFlag}, run: openedPorts, keep: keepWrite},
 }
 
 func init() {
@@ -95,7 +107,8 @@ func (s *session) call(req *request) response {
 	if err != nil {
 		return failure(exitUsage, err)
 	}
-	out, err := t.run(s, &call{ctx: s.cur, f: f, file: req.File})
+	c := &call{ctx: s.cur, f: f, file: req.File, keep: t.keep}
+	out, err := t.run(s, c)
 	if err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {
@@ -105,13 +118,13 @@ func (s *session) call(req *request) response {
 	}
 	s.log.Trace("hook tool", "hook", s.cur.event.Hook, "tool", req.Tool, "args", req.Args)
 	if _, silent := out.(noOutput); silent {
-		return response{}
+		return response{Keep: c.keep}
 	}
 	text, err := render(f, out)
 	if err != nil {
 		return failure(exitFailed, fmt.Errorf("format output: %w", err))
 	}
-	return response{Stdout: text}
+	return response{Stdout: text, Keep: c.keep}
 }
 
 // failure is a tool error as Juju prints it: "ERROR <why>" on stderr.

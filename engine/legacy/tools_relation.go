@@ -82,6 +82,10 @@ func relationGet(s *session, c *call) (any, error) {
 	} else {
 		bag, err = s.readUnit(c, ident, target)
 	}
+	if (app && target == s.u.Service) || (!app && target == s.u.Unit) {
+		// The hook may write these with relation-set.
+		c.keep = keepWrite
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 )
 
-// callIn runs one tool request in a fresh session whose running hook is e.
+// callIn runs one tool request in a fresh session whose running hook is
+// e, and returns what it prints and its exit code (how long it may be
+// kept is TestKeptAnswersHold's).
 func callIn(t *testing.T, u *charmapi.Universe, e charmapi.Event, tool string, args ...string) response {
 	t.Helper()
 	s, err := newSession(u, nil, nil, hclog.NewNullLogger())
@@ -19,7 +21,9 @@ func callIn(t *testing.T, u *charmapi.Universe, e charmapi.Event, tool string, a
 		t.Fatal(err)
 	}
 	s.begin("ctx", e)
-	return s.call(&request{Context: "ctx", Tool: tool, Args: args})
+	r := s.call(&request{Context: "ctx", Tool: tool, Args: args})
+	r.Keep = 0
+	return r
 }
 
 // toolCase is one hook tool call and what it must answer, through the
@@ -134,18 +138,26 @@ func TestStaleContextIsRefused(t *testing.T) {
 	}
 }
 
-func TestSocketRequiresTheToken(t *testing.T) {
+// serveInstall serves the test universe's install hook, context "ctx",
+// on a new socket whose path it returns, until the test ends.
+func serveInstall(t *testing.T, token string) (*server, string) {
+	t.Helper()
 	s, err := newSession(testUniverse(), nil, nil, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.begin("ctx", ev("install", "", "", "", ""))
 	path := filepath.Join(t.TempDir(), "s.sock")
-	srv, err := listen(path, "secret", s)
+	srv, err := listen(path, token, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.close()
+	t.Cleanup(srv.close)
+	return srv, path
+}
+
+func TestSocketRequiresTheToken(t *testing.T) {
+	_, path := serveInstall(t, "secret")
 	ask := func(token string) response {
 		conn, err := net.Dial("unix", path)
 		if err != nil {
@@ -164,7 +176,7 @@ func TestSocketRequiresTheToken(t *testing.T) {
 	if r := ask("guess"); r.Code != 1 || r.Stderr != "ERROR hook tool request refused: wrong token\n" {
 		t.Errorf("wrong token: %+v", r)
 	}
-	if r := ask("secret"); r != (response{Stdout: "False\n"}) {
+	if r := ask("secret"); r != (response{Stdout: "False\n", Keep: keepHook}) {
 		t.Errorf("right token: %+v", r)
 	}
 }

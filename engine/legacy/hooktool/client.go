@@ -78,7 +78,7 @@ func Call(name string, args []string, getenv func(string) (string, bool), dir st
 			req.File = &data
 		}
 	}
-	resp, err := call(socket, &req)
+	resp, err := keptCall(socket, &req)
 	if err != nil {
 		return fail(name + ": " + err.Error())
 	}
@@ -91,18 +91,49 @@ func Call(name string, args []string, getenv func(string) (string, bool), dir st
 	return resp.Code
 }
 
+// keptCall is call for a caller that may make many: an answer kept
+// before in this hook context is given again, an answer the run says may
+// be kept is kept, and any other (a write, a failure) forgets the kept
+// answers a write may have changed.
+func keptCall(path string, req *Request) (*Response, error) {
+	key := readKey(path, req)
+	if resp, ok := kept.answer(key); ok {
+		return resp, nil
+	}
+	gen := kept.generation()
+	resp, err := call(path, req)
+	if err != nil || resp.Keep == KeepNot {
+		kept.forget()
+		return resp, err
+	}
+	kept.keep(key, gen, resp)
+	return resp, nil
+}
+
 // call sends req over the unix socket at path and reads the response: one
-// JSON object each way, the server closing the connection after its answer.
+// JSON object each way, each on one line, on a connection kept for the
+// process's next call.
 func call(path string, req *Request) (*Response, error) {
-	fd, err := dial(path, ioTimeout)
+	fd, err := kept.conn(path)
 	if err != nil {
 		return nil, &wrapped{"cannot reach the hook run", err}
 	}
-	defer syscall.Close(fd)
+	resp, err := exchange(fd, req)
+	if err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	kept.release(path, fd)
+	return resp, nil
+}
+
+// exchange writes req on fd and reads its answer, which ends at the first
+// newline: JSON escapes every newline within it.
+func exchange(fd int, req *Request) (*Response, error) {
 	if err := writeAll(fd, appendRequest(make([]byte, 0, 512), req)); err != nil {
 		return nil, &wrapped{"send request", err}
 	}
-	data, err := readAll(fdReader(fd), MaxResponse)
+	data, err := readLine(fdReader(fd), MaxResponse)
 	if err != nil {
 		return nil, &wrapped{"read response", err}
 	}
@@ -168,6 +199,16 @@ func openRead(path string) (int, error) {
 
 // readAll reads r to its end, at most limit bytes and then stops.
 func readAll(r io.Reader, limit int) ([]byte, error) {
+	return readUntil(r, limit, false)
+}
+
+// readLine reads r up to a newline that ends what a read returned: the
+// answer to one request, which nothing follows until the next request.
+func readLine(r io.Reader, limit int) ([]byte, error) {
+	return readUntil(r, limit, true)
+}
+
+func readUntil(r io.Reader, limit int, line bool) ([]byte, error) {
 	buf := make([]byte, 0, 512)
 	for len(buf) < limit {
 		if len(buf) == cap(buf) {
@@ -176,12 +217,21 @@ func readAll(r io.Reader, limit int) ([]byte, error) {
 		end := min(cap(buf), limit)
 		n, err := r.Read(buf[len(buf):end])
 		buf = buf[:len(buf)+n]
+		if line && n > 0 && buf[len(buf)-1] == '\n' {
+			return buf, nil
+		}
 		if err == io.EOF {
+			if line {
+				return buf, errString("the run closed the connection before its answer ended")
+			}
 			return buf, nil
 		}
 		if err != nil {
 			return buf, err
 		}
+	}
+	if line {
+		return buf, errString("answer longer than " + strconv.Itoa(limit) + " bytes")
 	}
 	return buf, nil
 }

@@ -32,7 +32,7 @@ const (
 // agent asks a fixpoint-hook it finds on disk for it (fixpoint-hook
 // --protocol) and uses that program only when it matches, so that a stale
 // install beside a newer fixpoint is not trusted to speak the protocol.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // MaxRequest bounds one tool request (a relation-set --file included).
 const MaxRequest = 16 << 20
@@ -52,12 +52,32 @@ type Request struct {
 	File *string `json:"file,omitempty"`
 }
 
-// Response is what the tool prints and its exit code.
+// Response is what the tool prints and its exit code, and how long the
+// caller may keep it in place of asking again (Keep).
 type Response struct {
 	Code   int    `json:"code"`
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
+	Keep   int    `json:"keep,omitempty"`
 }
+
+// How long a caller may keep an answer, in the same hook context, for the
+// same tool and arguments (Response.Keep). The server, which knows what
+// each tool reads, says it; fixpoint-sh keeps what it may.
+const (
+	// KeepNot is for an answer that must be asked for again: a write, a
+	// failure, a log line.
+	KeepNot = 0
+	// KeepUntilWrite is for a read of what the hook's own tool calls may
+	// change (its unit's or its service's settings, leader data, status,
+	// ports): the same answer until the hook calls a tool whose answer
+	// is KeepNot.
+	KeepUntilWrite = 1
+	// KeepForHook is for a read of the universe the run began with
+	// (config, other units' settings, members, leadership), which no
+	// tool call changes: the same answer for the whole hook.
+	KeepForHook = 2
+)
 
 // Exit codes of the hook tools, as Juju's: 2 for a command line the tool
 // cannot accept, 1 for a call that failed.

@@ -78,7 +78,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 // parseResponse reads the server's answer: one JSON object with "code",
-// "stdout" and "stderr", each optional; other members are skipped.
+// "stdout", "stderr" and "keep", each optional; other members are skipped.
 func parseResponse(data []byte) (*Response, error) {
 	p := &parser{data: data}
 	var resp Response
@@ -112,6 +112,10 @@ func parseResponse(data []byte) (*Response, error) {
 			}
 		case "stderr":
 			if resp.Stderr, err = p.str(); err != nil {
+				return nil, err
+			}
+		case "keep":
+			if resp.Keep, err = p.int(); err != nil {
 				return nil, err
 			}
 		default:
