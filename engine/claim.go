@@ -166,7 +166,13 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 			break
 		}
 		if c.outdated[name] != viewCurrent {
-			uni, seen := c.rebuild(st, name)
+			var uni *charmapi.Universe
+			var seen *model.Seen
+			if p := c.takePrebuilt(name, ""); p != nil {
+				uni, seen = c.rebuilt(st, name, p.uni, p.seen, p.hash, p.hashed)
+			} else {
+				uni, seen = c.rebuild(st, name)
+			}
 			v := c.views[name]
 			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok || uni == nil {
 				// It changed back: it must not hold the wave any more.
@@ -178,6 +184,11 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		}
 		// The hash is current: only the content is built, and not
 		// hashed again.
+		if p := c.takePrebuilt(name, c.views[name].hash); p != nil {
+			c.work.Built++
+			out = append(out, picked{name, p.uni, p.seen})
+			continue
+		}
 		uni, seen := Build(st, name)
 		c.work.Built++
 		out = append(out, picked{name, uni, seen})
@@ -196,6 +207,8 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 		var uni charmapi.Universe
 		if timer {
 			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.hash, p.seen)
+		} else if run := c.looks.run(p.name, p.uni, v.hash); run != nil {
+			uni = *run
 		} else {
 			uni = schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
 		}

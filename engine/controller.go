@@ -254,6 +254,9 @@ type WorkStats struct {
 	PeakClaims int64
 	// Wakeups counts work polls woken to look for work.
 	Wakeups int64
+	// Prebuilt counts universes handed out that were built ahead of
+	// their claim, outside the controller's lock (prebuild).
+	Prebuilt int64
 }
 
 // Stats returns the work done so far.

@@ -176,10 +176,8 @@ func (c *Controller) touchClaims() {
 // returns the universe it hashed (nil if the unit is gone) with the Seen
 // record its reconcile leaves; the view keeps neither.
 func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
-	u, ok := st.Units[name]
-	old := c.views[name]
-	if !ok {
-		if old != nil {
+	if _, ok := st.Units[name]; !ok {
+		if old := c.views[name]; old != nil {
 			c.dropTimer(name, old.machine)
 		}
 		delete(c.views, name)
@@ -188,6 +186,14 @@ func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, 
 	}
 	uni, seen := Build(st, name)
 	h, n := hashCounted(uni)
+	return c.rebuilt(st, name, uni, seen, h, n)
+}
+
+// rebuilt installs the view of a unit of st from its universe uni, built
+// and hashed (h, n bytes) by rebuild or ahead of a hand-out (prebuild),
+// and returns uni and seen.
+func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Universe, seen *model.Seen, h string, n int) (*charmapi.Universe, *model.Seen) {
+	u, old := st.Units[name], c.views[name]
 	v := &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
 	c.views[name] = v
 	c.noteView(name, old, v, c.opts.Now())

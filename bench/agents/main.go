@@ -54,6 +54,7 @@ func main() {
 	changes := flag.Int("changes", 5, "config changes to measure, one service each")
 	cpuprofile := flag.String("cpuprofile", "", "write the server's CPU profile from the first change on to this file")
 	profileFor := flag.Duration("profile-for", 10*time.Second, "how long -cpuprofile profiles")
+	hook := flag.Duration("hook", 0, "how long each simulated agent's hook runs before it reports (0: it reports at once)")
 	traceFile := flag.String("trace", "", "write the server's runtime trace over the first change to this file (go tool trace)")
 	server := flag.String("fixpoint", "", "the fixpoint binary to run as the server (default: build ./cmd/fixpoint)")
 	flag.Parse()
@@ -106,6 +107,16 @@ func main() {
 				mu.Lock()
 				woke[machine] = answered
 				mu.Unlock()
+				if *hook > 0 {
+					// The hook's run: a real one takes at least a process
+					// start; a report at once puts the first agents'
+					// results on the server's cores while the rest of
+					// the change is handed out.
+					select {
+					case <-ctx.Done():
+					case <-time.After(*hook):
+					}
+				}
 				reps := make([]engine.Report, len(work))
 				for j, w := range work {
 					reps[j] = engine.Report{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{"status": {"state": "active"}}`)}
@@ -212,7 +223,7 @@ func main() {
 	fmt.Printf("change rounds: %.1fs; CPU: server %.2fs, this bench %.2fs (agents, status waits), fixpoint apply %.2fs\n",
 		rounds.Seconds(), serverCPU, benchCPU, applyCPU)
 	summary, err := json.Marshal(map[string]any{
-		"bench": "agents", "agents": *agents, "services": *services, "changes": *changes,
+		"bench": "agents", "agents": *agents, "hook_ms": hook.Milliseconds(), "services": *services, "changes": *changes,
 		"initial_s": initial.Seconds(), "wake_p50_ms": pctMs(all, 50), "wake_p99_ms": pctMs(all, 99),
 		"wake_max_ms": pctMs(all, 100), "others_woken": othersWoken, "polls_woken_per_change": pollsTotal / float64(*changes), "cpu_s": cpu, "peak_rss_mib": rss,
 		"rounds_s": rounds.Seconds(), "rounds_server_cpu_s": serverCPU, "rounds_bench_cpu_s": benchCPU, "rounds_apply_cpu_s": applyCPU,

@@ -3,7 +3,6 @@ package legacy
 import (
 	"encoding/json"
 	"net"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -129,17 +128,7 @@ printf '%s|%s|%s|%s\n' "$host" "$before" "$after" "$again" > "$FIXPOINT_UNIT_DIR
 // without a deadline, so the run serves at most maxConns at once; more
 // wait their turn and are served as others close, none refused.
 func TestSocketBoundsItsConnections(t *testing.T) {
-	s, err := newSession(testUniverse(), nil, nil, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.begin("ctx", ev("install", "", "", "", ""))
-	path := filepath.Join(t.TempDir(), "s.sock")
-	srv, err := listen(path, "secret", s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.close()
+	srv, path := serveInstall(t, "secret")
 	const clients = maxConns + 30
 	var wg sync.WaitGroup
 	var mu sync.Mutex

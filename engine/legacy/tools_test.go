@@ -138,18 +138,26 @@ func TestStaleContextIsRefused(t *testing.T) {
 	}
 }
 
-func TestSocketRequiresTheToken(t *testing.T) {
+// serveInstall serves the test universe's install hook, context "ctx",
+// on a new socket whose path it returns, until the test ends.
+func serveInstall(t *testing.T, token string) (*server, string) {
+	t.Helper()
 	s, err := newSession(testUniverse(), nil, nil, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.begin("ctx", ev("install", "", "", "", ""))
 	path := filepath.Join(t.TempDir(), "s.sock")
-	srv, err := listen(path, "secret", s)
+	srv, err := listen(path, token, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.close()
+	t.Cleanup(srv.close)
+	return srv, path
+}
+
+func TestSocketRequiresTheToken(t *testing.T) {
+	_, path := serveInstall(t, "secret")
 	ask := func(token string) response {
 		conn, err := net.Dial("unix", path)
 		if err != nil {

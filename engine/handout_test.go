@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestBatchedLooksHandOutWhatSingleLooksDo: the looks of the five machines
+// of a, served in one pass with their universes built ahead outside the
+// lock, hand out exactly what five looks one at a time hand out (unit,
+// hash, universe with its events), and every one of them was built ahead.
+// Both ways of a view: stale with its hash unknown (a controller that saw
+// the change land), and queued with its hash known (a controller that
+// starts after it).
+func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := tenMachinesSettled(t)
+	machines := []string{"a0", "a1", "a2", "a3", "a4"}
+	before := func() *Controller {
+		ctl := NewController(s, Options{Window: 1})
+		if err := ctl.Refresh(); err != nil {
+			t.Fatal(err)
+		}
+		return ctl
+	}
+	batchedUnknown, singleUnknown := before(), before()
+	twoServices(t, s, 2)
+	batchedKnown, singleKnown := NewController(s, Options{Window: 1}), NewController(s, Options{Window: 1})
+
+	for _, c := range []struct {
+		name            string
+		batched, single *Controller
+	}{{"hash unknown", batchedUnknown, singleUnknown}, {"hash known", batchedKnown, singleKnown}} {
+		var batch []*look
+		for _, m := range machines {
+			batch = append(batch, &look{machine: m, done: make(chan struct{})})
+		}
+		c.batched.servePass(batch)
+		for i, m := range machines {
+			want, err := c.single.Claim(ctx, m, 0, time.Duration(0))
+			if err != nil || len(want) != 1 {
+				t.Fatalf("%s: single look of %s: %d units, %v", c.name, m, len(want), err)
+			}
+			got := batch[i].work
+			if batch[i].err != nil || len(got) != 1 {
+				t.Fatalf("%s: batched look of %s: %d units, %v", c.name, m, len(got), batch[i].err)
+			}
+			if got[0].Unit != want[0].Unit || got[0].Hash != want[0].Hash || !reflect.DeepEqual(got[0].Universe, want[0].Universe) {
+				t.Fatalf("%s: %s batched got %s %s %+v; one at a time %s %s %+v", c.name, m,
+					got[0].Unit, got[0].Hash, got[0].Universe, want[0].Unit, want[0].Hash, want[0].Universe)
+			}
+			if cl := c.batched.claims[got[0].Unit]; cl == nil || cl.uni != got[0].Universe || cl.hash != got[0].Hash {
+				t.Fatalf("%s: the claim of %s does not hold the universe handed out", c.name, got[0].Unit)
+			}
+		}
+		bs, ss := c.batched.Stats(), c.single.Stats()
+		if bs.Prebuilt != int64(len(machines)) || ss.Prebuilt != 0 {
+			t.Fatalf("%s: %d universes built ahead in the pass of 5 looks (want 5), %d one at a time (want 0)", c.name, bs.Prebuilt, ss.Prebuilt)
+		}
+		if bs.Rebuilt != ss.Rebuilt || bs.Built != ss.Built || bs.HashedBytes != ss.HashedBytes {
+			t.Fatalf("%s: batched work %+v; one at a time %+v", c.name, bs, ss)
+		}
+	}
+}
