@@ -69,8 +69,9 @@ func TestBatchWireRefusesMalformed(t *testing.T) {
 	}
 }
 
-// FuzzBatch: no input panics the decoders, and whatever decodes encodes
-// back to the same requests.
+// FuzzBatch: no input panics the decoders, whatever decodes encodes back
+// to the same requests, and a follower's check (fits) takes every member
+// the leader's decoder takes.
 func FuzzBatch(f *testing.F) {
 	f.Add(appendBatch(nil, sampleBatch()))
 	f.Add(appendAnswers(nil, []wireAnswer{{status: 200, header: http.Header{"X": {"y"}}, body: []byte("z")}}))
@@ -82,6 +83,9 @@ func FuzzBatch(f *testing.F) {
 				t.Fatalf("re-decoding %d members: %d, %v", len(reqs), len(again), err)
 			}
 			for i := range reqs {
+				if !fits(reqs[i]) {
+					t.Fatalf("member %d decodes but a follower would not send it: %+v", i, reqs[i])
+				}
 				if again[i].method != reqs[i].method || again[i].target != reqs[i].target ||
 					!bytes.Equal(again[i].body, reqs[i].body) || len(again[i].header) != len(reqs[i].header) {
 					t.Fatalf("member %d changed: %+v -> %+v", i, reqs[i], again[i])
@@ -335,5 +339,29 @@ func TestProxyBatchCallerGone(t *testing.T) {
 	e := Decode(rec.Code, rec.Body.Bytes())
 	if rec.Code != http.StatusServiceUnavailable || !errors.Is(e, ErrUnavailable) || e.Leader != leader.URL {
 		t.Errorf("caller gone: %d %+v", rec.Code, e)
+	}
+}
+
+// A write with a header over a batch's bounds is sent alone, streamed,
+// and the others keep their batches.
+func TestProxyStreamsWhatDoesNotFit(t *testing.T) {
+	stub := &leaderStub{}
+	leader := httptest.NewServer(stub)
+	defer leader.Close()
+	p := newTestProxy(t)
+	f := follower(p, leader.URL)
+	defer f.Close()
+	req, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/agent/register", strings.NewReader("big"))
+	req.Header.Set("X-Long", strings.Repeat("v", maxHeaderValue+1))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Close(resp)
+	if resp.StatusCode != http.StatusCreated || stub.batches.Load() != 0 || stub.members.Load() != 1 {
+		t.Errorf("an oversized header: %d, %d batches, %d served; want it streamed", resp.StatusCode, stub.batches.Load(), stub.members.Load())
+	}
+	if resp, _ := postAs(t, f.URL+"/v1/agent/register", "t", "small"); resp.StatusCode != http.StatusCreated || stub.batches.Load() != 1 {
+		t.Errorf("the next write: %d, %d batches; want it batched", resp.StatusCode, stub.batches.Load())
 	}
 }

@@ -194,6 +194,10 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 		return false
 	}
 	m := &member{req: wireRequest{method: r.Method, target: r.URL.RequestURI(), header: outHeader(r), body: body}, done: make(chan struct{})}
+	if !fits(m.req) {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return false
+	}
 	m.size = len(m.req.method) + len(m.req.target) + len(body) + 16
 	for k, vs := range m.req.header {
 		for _, v := range vs {

@@ -136,6 +136,25 @@ func checkMember(r wireRequest) error {
 	return nil
 }
 
+// fits reports whether r is within every bound decodeBatch checks, so
+// that one odd caller (a long header, many headers) can not make the
+// leader refuse the batch of everyone else: such a request is sent alone.
+func fits(r wireRequest) bool {
+	if len(r.method) > maxMethod || len(r.target) > maxTarget || checkMember(r) != nil {
+		return false
+	}
+	n := 0
+	for k, vs := range r.header {
+		n += len(vs)
+		for _, v := range vs {
+			if len(k) > maxHeaderName || len(v) > maxHeaderValue || badHeader(k, v) {
+				return false
+			}
+		}
+	}
+	return n <= maxHeaders
+}
+
 // decodeAnswers decodes the answer to a batch of want members.
 func decodeAnswers(data []byte, want int) ([]wireAnswer, error) {
 	if len(data) > maxAnswerBytes {
@@ -218,12 +237,17 @@ func (d *decoder) header() http.Header {
 	for i := 0; i < n && d.err == nil; i++ {
 		k := d.string(maxHeaderName, "header name")
 		v := d.string(maxHeaderValue, "header value")
-		if d.err == nil && (k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(v, "\r\n\x00")) {
+		if d.err == nil && badHeader(k, v) {
 			d.err = fmt.Errorf("%w: header %q", errBatch, model.Quote(k, 64))
 		}
 		h.Add(k, v)
 	}
 	return h
+}
+
+// badHeader reports whether k: v is no header a request could carry.
+func badHeader(k, v string) bool {
+	return k == "" || strings.ContainsAny(k, " \t\r\n:") || strings.ContainsAny(v, "\r\n\x00")
 }
 
 // end reports the first error, or bytes left over.
