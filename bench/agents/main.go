@@ -21,6 +21,13 @@
 // `fixpoint apply` printed): the apply process's exit came late under load,
 // after some agents already had their work. The column "apply exit" shows
 // by how much.
+//
+// The simulated agents keep their connections open between polls (one
+// pool large enough for all), as each real agent's process does, and
+// report at once unless -hook says how long their hook runs. The line
+// "change rounds" splits the CPU of the rounds between the server, this
+// bench and the apply runs; -trace writes the server's runtime trace over
+// the first change.
 package main
 
 import (
