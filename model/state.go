@@ -250,8 +250,14 @@ func NewState() *State {
 	}
 }
 
-// Normalize fills nil maps after decoding, so callers never check.
+// Normalize fills nil maps after decoding, so callers never check, and
+// builds the derived lookups if they are not yet (Apply calls it too):
+// while the state is still its decoder's or its writer's alone. Readers
+// share a state under a read lock (several at once, and the controller's
+// hand-outs on every processor), and a lookup built lazily by the first
+// of them would be written while others read it.
 func (s *State) Normalize() {
+	defer s.lookups()
 	if !s.journal.init {
 		// A decoded state's history is unknown: changes are recorded
 		// from here on.
