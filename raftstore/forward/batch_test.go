@@ -147,6 +147,17 @@ func follower(p *Proxy, addr string) *httptest.Server {
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.Serve(w, r, addr) }))
 }
 
+// stubbedFollower is a follower's proxy in front of a stub leader, both
+// closed when the test ends.
+func stubbedFollower(t *testing.T) (*leaderStub, *httptest.Server) {
+	stub := &leaderStub{}
+	leader := httptest.NewServer(stub)
+	t.Cleanup(leader.Close)
+	f := follower(newTestProxy(t), leader.URL)
+	t.Cleanup(f.Close)
+	return stub, f
+}
+
 func newTestProxy(t *testing.T) *Proxy {
 	tr := NewTransport(nil)
 	t.Cleanup(tr.CloseIdleConnections)
@@ -228,12 +239,7 @@ func TestProxyBatchesConcurrentWrites(t *testing.T) {
 // A refusal comes back as the leader's typed envelope; reads are
 // streamed, not batched; a nested batch is refused.
 func TestProxyBatchAnswersAndStreams(t *testing.T) {
-	stub := &leaderStub{}
-	leader := httptest.NewServer(stub)
-	defer leader.Close()
-	p := newTestProxy(t)
-	f := follower(p, leader.URL)
-	defer f.Close()
+	stub, f := stubbedFollower(t)
 
 	resp, body := postAs(t, f.URL+"/v1/agent/register", "refuse", "{}")
 	e := Decode(resp.StatusCode, []byte(body))
@@ -345,12 +351,7 @@ func TestProxyBatchCallerGone(t *testing.T) {
 // A write with a header over a batch's bounds is sent alone, streamed,
 // and the others keep their batches.
 func TestProxyStreamsWhatDoesNotFit(t *testing.T) {
-	stub := &leaderStub{}
-	leader := httptest.NewServer(stub)
-	defer leader.Close()
-	p := newTestProxy(t)
-	f := follower(p, leader.URL)
-	defer f.Close()
+	stub, f := stubbedFollower(t)
 	req, _ := http.NewRequest(http.MethodPost, f.URL+"/v1/agent/register", strings.NewReader("big"))
 	req.Header.Set("X-Long", strings.Repeat("v", maxHeaderValue+1))
 	resp, err := http.DefaultClient.Do(req)
