@@ -52,6 +52,9 @@ type side struct {
 	// slots holds each unit's member, made by the first universe that
 	// shows it; universes are built on several processors at once.
 	slots []atomic.Pointer[member]
+	// views holds the last view of the side made for each of its units,
+	// and last, for a unit of the other side (side.view).
+	views []atomic.Pointer[memberView]
 }
 
 func newSide(units []*model.Unit) *side {
@@ -60,7 +63,7 @@ func newSide(units []*model.Unit) *side {
 		byName[i] = i
 	}
 	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(units[a].Name, units[b].Name) })
-	return &side{units: units, byName: byName, slots: make([]atomic.Pointer[member], len(units))}
+	return &side{units: units, byName: byName, slots: make([]atomic.Pointer[member], len(units)), views: make([]atomic.Pointer[memberView], len(units)+1)}
 }
 
 // member returns the i-th unit's member in relation rel, made again if
@@ -76,45 +79,89 @@ func (sd *side) member(st *model.State, rel, i int) *member {
 	return m
 }
 
-// visible returns the members of rel that are the units shown (which
-// model.State.RemoteMembers chose from this side's units, in their
-// order): by name in bytes, as the hash encodes them, and their names by
-// unit number, as model.NewMembers reads them fastest.
-func (sd *side) visible(st *model.State, rel int, shown []*model.Unit) (byName []*member, names []string) {
+// memberView is what one universe shows of a side over a relation: the
+// members chosen, in name order (as the hash encodes them), the map the
+// universe holds them in, their set as a Seen records it, and the highest
+// revision among them (model.SeenRelation.At). Universes that show the
+// same members share it, read-only like the members themselves.
+type memberView struct {
+	byName  []*member
+	units   map[string]map[string]string
+	members model.Members
+	at      uint64
+}
+
+// view returns the view of rel for viewer, who is shown the units shown
+// (which model.State.RemoteMembers chose from this side's units, in their
+// order). The side keeps the last view made for each of its own units
+// (peers see all their service's units but themselves) and one for the
+// viewers of the other side, and shares it while the members shown are
+// the same: then a change that touches none of them (a config change)
+// makes no map and no member set again.
+func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, shared bool) *memberView {
 	at := make([]*member, len(sd.units))
-	names = make([]string, 0, len(shown))
+	self := len(sd.units) // the slot of viewers not on this side
 	j := 0
 	for _, u := range shown {
 		for j < len(sd.units) && sd.units[j] != u {
+			if sd.units[j] == viewer {
+				self = j
+			}
 			j++
 		}
 		if j == len(sd.units) {
 			// Not from this side's list: the side is stale, which
 			// memberCache.side rules out; made afresh all the same.
-			return sortedMembers(st, rel, shown)
+			return newView(sortedMembers(st, rel, shown))
 		}
 		at[j] = sd.member(st, rel, j)
-		names = append(names, u.Name)
 	}
-	byName = make([]*member, 0, len(shown))
+	if self == len(sd.units) {
+		if i := slices.Index(sd.units[j:], viewer); i >= 0 {
+			self = j + i
+		}
+	}
+	byName := make([]*member, 0, len(shown))
 	for _, i := range sd.byName {
 		if at[i] != nil {
 			byName = append(byName, at[i])
 		}
 	}
-	return byName, names
+	if !shared {
+		return newView(byName)
+	}
+	if v := sd.views[self].Load(); v != nil && slices.Equal(v.byName, byName) {
+		return v
+	}
+	v := newView(byName)
+	sd.views[self].Store(v)
+	return v
 }
 
-// sortedMembers makes the members of units in rel without a side.
-func sortedMembers(st *model.State, rel int, units []*model.Unit) ([]*member, []string) {
+// newView makes the view of members, given in name order.
+func newView(byName []*member) *memberView {
+	v := &memberView{byName: byName, units: make(map[string]map[string]string, len(byName))}
+	names := make([]string, len(byName))
+	for i, m := range byName {
+		v.units[m.name] = m.data
+		names[i] = m.name
+		if m.bag != nil {
+			v.at = max(v.at, m.bag.Rev)
+		}
+	}
+	v.members = model.NewMembers(names)
+	return v
+}
+
+// sortedMembers makes the members of units in rel without a side, in
+// name order.
+func sortedMembers(st *model.State, rel int, units []*model.Unit) []*member {
 	ms := make([]*member, len(units))
-	names := make([]string, len(units))
 	for i, u := range units {
 		ms[i] = newMember(u.Name, u.Settings[rel], st.Address(u))
-		names[i] = u.Name
 	}
 	slices.SortFunc(ms, func(a, b *member) int { return strings.Compare(a.name, b.name) })
-	return ms, names
+	return ms
 }
 
 // memberCache holds the sides of a state's relations, kept with the state

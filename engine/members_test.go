@@ -178,10 +178,11 @@ func mustJSON(t *testing.T, v any) []byte {
 // TestUniverseMapsAreNotWritten drives controllers to their fixed points
 // under random schedules - hand-outs, runs, results, events, departed
 // members, releases - and then checks that every member kept for the
-// universes still holds what it was made from: the maps a universe shares
-// with every other universe of its state are read-only, and a writer
-// anywhere on the way from Build to a result would show here as a member
-// whose data is not its bag's with its address.
+// universes, and every view of them, still holds what it was made from:
+// the maps a universe shares with every other universe of its state are
+// read-only, and a writer anywhere on the way from Build to a result
+// would show here as a member whose data is not its bag's with its
+// address, or a view whose map is not its members'.
 func TestUniverseMapsAreNotWritten(t *testing.T) {
 	var checked int
 	for seed := range 4 {
@@ -201,6 +202,17 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 					want := newMember(m.name, m.bag, m.addr)
 					if !maps.Equal(m.data, want.data) || !slices.Equal(m.enc, want.enc) {
 						t.Fatalf("seed %d: relation %d member %s holds %v (encoded %q), made from %v: a universe's reader wrote into it", seed, k.rel, m.name, m.data, m.enc, want.data)
+					}
+					checked++
+				}
+				for i := range sd.views {
+					v := sd.views[i].Load()
+					if v == nil {
+						continue
+					}
+					want := newView(v.byName)
+					if !maps.EqualFunc(v.units, want.units, func(a, b map[string]string) bool { return maps.Equal(a, b) }) || v.members != want.members || v.at != want.at {
+						t.Fatalf("seed %d: relation %d: a view shows %v, made from %v: a universe's reader wrote into it", seed, k.rel, v.units, want.units)
 					}
 					checked++
 				}

@@ -109,18 +109,14 @@ func build(st *model.State, unit string) (*charmapi.Universe, *model.Seen, [][]*
 				sr.App = b.Rev
 			}
 		}
-		shown, names := membersOf(st).side(st, r.ID, remote.Service).visible(st, r.ID, st.RemoteMembers(u, r))
-		rel.Units = make(map[string]map[string]string, len(shown))
-		for _, m := range shown {
-			rel.Units[m.name] = m.data
-			if m.bag != nil {
-				// The highest revision seen marks what this universe
-				// holds (model.SeenRelation.At).
-				sr.At = max(sr.At, m.bag.Rev)
-			}
-		}
-		sr.Members = model.NewMembers(names)
-		members = append(members, shown)
+		// Container scope shows each unit its own few: no view to share.
+		v := membersOf(st).side(st, r.ID, remote.Service).view(st, r.ID, u, st.RemoteMembers(u, r), r.Scope != model.Container)
+		rel.Units = v.units
+		// The highest revision seen marks what this universe holds
+		// (model.SeenRelation.At).
+		sr.At = v.at
+		sr.Members = v.members
+		members = append(members, v.byName)
 		uni.Relations = append(uni.Relations, rel)
 		if seen.Relations == nil {
 			seen.Relations = map[int]*model.SeenRelation{}
