@@ -94,12 +94,22 @@ type memberView struct {
 // view returns the view of rel for viewer, who is shown the units shown
 // (which model.State.RemoteMembers chose from this side's units, in their
 // order). The side keeps the last view made for each of its own units
-// (peers see all their service's units but themselves) and one for the
-// viewers of the other side, and shares it while the members shown are
-// the same: then a change that touches none of them (a config change)
-// makes no map and no member set again.
+// (peers see all their service's units but themselves; up to
+// maxPeerViews of them) and one for the viewers of the other side, and
+// shares it while the members shown are the same: then a change that
+// touches none of them (a config change) makes no map and no member set
+// again. shared false (container scope) makes a view for this universe
+// alone.
 func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, shared bool) *memberView {
-	at := make([]*member, len(sd.units))
+	// at holds the members shown by their place on the side; pooled,
+	// as a view found again allocates nothing else.
+	buf := scratch.Get().(*[]*member)
+	at := slices.Grow((*buf)[:0], len(sd.units))[:len(sd.units)]
+	defer func() {
+		clear(at)
+		*buf = at[:0]
+		scratch.Put(buf)
+	}()
 	self := len(sd.units) // the slot of viewers not on this side
 	j := 0
 	for _, u := range shown {
@@ -121,21 +131,55 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 			self = j + i
 		}
 	}
-	byName := make([]*member, 0, len(shown))
+	if !shared || (self < len(sd.units) && len(sd.units) > maxPeerViews) {
+		return newView(sd.inNameOrder(at, len(shown)))
+	}
+	if v := sd.views[self].Load(); v != nil && sd.shows(v.byName, at) {
+		return v
+	}
+	v := newView(sd.inNameOrder(at, len(shown)))
+	sd.views[self].Store(v)
+	return v
+}
+
+// maxPeerViews bounds the sides whose units each keep their own view
+// (peers, each shown all the others): those views hold n maps of n-1
+// members, about 40 bytes per member, so they cost each unit 40 bytes
+// per unit of its service - 4 KB at 100 units, 40 KB at 1,000, as much
+// as the rest of a unit's memory on the leader. Above the bound they are
+// made per universe, as the other views of container scope are; the
+// members in them are shared all the same. A variable so that tests take
+// both ways.
+var maxPeerViews = 128
+
+// scratch pools side.view's working space.
+var scratch = sync.Pool{New: func() any { return new([]*member) }}
+
+// inNameOrder returns the n members of at (by place on the side) in name
+// order.
+func (sd *side) inNameOrder(at []*member, n int) []*member {
+	byName := make([]*member, 0, n)
 	for _, i := range sd.byName {
 		if at[i] != nil {
 			byName = append(byName, at[i])
 		}
 	}
-	if !shared {
-		return newView(byName)
+	return byName
+}
+
+// shows reports whether byName is the members of at (by place on the
+// side) in name order.
+func (sd *side) shows(byName, at []*member) bool {
+	k := 0
+	for _, i := range sd.byName {
+		if m := at[i]; m != nil {
+			if k == len(byName) || byName[k] != m {
+				return false
+			}
+			k++
+		}
 	}
-	if v := sd.views[self].Load(); v != nil && slices.Equal(v.byName, byName) {
-		return v
-	}
-	v := newView(byName)
-	sd.views[self].Store(v)
-	return v
+	return k == len(byName)
 }
 
 // newView makes the view of members, given in name order.
