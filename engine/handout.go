@@ -220,16 +220,17 @@ func (c *Controller) prebuild(st *model.State, batch []*look) {
 			members := unijson.NewMembers()
 			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
 				j := jobs[i]
-				uni, seen := Build(st, j.name)
-				if uni == nil {
+				p := &prebuilt{hash: j.hash}
+				if p.hash == "" {
+					p.uni, p.seen, p.hash, p.hashed = buildHashed(st, j.name)
+					p.rehashed = true
+				} else {
+					p.uni, p.seen = Build(st, j.name)
+				}
+				if p.uni == nil {
 					continue
 				}
-				p := &prebuilt{uni: uni, seen: seen, hash: j.hash}
-				if p.hash == "" {
-					p.hash, p.hashed = hashCounted(uni)
-					p.rehashed = true
-				}
-				p.run = schedule.RunUniverse(st, st.Units[j.name], uni, p.hash, seen)
+				p.run = schedule.RunUniverse(st, st.Units[j.name], p.uni, p.hash, p.seen)
 				if b, err := unijson.Append(nil, &p.run, members); err == nil {
 					p.runJSON = b
 				}

@@ -10,10 +10,34 @@ import (
 // Build returns the universe unit sees in st (without events and attempt)
 // and the Seen record a successful reconcile of it would leave behind.
 // It returns nil when the unit does not exist.
+//
+// The universe shares its maps with the state and with the other
+// universes built from it (each member's settings are made once per
+// state, memberCache): it is read-only, as all of a universe's readers
+// treat it.
 func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
+	uni, seen, _ := build(st, unit)
+	return uni, seen
+}
+
+// buildHashed is Build with the universe's hash and the number of bytes
+// hashed (hashCounted), each member's part of the hash encoded once per
+// state rather than once per universe that shows it.
+func buildHashed(st *model.State, unit string) (*charmapi.Universe, *model.Seen, string, int) {
+	uni, seen, members := build(st, unit)
+	if uni == nil {
+		return nil, nil, "", 0
+	}
+	h, n := hashWith(uni, members)
+	return uni, seen, h, n
+}
+
+// build is Build that also returns the members of each of the universe's
+// relations, in the order the hash encodes them (hashWith).
+func build(st *model.State, unit string) (*charmapi.Universe, *model.Seen, [][]*member) {
 	u, ok := st.Units[unit]
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	svc := st.Services[u.Service]
 	leader := svc.Leader == u.Name
@@ -51,8 +75,9 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 	}
 	if u.Life != model.Alive {
 		// A dying unit's last reconcile sees no relations: each is broken.
-		return uni, seen
+		return uni, seen, nil
 	}
+	var members [][]*member
 	for _, r := range st.RelationsOf(u.Service) {
 		if !st.IsMember(u, r) {
 			continue
@@ -70,7 +95,6 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 			Local:         withAddress(bagData(u.Settings[r.ID]), uni.Address),
 			App:           bagData(r.App[u.Service]),
 			RemoteApp:     map[string]string{}, // a peer has no remote service
-			Units:         map[string]map[string]string{},
 		}
 		sr := &model.SeenRelation{Endpoint: local.Name}
 		if local.Role != model.Peer {
@@ -85,26 +109,21 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 				sr.App = b.Rev
 			}
 		}
-		remoteMembers := st.RemoteMembers(u, r)
-		names := make([]string, len(remoteMembers))
-		for i, m := range remoteMembers {
-			b := m.Settings[r.ID]
-			rel.Units[m.Name] = withAddress(bagData(b), st.Address(m))
-			names[i] = m.Name
-			if b != nil {
-				// The highest revision seen marks what this universe
-				// holds (model.SeenRelation.At).
-				sr.At = max(sr.At, b.Rev)
-			}
-		}
-		sr.Members = model.NewMembers(names)
+		// Container scope shows each unit its own few: no view to share.
+		v := membersOf(st).side(st, r.ID, remote.Service).view(st, r.ID, u, st.RemoteMembers(u, r), r.Scope != model.Container)
+		rel.Units = v.units
+		// The highest revision seen marks what this universe holds
+		// (model.SeenRelation.At).
+		sr.At = v.at
+		sr.Members = v.members
+		members = append(members, v.byName)
 		uni.Relations = append(uni.Relations, rel)
 		if seen.Relations == nil {
 			seen.Relations = map[int]*model.SeenRelation{}
 		}
 		seen.Relations[r.ID] = sr
 	}
-	return uni, seen
+	return uni, seen, members
 }
 
 func bagData(b *model.Bag) map[string]string {

@@ -184,8 +184,7 @@ func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, 
 		c.queue.Forget(name)
 		return nil, nil
 	}
-	uni, seen := Build(st, name)
-	h, n := hashCounted(uni)
+	uni, seen, h, n := buildHashed(st, name)
 	return c.rebuilt(st, name, uni, seen, h, n)
 }
 

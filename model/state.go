@@ -332,8 +332,13 @@ func (s *State) RemoteMembers(u *Unit, r *Relation) []*Unit {
 	if !ok {
 		return nil
 	}
+	units := s.unitsOf(remote.Service)
 	var out []*Unit
-	for _, o := range s.unitsOf(remote.Service) {
+	if r.Scope != Container {
+		// All of them, as a rule: every universe built calls this.
+		out = make([]*Unit, 0, len(units))
+	}
+	for _, o := range units {
 		if o.Name == u.Name || !s.IsMember(o, r) {
 			continue
 		}

@@ -83,11 +83,35 @@ func RunUniverse(st *model.State, u *model.Unit, built *charmapi.Universe, hash 
 	uni := *built
 	uni.Attempt = Attempt(u, hash)
 	uni.Events = Events(st, u.Name, u.Seen, seen)
-	uni = withDeparted(st, uni, u.Seen)
+	if !sameMembers(u.Seen, seen) {
+		uni = withDeparted(st, uni, u.Seen)
+	}
 	if TimerRun(u, hash) {
 		uni = withUpdateStatus(uni)
 	}
 	return uni
+}
+
+// sameMembers reports whether every relation the unit last reconciled
+// (before) has the same members in the universe it is about to get
+// (after, the Seen record of the universe's own build): then none
+// departed, and withDeparted need not list each member to find that out.
+func sameMembers(before, after *model.Seen) bool {
+	if before == nil {
+		return true // nothing was seen, so nothing departed
+	}
+	if after == nil {
+		return false
+	}
+	for id, sr := range before.Relations {
+		if sr == nil {
+			continue
+		}
+		if a := after.Relations[id]; a == nil || a.Members != sr.Members {
+			return false
+		}
+	}
+	return true
 }
 
 // Events derives the old-hook events between what a unit last reconciled

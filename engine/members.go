@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// member is one relation member's settings as the universes that show it
+// hold them, made once and shared read-only by every one of them: a
+// change of a 100-unit peer service builds 100 universes of 99 members
+// each, and making each member's map (with private-address added) and
+// its encoding in every universe was 10,000 map copies per change where
+// 100 differ.
+type member struct {
+	name string
+	// bag and addr are what data was made from; a member whose settings
+	// or address changed since is made again (side.member).
+	bag  *model.Bag
+	addr string
+	// data is withAddress(bagData(bag), addr). Nothing may write into
+	// it: universes are read, encoded and hashed, and every change is
+	// made on a copy (TestUniverseMapsAreNotWritten).
+	data map[string]string
+	// enc is the member's part of a universe's hash encoding, its name
+	// and its data (hashWith).
+	enc []byte
+}
+
+func newMember(name string, b *model.Bag, addr string) *member {
+	m := &member{name: name, bag: b, addr: addr, data: withAddress(bagData(b), addr)}
+	e := &encoder{}
+	e.str(name)
+	e.bag(m.data)
+	m.enc = slices.Clip(e.buf)
+	return m
+}
+
+// side is one side of a relation: the units of one service, as the
+// universes of the other side (or of its peers) show them.
+type side struct {
+	// units is the service's unit list (model.State.UnitsOf) the side
+	// was made for; the state replaces the list when a unit comes or
+	// goes, so a different list means a different side.
+	units []*model.Unit
+	// byName orders units by name in bytes, the order the hash encodes
+	// members in, sorted once instead of in every universe.
+	byName []int
+	// slots holds each unit's member, made by the first universe that
+	// shows it; universes are built on several processors at once.
+	slots []atomic.Pointer[member]
+	// views holds the last view of the side made for each of its units,
+	// and last, for a unit of the other side (side.view).
+	views []atomic.Pointer[memberView]
+}
+
+func newSide(units []*model.Unit) *side {
+	byName := make([]int, len(units))
+	for i := range byName {
+		byName[i] = i
+	}
+	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(units[a].Name, units[b].Name) })
+	return &side{units: units, byName: byName, slots: make([]atomic.Pointer[member], len(units)), views: make([]atomic.Pointer[memberView], len(units)+1)}
+}
+
+// member returns the i-th unit's member in relation rel, made again if
+// its settings or address changed since it was made.
+func (sd *side) member(st *model.State, rel, i int) *member {
+	u := sd.units[i]
+	b, addr := u.Settings[rel], st.Address(u)
+	if m := sd.slots[i].Load(); m != nil && m.bag == b && m.addr == addr {
+		return m
+	}
+	m := newMember(u.Name, b, addr)
+	sd.slots[i].Store(m)
+	return m
+}
+
+// memberView is what one universe shows of a side over a relation: the
+// members chosen, in name order (as the hash encodes them), the map the
+// universe holds them in, their set as a Seen records it, and the highest
+// revision among them (model.SeenRelation.At). Universes that show the
+// same members share it, read-only like the members themselves.
+type memberView struct {
+	byName  []*member
+	units   map[string]map[string]string
+	members model.Members
+	at      uint64
+}
+
+// view returns the view of rel for viewer, who is shown the units shown
+// (which model.State.RemoteMembers chose from this side's units, in their
+// order). The side keeps the last view made for each of its own units
+// (peers see all their service's units but themselves) and one for the
+// viewers of the other side, and shares it while the members shown are
+// the same: then a change that touches none of them (a config change)
+// makes no map and no member set again.
+func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, shared bool) *memberView {
+	at := make([]*member, len(sd.units))
+	self := len(sd.units) // the slot of viewers not on this side
+	j := 0
+	for _, u := range shown {
+		for j < len(sd.units) && sd.units[j] != u {
+			if sd.units[j] == viewer {
+				self = j
+			}
+			j++
+		}
+		if j == len(sd.units) {
+			// Not from this side's list: the side is stale, which
+			// memberCache.side rules out; made afresh all the same.
+			return newView(sortedMembers(st, rel, shown))
+		}
+		at[j] = sd.member(st, rel, j)
+	}
+	if self == len(sd.units) {
+		if i := slices.Index(sd.units[j:], viewer); i >= 0 {
+			self = j + i
+		}
+	}
+	byName := make([]*member, 0, len(shown))
+	for _, i := range sd.byName {
+		if at[i] != nil {
+			byName = append(byName, at[i])
+		}
+	}
+	if !shared {
+		return newView(byName)
+	}
+	if v := sd.views[self].Load(); v != nil && slices.Equal(v.byName, byName) {
+		return v
+	}
+	v := newView(byName)
+	sd.views[self].Store(v)
+	return v
+}
+
+// newView makes the view of members, given in name order.
+func newView(byName []*member) *memberView {
+	v := &memberView{byName: byName, units: make(map[string]map[string]string, len(byName))}
+	names := make([]string, len(byName))
+	for i, m := range byName {
+		v.units[m.name] = m.data
+		names[i] = m.name
+		if m.bag != nil {
+			v.at = max(v.at, m.bag.Rev)
+		}
+	}
+	v.members = model.NewMembers(names)
+	return v
+}
+
+// sortedMembers makes the members of units in rel without a side, in
+// name order.
+func sortedMembers(st *model.State, rel int, units []*model.Unit) []*member {
+	ms := make([]*member, len(units))
+	for i, u := range units {
+		ms[i] = newMember(u.Name, u.Settings[rel], st.Address(u))
+	}
+	slices.SortFunc(ms, func(a, b *member) int { return strings.Compare(a.name, b.name) })
+	return ms
+}
+
+// memberCache holds the sides of a state's relations, kept with the state
+// (model.State.Memo) so that every universe built from it shares them:
+// a hand-out's, a view's rebuild, a claim's pick.
+type memberCache struct {
+	mu    sync.Mutex
+	sides map[sideKey]*side
+}
+
+type sideKey struct {
+	rel int
+	svc string
+}
+
+// membersKey names the memberCache among the state's memos.
+type membersKey struct{}
+
+func membersOf(st *model.State) *memberCache {
+	return st.Memo(membersKey{}, func() any { return &memberCache{sides: map[sideKey]*side{}} }).(*memberCache)
+}
+
+// side returns the side of relation rel made of service svc's units.
+func (c *memberCache) side(st *model.State, rel int, svc string) *side {
+	units := st.UnitsOf(svc)
+	k := sideKey{rel, svc}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sd := c.sides[k]; sd != nil && sameList(sd.units, units) {
+		return sd
+	}
+	if len(c.sides) >= 4*len(st.Relations)+16 {
+		// Sides of relations and services long gone: a relation has
+		// two sides, so this bounds the memo by the relations there
+		// are, and the ones still in use are made again once.
+		clear(c.sides)
+	}
+	sd := newSide(units)
+	c.sides[k] = sd
+	return sd
+}
+
+// sameList reports whether a and b are the same list: the state never
+// changes a unit list in place, and the side keeps its list alive, so
+// its array cannot be reused for another.
+func sameList(a, b []*model.Unit) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// membersEnv is db (provides kv, peers) and web (requires kv, peers) with
+// up to a dozen units each, so that names in byte order ("db/10" before
+// "db/2") and by number differ, and a subordinate log on web's units
+// (container scope).
+func membersEnv(db, web, n int) (model.Environment, map[string]*model.Charm) {
+	charms := map[string]*model.Charm{
+		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}, Peers: map[string]model.Endpoint{"cluster": {Interface: "c"}}, Options: map[string]model.Option{"n": {Type: "int", Default: float64(0)}}}},
+		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}, Peers: map[string]model.Endpoint{"cluster": {Interface: "w"}}}},
+		"h-log": {Hash: "h-log", Meta: model.CharmMeta{Name: "log", Subordinate: true,
+			Requires: map[string]model.Endpoint{"host": {Interface: "juju-info", Scope: model.Container}}}},
+	}
+	env := model.Environment{APIVersion: model.APIVersion, Name: "members",
+		Services: map[string]model.ServiceSpec{
+			"db":  {CharmHash: "h-db", Units: intp(db), Config: map[string]any{"n": n}},
+			"web": {CharmHash: "h-web", Units: intp(web)},
+			"log": {CharmHash: "h-log"},
+		},
+		Relations: map[string][]string{"web-db": {"web:db", "db:db"}, "web-log": {"web:juju-info", "log:host"}}}
+	return env, charms
+}
+
+// TestSharedMembersBuildWhatAFreshStateBuilds changes a state at random
+// (relation settings written, cleared, with and without their own
+// private-address; machines moving to new addresses; services scaled up
+// and down; config changed) and after every change builds every unit's
+// universe on the live state, whose members are kept from one change to
+// the next (memberCache), on several goroutines at once, and compares it
+// with the universe built from a copy of the state that keeps nothing:
+// the same universe, the same Seen record, and the same hash, which must
+// also be the hash of sorting and encoding the universe's own maps
+// (hashCounted), so that no unit reruns after an upgrade.
+func TestSharedMembersBuildWhatAFreshStateBuilds(t *testing.T) {
+	seeds, steps := 6, 40
+	if testing.Short() {
+		seeds = 3
+	}
+	ctx := context.Background()
+	machines := []string{"m", "n", "o"}
+	var compared int
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 16))
+		s := newMemStore()
+		apply := func(c *model.Command) {
+			t.Helper()
+			if _, err := s.Apply(ctx, c); err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+		}
+		for _, m := range machines {
+			apply(&model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0." + m}})
+		}
+		db, web, n := 12, 11, 0
+		deploy := func() {
+			env, charms := membersEnv(db, web, n)
+			apply(&model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}})
+		}
+		deploy()
+		for step := range steps {
+			switch rng.IntN(8) {
+			case 0:
+				db, web = 1+rng.IntN(12), 1+rng.IntN(12)
+				deploy()
+			case 1:
+				n++
+				deploy()
+			case 2:
+				m := machines[rng.IntN(len(machines))]
+				apply(&model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: fmt.Sprintf("10.1.%d.%s", step, m)}})
+			default:
+				apply(&model.Command{Op: model.OpResults, Results: randomResults(s, rng)})
+			}
+			compared += compareWithFresh(t, s, fmt.Sprintf("seed %d step %d", seed, step))
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no universe compared")
+	}
+	t.Logf("%d universes compared", compared)
+}
+
+// randomResults writes random settings for a few units, each in every
+// relation it is in: some keys, none, or its own private-address.
+func randomResults(s *memStore, rng *rand.Rand) []model.Result {
+	var out []model.Result
+	_ = s.View(func(st *model.State) error {
+		names := st.SortedUnits()
+		for range 1 + rng.IntN(4) {
+			name := names[rng.IntN(len(names))]
+			u := st.Units[name]
+			uni, _ := Build(st, name)
+			res := model.Result{Unit: name, Hash: Hash(uni), Seen: &model.Seen{Life: model.Alive}, Settings: map[int]map[string]string{}}
+			for _, r := range st.RelationsOf(u.Service) {
+				data := map[string]string{}
+				switch rng.IntN(4) {
+				case 0: // cleared
+				case 1:
+					data["private-address"] = fmt.Sprintf("192.168.0.%d", rng.IntN(3))
+				default:
+					for k := range 1 + rng.IntN(3) {
+						data[fmt.Sprintf("k%d", k)] = fmt.Sprint(rng.IntN(3))
+					}
+				}
+				res.Settings[r.ID] = data
+			}
+			out = append(out, res)
+		}
+		return nil
+	})
+	return out
+}
+
+// compareWithFresh builds every unit of s both ways and fails on any
+// difference; it returns how many it compared.
+func compareWithFresh(t *testing.T, s *memStore, at string) int {
+	t.Helper()
+	var compared int
+	_ = s.View(func(st *model.State) error {
+		fresh := st.Clone() // no lookups, so no memo: everything made anew
+		names := st.SortedUnits()
+		type built struct {
+			uni, seen []byte
+			hash      string
+			n         int
+		}
+		live := make([]built, len(names))
+		var wg sync.WaitGroup
+		for w := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(names); i += 3 {
+					uni, seen, h, n := buildHashed(st, names[i])
+					live[i] = built{mustJSON(t, uni), mustJSON(t, seen), h, n}
+				}
+			}()
+		}
+		wg.Wait()
+		for i, name := range names {
+			uni, seen := Build(fresh, name)
+			h, n := hashCounted(uni)
+			want := built{mustJSON(t, uni), mustJSON(t, seen), h, n}
+			if got := live[i]; !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: %s built from the kept members differs from a fresh build:\nuniverse %s\nwant     %s\nseen %s\nwant %s\nhash %s (%d bytes), want %s (%d bytes)",
+					at, name, got.uni, want.uni, got.seen, want.seen, got.hash, got.n, want.hash, want.n)
+			}
+			compared++
+		}
+		return nil
+	})
+	return compared
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestUniverseMapsAreNotWritten drives controllers to their fixed points
+// under random schedules - hand-outs, runs, results, events, departed
+// members, releases - and then checks that every member kept for the
+// universes, and every view of them, still holds what it was made from:
+// the maps a universe shares with every other universe of its state are
+// read-only, and a writer anywhere on the way from Build to a result
+// would show here as a member whose data is not its bag's with its
+// address, or a view whose map is not its members'.
+func TestUniverseMapsAreNotWritten(t *testing.T) {
+	var checked int
+	for seed := range 4 {
+		s := newMemStore()
+		generated(t, s, 3, 4)
+		driveRandom(t, s, rand.New(rand.NewPCG(uint64(seed), 9)))
+		_ = s.View(func(st *model.State) error {
+			c := membersOf(st)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			for k, sd := range c.sides {
+				for i := range sd.slots {
+					m := sd.slots[i].Load()
+					if m == nil {
+						continue
+					}
+					want := newMember(m.name, m.bag, m.addr)
+					if !maps.Equal(m.data, want.data) || !slices.Equal(m.enc, want.enc) {
+						t.Fatalf("seed %d: relation %d member %s holds %v (encoded %q), made from %v: a universe's reader wrote into it", seed, k.rel, m.name, m.data, m.enc, want.data)
+					}
+					checked++
+				}
+				for i := range sd.views {
+					v := sd.views[i].Load()
+					if v == nil {
+						continue
+					}
+					want := newView(v.byName)
+					if !maps.EqualFunc(v.units, want.units, func(a, b map[string]string) bool { return maps.Equal(a, b) }) || v.members != want.members || v.at != want.at {
+						t.Fatalf("seed %d: relation %d: a view shows %v, made from %v: a universe's reader wrote into it", seed, k.rel, v.units, want.units)
+					}
+					checked++
+				}
+			}
+			return nil
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no member was kept")
+	}
+}
