@@ -40,10 +40,11 @@ type Work struct {
 	Principal   string           `json:"principal,omitempty"`
 	Status      *charmapi.Status `json:"status,omitempty"`
 	Ports       []string         `json:"ports,omitempty"`
-	// UniverseJSON is Universe as the server encoded it, when the work
-	// came over the wire (api.Client.Claim): the agent hands these bytes
-	// to the hook as they are rather than encoding Universe again. The
-	// server never sets it.
+	// UniverseJSON is Universe encoded: by the controller when it built
+	// the universe ahead of the claim (the answer then sends these
+	// bytes), and on the agent's side as the server sent it
+	// (api.Client.Claim), which the agent hands to the hook as it is
+	// rather than encoding Universe again. Nil when neither did.
 	UniverseJSON json.RawMessage `json:"-"`
 }
 
@@ -205,10 +206,11 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 		v := c.views[p.name]
 		u := st.Units[p.name]
 		var uni charmapi.Universe
+		var encoded []byte
 		if timer {
 			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.hash, p.seen)
-		} else if run := c.looks.run(p.name, p.uni, v.hash); run != nil {
-			uni = *run
+		} else if run, b := c.looks.run(p.name, p.uni, v.hash); run != nil {
+			uni, encoded = *run, b
 		} else {
 			uni = schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
 		}
@@ -217,7 +219,8 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 			timer: timer || schedule.TimerRun(u, v.hash)}
 		c.watchLeaseLocked(now.Add(c.opts.Lease))
 		work = append(work, Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
-			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports})
+			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
+			UniverseJSON: encoded})
 		if !timer {
 			c.runs[p.name]++
 		}

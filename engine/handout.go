@@ -8,6 +8,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/engine/unijson"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -158,8 +159,11 @@ type prebuilt struct {
 	hash     string
 	rehashed bool
 	hashed   int
-	// run is schedule.RunUniverse of uni with hash: what a run is given.
-	run charmapi.Universe
+	// run is schedule.RunUniverse of uni with hash: what a run is given;
+	// runJSON is run encoded, nil if it could not be (the answer then
+	// encodes it, and reports why).
+	run     charmapi.Universe
+	runJSON []byte
 }
 
 // prebuild builds, with one worker per processor, the universes of the
@@ -211,6 +215,9 @@ func (c *Controller) prebuild(st *model.State, batch []*look) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The members a pass's universes share are encoded once per
+			// worker, not once per universe that shows them.
+			members := unijson.NewMembers()
 			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
 				j := jobs[i]
 				p := &prebuilt{hash: j.hash}
@@ -224,6 +231,9 @@ func (c *Controller) prebuild(st *model.State, batch []*look) {
 					continue
 				}
 				p.run = schedule.RunUniverse(st, st.Units[j.name], p.uni, p.hash, p.seen)
+				if b, err := unijson.Append(nil, &p.run, members); err == nil {
+					p.runJSON = b
+				}
 				built[i] = p
 			}
 		}()
@@ -258,13 +268,13 @@ func (c *Controller) takePrebuilt(name, hash string) *prebuilt {
 }
 
 // run returns the run universe built ahead for unit name from uni with
-// hash, once, if uni is the one takePrebuilt returned this pass. Called
-// with mu.
-func (q *lookQueue) run(name string, uni *charmapi.Universe, hash string) *charmapi.Universe {
+// hash, and its encoding, once, if uni is the one takePrebuilt returned
+// this pass. Called with mu.
+func (q *lookQueue) run(name string, uni *charmapi.Universe, hash string) (*charmapi.Universe, []byte) {
 	p := q.taken[name]
 	if p == nil || p.uni != uni || p.hash != hash {
-		return nil
+		return nil, nil
 	}
 	delete(q.taken, name)
-	return &p.run
+	return &p.run, p.runJSON
 }

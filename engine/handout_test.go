@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -53,6 +54,15 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 			}
 			if cl := c.batched.claims[got[0].Unit]; cl == nil || cl.uni != got[0].Universe || cl.hash != got[0].Hash {
 				t.Fatalf("%s: the claim of %s does not hold the universe handed out", c.name, got[0].Unit)
+			}
+			// Built ahead, it was encoded ahead: the bytes the answer
+			// sends are the universe's.
+			enc, err := json.Marshal(got[0].Universe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got[0].UniverseJSON) != string(enc) {
+				t.Fatalf("%s: %s encoded ahead as\n%s\nnot\n%s", c.name, got[0].Unit, got[0].UniverseJSON, enc)
 			}
 		}
 		bs, ss := c.batched.Stats(), c.single.Stats()

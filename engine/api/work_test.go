@@ -3,8 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,15 +28,32 @@ func TestWorkMax(t *testing.T) {
 	}
 }
 
-// writeWork streams the batch one unit at a time; what it writes must
-// read back as the same array, empty batches included.
+// writeWork writes a small batch in one piece with its length and
+// streams a large one; what it writes must read back as the same array,
+// empty batches included.
 func TestWriteWorkReadsBack(t *testing.T) {
+	big := make([]engine.Work, 40)
+	for i := range big {
+		units := map[string]map[string]string{"web/0": {"database": "shop"}}
+		for j := range 50 {
+			units[fmt.Sprintf("web/%d", j+1)] = map[string]string{"blob": strings.Repeat("x", 100)}
+		}
+		name := fmt.Sprintf("db/%d", i)
+		big[i] = engine.Work{Unit: name, Hash: "h", Universe: &charmapi.Universe{Unit: name, Relations: []charmapi.Relation{{Ident: "db:1", Units: units}}}}
+	}
 	for _, work := range [][]engine.Work{nil, {
 		{Unit: "db/0", Hash: "h0", Universe: &charmapi.Universe{Unit: "db/0", Relations: []charmapi.Relation{{Ident: "db:1", Units: map[string]map[string]string{"web/0": {"database": "shop"}}}}}},
 		{Unit: "db/1", Hash: "h1", Universe: &charmapi.Universe{Unit: "db/1"}},
-	}} {
+	}, big} {
 		rec := httptest.NewRecorder()
 		writeWork(rec, work)
+		length := rec.Header().Get("Content-Length")
+		switch small := rec.Body.Len() < workFlush; {
+		case small && length != strconv.Itoa(rec.Body.Len()):
+			t.Errorf("%d units, %d bytes: Content-Length %q", len(work), rec.Body.Len(), length)
+		case !small && length != "":
+			t.Errorf("%d units, %d bytes streamed with Content-Length %q", len(work), rec.Body.Len(), length)
+		}
 		var got []engine.Work
 		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 			t.Fatalf("%q: %v", rec.Body.String(), err)

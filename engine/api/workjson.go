@@ -1,251 +1,61 @@
 package api
 
 import (
-	"encoding/json"
-	"slices"
-	"strconv"
-	"unicode/utf8"
-
-	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/unijson"
 )
 
 // appendWork appends w as encoding/json writes it (same bytes: fields in
 // order, omitempty, sorted map keys, HTML-safe string escapes), without
-// reflection for the universe: its bags, one per remote member, were 90 %
-// of the hand-out's encoding time through encoding/json's map encoder,
-// and the hand-outs of a change are what its agents wait for.
-// TestAppendWorkIsEncodingJSON pins the equality, field by field.
+// reflection (unijson). A universe the controller encoded as it built it
+// (w.UniverseJSON) goes out as it is. TestAppendWorkIsEncodingJSON pins
+// the equality, field by field.
 func appendWork(b []byte, w *engine.Work) ([]byte, error) {
 	b = append(b, `{"unit":`...)
-	b = appendString(b, w.Unit)
+	b = unijson.AppendString(b, w.Unit)
 	b = append(b, `,"hash":`...)
-	b = appendString(b, w.Hash)
+	b = unijson.AppendString(b, w.Hash)
 	b = append(b, `,"charm":`...)
-	b = appendString(b, w.Charm)
+	b = unijson.AppendString(b, w.Charm)
 	if w.Legacy {
 		b = append(b, `,"legacy":true`...)
 	}
 	b = append(b, `,"universe":`...)
-	var err error
-	if b, err = appendUniverse(b, w.Universe); err != nil {
-		return b, err
+	if w.UniverseJSON != nil {
+		b = append(b, w.UniverseJSON...)
+	} else {
+		var err error
+		if b, err = unijson.Append(b, w.Universe, nil); err != nil {
+			return b, err
+		}
 	}
 	if w.Environment != "" {
 		b = append(b, `,"environment":`...)
-		b = appendString(b, w.Environment)
+		b = unijson.AppendString(b, w.Environment)
 	}
 	if w.Principal != "" {
 		b = append(b, `,"principal":`...)
-		b = appendString(b, w.Principal)
+		b = unijson.AppendString(b, w.Principal)
 	}
 	if w.Status != nil {
 		b = append(b, `,"status":{"state":`...)
-		b = appendString(b, w.Status.State)
+		b = unijson.AppendString(b, w.Status.State)
 		if w.Status.Message != "" {
 			b = append(b, `,"message":`...)
-			b = appendString(b, w.Status.Message)
+			b = unijson.AppendString(b, w.Status.Message)
 		}
 		b = append(b, '}')
 	}
 	if len(w.Ports) > 0 {
 		b = append(b, `,"ports":`...)
-		b = appendArray(b, w.Ports, func(b []byte, p *string) []byte { return appendString(b, *p) })
+		b = append(b, '[')
+		for i, p := range w.Ports {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = unijson.AppendString(b, p)
+		}
+		b = append(b, ']')
 	}
 	return append(b, '}'), nil
-}
-
-func appendUniverse(b []byte, u *charmapi.Universe) ([]byte, error) {
-	if u == nil {
-		return append(b, "null"...), nil
-	}
-	b = append(b, `{"api":`...)
-	b = appendString(b, u.API)
-	b = append(b, `,"unit":`...)
-	b = appendString(b, u.Unit)
-	b = append(b, `,"service":`...)
-	b = appendString(b, u.Service)
-	b = append(b, `,"charm":`...)
-	b = appendString(b, u.Charm)
-	b = append(b, `,"life":`...)
-	b = appendString(b, u.Life)
-	b = append(b, `,"leader":`...)
-	b = strconv.AppendBool(b, u.Leader)
-	if u.Machine != "" {
-		b = append(b, `,"machine":`...)
-		b = appendString(b, u.Machine)
-	}
-	if u.Address != "" {
-		b = append(b, `,"address":`...)
-		b = appendString(b, u.Address)
-	}
-	// Config holds any JSON value an operator set: few keys, left to
-	// encoding/json.
-	cfg, err := json.Marshal(u.Config)
-	if err != nil {
-		return b, err
-	}
-	b = append(b, `,"config":`...)
-	b = append(b, cfg...)
-	b = append(b, `,"leader_data":`...)
-	b = appendBag(b, u.LeaderData)
-	b = append(b, `,"state":`...)
-	b = appendBag(b, u.State)
-	b = append(b, `,"relations":`...)
-	b = appendArray(b, u.Relations, appendRelation)
-	b = append(b, `,"events":`...)
-	b = appendArray(b, u.Events, appendEvent)
-	b = append(b, `,"attempt":`...)
-	b = strconv.AppendInt(b, int64(u.Attempt), 10)
-	return append(b, '}'), nil
-}
-
-func appendRelation(b []byte, r *charmapi.Relation) []byte {
-	b = append(b, `{"ident":`...)
-	b = appendString(b, r.Ident)
-	b = append(b, `,"id":`...)
-	b = strconv.AppendInt(b, int64(r.ID), 10)
-	b = append(b, `,"name":`...)
-	b = appendString(b, r.Name)
-	b = append(b, `,"interface":`...)
-	b = appendString(b, r.Interface)
-	b = append(b, `,"role":`...)
-	b = appendString(b, r.Role)
-	b = append(b, `,"scope":`...)
-	b = appendString(b, r.Scope)
-	b = append(b, `,"remote_service":`...)
-	b = appendString(b, r.RemoteService)
-	b = append(b, `,"local":`...)
-	b = appendBag(b, r.Local)
-	b = append(b, `,"app":`...)
-	b = appendBag(b, r.App)
-	b = append(b, `,"remote_app":`...)
-	b = appendBag(b, r.RemoteApp)
-	b = append(b, `,"units":`...)
-	b = appendBags(b, r.Units)
-	if len(r.Departed) > 0 {
-		b = append(b, `,"departed":`...)
-		b = appendBags(b, r.Departed)
-	}
-	return append(b, '}')
-}
-
-func appendEvent(b []byte, e *charmapi.Event) []byte {
-	b = append(b, `{"hook":`...)
-	b = appendString(b, e.Hook)
-	for _, f := range [...]struct{ key, v string }{
-		{`,"relation":`, e.Relation}, {`,"remote_unit":`, e.RemoteUnit},
-		{`,"remote_app":`, e.RemoteApp}, {`,"departing_unit":`, e.Departing},
-	} {
-		if f.v != "" {
-			b = append(b, f.key...)
-			b = appendString(b, f.v)
-		}
-	}
-	return append(b, '}')
-}
-
-// appendArray appends xs as encoding/json does a slice: null when nil.
-func appendArray[T any](b []byte, xs []T, elem func([]byte, *T) []byte) []byte {
-	if xs == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range xs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = elem(b, &xs[i])
-	}
-	return append(b, ']')
-}
-
-// appendObject appends m as encoding/json does a map with string keys:
-// null when nil, keys in order.
-func appendObject[V any](b []byte, m map[string]V, value func([]byte, V) []byte) []byte {
-	if m == nil {
-		return append(b, "null"...)
-	}
-	var small [16]string
-	keys := small[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, k)
-		b = append(b, ':')
-		b = value(b, m[k])
-	}
-	return append(b, '}')
-}
-
-// appendBags appends members' bags, in member order.
-func appendBags(b []byte, m map[string]map[string]string) []byte {
-	return appendObject(b, m, appendBag)
-}
-
-// appendBag appends one settings bag, in key order.
-func appendBag(b []byte, m map[string]string) []byte {
-	return appendObject(b, m, appendString)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s quoted as encoding/json quotes it with HTML
-// escaping on (its default): <, > and & as \u003c..., invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 escaped for JavaScript.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
