@@ -3,6 +3,7 @@ package unijson
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -55,5 +56,32 @@ func TestMembersSharedAcrossPeers(t *testing.T) {
 	}
 	if len(members.frags) != peers {
 		t.Errorf("Members kept %d encodings for %d distinct members", len(members.frags), peers)
+	}
+}
+
+// Universes of one state may show different members of one relation (a
+// container-scoped relation shows each unit its own principal's): each
+// still encodes as encoding/json does whatever the members seen before.
+func TestMembersSharedAcrossSubsets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	members := NewMembers()
+	for i := range 200 {
+		units := map[string]map[string]string{}
+		for j := range rng.IntN(40) {
+			name := fmt.Sprintf("web/%d", rng.IntN(60)+j%3)
+			units[name] = map[string]string{"private-address": "10.1.0." + name[4:]}
+		}
+		u := &charmapi.Universe{Unit: fmt.Sprintf("log/%d", i), Relations: []charmapi.Relation{{ID: 3, Units: units}}}
+		want, err := json.Marshal(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Append(nil, u, members)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("universe %d:\nAppend        %s\nencoding/json %s", i, got, want)
+		}
 	}
 }
