@@ -22,24 +22,21 @@
 // after some agents already had their work. The column "apply exit" shows
 // by how much.
 //
-// The simulated agents keep their connections open between polls (one
-// pool large enough for all), as each real agent's process does, and
-// report at once unless -hook says how long their hook runs. The line
+// Each simulated agent keeps its own connection open between polls, as
+// each real agent's process does, and speaks HTTP/1.1 on it directly
+// (raw.go), and reports at once unless -hook says how long its hook runs. The line
 // "change rounds" splits the CPU of the rounds between the server, this
 // bench and the apply runs; -trace writes the server's runtime trace over
 // the first change.
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,24 +94,20 @@ func main() {
 	woke := map[string]time.Time{} // machine -> when its poll last returned work
 	var wg sync.WaitGroup
 	per := *agents / *services
-	// One connection pool for the simulated agents that keeps each one's
-	// connections open, as each real agent's own process does. The
-	// default pool keeps 2 idle connections per host, so it closed
-	// nearly every agent's connection after each answer, and every woken
-	// agent dialled again for its report and its next poll while the
-	// rest of the change was being handed out.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 2**agents, 2**agents
-	hc := &http.Client{Transport: tr}
+	host := strings.TrimPrefix(strings.TrimPrefix(addr, "http://"), "https://")
 	for i := 0; i < *agents; i++ {
 		machine := fmt.Sprintf("m%04d", i)
-		c := api.NewClient([]string{addr}, join, hc)
+		c := api.NewClient([]string{addr}, join, nil)
+		var credential string
+		c.UseCredential("", func(token string) error { credential = token; return nil })
 		check(c.Register(ctx, machine, "127.0.0.1"))
+		a := &rawAgent{host: host, token: credential, machine: machine}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer a.close()
 			for ctx.Err() == nil {
-				work, answered, err := claim(ctx, c, machine)
+				work, answered, err := a.claim(ctx)
 				if err != nil || len(work) == 0 {
 					continue
 				}
@@ -135,7 +128,7 @@ func main() {
 				for j, w := range work {
 					reps[j] = engine.Report{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{"status": {"state": "active"}}`)}
 				}
-				_ = c.Report(ctx, machine, reps)
+				_ = a.report(ctx, reps)
 			}
 		}()
 	}
@@ -253,24 +246,6 @@ func main() {
 type handed struct {
 	Unit string `json:"unit"`
 	Hash string `json:"hash"`
-}
-
-// claim long-polls for machine's work as an agent does, and returns when
-// the first byte of the answer arrived: the server's wake, before the
-// body is read and decoded.
-func claim(ctx context.Context, c *api.Client, machine string) ([]handed, time.Time, error) {
-	var answered time.Time
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered = time.Now() }})
-	var body bytes.Buffer
-	path := fmt.Sprintf("/v1/agent/work?machine=%s&wait=60s", url.QueryEscape(machine))
-	if err := c.Do(ctx, http.MethodGet, path, nil, &body); err != nil {
-		return nil, answered, err
-	}
-	var work []handed
-	if err := json.Unmarshal(body.Bytes(), &work); err != nil {
-		return nil, answered, fmt.Errorf("work of %s: %w", machine, err)
-	}
-	return work, answered, nil
 }
 
 // pollsWoken reads the server's count of work polls woken
