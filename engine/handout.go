@@ -224,10 +224,6 @@ func (c *Controller) prebuild(st *model.State, batch []*look) {
 			// The members a pass's universes share are encoded once per
 			// worker, not once per universe that shows them.
 			members := unijson.NewMembers()
-			// The universes of a pass are alike in size: each encoding
-			// starts with room for the last one's, instead of growing
-			// from nothing through a dozen copies.
-			size := 0
 			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
 				j := jobs[i]
 				p := &prebuilt{hash: j.hash}
@@ -241,8 +237,10 @@ func (c *Controller) prebuild(st *model.State, batch []*look) {
 					continue
 				}
 				p.run = schedule.RunUniverse(st, st.Units[j.name], p.uni, p.hash, p.seen)
-				if b, err := unijson.Append(make([]byte, 0, size+size/8), &p.run, members); err == nil {
-					p.runJSON, size = b, len(b)
+				// Members also sizes each encoding to the largest
+				// before it, rather than growing it from nothing.
+				if b, err := unijson.Append(nil, &p.run, members); err == nil {
+					p.runJSON = b
 				}
 				built[i] = p
 			}
