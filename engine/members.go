@@ -52,9 +52,12 @@ type side struct {
 	// slots holds each unit's member, made by the first universe that
 	// shows it; universes are built on several processors at once.
 	slots []atomic.Pointer[member]
-	// views holds the last view of the side made for each of its units,
-	// and last, for a unit of the other side (side.view).
-	views []atomic.Pointer[memberView]
+	// shared is the last view made for the other side's units, which
+	// all see the same members (side.view).
+	shared atomic.Pointer[memberView]
+	// allBut holds, per unit, the set of all the side's units but it:
+	// what each of its peers sees when every unit is a member.
+	allBut []atomic.Pointer[model.Members]
 }
 
 func newSide(units []*model.Unit) *side {
@@ -63,7 +66,7 @@ func newSide(units []*model.Unit) *side {
 		byName[i] = i
 	}
 	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(units[a].Name, units[b].Name) })
-	return &side{units: units, byName: byName, slots: make([]atomic.Pointer[member], len(units)), views: make([]atomic.Pointer[memberView], len(units)+1)}
+	return &side{units: units, byName: byName, slots: make([]atomic.Pointer[member], len(units)), allBut: make([]atomic.Pointer[model.Members], len(units))}
 }
 
 // member returns the i-th unit's member in relation rel, made again if
@@ -83,7 +86,8 @@ func (sd *side) member(st *model.State, rel, i int) *member {
 // members chosen, in name order (as the hash encodes them), the map the
 // universe holds them in, their set as a Seen records it, and the highest
 // revision among them (model.SeenRelation.At). Universes that show the
-// same members share it, read-only like the members themselves.
+// same members may share it (side.view), read-only like the members
+// themselves.
 type memberView struct {
 	byName  []*member
 	units   map[string]map[string]string
@@ -93,13 +97,14 @@ type memberView struct {
 
 // view returns the view of rel for viewer, who is shown the units shown
 // (which model.State.RemoteMembers chose from this side's units, in their
-// order). The side keeps the last view made for each of its own units
-// (peers see all their service's units but themselves; up to
-// maxPeerViews of them) and one for the viewers of the other side, and
-// shares it while the members shown are the same: then a change that
-// touches none of them (a config change) makes no map and no member set
-// again. shared false (container scope) makes a view for this universe
-// alone.
+// order). The viewers of the other side all see the same members, and
+// share one view while those are the same: a change that touches none of
+// them (a config change) makes no map and no member set again. Each peer
+// sees all but itself, so its view is its own; it is made per universe
+// (kept, they would be n maps of n-1 members: 4 KB per unit at 100
+// units, 40 KB at 1,000, more than the rest of a unit's memory on the
+// leader), with its member set made once per side (side.allBut). shared
+// false (container scope) makes a view for this universe alone.
 func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, shared bool) *memberView {
 	// at holds the members shown by their place on the side; pooled,
 	// as a view found again allocates nothing else.
@@ -110,7 +115,7 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 		*buf = at[:0]
 		scratch.Put(buf)
 	}()
-	self := len(sd.units) // the slot of viewers not on this side
+	self := len(sd.units) // the viewer's place on the side, if it is on it
 	j := 0
 	for _, u := range shown {
 		for j < len(sd.units) && sd.units[j] != u {
@@ -122,7 +127,7 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 		if j == len(sd.units) {
 			// Not from this side's list: the side is stale, which
 			// memberCache.side rules out; made afresh all the same.
-			return newView(sortedMembers(st, rel, shown))
+			return newView(sortedMembers(st, rel, shown), nil)
 		}
 		at[j] = sd.member(st, rel, j)
 	}
@@ -131,26 +136,42 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 			self = j + i
 		}
 	}
-	if !shared || (self < len(sd.units) && len(sd.units) > maxPeerViews) {
-		return newView(sd.inNameOrder(at, len(shown)))
+	switch {
+	case self < len(sd.units):
+		var set *model.Members
+		if len(shown) == len(sd.units)-1 {
+			// Every unit but the viewer: the usual peer.
+			set = sd.allButOne(self)
+		}
+		return newView(sd.inNameOrder(at, len(shown)), set)
+	case !shared:
+		return newView(sd.inNameOrder(at, len(shown)), nil)
 	}
-	if v := sd.views[self].Load(); v != nil && sd.shows(v.byName, at) {
+	if v := sd.shared.Load(); v != nil && sd.shows(v.byName, at) {
 		return v
 	}
-	v := newView(sd.inNameOrder(at, len(shown)))
-	sd.views[self].Store(v)
+	v := newView(sd.inNameOrder(at, len(shown)), nil)
+	sd.shared.Store(v)
 	return v
 }
 
-// maxPeerViews bounds the sides whose units each keep their own view
-// (peers, each shown all the others): those views hold n maps of n-1
-// members, about 40 bytes per member, so they cost each unit 40 bytes
-// per unit of its service - 4 KB at 100 units, 40 KB at 1,000, as much
-// as the rest of a unit's memory on the leader. Above the bound they are
-// made per universe, as the other views of container scope are; the
-// members in them are shared all the same. A variable so that tests take
-// both ways.
-var maxPeerViews = 128
+// allButOne returns the set of the side's units but the i-th, made once
+// per side: model.NewMembers parses every name, and a peer's universe
+// would otherwise parse all of its peers' names each time.
+func (sd *side) allButOne(i int) *model.Members {
+	if set := sd.allBut[i].Load(); set != nil {
+		return set
+	}
+	names := make([]string, 0, len(sd.units)-1)
+	for k, u := range sd.units {
+		if k != i {
+			names = append(names, u.Name)
+		}
+	}
+	set := model.NewMembers(names)
+	sd.allBut[i].Store(&set)
+	return &set
+}
 
 // scratch pools side.view's working space.
 var scratch = sync.Pool{New: func() any { return new([]*member) }}
@@ -182,16 +203,23 @@ func (sd *side) shows(byName, at []*member) bool {
 	return k == len(byName)
 }
 
-// newView makes the view of members, given in name order.
-func newView(byName []*member) *memberView {
+// newView makes the view of members, given in name order; set is their
+// set if it was made before, nil to make it.
+func newView(byName []*member, set *model.Members) *memberView {
 	v := &memberView{byName: byName, units: make(map[string]map[string]string, len(byName))}
-	names := make([]string, len(byName))
-	for i, m := range byName {
+	for _, m := range byName {
 		v.units[m.name] = m.data
-		names[i] = m.name
 		if m.bag != nil {
 			v.at = max(v.at, m.bag.Rev)
 		}
+	}
+	if set != nil {
+		v.members = *set
+		return v
+	}
+	names := make([]string, len(byName))
+	for i, m := range byName {
+		names[i] = m.name
 	}
 	v.members = model.NewMembers(names)
 	return v

@@ -53,14 +53,7 @@ func TestSharedMembersBuildWhatAFreshStateBuilds(t *testing.T) {
 	ctx := context.Background()
 	machines := []string{"m", "n", "o"}
 	var compared int
-	defer func(n int) { maxPeerViews = n }(maxPeerViews)
 	for seed := range seeds {
-		// Odd seeds keep no view per peer: services of up to 12 units
-		// are above the bound.
-		maxPeerViews = 128
-		if seed%2 == 1 {
-			maxPeerViews = 4
-		}
 		rng := rand.New(rand.NewPCG(uint64(seed), 16))
 		s := newMemStore()
 		apply := func(c *model.Command) {
@@ -160,6 +153,13 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 		wg.Wait()
 		for i, name := range names {
 			uni, seen := Build(fresh, name)
+			for _, r := range uni.Relations {
+				// The member set is made apart from the map: it must
+				// name the map's members.
+				if want := model.NewMembers(slices.Collect(maps.Keys(r.Units))); seen.Relations[r.ID].Members != want {
+					t.Fatalf("%s: %s's Seen names %s in relation %d; its universe shows %s", at, name, seen.Relations[r.ID].Members, r.ID, want)
+				}
+			}
 			h, n := hashCounted(uni)
 			want := built{mustJSON(t, uni), mustJSON(t, seen), h, n}
 			if got := live[i]; !reflect.DeepEqual(got, want) {
@@ -212,12 +212,8 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 					}
 					checked++
 				}
-				for i := range sd.views {
-					v := sd.views[i].Load()
-					if v == nil {
-						continue
-					}
-					want := newView(v.byName)
+				if v := sd.shared.Load(); v != nil {
+					want := newView(v.byName, nil)
 					if !maps.EqualFunc(v.units, want.units, func(a, b map[string]string) bool { return maps.Equal(a, b) }) || v.members != want.members || v.at != want.at {
 						t.Fatalf("seed %d: relation %d: a view shows %v, made from %v: a universe's reader wrote into it", seed, k.rel, v.units, want.units)
 					}
