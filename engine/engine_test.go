@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,11 @@ type memStore struct {
 	mu      sync.RWMutex
 	st      *model.State
 	changed chan struct{}
+	// index is st.Index, readable without mu as raftstore's applied
+	// index is (its own lock): the controller reads it, through
+	// InFlight, while it holds a View, and a read lock taken again
+	// under a waiting Apply deadlocks.
+	index atomic.Uint64
 }
 
 func newMemStore() *memStore { return &memStore{st: model.NewState(), changed: make(chan struct{})} }
@@ -35,6 +41,7 @@ func (m *memStore) Apply(_ context.Context, c *model.Command) (*model.Response, 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	resp, err := m.st.Apply(m.st.Index+1, &dc)
+	m.index.Store(m.st.Index)
 	close(m.changed)
 	m.changed = make(chan struct{})
 	return resp, err
@@ -56,11 +63,7 @@ func (m *memStore) WaitIndex(ctx context.Context, after uint64) (uint64, bool, e
 	}
 }
 
-func (m *memStore) Index() uint64 {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.st.Index
-}
+func (m *memStore) Index() uint64 { return m.index.Load() }
 
 func intp(n int) *int { return &n }
 
