@@ -107,8 +107,8 @@ func main() {
 			defer wg.Done()
 			defer a.close()
 			for ctx.Err() == nil {
-				work, answered, err := a.claim(ctx)
-				if err != nil || len(work) == 0 {
+				body, answered, err := a.claim(ctx)
+				if err != nil || body == nil {
 					continue
 				}
 				mu.Lock()
@@ -123,6 +123,11 @@ func main() {
 					case <-ctx.Done():
 					case <-time.After(*hook):
 					}
+				}
+				work, err := handedIn(machine, body)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "agents:", err)
+					continue
 				}
 				reps := make([]engine.Report, len(work))
 				for j, w := range work {

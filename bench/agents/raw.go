@@ -103,9 +103,12 @@ func (a *rawAgent) close() {
 }
 
 // claim long-polls for the agent's work and returns when the first byte
-// of the answer arrived: the server's wake, before the body is read and
-// decoded.
-func (a *rawAgent) claim(ctx context.Context) ([]handed, time.Time, error) {
+// of the answer arrived (the server's wake), with the answer's body, nil
+// if the wait ended without work. The body is decoded by the caller
+// after the stamp and the hook's wait: decoding 100 universes' answers
+// on the cores the server shares delayed the next agents' reads in the
+// middle of the wake being measured.
+func (a *rawAgent) claim(ctx context.Context) ([]byte, time.Time, error) {
 	status, body, first, err := a.do(ctx, http.MethodGet, "/v1/agent/work?machine="+url.QueryEscape(a.machine)+"&wait=60s", nil)
 	if err != nil {
 		return nil, first, err
@@ -113,11 +116,19 @@ func (a *rawAgent) claim(ctx context.Context) ([]handed, time.Time, error) {
 	if status != http.StatusOK {
 		return nil, first, fmt.Errorf("work of %s: %d %s", a.machine, status, trim(body))
 	}
+	if string(bytes.TrimSpace(body)) == "[]" {
+		return nil, first, nil
+	}
+	return body, first, nil
+}
+
+// handedIn reads the units of a work answer.
+func handedIn(machine string, body []byte) ([]handed, error) {
 	var work []handed
 	if err := json.Unmarshal(body, &work); err != nil {
-		return nil, first, fmt.Errorf("work of %s: %w", a.machine, err)
+		return nil, fmt.Errorf("work of %s: %w", machine, err)
 	}
-	return work, first, nil
+	return work, nil
 }
 
 // report sends the results of a run, as an agent does.
