@@ -73,7 +73,8 @@ func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 		if members != nil {
 			e.num(len(members[i]))
 			for _, m := range members[i] {
-				e.buf = append(e.buf, m.enc...)
+				e.str(m.name)
+				e.bag(m.data)
 			}
 			continue
 		}

@@ -207,8 +207,8 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 						continue
 					}
 					want := newMember(m.name, m.bag, m.addr)
-					if !maps.Equal(m.data, want.data) || !slices.Equal(m.enc, want.enc) {
-						t.Fatalf("seed %d: relation %d member %s holds %v (encoded %q), made from %v: a universe's reader wrote into it", seed, k.rel, m.name, m.data, m.enc, want.data)
+					if !maps.Equal(m.data, want.data) {
+						t.Fatalf("seed %d: relation %d member %s holds %v, made from %v: a universe's reader wrote into it", seed, k.rel, m.name, m.data, want.data)
 					}
 					checked++
 				}
