@@ -7,6 +7,8 @@ import (
 	"maps"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
@@ -84,6 +86,11 @@ func TestSharedMembersBuildWhatAFreshStateBuilds(t *testing.T) {
 				apply(&model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: fmt.Sprintf("10.1.%d.%s", step, m)}})
 			default:
 				apply(&model.Command{Op: model.OpResults, Results: randomResults(s, rng)})
+			}
+			if rng.IntN(4) == 0 {
+				// Members and views are held weakly: the ones
+				// collected are made again.
+				runtime.GC()
 			}
 			compared += compareWithFresh(t, s, fmt.Sprintf("seed %d step %d", seed, step))
 		}
@@ -191,6 +198,9 @@ func mustJSON(t *testing.T, v any) []byte {
 // would show here as a member whose data is not its bag's with its
 // address, or a view whose map is not its members'.
 func TestUniverseMapsAreNotWritten(t *testing.T) {
+	// Members and views are held weakly: with the collector off, every
+	// one made is still there to be checked.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	var checked int
 	for seed := range 4 {
 		s := newMemStore()
@@ -202,7 +212,7 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 			defer c.mu.Unlock()
 			for k, sd := range c.sides {
 				for i := range sd.slots {
-					m := sd.slots[i].Load()
+					m := load(&sd.slots[i])
 					if m == nil {
 						continue
 					}
@@ -212,7 +222,7 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 					}
 					checked++
 				}
-				if v := sd.shared.Load(); v != nil {
+				if v := load(&sd.shared); v != nil {
 					want := newView(v.byName, nil)
 					if !maps.EqualFunc(v.units, want.units, func(a, b map[string]string) bool { return maps.Equal(a, b) }) || v.members != want.members || v.at != want.at {
 						t.Fatalf("seed %d: relation %d: a view shows %v, made from %v: a universe's reader wrote into it", seed, k.rel, v.units, want.units)
