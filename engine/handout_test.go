@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -57,11 +56,7 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 			}
 			// Built ahead, it was encoded ahead: the bytes the answer
 			// sends are the universe's.
-			enc, err := json.Marshal(got[0].Universe)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got[0].UniverseJSON) != string(enc) {
+			if enc := mustJSON(t, got[0].Universe); string(got[0].UniverseJSON) != string(enc) {
 				t.Fatalf("%s: %s encoded ahead as\n%s\nnot\n%s", c.name, got[0].Unit, got[0].UniverseJSON, enc)
 			}
 		}

@@ -40,19 +40,8 @@ func TestMembersSharedAcrossPeers(t *testing.T) {
 				units[name] = b
 			}
 		}
-		u := &charmapi.Universe{API: charmapi.API, Unit: self, Config: map[string]any{}, Relations: []charmapi.Relation{
-			{Ident: "cluster:7", ID: 7, Role: "peer", Units: units}}}
-		want, err := json.Marshal(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := Append(nil, u, members)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("%s:\nAppend        %s\nencoding/json %s", self, got, want)
-		}
+		encodesAsJSON(t, &charmapi.Universe{API: charmapi.API, Unit: self, Config: map[string]any{}, Relations: []charmapi.Relation{
+			{Ident: "cluster:7", ID: 7, Role: "peer", Units: units}}}, members)
 	}
 	if len(members.frags) != peers {
 		t.Errorf("Members kept %d encodings for %d distinct members", len(members.frags), peers)
@@ -71,17 +60,23 @@ func TestMembersSharedAcrossSubsets(t *testing.T) {
 			name := fmt.Sprintf("web/%d", rng.IntN(60)+j%3)
 			units[name] = map[string]string{"private-address": "10.1.0." + name[4:]}
 		}
-		u := &charmapi.Universe{Unit: fmt.Sprintf("log/%d", i), Relations: []charmapi.Relation{{ID: 3, Units: units}}}
-		want, err := json.Marshal(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := Append(nil, u, members)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("universe %d:\nAppend        %s\nencoding/json %s", i, got, want)
-		}
+		encodesAsJSON(t, &charmapi.Universe{Unit: fmt.Sprintf("log/%d", i), Relations: []charmapi.Relation{{ID: 3, Units: units}}}, members)
+	}
+}
+
+// encodesAsJSON fails t unless Append with members writes u as
+// encoding/json does.
+func encodesAsJSON(t *testing.T, u *charmapi.Universe, members *Members) {
+	t.Helper()
+	want, err := json.Marshal(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Append(nil, u, members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("%s:\nAppend        %s\nencoding/json %s", u.Unit, got, want)
 	}
 }
