@@ -32,10 +32,9 @@ func hashCounted(u *charmapi.Universe) (string, int) {
 }
 
 // hashWith is hashCounted given, for each of u's relations, its members
-// in name order with their encoding made ahead (build): the same bytes
-// are hashed, without sorting the member names and encoding each member
-// again in every universe that shows it. With members nil it sorts and
-// encodes u's own maps.
+// in name order (build): the same bytes are hashed, without sorting the
+// member names again in every universe that shows them. With members
+// nil it sorts u's own maps.
 func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 	e := encoders.Get().(*encoder)
 	defer encoders.Put(e)

@@ -12,17 +12,17 @@ import (
 // It returns nil when the unit does not exist.
 //
 // The universe shares its maps with the state and with the other
-// universes built from it (each member's settings are made once per
-// state, memberCache): it is read-only, as all of a universe's readers
-// treat it.
+// universes built from it (each member's settings are made once and
+// shared while universes hold them, memberCache): it is read-only, as
+// all of a universe's readers treat it.
 func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 	uni, seen, _ := build(st, unit)
 	return uni, seen
 }
 
 // buildHashed is Build with the universe's hash and the number of bytes
-// hashed (hashCounted), each member's part of the hash encoded once per
-// state rather than once per universe that shows it.
+// hashed (hashCounted), its members taken in the order build found them
+// in rather than sorted again.
 func buildHashed(st *model.State, unit string) (*charmapi.Universe, *model.Seen, string, int) {
 	uni, seen, members := build(st, unit)
 	if uni == nil {
