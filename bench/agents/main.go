@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
+	"github.com/fixpoint/fixpoint/bench/internal/rawhttp"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 )
@@ -101,7 +102,7 @@ func main() {
 		var credential string
 		c.UseCredential("", func(token string) error { credential = token; return nil })
 		check(c.Register(ctx, machine, "127.0.0.1"))
-		a := &rawAgent{host: host, token: credential, machine: machine}
+		a := &rawAgent{machine: machine, c: rawhttp.Conn{Host: host, Token: credential}}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
+
+	"github.com/fixpoint/fixpoint/bench/internal/rawhttp"
 )
 
 // sender sends one writer's requests, one after the other.
@@ -34,7 +33,7 @@ func newSender(kind, addr string, shared *http.Client) (sender, error) {
 		if err != nil || u.Scheme != "http" {
 			return nil, fmt.Errorf("-client raw speaks plain http, not %q", addr)
 		}
-		return &rawSender{host: u.Host}, nil
+		return &rawSender{c: rawhttp.Conn{Host: u.Host, Timeout: requestTimeout}}, nil
 	}
 	return nil, fmt.Errorf("-client is raw or nethttp, not %q", kind)
 }
@@ -57,12 +56,10 @@ func (s *netHTTPSender) write(a agent, i int64) error {
 
 func (s *netHTTPSender) close() {}
 
-// rawSender keeps one connection and writes each request in one piece.
+// rawSender keeps one connection and writes each request in one piece
+// (rawhttp).
 type rawSender struct {
-	host string
-	conn net.Conn
-	br   *bufio.Reader
-	req  []byte
+	c    rawhttp.Conn
 	body []byte
 }
 
@@ -70,53 +67,19 @@ type rawSender struct {
 const requestTimeout = 30 * time.Second
 
 func (s *rawSender) write(a agent, i int64) error {
-	if s.conn == nil {
-		c, err := net.DialTimeout("tcp", s.host, 5*time.Second)
-		if err != nil {
-			return err
-		}
-		s.conn, s.br = c, bufio.NewReader(c)
-	}
 	s.body = body(s.body[:0], a, i)
-	r := append(s.req[:0], "POST /v1/agent/register HTTP/1.1\r\nHost: "...)
-	r = append(r, s.host...)
-	r = append(r, "\r\nAuthorization: Bearer "...)
-	r = append(r, a.token...)
-	r = append(r, "\r\nContent-Type: application/json\r\nContent-Length: "...)
-	r = strconv.AppendInt(r, int64(len(s.body)), 10)
-	r = append(r, "\r\n\r\n"...)
-	r = append(r, s.body...)
-	s.req = r
-	_ = s.conn.SetDeadline(time.Now().Add(requestTimeout))
-	if _, err := s.conn.Write(r); err != nil {
-		s.close()
-		return err
-	}
-	resp, err := http.ReadResponse(s.br, nil)
-	if err != nil {
-		s.close()
-		return err
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	if err != nil || resp.Close {
-		s.close()
-	}
+	s.c.Token = a.token
+	status, data, _, err := s.c.Do(context.Background(), http.MethodPost, "/v1/agent/register", s.body)
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", resp.Status, trim(data))
+	if status != http.StatusOK {
+		return fmt.Errorf("%d %s: %s", status, http.StatusText(status), trim(data))
 	}
 	return nil
 }
 
-func (s *rawSender) close() {
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn, s.br = nil, nil
-	}
-}
+func (s *rawSender) close() { s.c.Close() }
 
 func trim(b []byte) string {
 	if len(b) > 200 {
