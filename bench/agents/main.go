@@ -342,44 +342,33 @@ func waitConverged(c *api.Client) {
 
 // cpuProfile writes the server's CPU profile over d to path.
 func cpuProfile(addr, token string, d time.Duration, path string) error {
-	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
-	}
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("cpu profile: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("cpu profile: %s %v", resp.Status, err)
-	}
-	return os.WriteFile(path, data, 0o644)
+	return saveDebug(addr, token, fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d.Seconds())), path)
 }
 
 // serverTrace writes the server's runtime trace over d to path.
 func serverTrace(addr, token string, d time.Duration, path string) error {
+	return saveDebug(addr, token, fmt.Sprintf("/debug/pprof/trace?seconds=%g", d.Seconds()), path)
+}
+
+// saveDebug writes what the server's operator-only debug endpoint at
+// query answers to path.
+func saveDebug(addr, token, query, path string) error {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/trace?seconds=%g", addr, d.Seconds()), nil)
+	req, err := http.NewRequest(http.MethodGet, addr+query, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("trace: %w", err)
+		return fmt.Errorf("GET %s: %w", query, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("trace: %s %v", resp.Status, err)
+		return fmt.Errorf("GET %s: %s %v", query, resp.Status, err)
 	}
 	return os.WriteFile(path, data, 0o644)
 }

@@ -40,7 +40,7 @@ func (a *rawAgent) claim(ctx context.Context) ([]byte, time.Time, error) {
 		return nil, first, err
 	}
 	if status != http.StatusOK {
-		return nil, first, fmt.Errorf("work of %s: %d %s", a.machine, status, trim(body))
+		return nil, first, fmt.Errorf("work of %s: %d %s", a.machine, status, rawhttp.Excerpt(body))
 	}
 	if string(bytes.TrimSpace(body)) == "[]" {
 		return nil, first, nil
@@ -65,15 +65,7 @@ func (a *rawAgent) report(ctx context.Context, reps []engine.Report) error {
 	}
 	status, answer, _, err := a.c.Do(ctx, http.MethodPost, "/v1/agent/results?machine="+url.QueryEscape(a.machine), body)
 	if err == nil && status != http.StatusOK {
-		err = fmt.Errorf("results of %s: %d %s", a.machine, status, trim(answer))
+		err = fmt.Errorf("results of %s: %d %s", a.machine, status, rawhttp.Excerpt(answer))
 	}
 	return err
-}
-
-func trim(b []byte) string {
-	b = bytes.TrimSpace(b)
-	if len(b) > 200 {
-		b = b[:200]
-	}
-	return string(b)
 }

@@ -74,16 +74,9 @@ func (s *rawSender) write(a agent, i int64) error {
 		return err
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("%d %s: %s", status, http.StatusText(status), trim(data))
+		return fmt.Errorf("%d %s: %s", status, http.StatusText(status), rawhttp.Excerpt(data))
 	}
 	return nil
 }
 
 func (s *rawSender) close() { s.c.Close() }
-
-func trim(b []byte) string {
-	if len(b) > 200 {
-		b = b[:200]
-	}
-	return string(b)
-}

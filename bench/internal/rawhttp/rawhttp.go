@@ -9,6 +9,7 @@ package rawhttp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -107,4 +108,13 @@ func (c *Conn) Close() {
 		c.conn.Close()
 		c.conn, c.br = nil, nil
 	}
+}
+
+// Excerpt is the start of an answer's body, for an error message.
+func Excerpt(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return string(b)
 }
