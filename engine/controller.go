@@ -139,7 +139,10 @@ type Controller struct {
 	// queued, or what held its queued units back moved. An agent with
 	// nothing to do is never woken by a change elsewhere.
 	ready map[string]*broadcast
-	hist  *History
+	// wokeQueued is wakeQueued's set of machines woken, empty between
+	// calls.
+	wokeQueued map[string]bool
+	hist       *History
 	// phases is when status first showed each unit in its phase.
 	phases map[string]phaseMark
 	// lastRun is when each unit last ran, by machine, for the
@@ -152,21 +155,22 @@ type Controller struct {
 func NewController(store Store, opts Options) *Controller {
 	opts.defaults()
 	return &Controller{
-		store:    store,
-		opts:     opts,
-		views:    map[string]*view{},
-		outdated: map[string]viewState{},
-		queue:    schedule.NewQueue(opts.Backoff),
-		claims:   map[string]*claim{},
-		last:     map[string]*charmapi.Universe{},
-		contact:  map[string]time.Time{},
-		polling:  map[string]int{},
-		parked:   map[string]int{},
-		runs:     map[string]int{},
-		changed:  newBroadcast(),
-		ready:    map[string]*broadcast{},
-		hist:     NewHistory(DefaultHistory),
-		lastRun:  map[string]map[string]time.Time{},
+		store:      store,
+		opts:       opts,
+		views:      map[string]*view{},
+		outdated:   map[string]viewState{},
+		queue:      schedule.NewQueue(opts.Backoff),
+		claims:     map[string]*claim{},
+		last:       map[string]*charmapi.Universe{},
+		contact:    map[string]time.Time{},
+		polling:    map[string]int{},
+		parked:     map[string]int{},
+		runs:       map[string]int{},
+		changed:    newBroadcast(),
+		ready:      map[string]*broadcast{},
+		wokeQueued: map[string]bool{},
+		hist:       NewHistory(DefaultHistory),
+		lastRun:    map[string]map[string]time.Time{},
 	}
 }
 
