@@ -91,7 +91,9 @@ func (c *Controller) readyFor(machine string) *broadcast {
 // log by now are applied. Called with mu.
 func (c *Controller) wake(machine string) {
 	if b := c.ready[machine]; b != nil {
-		b.notifyAt(c.logLast())
+		last := c.logLast()
+		c.push(machine, last)
+		b.notifyAt(last)
 	}
 }
 
@@ -138,6 +140,7 @@ func (c *Controller) wakeQueued() {
 		}
 		seen[v.machine] = true
 		if b := c.ready[v.machine]; b != nil {
+			c.push(v.machine, last)
 			b.notifyAt(last)
 			left--
 		}
@@ -148,7 +151,8 @@ func (c *Controller) wakeQueued() {
 // Called with mu.
 func (c *Controller) wakeAll() {
 	last := c.logLast()
-	for _, b := range c.ready {
+	for machine, b := range c.ready {
+		c.push(machine, last)
 		b.notifyAt(last)
 	}
 }

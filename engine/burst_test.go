@@ -39,7 +39,8 @@ func (l *logStore) Applied(index uint64) bool {
 // entries already in the log waits for the second and hands out one
 // universe that has both, even with a Window of an hour; and a poll woken
 // with nothing else in the log hands out at once, where the old fixed
-// Window would have kept it for the hour.
+// Window would have kept it for the hour: its wake queues its look itself
+// (push).
 func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -64,10 +65,10 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 			}
 			out <- work
 		}()
-		waitFor(t, "a0's poll asleep", func() bool {
-			ctl.mu.Lock()
-			defer ctl.mu.Unlock()
-			return ctl.parked["a0"] > 0
+		waitFor(t, "a0's poll asleep, its look parked for a push", func() bool {
+			ctl.looks.mu.Lock()
+			defer ctl.looks.mu.Unlock()
+			return len(ctl.looks.parked["a0"]) > 0
 		})
 		return out
 	}
@@ -106,5 +107,8 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 		}
 	case <-time.After(time.Minute): // bounds a failure only: the window is an hour
 		t.Fatal("a0's poll still waits after a change with nothing else in the log")
+	}
+	if st := ctl.Stats(); st.Pushed < 1 {
+		t.Fatalf("pushed %d looks (woken %d); want the last wake's look pushed", st.Pushed, st.Wakeups)
 	}
 }

@@ -58,7 +58,7 @@ type Work struct {
 // log when it was woken land (burst).
 func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
 	deadline := c.opts.Now().Add(wait)
-	l := &look{machine: machine, max: max}
+	l := &look{machine: machine, max: max, ctx: ctx}
 	defer func() {
 		if !l.polling {
 			// The look that found work ended the poll's count.
@@ -72,8 +72,12 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		c.contact[machine] = c.opts.Now()
 		c.mu.Unlock()
 	}()
+	answered := false
 	for {
-		c.looks.do(c, l)
+		if !answered {
+			c.looks.do(c, l)
+		}
+		answered = false
 		if l.err != nil || len(l.work) > 0 {
 			return l.work, l.err
 		}
@@ -86,21 +90,32 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			sleep = l.next.Sub(now)
 		}
 		t := time.NewTimer(sleep) // a negative sleep fires at once
-		l.woken = false
+		// Read before park: once parked, a pushed look's pass writes
+		// the look.
+		sig := l.sig
+		c.looks.park(l)
+		signalled := false
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-		case <-l.sig.ch:
-			l.woken = true
+		case <-sig.ch:
+			signalled = true
 		}
 		t.Stop()
+		if c.looks.unpark(l, signalled) {
+			// A wake pushed the look: the pass answers it as if the
+			// poll had looked.
+			<-l.done
+			answered = true
+			continue
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if l.woken {
+		if signalled {
 			// Let the rest of a burst land before handing work out:
 			// the entries in the log when the poll was woken.
-			if err := c.burst(ctx, l.sig.last); err != nil {
+			if err := c.burst(ctx, sig.last); err != nil {
 				return nil, err
 			}
 		}

@@ -261,6 +261,11 @@ type WorkStats struct {
 	// Prebuilt counts universes handed out that were built ahead of
 	// their claim, outside the controller's lock (prebuild).
 	Prebuilt int64
+	// Pushed counts work polls whose look the wake itself queued (push):
+	// part of Wakeups.
+	Pushed int64
+	// Passes counts the passes that served looks (lookQueue).
+	Passes int64
 }
 
 // Stats returns the work done so far.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,9 @@ import (
 type look struct {
 	machine string
 	max     int
+	// ctx is the poll's: a pushed look whose poll has ended claims
+	// nothing.
+	ctx context.Context
 	// woken says the poll was woken by its machine's signal (counted in
 	// WorkStats.Wakeups when it looks).
 	woken bool
@@ -35,6 +39,9 @@ type look struct {
 	sig  *signal
 	err  error
 	done chan struct{}
+	// state is lookAwake, lookParked or lookPushed (push.go); guarded by
+	// lookQueue.mu.
+	state int
 }
 
 // lookQueue batches the looks of work polls that arrive together: one
@@ -50,25 +57,40 @@ type lookQueue struct {
 	mu      sync.Mutex
 	pending []*look
 	serving bool
+	// parked holds, by machine, the looks of the polls asleep that a
+	// wake may push (push.go); guarded by mu.
+	parked map[string][]*look
 	// pre holds the universes built ahead for the pass under way, and
 	// taken those its claims took (prebuild); guarded by the
 	// controller's mu.
 	pre, taken map[string]*prebuilt
 }
 
+// maxPass is the most looks one pass serves: a wake of every machine (a
+// new leader's first refresh) pushes all their looks at once, and a pass
+// holds the universes it builds until its last claim.
+const maxPass = 256
+
 // do queues l and returns once it is answered. It starts the server of
 // the queue if none runs.
 func (q *lookQueue) do(c *Controller, l *look) {
-	l.done = make(chan struct{})
+	done := make(chan struct{})
+	l.done = done
+	q.enqueue(c, l)
+	<-done
+}
+
+// enqueue queues looks for the next pass and starts the queue's server
+// if none runs.
+func (q *lookQueue) enqueue(c *Controller, looks ...*look) {
 	q.mu.Lock()
-	q.pending = append(q.pending, l)
+	q.pending = append(q.pending, looks...)
 	start := !q.serving
 	q.serving = true
 	q.mu.Unlock()
 	if start {
 		go q.serve(c)
 	}
-	<-l.done
 }
 
 // serve answers the queued looks, a pass at a time, until none is left.
@@ -83,9 +105,19 @@ func (q *lookQueue) serve(c *Controller) {
 		// 100 looks were served in up to 75 passes, most of one look,
 		// each built alone under the lock (bench/agents' stage stamps).
 		runtime.Gosched()
+		// A wake that pushes looks (push.go) holds mu while it pushes
+		// every look of its change: the pass waits for it to end, and
+		// then serves them all. Taken at its first push, the pass held
+		// 10 of a change's 100 looks and the rest waited for the next.
+		c.mu.Lock()
+		//lint:ignore SA2001 an empty critical section: the wait is the point
+		c.mu.Unlock()
 		q.mu.Lock()
 		batch := q.pending
 		q.pending = nil
+		if len(batch) > maxPass {
+			batch, q.pending = batch[:maxPass:maxPass], batch[maxPass:]
+		}
 		if len(batch) == 0 {
 			q.serving = false
 			q.mu.Unlock()
@@ -104,6 +136,7 @@ func (c *Controller) servePass(batch []*look) {
 		c.prebuild(st, batch)
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		c.work.Passes++
 		// What the claims did not take is garbage after the pass.
 		defer func() { c.looks.pre, c.looks.taken = nil, nil }()
 		for _, l := range batch {
@@ -143,7 +176,10 @@ func (c *Controller) lookLocked(st *model.State, l *look) {
 	// Taken in the same pass as the claim: a unit queued after this
 	// look closes it.
 	l.sig = c.readyFor(l.machine).signal()
-	l.work, l.next = c.claimLocked(st, l.machine, l.max)
+	l.work, l.next = nil, time.Time{}
+	if l.ctx == nil || l.ctx.Err() == nil {
+		l.work, l.next = c.claimLocked(st, l.machine, l.max)
+	}
 	if len(l.work) == 0 {
 		c.parked[l.machine]++
 		l.parked = true

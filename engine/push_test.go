@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestAChangeIsHandedOutInOnePass: the five polls a change of service a
+// concerns are asleep; the wake queues their looks itself (push), and one
+// pass answers all five, each with its unit, where each poll used to wake,
+// take the lock and queue its own look, and the first few were served in
+// a pass of their own.
+func TestAChangeIsHandedOutInOnePass(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mem, _, machines := tenMachinesSettled(t)
+	s := &logStore{memStore: mem, asked: make(chan uint64, 1)}
+	ctl := NewController(s, Options{Window: time.Hour})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ctl.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	type got struct {
+		machine string
+		units   int
+	}
+	results := make(chan got, len(machines))
+	for _, m := range machines {
+		go func() {
+			work, _ := ctl.Claim(ctx, m, 0, time.Hour)
+			results <- got{m, len(work)}
+		}()
+	}
+	waitFor(t, "every poll asleep, its look parked for a push", func() bool {
+		ctl.looks.mu.Lock()
+		defer ctl.looks.mu.Unlock()
+		for _, m := range machines {
+			if len(ctl.looks.parked[m]) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	before := ctl.Stats()
+
+	twoServices(t, s.memStore, 2)
+	for range 5 {
+		select {
+		case g := <-results:
+			if g.units != 1 || g.machine[0] != 'a' {
+				t.Fatalf("%s returned %d units; only a's five machines have work", g.machine, g.units)
+			}
+		case <-time.After(time.Minute): // bounds a failure only
+			t.Fatal("a's polls were not all answered after a change of a")
+		}
+	}
+	after := ctl.Stats()
+	if n := after.Pushed - before.Pushed; n != 5 {
+		t.Fatalf("%d looks pushed; want a's five", n)
+	}
+	if n := after.Passes - before.Passes; n != 1 {
+		t.Fatalf("a's five looks were served in %d passes; want one", n)
+	}
+	if n := after.Wakeups - before.Wakeups; n != 5 {
+		t.Fatalf("%d polls woken; want a's five, none of b's", n)
+	}
+}
