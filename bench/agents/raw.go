@@ -29,23 +29,35 @@ type rawAgent struct {
 func (a *rawAgent) close() { a.c.Close() }
 
 // claim long-polls for the agent's work and returns when the first byte
-// of the answer arrived (the server's wake), with the answer's body, nil
-// if the wait ended without work. The body is decoded by the caller
+// of the answer was read (the server's wake, as this agent saw it) and
+// when the kernel received it, with the answer's body, nil if the wait
+// ended without work. The body is decoded by the caller
 // after the stamp and the hook's wait: decoding 100 universes' answers
 // on the cores the server shares delayed the next agents' reads in the
 // middle of the wake being measured.
-func (a *rawAgent) claim(ctx context.Context) ([]byte, time.Time, error) {
+func (a *rawAgent) claim(ctx context.Context) ([]byte, wake, error) {
 	status, body, first, err := a.c.Do(ctx, http.MethodGet, "/v1/agent/work?machine="+url.QueryEscape(a.machine)+"&wait=60s", nil)
+	w := wake{read: first, arrived: a.c.Arrived()}
 	if err != nil {
-		return nil, first, err
+		return nil, w, err
 	}
 	if status != http.StatusOK {
-		return nil, first, fmt.Errorf("work of %s: %d %s", a.machine, status, rawhttp.Excerpt(body))
+		return nil, w, fmt.Errorf("work of %s: %d %s", a.machine, status, rawhttp.Excerpt(body))
 	}
 	if string(bytes.TrimSpace(body)) == "[]" {
-		return nil, first, nil
+		return nil, w, nil
 	}
-	return body, first, nil
+	return body, w, nil
+}
+
+// wake is when an agent's answer with work came: read is when the
+// agent's goroutine read its first byte, arrived when the kernel put
+// that byte in the agent's socket. With 1,000 agents in this one
+// process on the cores the server uses, the agent may read its answer
+// milliseconds after it arrived; an agent on its own machine reads it as
+// it arrives.
+type wake struct {
+	read, arrived time.Time
 }
 
 // handedIn reads the units of a work answer.

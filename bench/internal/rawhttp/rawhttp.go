@@ -11,11 +11,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Conn is one client connection to host, dialled on first use and again
@@ -28,6 +33,11 @@ type Conn struct {
 	// Timeout bounds each request when set; 0 leaves a request (a long
 	// poll) to ctx, which closes the connection when it ends.
 	Timeout time.Duration
+	// Kernel, set before the first Do, has the kernel stamp when each
+	// answer reached the connection's socket (SO_TIMESTAMPING, software
+	// receive stamps; Arrived), whenever the caller's goroutine got the
+	// core to read it.
+	Kernel bool
 
 	conn  net.Conn
 	br    *bufio.Reader
@@ -37,18 +47,92 @@ type Conn struct {
 
 // firstRead notes when the first read after a request returned bytes:
 // the answer's first byte, taken in the caller's goroutine as the read
-// returns.
+// returns, and, with a raw connection (Conn.Kernel), when the kernel
+// received the bytes that read returned.
 type firstRead struct {
-	r  io.Reader
-	at time.Time
+	r       io.Reader
+	at      time.Time
+	raw     syscall.RawConn
+	arrived time.Time
+	oob     [128]byte
 }
 
 func (f *firstRead) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if n > 0 && f.at.IsZero() {
-		f.at = time.Now()
+	if f.raw == nil {
+		n, err := f.r.Read(p)
+		if n > 0 && f.at.IsZero() {
+			f.at = time.Now()
+		}
+		return n, err
 	}
-	return n, err
+	var n, oobn int
+	var rerr error
+	err := f.raw.Read(func(fd uintptr) bool {
+		for {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, f.oob[:], unix.MSG_DONTWAIT)
+			if rerr != unix.EINTR {
+				return rerr != unix.EAGAIN
+			}
+		}
+	})
+	if err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	if f.at.IsZero() {
+		f.at = time.Now()
+		f.arrived = received(f.oob[:oobn])
+	}
+	return n, nil
+}
+
+// received is the software receive stamp among a read's control
+// messages (struct scm_timestamping: three timespecs, the first the
+// software one), or zero if there is none.
+func received(oob []byte) time.Time {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Time{}
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPING && len(m.Data) >= 16 {
+			sec := int64(binary.NativeEndian.Uint64(m.Data[0:8]))
+			nsec := int64(binary.NativeEndian.Uint64(m.Data[8:16]))
+			if sec != 0 || nsec != 0 {
+				return time.Unix(sec, nsec)
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// stampReceipts asks the kernel for software receive stamps on conn.
+func stampReceipts(conn net.Conn) (syscall.RawConn, error) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil, fmt.Errorf("receive stamps: %T has no file descriptor", conn)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING,
+			unix.SOF_TIMESTAMPING_RX_SOFTWARE|unix.SOF_TIMESTAMPING_SOFTWARE)
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("receive stamps: SO_TIMESTAMPING: %w", err)
+	}
+	return raw, nil
 }
 
 // maxAnswer bounds an answer's body.
@@ -63,7 +147,15 @@ func (c *Conn) Do(ctx context.Context, method, path string, body []byte) (int, [
 		if err != nil {
 			return 0, nil, time.Time{}, err
 		}
-		c.conn, c.first.r = conn, conn
+		c.conn, c.first.r, c.first.raw = conn, conn, nil
+		if c.Kernel {
+			raw, err := stampReceipts(conn)
+			if err != nil {
+				conn.Close()
+				return 0, nil, time.Time{}, err
+			}
+			c.first.raw = raw
+		}
 		c.br = bufio.NewReader(&c.first)
 		context.AfterFunc(ctx, func() { conn.Close() })
 	}
@@ -81,7 +173,7 @@ func (c *Conn) Do(ctx context.Context, method, path string, body []byte) (int, [
 	r = append(r, "\r\n\r\n"...)
 	r = append(r, body...)
 	c.req = r
-	c.first.at = time.Time{}
+	c.first.at, c.first.arrived = time.Time{}, time.Time{}
 	if c.Timeout > 0 {
 		_ = c.conn.SetDeadline(time.Now().Add(c.Timeout))
 	}
@@ -101,6 +193,10 @@ func (c *Conn) Do(ctx context.Context, method, path string, body []byte) (int, [
 	}
 	return resp.StatusCode, data, c.first.at, err
 }
+
+// Arrived is when the kernel received the first bytes of the last
+// answer (Kernel), zero if it gave no stamp.
+func (c *Conn) Arrived() time.Time { return c.first.arrived }
 
 // Close closes the connection; the next Do dials again.
 func (c *Conn) Close() {
