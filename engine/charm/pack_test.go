@@ -178,3 +178,87 @@ func TestPackErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestPackReusesTheArchiveOfUnchangedContents: packing the same contents
+// again takes the archive packed before instead of compressing anew, and
+// that archive is byte for byte what compressing the tar as a stream
+// gives, so charms keep the hashes they had; a damaged archive or changed
+// contents are packed afresh.
+func TestPackReusesTheArchiveOfUnchangedContents(t *testing.T) {
+	dir := tempCharm(t, map[string]string{
+		"metadata.yaml": "name: reused\nsummary: s\ndescription: d\n",
+		"hooks/install": "#!/bin/sh\necho installed\n",
+	})
+	cache := t.TempDir()
+	before := compressions.Load()
+	p1, err := Pack(dir, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := Pack(dir, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := compressions.Load() - before; n != 1 {
+		t.Fatalf("two packs of the same contents compressed %d times; want 1", n)
+	}
+	if !reflect.DeepEqual(p1, p2) {
+		t.Fatalf("the second pack gave %+v; want what the first gave, %+v", p2, p1)
+	}
+
+	// The archive is what a tar streamed through gzip gives.
+	data, err := os.ReadFile(p1.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarball, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&streamed, gzip.BestCompression)
+	for rest := tarball; len(rest) > 0; {
+		n := min(len(rest), 100)
+		if _, err := zw.Write(rest[:n]); err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[n:]
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), data) {
+		t.Fatal("the archive differs from the tar gzipped as a stream: every charm's hash would change")
+	}
+
+	// A damaged archive is not reused.
+	if err := os.WriteFile(p1.Path, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p3, err := Pack(dir, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := compressions.Load() - before; n != 2 || !reflect.DeepEqual(p3, p1) {
+		t.Fatalf("after the archive was cut short: %d compressions, packed %+v; want 2 and %+v", n, p3, p1)
+	}
+	if again, err := os.ReadFile(p1.Path); err != nil || !bytes.Equal(again, data) {
+		t.Fatalf("the damaged archive was not written whole again (%v)", err)
+	}
+
+	// Changed contents are a new archive.
+	if err := os.WriteFile(filepath.Join(dir, "hooks/install"), []byte("#!/bin/sh\necho changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p4, err := Pack(dir, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := compressions.Load() - before; n != 3 || p4.Hash == p1.Hash {
+		t.Fatalf("after a hook changed: %d compressions, hash %s (was %s); want 3 and a new hash", n, p4.Hash, p1.Hash)
+	}
+}
