@@ -69,10 +69,19 @@ func (q *lookQueue) unpark(l *look, signalled bool) (pushed bool) {
 // last is applied. Called with mu, right before the machine's notify:
 // after it, the woken polls would take their looks back first.
 func (c *Controller) push(machine string, last uint64) {
+	q := &c.looks
+	q.mu.Lock()
+	parked := len(q.parked[machine]) > 0
+	q.mu.Unlock()
+	// Asked only for a machine with a poll asleep: a report wakes the
+	// machines of every queued unit, most of them running hooks, and
+	// the store answers an index still in flight by reading the log.
+	if !parked {
+		return
+	}
 	if log, ok := c.store.(InFlight); !ok || last == 0 || !log.Applied(last) {
 		return
 	}
-	q := &c.looks
 	q.mu.Lock()
 	var pushed []*look
 	for _, l := range q.parked[machine] {
