@@ -69,3 +69,41 @@ func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 		t.Fatalf("%d polls woken; want a's five, none of b's", n)
 	}
 }
+
+// askingStore counts how often the controller asks whether an index is
+// applied; its log always holds one entry more than it applied.
+type askingStore struct {
+	*memStore
+	asked int
+}
+
+func (s *askingStore) LastIndex() uint64 { return s.Index() + 1 }
+
+func (s *askingStore) Applied(index uint64) bool {
+	s.asked++
+	return s.Index() >= index
+}
+
+// TestWakesAskTheLogOnlyForSleepingPolls: a report wakes the machines of
+// every queued unit, most of them running hooks; asking the store about
+// an index in flight reads its log, so a wake asks only for a machine
+// with a poll asleep.
+func TestWakesAskTheLogOnlyForSleepingPolls(t *testing.T) {
+	mem, _, _ := tenMachinesSettled(t)
+	s := &askingStore{memStore: mem}
+	ctl := NewController(s, Options{Window: time.Hour})
+	if err := ctl.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	for name, v := range ctl.views {
+		ctl.readyFor(v.machine)
+		ctl.queue.Add(name)
+	}
+	ctl.wakeQueued()
+	ctl.wakeAll()
+	if s.asked != 0 {
+		t.Fatalf("waking ten machines with no poll asleep asked the log %d times; want 0", s.asked)
+	}
+}
