@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -67,5 +68,62 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 		if bs.Rebuilt != ss.Rebuilt || bs.Built != ss.Built || bs.HashedBytes != ss.HashedBytes {
 			t.Fatalf("%s: batched work %+v; one at a time %+v", c.name, bs, ss)
 		}
+	}
+}
+
+// TestAPassBuildsAheadAtMostMaxAhead: a pass whose looks would build more
+// universes ahead than maxAhead serves the first looks whose universes
+// fit (at least one) and leaves the others, in order, for the next pass;
+// every look is answered with its unit.
+func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
+	defer func(n int) { maxAhead = n }(maxAhead)
+	maxAhead = 2
+	s, _, _ := tenMachinesSettled(t)
+	ctl := NewController(s, Options{Window: 1})
+	if err := ctl.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	twoServices(t, s, 2)
+	var looks []*look
+	for _, m := range []string{"a0", "a1", "a2", "a3", "a4"} {
+		looks = append(looks, &look{machine: m, done: make(chan struct{})})
+	}
+	closed := func(l *look) bool {
+		select {
+		case <-l.done:
+			return true
+		default:
+			return false
+		}
+	}
+	batch := looks
+	for pass := 1; len(batch) > 0; pass++ {
+		if pass > 5 {
+			t.Fatalf("%d looks still pending after five passes", len(batch))
+		}
+		ctl.servePass(batch)
+		ctl.looks.mu.Lock()
+		left := ctl.looks.pending
+		ctl.looks.pending = nil
+		ctl.looks.mu.Unlock()
+		served := batch[:len(batch)-len(left)]
+		if want := min(2, len(batch)); len(served) != want || !slices.Equal(left, batch[len(served):]) {
+			t.Fatalf("pass %d served %d of %d looks and left %d; want %d served and the rest left in order", pass, len(served), len(batch), len(left), want)
+		}
+		for _, l := range served {
+			if !closed(l) || l.err != nil || len(l.work) != 1 {
+				t.Fatalf("pass %d: %s answered %v with %d units (err %v); want its unit", pass, l.machine, closed(l), len(l.work), l.err)
+			}
+		}
+		for _, l := range left {
+			if closed(l) {
+				t.Fatalf("pass %d answered %s, which it left for the next", pass, l.machine)
+			}
+		}
+		batch = left
+	}
+	// The last pass, of one look, builds in its claim: nothing to share.
+	if st := ctl.Stats(); st.Passes != 3 || st.Prebuilt != 4 {
+		t.Fatalf("%d passes, %d universes built ahead; want 3 and 4", st.Passes, st.Prebuilt)
 	}
 }
