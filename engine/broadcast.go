@@ -91,10 +91,16 @@ func (c *Controller) readyFor(machine string) *broadcast {
 // log by now are applied. Called with mu.
 func (c *Controller) wake(machine string) {
 	if b := c.ready[machine]; b != nil {
-		last := c.logLast()
-		c.push(machine, last)
-		b.notifyAt(last)
+		c.wakeMachine(machine, b, c.logLast())
 	}
+}
+
+// wakeMachine wakes machine's work polls (its ready broadcast b), telling
+// them last, the log's last index, after it pushed the looks of those
+// asleep (push). Called with mu.
+func (c *Controller) wakeMachine(machine string, b *broadcast, last uint64) {
+	c.push(machine, last)
+	b.notifyAt(last)
 }
 
 // logLast is the last index in the store's log, applied or not, or 0 if
@@ -140,8 +146,7 @@ func (c *Controller) wakeQueued() {
 		}
 		seen[v.machine] = true
 		if b := c.ready[v.machine]; b != nil {
-			c.push(v.machine, last)
-			b.notifyAt(last)
+			c.wakeMachine(v.machine, b, last)
 			left--
 		}
 	}
@@ -152,8 +157,7 @@ func (c *Controller) wakeQueued() {
 func (c *Controller) wakeAll() {
 	last := c.logLast()
 	for machine, b := range c.ready {
-		c.push(machine, last)
-		b.notifyAt(last)
+		c.wakeMachine(machine, b, last)
 	}
 }
 

@@ -42,9 +42,9 @@ func (q *lookQueue) park(l *look) {
 }
 
 // unpark takes l back for its poll, woken by anything, and reports
-// whether a wake pushed it first: its answer then comes on l.done, and
-// woken says whether it was woken for work (its signal fired or it was
-// pushed).
+// whether a wake pushed it first: its answer then comes on l.done.
+// Otherwise l.woken notes whether the poll's signal fired (a pushed look
+// was woken by its push).
 func (q *lookQueue) unpark(l *look, signalled bool) (pushed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -66,8 +66,9 @@ func (q *lookQueue) unpark(l *look, signalled bool) (pushed bool) {
 
 // push queues the looks of machine's sleeping polls, woken by a wake
 // that told them last (the log's last index then), if every entry up to
-// last is applied. Called with mu, right before the machine's notify:
-// after it, the woken polls would take their looks back first.
+// last is applied. Called with mu, right before the machine's notify
+// (wakeMachine): after it, the woken polls would take their looks back
+// first.
 func (c *Controller) push(machine string, last uint64) {
 	q := &c.looks
 	q.mu.Lock()
