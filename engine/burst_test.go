@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -42,19 +41,12 @@ func (l *logStore) Applied(index uint64) bool {
 // Window would have kept it for the hour: its wake queues its look itself
 // (push).
 func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	// A fresh controller over the settled store: it rebuilds its views,
 	// every unit settled and no claim held.
 	mem, _, _ := tenMachinesSettled(t)
 	s := &logStore{memStore: mem, asked: make(chan uint64, 1)}
 	ctl := NewController(s, Options{Window: time.Hour})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ctl.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	ctx := running(t, ctl)
 
 	claim := func() <-chan []Work {
 		out := make(chan []Work, 1)

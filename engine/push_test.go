@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -12,29 +11,10 @@ import (
 // take the lock and queue its own look, and the first few were served in
 // a pass of their own.
 func TestAChangeIsHandedOutInOnePass(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	mem, _, machines := tenMachinesSettled(t)
 	s := &logStore{memStore: mem, asked: make(chan uint64, 1)}
 	ctl := NewController(s, Options{Window: time.Hour})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ctl.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
-
-	type got struct {
-		machine string
-		units   int
-	}
-	results := make(chan got, len(machines))
-	for _, m := range machines {
-		go func() {
-			work, _ := ctl.Claim(ctx, m, 0, time.Hour)
-			results <- got{m, len(work)}
-		}()
-	}
+	results := pollAll(running(t, ctl), ctl, machines)
 	waitFor(t, "every poll asleep, its look parked for a push", func() bool {
 		ctl.looks.mu.Lock()
 		defer ctl.looks.mu.Unlock()

@@ -27,28 +27,10 @@ func twoServices(t *testing.T, s *memStore, n int) {
 // TestAChangeWakesOnlyTheMachinesWithWork: ten agents long-poll; a config
 // change of service a wakes a's five machines, once each, and none of b's.
 func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	s, ctl, machines := tenMachinesSettled(t)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ctl.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
-
+	ctx := running(t, ctl)
 	// Every agent long-polls.
-	type got struct {
-		machine string
-		units   int
-	}
-	results := make(chan got, len(machines))
-	for _, m := range machines {
-		go func() {
-			work, _ := ctl.Claim(ctx, m, 0, time.Hour)
-			results <- got{m, len(work)}
-		}()
-	}
+	results := pollAll(ctx, ctl, machines)
 	waitFor(t, "every agent's poll asleep", func() bool {
 		ctl.mu.Lock()
 		defer ctl.mu.Unlock()
@@ -83,6 +65,37 @@ func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
 	if n := ctl.Stats().Wakeups - before; n != 5 {
 		t.Fatalf("heartbeats woke %d more polls", n-5)
 	}
+}
+
+// running runs ctl until the test ends, and returns a context that ends
+// then.
+func running(t *testing.T, ctl *Controller) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ctl.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx
+}
+
+// polled is what one machine's long poll returned.
+type polled struct {
+	machine string
+	units   int
+}
+
+// pollAll long-polls the work of each machine, once, until ctx ends.
+func pollAll(ctx context.Context, ctl *Controller, machines []string) <-chan polled {
+	results := make(chan polled, len(machines))
+	for _, m := range machines {
+		go func() {
+			work, _ := ctl.Claim(ctx, m, 0, time.Hour)
+			results <- polled{m, len(work)}
+		}()
+	}
+	return results
 }
 
 // waitFor polls cond until it holds; the deadline only bounds a failure.
