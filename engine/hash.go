@@ -72,8 +72,7 @@ func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 		if members != nil {
 			e.num(len(members[i]))
 			for _, m := range members[i] {
-				e.str(m.name)
-				e.bag(m.data)
+				e.buf = append(e.buf, m.hashEncoding()...)
 			}
 			continue
 		}
