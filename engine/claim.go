@@ -54,8 +54,9 @@ type Work struct {
 //
 // Each look at the machine's work (lookLocked) is made in one pass under
 // the controller's lock, batched with the looks of the polls woken with
-// it (lookQueue). A woken poll first lets the entries that were in the
-// log when it was woken land (burst).
+// it (lookQueue). A sleeping poll's look is queued by the wake itself
+// when everything in the log at the wake is applied (push); otherwise
+// the woken poll first lets those entries land (burst).
 func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
 	deadline := c.opts.Now().Add(wait)
 	l := &look{machine: machine, max: max, ctx: ctx}

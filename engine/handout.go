@@ -23,8 +23,8 @@ type look struct {
 	// ctx is the poll's: a pushed look whose poll has ended claims
 	// nothing.
 	ctx context.Context
-	// woken says the poll was woken by its machine's signal (counted in
-	// WorkStats.Wakeups when it looks).
+	// woken says the poll was woken for work, by its machine's signal
+	// or by a push (counted in WorkStats.Wakeups when it looks).
 	woken bool
 	// parked says the poll is counted in Controller.parked; the look
 	// un-parks it, and parks it again if it found nothing.
@@ -117,8 +117,7 @@ func (q *lookQueue) serve(c *Controller) {
 		// then serves them all. Taken at its first push, the pass held
 		// 10 of a change's 100 looks and the rest waited for the next.
 		c.mu.Lock()
-		//lint:ignore SA2001 an empty critical section: the wait is the point
-		c.mu.Unlock()
+		c.mu.Unlock() //lint:ignore SA2001 an empty critical section: the wait is the point
 		q.mu.Lock()
 		batch := q.pending
 		q.pending = nil
