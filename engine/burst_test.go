@@ -60,7 +60,7 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 		waitFor(t, "a0's poll asleep, its look parked for a push", func() bool {
 			ctl.looks.mu.Lock()
 			defer ctl.looks.mu.Unlock()
-			return len(ctl.looks.parked["a0"]) > 0
+			return len(ctl.looks.asleep["a0"]) > 0
 		})
 		return out
 	}

@@ -91,10 +91,10 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			sleep = l.next.Sub(now)
 		}
 		t := time.NewTimer(sleep) // a negative sleep fires at once
-		// Read before park: once parked, a pushed look's pass writes
+		// Read before sleep: once asleep, a pushed look's pass writes
 		// the look.
 		sig := l.sig
-		c.looks.park(l)
+		c.looks.sleep(l)
 		signalled := false
 		select {
 		case <-ctx.Done():
@@ -103,7 +103,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			signalled = true
 		}
 		t.Stop()
-		if c.looks.unpark(l, signalled) {
+		if c.looks.awake(l, signalled) {
 			// A wake pushed the look: the pass answers it as if the
 			// poll had looked.
 			<-l.done

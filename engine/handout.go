@@ -40,7 +40,7 @@ type look struct {
 	sig  *signal
 	err  error
 	done chan struct{}
-	// state is lookAwake, lookParked or lookPushed (push.go); guarded by
+	// state is lookAwake, lookAsleep or lookPushed (push.go); guarded by
 	// lookQueue.mu.
 	state int
 }
@@ -58,22 +58,22 @@ type lookQueue struct {
 	mu      sync.Mutex
 	pending []*look
 	serving bool
-	// parked holds, by machine, the looks of the polls asleep that a
+	// asleep holds, by machine, the looks of the polls asleep that a
 	// wake may push (push.go); guarded by mu.
-	parked map[string][]*look
+	asleep map[string][]*look
 	// pre holds the universes built ahead for the pass under way, and
 	// taken those its claims took (prebuild); guarded by the
 	// controller's mu.
 	pre, taken map[string]*prebuilt
 }
 
-// maxPass is the most looks one pass serves, and maxAhead about the most
-// universes it builds ahead: a wake of every machine (a new leader's
-// first refresh) pushes all their looks at once, each may ask for up to
-// 256 units, and a pass holds the universes it builds, with their
-// encodings, until its last claim. Pushed in one pass, the ten polls of
-// bench/scale's 100,000-unit run raised the leader's peak from 1,686 to
-// 1,802 MiB; with this bound it was 1,723 MiB.
+// A wake of every machine (a new leader's first refresh) pushes all
+// their looks at once. maxPass bounds the looks one pass claims, all
+// under mu, which status and reports wait for; maxAhead bounds about how
+// many universes it builds ahead, which it holds with their encodings
+// until its last claim: each look may ask for up to 256 units, and the
+// ten polls of bench/scale's 100,000-unit run, pushed into one pass,
+// raised the leader's peak from 1,686 to 1,802 MiB (1,723 MiB bounded).
 const maxPass = 256
 
 var maxAhead = 1024 // a variable for the tests

@@ -2,7 +2,7 @@ package engine
 
 import "slices"
 
-// A parked work poll is answered by the wake that concerns it: the wake,
+// A sleeping work poll is answered by the wake that concerns it: the wake,
 // made under the controller's lock, queues the poll's look itself, so
 // that the pass starts at once with every look of the change. Left to
 // their goroutines, the 100 polls of one change woke over 0.3-2.3 ms;
@@ -18,34 +18,34 @@ import "slices"
 const (
 	// lookAwake: the poll's goroutine holds the look.
 	lookAwake = iota
-	// lookParked: the poll sleeps until a wake, its timer or its end;
+	// lookAsleep: the poll sleeps until a wake, its timer or its end;
 	// a wake may push the look.
-	lookParked
+	lookAsleep
 	// lookPushed: a wake queued the look; the poll waits for its
 	// answer (done).
 	lookPushed
 )
 
-// park registers l, whose poll is about to sleep, for a push by its
+// sleep registers l, whose poll is about to sleep, for a push by its
 // machine's next wake. It also drops the looks of polls that woke
 // without a push, so each machine's list holds its sleeping polls only.
-func (q *lookQueue) park(l *look) {
+func (q *lookQueue) sleep(l *look) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	l.done = make(chan struct{})
-	l.state = lookParked
-	if q.parked == nil {
-		q.parked = map[string][]*look{}
+	l.state = lookAsleep
+	if q.asleep == nil {
+		q.asleep = map[string][]*look{}
 	}
-	ls := slices.DeleteFunc(q.parked[l.machine], func(o *look) bool { return o.state != lookParked })
-	q.parked[l.machine] = append(ls, l)
+	ls := slices.DeleteFunc(q.asleep[l.machine], func(o *look) bool { return o.state != lookAsleep })
+	q.asleep[l.machine] = append(ls, l)
 }
 
-// unpark takes l back for its poll, woken by anything, and reports
-// whether a wake pushed it first: its answer then comes on l.done.
-// Otherwise l.woken notes whether the poll's signal fired (a pushed look
-// was woken by its push).
-func (q *lookQueue) unpark(l *look, signalled bool) (pushed bool) {
+// awake takes l back for its poll, woken by anything, and reports whether
+// a wake pushed it first: its answer then comes on l.done. Otherwise
+// l.woken notes whether the poll's signal fired (a pushed look was woken
+// by its push).
+func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if l.state == lookPushed {
@@ -53,12 +53,12 @@ func (q *lookQueue) unpark(l *look, signalled bool) (pushed bool) {
 	}
 	l.state = lookAwake
 	l.woken = signalled
-	if ls := q.parked[l.machine]; len(ls) > 0 {
+	if ls := q.asleep[l.machine]; len(ls) > 0 {
 		ls = slices.DeleteFunc(ls, func(o *look) bool { return o == l })
 		if len(ls) == 0 {
-			delete(q.parked, l.machine)
+			delete(q.asleep, l.machine)
 		} else {
-			q.parked[l.machine] = ls
+			q.asleep[l.machine] = ls
 		}
 	}
 	return false
@@ -72,27 +72,23 @@ func (q *lookQueue) unpark(l *look, signalled bool) (pushed bool) {
 func (c *Controller) push(machine string, last uint64) {
 	q := &c.looks
 	q.mu.Lock()
-	parked := len(q.parked[machine]) > 0
-	q.mu.Unlock()
-	// Asked only for a machine with a poll asleep: a report wakes the
-	// machines of every queued unit, most of them running hooks, and
-	// the store answers an index still in flight by reading the log.
-	if !parked {
-		return
-	}
-	if log, ok := c.store.(InFlight); !ok || last == 0 || !log.Applied(last) {
-		return
-	}
-	q.mu.Lock()
+	// The log is asked only for a machine with a poll asleep: a report
+	// wakes the machines of every queued unit, most of them running
+	// hooks, and the store answers an index still in flight by reading
+	// the log.
 	var pushed []*look
-	for _, l := range q.parked[machine] {
-		if l.state == lookParked {
-			l.state = lookPushed
-			l.woken = true
-			pushed = append(pushed, l)
+	if len(q.asleep[machine]) > 0 {
+		if log, ok := c.store.(InFlight); ok && last > 0 && log.Applied(last) {
+			for _, l := range q.asleep[machine] {
+				if l.state == lookAsleep {
+					l.state = lookPushed
+					l.woken = true
+					pushed = append(pushed, l)
+				}
+			}
+			delete(q.asleep, machine)
 		}
 	}
-	delete(q.parked, machine)
 	q.mu.Unlock()
 	if len(pushed) > 0 {
 		c.work.Pushed += int64(len(pushed))

@@ -19,7 +19,7 @@ func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 		ctl.looks.mu.Lock()
 		defer ctl.looks.mu.Unlock()
 		for _, m := range machines {
-			if len(ctl.looks.parked[m]) == 0 {
+			if len(ctl.looks.asleep[m]) == 0 {
 				return false
 			}
 		}
