@@ -36,25 +36,18 @@ func appendUniverse(b []byte, u *charmapi.Universe, m *Members) ([]byte, error) 
 	if u == nil {
 		return append(b, "null"...), nil
 	}
-	b = append(b, `{"api":`...)
-	b = AppendString(b, u.API)
-	b = append(b, `,"unit":`...)
-	b = AppendString(b, u.Unit)
-	b = append(b, `,"service":`...)
-	b = AppendString(b, u.Service)
-	b = append(b, `,"charm":`...)
-	b = AppendString(b, u.Charm)
-	b = append(b, `,"life":`...)
-	b = AppendString(b, u.Life)
+	b = stringField(b, `{"api":`, u.API)
+	b = stringField(b, `,"unit":`, u.Unit)
+	b = stringField(b, `,"service":`, u.Service)
+	b = stringField(b, `,"charm":`, u.Charm)
+	b = stringField(b, `,"life":`, u.Life)
 	b = append(b, `,"leader":`...)
 	b = strconv.AppendBool(b, u.Leader)
 	if u.Machine != "" {
-		b = append(b, `,"machine":`...)
-		b = AppendString(b, u.Machine)
+		b = stringField(b, `,"machine":`, u.Machine)
 	}
 	if u.Address != "" {
-		b = append(b, `,"address":`...)
-		b = AppendString(b, u.Address)
+		b = stringField(b, `,"address":`, u.Address)
 	}
 	// Config holds any JSON value an operator set: few keys, left to
 	// encoding/json.
@@ -64,10 +57,8 @@ func appendUniverse(b []byte, u *charmapi.Universe, m *Members) ([]byte, error) 
 	}
 	b = append(b, `,"config":`...)
 	b = append(b, cfg...)
-	b = append(b, `,"leader_data":`...)
-	b = appendBag(b, u.LeaderData)
-	b = append(b, `,"state":`...)
-	b = appendBag(b, u.State)
+	b = bagField(b, `,"leader_data":`, u.LeaderData)
+	b = bagField(b, `,"state":`, u.State)
 	b = append(b, `,"relations":`...)
 	b = appendArray(b, u.Relations, func(b []byte, r *charmapi.Relation) []byte { return appendRelation(b, r, m) })
 	b = append(b, `,"events":`...)
@@ -78,26 +69,17 @@ func appendUniverse(b []byte, u *charmapi.Universe, m *Members) ([]byte, error) 
 }
 
 func appendRelation(b []byte, r *charmapi.Relation, m *Members) []byte {
-	b = append(b, `{"ident":`...)
-	b = AppendString(b, r.Ident)
+	b = stringField(b, `{"ident":`, r.Ident)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendInt(b, int64(r.ID), 10)
-	b = append(b, `,"name":`...)
-	b = AppendString(b, r.Name)
-	b = append(b, `,"interface":`...)
-	b = AppendString(b, r.Interface)
-	b = append(b, `,"role":`...)
-	b = AppendString(b, r.Role)
-	b = append(b, `,"scope":`...)
-	b = AppendString(b, r.Scope)
-	b = append(b, `,"remote_service":`...)
-	b = AppendString(b, r.RemoteService)
-	b = append(b, `,"local":`...)
-	b = appendBag(b, r.Local)
-	b = append(b, `,"app":`...)
-	b = appendBag(b, r.App)
-	b = append(b, `,"remote_app":`...)
-	b = appendBag(b, r.RemoteApp)
+	b = stringField(b, `,"name":`, r.Name)
+	b = stringField(b, `,"interface":`, r.Interface)
+	b = stringField(b, `,"role":`, r.Role)
+	b = stringField(b, `,"scope":`, r.Scope)
+	b = stringField(b, `,"remote_service":`, r.RemoteService)
+	b = bagField(b, `,"local":`, r.Local)
+	b = bagField(b, `,"app":`, r.App)
+	b = bagField(b, `,"remote_app":`, r.RemoteApp)
 	b = append(b, `,"units":`...)
 	b = m.appendUnits(b, r.ID, r.Units)
 	if len(r.Departed) > 0 {
@@ -108,18 +90,24 @@ func appendRelation(b []byte, r *charmapi.Relation, m *Members) []byte {
 }
 
 func appendEvent(b []byte, e *charmapi.Event) []byte {
-	b = append(b, `{"hook":`...)
-	b = AppendString(b, e.Hook)
+	b = stringField(b, `{"hook":`, e.Hook)
 	for _, f := range [...]struct{ key, v string }{
 		{`,"relation":`, e.Relation}, {`,"remote_unit":`, e.RemoteUnit},
 		{`,"remote_app":`, e.RemoteApp}, {`,"departing_unit":`, e.Departing},
 	} {
 		if f.v != "" {
-			b = append(b, f.key...)
-			b = AppendString(b, f.v)
+			b = stringField(b, f.key, f.v)
 		}
 	}
 	return append(b, '}')
+}
+
+// stringField appends key (with its separator and colon) and v quoted.
+func stringField(b []byte, key, v string) []byte { return AppendString(append(b, key...), v) }
+
+// bagField appends key (with its separator and colon) and the bag m.
+func bagField(b []byte, key string, m map[string]string) []byte {
+	return appendBag(append(b, key...), m)
 }
 
 // appendArray appends xs as encoding/json does a slice: null when nil.
