@@ -33,7 +33,7 @@
 // (raw.go), and reports at once unless -hook says how long its hook runs. The line
 // "change rounds" splits the CPU of the rounds between the server, this
 // bench and the apply runs; -trace writes the server's runtime trace over
-// the first change.
+// one change (-trace-change).
 package main
 
 import (
@@ -67,7 +67,8 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write the server's CPU profile from the first change on to this file")
 	profileFor := flag.Duration("profile-for", 10*time.Second, "how long -cpuprofile profiles")
 	hook := flag.Duration("hook", 0, "how long each simulated agent's hook runs before it reports (0: it reports at once)")
-	traceFile := flag.String("trace", "", "write the server's runtime trace over the first change to this file (go tool trace)")
+	traceFile := flag.String("trace", "", "write the server's runtime trace over one change to this file (go tool trace)")
+	traceChange := flag.Int("trace-change", 1, "which change -trace records (the first is cold: the server's first hand-outs since the fixed point)")
 	server := flag.String("fixpoint", "", "the fixpoint binary to run as the server (default: build ./cmd/fixpoint)")
 	flag.Parse()
 	// The bench's own collections (a cycle per change round at the
@@ -197,7 +198,7 @@ func main() {
 		mu.Unlock()
 		polls0 := pollsWoken(addr, token)
 		traced := make(chan error, 1)
-		if round == 1 && *traceFile != "" {
+		if round == *traceChange && *traceFile != "" {
 			go func() { traced <- serverTrace(addr, token, 2*time.Second, *traceFile) }()
 			time.Sleep(200 * time.Millisecond) // let the trace start: a diagnostic, not a measurement
 		} else {
