@@ -97,9 +97,12 @@ func (c *Controller) wake(machine string) {
 
 // wakeMachine wakes machine's work polls (its ready broadcast b), telling
 // them last, the log's last index, after it pushed the looks of those
-// asleep (push). Called with mu.
+// asleep (push); when push took every one, there is nobody left to
+// signal. Called with mu.
 func (c *Controller) wakeMachine(machine string, b *broadcast, last uint64) {
-	c.push(machine, last)
+	if c.push(machine, last) {
+		return
+	}
 	b.notifyAt(last)
 }
 

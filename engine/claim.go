@@ -70,6 +70,9 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		if l.parked {
 			c.parked[machine]--
 		}
+		// A pass that could not read the store answered without
+		// looking.
+		c.unpush(l)
 		c.contact[machine] = c.opts.Now()
 		c.mu.Unlock()
 	}()
@@ -101,6 +104,9 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		case <-t.C:
 		case <-sig.ch:
 			signalled = true
+		case <-l.done:
+			// Pushed, and answered: a wake that pushed every poll of
+			// the machine signals none of them.
 		}
 		t.Stop()
 		if c.looks.awake(l, signalled) {

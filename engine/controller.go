@@ -128,6 +128,9 @@ type Controller struct {
 	polling map[string]int
 	// parked counts each machine's long polls asleep waiting for a wake.
 	parked map[string]int
+	// pushed counts the parked polls, by machine, whose looks a wake
+	// pushed and no pass has served yet (push).
+	pushed map[string]int
 	// looks batches the work polls' looks (handout.go).
 	looks lookQueue
 	work  WorkStats
@@ -165,6 +168,7 @@ func NewController(store Store, opts Options) *Controller {
 		contact:    map[string]time.Time{},
 		polling:    map[string]int{},
 		parked:     map[string]int{},
+		pushed:     map[string]int{},
 		runs:       map[string]int{},
 		changed:    newBroadcast(),
 		ready:      map[string]*broadcast{},
@@ -266,11 +270,18 @@ type WorkStats struct {
 	Pushed int64
 	// Passes counts the passes that served looks (lookQueue).
 	Passes int64
+	// WokenTwice counts pushed polls that their machine's signal woke
+	// before their answer did (push).
+	WokenTwice int64
 }
 
 // Stats returns the work done so far.
 func (c *Controller) Stats() WorkStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.work
+	w := c.work
+	c.looks.mu.Lock()
+	w.WokenTwice = c.looks.wokenTwice
+	c.looks.mu.Unlock()
+	return w
 }

@@ -29,6 +29,10 @@ type look struct {
 	// parked says the poll is counted in Controller.parked; the look
 	// un-parks it, and parks it again if it found nothing.
 	parked bool
+	// pushed says a wake pushed the look and it is counted in
+	// Controller.pushed until a pass serves it; guarded by the
+	// controller's mu.
+	pushed bool
 	// polling says the poll is counted in Controller.polling: from its
 	// first look to the look that finds work, which ends the count in
 	// the same pass. Ending it after the answer took the controller's
@@ -61,6 +65,9 @@ type lookQueue struct {
 	// asleep holds, by machine, the looks of the polls asleep that a
 	// wake may push (push.go); guarded by mu.
 	asleep map[string][]*look
+	// wokenTwice counts the pushed polls the signal woke as well
+	// (WorkStats.WokenTwice); guarded by mu.
+	wokenTwice int64
 	// pre holds the universes built ahead for the pass under way, and
 	// taken those its claims took (prebuild); guarded by the
 	// controller's mu.
@@ -182,6 +189,7 @@ func (c *Controller) lookLocked(st *model.State, l *look) {
 		c.parked[l.machine]--
 		l.parked = false
 	}
+	c.unpush(l)
 	if l.woken {
 		c.work.Wakeups++
 	}

@@ -49,6 +49,14 @@ func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if l.state == lookPushed {
+		select {
+		case <-l.done:
+			// Answered: a signal after the answer woke nobody twice.
+		default:
+			if signalled {
+				q.wokenTwice++
+			}
+		}
 		return true
 	}
 	l.state = lookAwake
@@ -69,7 +77,17 @@ func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 // last is applied. Called with mu, right before the machine's notify
 // (wakeMachine): after it, the woken polls would take their looks back
 // first.
-func (c *Controller) push(machine string, last uint64) {
+//
+// It reports whether every poll of the machine that looked and found
+// nothing (Controller.parked) is now pushed and waits for a pass: the
+// notify then has nobody to wake. A pushed poll waits for its answer as
+// well as for the signal; a poll that looked before the wake but is not
+// asleep yet, or one that a pass served and is going back to sleep, is
+// parked and not pushed, so it still gets the signal. Each pushed poll used to be
+// woken twice, by the signal and then by its answer: 100 goroutines of
+// one change woken on the other core while the wake loop ran, each taking
+// the queue's lock back from it (bench/agents' trace).
+func (c *Controller) push(machine string, last uint64) (all bool) {
 	q := &c.looks
 	q.mu.Lock()
 	// The log is asked only for a machine with a poll asleep: a report
@@ -91,7 +109,26 @@ func (c *Controller) push(machine string, last uint64) {
 	}
 	q.mu.Unlock()
 	if len(pushed) > 0 {
+		for _, l := range pushed {
+			l.pushed = true
+		}
+		c.pushed[machine] += len(pushed)
 		c.work.Pushed += int64(len(pushed))
 		q.enqueue(c, pushed...)
+	}
+	// Pushed by this wake or by an earlier one of the same refresh.
+	n := c.pushed[machine]
+	return n > 0 && n == c.parked[machine]
+}
+
+// unpush ends l's count as pushed: a pass served it, or its poll ended.
+// Called with mu.
+func (c *Controller) unpush(l *look) {
+	if !l.pushed {
+		return
+	}
+	l.pushed = false
+	if c.pushed[l.machine]--; c.pushed[l.machine] == 0 {
+		delete(c.pushed, l.machine)
 	}
 }

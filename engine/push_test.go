@@ -1,15 +1,18 @@
 package engine
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // TestAChangeIsHandedOutInOnePass: the five polls a change of service a
 // concerns are asleep; the wake queues their looks itself (push), and one
 // pass answers all five, each with its unit, where each poll used to wake,
 // take the lock and queue its own look, and the first few were served in
-// a pass of their own.
+// a pass of their own. No poll is signalled on top of its push.
 func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 	mem, _, machines := tenMachinesSettled(t)
 	s := &logStore{memStore: mem, asked: make(chan uint64, 1)}
@@ -48,6 +51,11 @@ func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 	if n := after.Wakeups - before.Wakeups; n != 5 {
 		t.Fatalf("%d polls woken; want a's five, none of b's", n)
 	}
+	// Each of a's polls was asleep and pushed: its answer is its one
+	// wake-up, no signal before it.
+	if n := after.WokenTwice - before.WokenTwice; n != 0 {
+		t.Fatalf("%d pushed polls woken by their signal as well; want none", n)
+	}
 }
 
 // askingStore counts how often the controller asks whether an index is
@@ -85,5 +93,72 @@ func TestWakesAskTheLogOnlyForSleepingPolls(t *testing.T) {
 	ctl.wakeAll()
 	if s.asked != 0 {
 		t.Fatalf("waking ten machines with no poll asleep asked the log %d times; want 0", s.asked)
+	}
+}
+
+// TestAWakeSignalsThePollsItCouldNotPush: a wake skips the signal only
+// when it pushed every parked poll of the machine. A poll that looked
+// before the wake but is not asleep yet, and one a pass served that is
+// going back to sleep, are parked and not pushed: each must still find
+// its signal closed, or it sleeps through the change until its timer.
+func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
+	mem, _, _ := tenMachinesSettled(t)
+	ctl := NewController(&logStore{memStore: mem}, Options{Window: time.Hour})
+	if err := ctl.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	look2 := func(ls ...*look) {
+		t.Helper()
+		if err := ctl.store.View(func(st *model.State) error {
+			ctl.mu.Lock()
+			defer ctl.mu.Unlock()
+			for _, l := range ls {
+				ctl.lookLocked(st, l)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wake := func(machine string) {
+		ctl.mu.Lock()
+		defer ctl.mu.Unlock()
+		ctl.wake(machine)
+	}
+	closed := func(s *signal) bool {
+		select {
+		case <-s.ch:
+			return true
+		default:
+			return false
+		}
+	}
+	asleep := &look{machine: "a0", ctx: context.Background()}
+	looking := &look{machine: "a0", ctx: context.Background()}
+	look2(asleep, looking)
+	if len(asleep.work)+len(looking.work) != 0 {
+		t.Fatal("a settled machine's looks found work")
+	}
+	ctl.looks.sleep(asleep)
+	wake("a0")
+	if !closed(looking.sig) {
+		t.Fatal("the wake pushed the poll asleep and left the one not asleep yet unsignalled")
+	}
+
+	served := &look{machine: "a1", ctx: context.Background()}
+	look2(served)
+	ctl.looks.sleep(served)
+	sig := served.sig
+	wake("a1")
+	if closed(sig) {
+		t.Fatal("the wake pushed a1's only poll and signalled it as well")
+	}
+	<-served.done // the pass the push started
+	if !served.parked || len(served.work) != 0 {
+		t.Fatal("the pushed look found work or was not parked again")
+	}
+	wake("a1")
+	if !closed(served.sig) {
+		t.Fatal("a poll served by a push and not asleep again missed the next wake")
 	}
 }
