@@ -67,6 +67,9 @@ type Options struct {
 	// (schedule.UpdateStatusDue): schedule.DefaultUpdateStatus when
 	// zero; negative turns the timer off.
 	UpdateStatus time.Duration
+	// Served, when set, is called each time the work polls' looks are
+	// all served: a burst of hand-outs ended (gcidle.Collector.Quiet).
+	Served func()
 }
 
 func (o *Options) defaults() {

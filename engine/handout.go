@@ -134,6 +134,9 @@ func (q *lookQueue) serve(c *Controller) {
 		if len(batch) == 0 {
 			q.serving = false
 			q.mu.Unlock()
+			if c.opts.Served != nil {
+				c.opts.Served()
+			}
 			return
 		}
 		q.mu.Unlock()

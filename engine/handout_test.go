@@ -127,3 +127,22 @@ func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
 		t.Fatalf("%d passes, %d universes built ahead; want 3 and 4", st.Passes, st.Prebuilt)
 	}
 }
+
+// TestServedWhenTheLooksAreServed: the controller says when a burst of
+// hand-outs ended, so that the server collects garbage then (gcidle),
+// not in the middle of the next burst.
+func TestServedWhenTheLooksAreServed(t *testing.T) {
+	mem, _, _ := tenMachinesSettled(t)
+	served := make(chan struct{}, 16)
+	ctl := NewController(mem, Options{Window: 1, Served: func() { served <- struct{}{} }})
+	twoServices(t, mem, 2)
+	work, err := ctl.Claim(context.Background(), "a0", 0, 0)
+	if err != nil || len(work) != 1 {
+		t.Fatalf("claim after a change of a = %d units, %v; want a0's unit", len(work), err)
+	}
+	select {
+	case <-served:
+	case <-time.After(time.Minute): // bounds a failure only
+		t.Fatal("the look was served and Served was not called")
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/internal/gcidle"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
@@ -125,6 +126,9 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		IsLeader: store.IsLeader,
 
 		UpdateStatus: cfg.tuning.updateStatusOption(),
+		// The agents' hooks run for hundreds of milliseconds after a
+		// change is handed out: collect then, not in the next change.
+		Served: gcidle.New(10 * time.Millisecond).Quiet,
 	})
 	srv := &http.Server{
 		Handler: api.NewServer(api.Config{

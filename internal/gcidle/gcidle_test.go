@@ -1,0 +1,111 @@
+package gcidle
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+// sink keeps each burst's allocations from being optimised away; the
+// burst drops them at its end, as a hand-out drops its universes.
+var sink [][]byte
+
+// burst allocates n bytes in 8 KiB pieces and lets them go.
+func burst(n int) {
+	for range n / 8192 {
+		sink = append(sink, make([]byte, 8192))
+	}
+	sink = nil
+}
+
+// cycles is how many collections the runtime started on its own.
+func cycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/automatic:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// liveHeap holds 16 MiB until the test ends, so that a cycle's runway is
+// 16 MiB at the default GOGC.
+func liveHeap(t *testing.T) {
+	t.Helper()
+	old := debug.SetGCPercent(100)
+	keep := make([][]byte, 0, 256)
+	for range 256 {
+		keep = append(keep, make([]byte, 64<<10))
+	}
+	runtime.GC()
+	t.Cleanup(func() {
+		runtime.KeepAlive(keep)
+		debug.SetGCPercent(old)
+	})
+}
+
+// TestCollectionsRunBetweenBursts: 2 MiB bursts over a 16 MiB live heap,
+// a check after each, as a server's hand-outs end. Left to itself, the
+// runtime starts a cycle every few bursts, inside one; with the checks,
+// every cycle runs between bursts.
+func TestCollectionsRunBetweenBursts(t *testing.T) {
+	liveHeap(t)
+	c := New(time.Hour) // checked by hand below, not by its timer
+	inBursts := uint64(0)
+	for range 60 {
+		before := cycles()
+		burst(2 << 20)
+		inBursts += cycles() - before
+		c.check()
+	}
+	if c.Ran() < 3 {
+		t.Fatalf("the collector ran %d collections over 120 MiB of bursts on a 16 MiB heap; want several", c.Ran())
+	}
+	if inBursts != 0 {
+		t.Fatalf("%d collections started inside a burst; want none, all between bursts (%d ran there)", inBursts, c.Ran())
+	}
+}
+
+// TestNoCollectionBeforeHalfTheRunway: a check right after a collection
+// runs none, however large the bursts were: a cycle is brought forward
+// by half its runway at most.
+func TestNoCollectionBeforeHalfTheRunway(t *testing.T) {
+	liveHeap(t)
+	c := New(time.Hour)
+	burst(64 << 20) // a burst larger than the whole runway
+	c.check()
+	ran := c.Ran()
+	c.check()
+	if c.Ran() != ran {
+		t.Fatalf("a check right after a collection ran another (%d, then %d)", ran, c.Ran())
+	}
+}
+
+// TestQuietChecksOnItsOwn: Quiet arms the check, which runs once the
+// quiet has passed without another burst.
+func TestQuietChecksOnItsOwn(t *testing.T) {
+	liveHeap(t)
+	c := New(time.Millisecond)
+	// Past half the runway, the bursts recorded are large enough to
+	// bring the next cycle forward.
+	for {
+		burst(1 << 20)
+		v := c.read()
+		goal, heap, live := v[0], v[2], v[3]
+		if heap >= live && goal > live && heap-live >= (goal-live)*5/8 {
+			break
+		}
+	}
+	c.mu.Lock()
+	for i := range c.bursts {
+		c.bursts[i] = 16 << 20
+	}
+	c.mu.Unlock()
+	c.Quiet()
+	deadline := time.Now().Add(time.Minute) // bounds a failure only
+	for c.Ran() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no collection a minute after a quiet with the heap near its goal")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
