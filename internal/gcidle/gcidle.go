@@ -18,11 +18,14 @@
 // burst, as large as the largest of them, could start a cycle, it runs
 // the cycle now. The runtime starts a cycle anywhere from 45/64 to 61/64
 // of the way from the live heap to the goal (runtime/mgcpacer.go), so the
-// lower bound is what counts. A cycle is only brought forward, never
-// added, and never by more than half: it runs only once the heap has
-// grown by at least half of what the cycle allows, so cycles come at
-// most twice as often; at a burst's size b and a live heap L, about
-// L/(L-b) times as often.
+// lower bound is what counts.
+//
+// A cycle is only brought forward, never added, and not by much: it runs
+// only once the heap has grown by a quarter of what the cycle allows,
+// and not at all while the last burst alone outgrew where a cycle may
+// start, since no collection between bursts keeps those free of one. At
+// a burst's size b and a runway R (the live heap, at the default GOGC),
+// cycles come about R/(R-b) times as often.
 package gcidle
 
 import (
@@ -91,7 +94,7 @@ func (c *Collector) Ran() int64 {
 // quarter more, would take the heap to where a cycle may start: the
 // bursts of bench/agents' changes allocated 2-5 MB each, and with the
 // last one alone as the measure, a small burst left room for the next
-// one but not for a large one.
+// one but not for a large one. The bounds of the package comment apply.
 func (c *Collector) check() {
 	c.mu.Lock()
 	if c.running {
@@ -100,12 +103,11 @@ func (c *Collector) check() {
 	}
 	v := c.read()
 	goal, allocs, heap, live := v[0], v[1], v[2], v[3]
-	c.bursts[c.next] = allocs - c.since
-	c.next = (c.next + 1) % len(c.bursts)
+	last := allocs - c.since
 	c.since = allocs
-	burst := slices.Max(c.bursts[:])
-	runway := goal - live
-	if goal <= live || heap < live || heap-live < runway/2 || heap+burst+burst/4 < live+runway/64*45 {
+	c.bursts[c.next] = last
+	c.next = (c.next + 1) % len(c.bursts)
+	if !due(goal, heap, live, last, slices.Max(c.bursts[:])) {
 		c.mu.Unlock()
 		return
 	}
@@ -119,6 +121,25 @@ func (c *Collector) check() {
 	c.ran++
 	c.since = c.read()[1]
 	c.mu.Unlock()
+}
+
+// due says whether to collect now, at a heap goal, the bytes in heap
+// objects, the live heap the last cycle left, the last burst's
+// allocations and the largest recent burst's.
+func due(goal, heap, live, last, burst uint64) bool {
+	if goal <= live || heap < live {
+		return false // no cycle yet, or one under way
+	}
+	runway := goal - live
+	start := runway / 64 * 45 // from live, where a cycle may start
+	switch {
+	case last > start:
+		return false // the bursts get a cycle inside them whatever runs between
+	case heap-live < runway/4:
+		return false // too early in the cycle
+	default:
+		return heap-live+burst+burst/4 >= start
+	}
 }
 
 // read returns the heap goal, the heap's allocations so far, the bytes

@@ -8,14 +8,13 @@ import (
 	"time"
 )
 
-// sink keeps each burst's allocations from being optimised away; the
-// burst drops them at its end, as a hand-out drops its universes.
-var sink [][]byte
+// sink keeps each burst's allocations from being optimised away.
+var sink []byte
 
-// burst allocates n bytes in 8 KiB pieces and lets them go.
+// burst allocates n bytes in 8 KiB pieces, each garbage at once.
 func burst(n int) {
 	for range n / 8192 {
-		sink = append(sink, make([]byte, 8192))
+		sink = make([]byte, 8192)
 	}
 	sink = nil
 }
@@ -65,18 +64,26 @@ func TestCollectionsRunBetweenBursts(t *testing.T) {
 	}
 }
 
-// TestNoCollectionBeforeHalfTheRunway: a check right after a collection
-// runs none, however large the bursts were: a cycle is brought forward
-// by half its runway at most.
-func TestNoCollectionBeforeHalfTheRunway(t *testing.T) {
-	liveHeap(t)
-	c := New(time.Hour)
-	burst(64 << 20) // a burst larger than the whole runway
-	c.check()
-	ran := c.Ran()
-	c.check()
-	if c.Ran() != ran {
-		t.Fatalf("a check right after a collection ran another (%d, then %d)", ran, c.Ran())
+// TestDue: the rule, at a 16 MiB live heap and a 32 MiB goal, where a
+// cycle may start from 27.25 MiB on.
+func TestDue(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		why               string
+		heap, last, burst uint64
+		want              bool
+	}{
+		{"the largest burst would reach where a cycle may start", 24 * mib, 2 * mib, 3 * mib, true},
+		{"the largest burst leaves room", 20 * mib, 2 * mib, 3 * mib, false},
+		{"a quarter more than the largest burst reaches it", 24 * mib, 2 * mib, 27 * mib / 10, true},
+		{"too early in the cycle, however large the bursts", 19 * mib, 1 * mib, 16 * mib, false},
+		{"a quarter of the runway used, large bursts", 20 * mib, 1 * mib, 16 * mib, true},
+		{"the last burst alone outgrew the runway", 26 * mib, 12 * mib, 12 * mib, false},
+		{"a cycle under way: the heap below the live heap", 15 * mib, 1 * mib, 3 * mib, false},
+	} {
+		if got := due(32*mib, c.heap, 16*mib, c.last, c.burst); got != c.want {
+			t.Errorf("%s: due = %v, want %v", c.why, got, c.want)
+		}
 	}
 }
 
