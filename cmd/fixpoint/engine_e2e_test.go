@@ -198,6 +198,21 @@ func TestLeadershipMovesWhenTheLeadersAgentDies(t *testing.T) {
 			st.Units["web/0"].Phase == engine.Settled
 		return ok, jsonString(st)
 	})
+	// The metrics count the lost machine, and its units apart from the
+	// phases, as status's summary does.
+	st := statusOf(t, data)
+	lostUnits := 0
+	for _, u := range st.Units {
+		if u.Agent == "lost" {
+			lostUnits++
+		}
+	}
+	m := metricValues(t, addr)
+	if m[`fixpoint_machines{state="lost"}`] != 1 || m[`fixpoint_machines{state="started"}`] != float64(len(st.Machines)-1) ||
+		m[`fixpoint_units{phase="lost"}`] != float64(lostUnits) || m["fixpoint_converged"] != 1 {
+		t.Errorf("metrics with m1 lost of %d machines (%d units on it): machines lost %v, started %v; units lost %v; converged %v", len(st.Machines), lostUnits,
+			m[`fixpoint_machines{state="lost"}`], m[`fixpoint_machines{state="started"}`], m[`fixpoint_units{phase="lost"}`], m["fixpoint_converged"])
+	}
 	// The new leader's app data is what the units see now.
 	r := fixpoint(t, time.Minute, "debug", "universe", "db/0", "--data-dir", data)
 	if r.code != 0 || !strings.Contains(r.stdout, `"primary": "db/1"`) {

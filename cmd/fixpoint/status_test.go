@@ -391,7 +391,7 @@ web/1 local settled T active connected to 127.0.0.1:6379 db shop as web R`
 		"fixpoint_is_leader": 1, "fixpoint_converged": 1, "fixpoint_index": float64(st.Index),
 		`fixpoint_units{phase="settled"}`: 4, `fixpoint_units{phase="error"}`: 0, "fixpoint_units_in_error": 0,
 		"fixpoint_queue_depth": 0, "fixpoint_stale_units": 0, "fixpoint_diverged_units": 0,
-		`fixpoint_machines{state="started"}`: 1,
+		`fixpoint_machines{state="started"}`: 1, `fixpoint_machines{state="lost"}`: 0, `fixpoint_units{phase="lost"}`: 0,
 	} {
 		if got, ok := m[name]; !ok || got != want {
 			t.Errorf("metric %s = %v (present %v), want %v", name, got, ok, want)
