@@ -20,7 +20,7 @@ const requestMemory = 8192
 func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	s.Normalize()
 	s.Index = index
-	desired, err := c.check()
+	desired, err := c.Check()
 	if err != nil {
 		return nil, err
 	}

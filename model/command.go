@@ -173,13 +173,13 @@ func (c *Command) Fingerprint() string {
 // its charms. The API runs it before proposing; the FSM runs it again as
 // the final judge, so a command refused here never reaches the log.
 func (c *Command) Validate() error {
-	_, err := c.check()
+	_, err := c.Check()
 	return err
 }
 
-// check is Validate; for a deploy it also returns the resolved environment
-// so the FSM does not resolve it twice.
-func (c *Command) check() (*Desired, error) {
+// Check is Validate; for a deploy it also returns the resolved environment,
+// so that the FSM, and a plan, do not resolve it twice.
+func (c *Command) Check() (*Desired, error) {
 	if len(c.RequestID) > MaxRequestID || strings.ContainsFunc(c.RequestID, isControl) {
 		return nil, fmt.Errorf("request id %s: at most %d printable bytes", Quote(c.RequestID, 24), MaxRequestID)
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,18 +44,40 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 	return p, nil
 }
 
-// planAgainst reads the running environment (linearizably) and lists what
-// applying p would change in it.
-func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*model.State, []model.Change, error) {
+// planAgainst asks the control plane what applying p would change in the
+// running environment (a linearizable read, planned where the state is).
+func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, error) {
+	plan, err := c.Plan(ctx, p.deploy)
+	var e *api.Error
+	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+		// A control plane from before POST /v1/plan.
+		return planFromState(ctx, c, p)
+	}
+	if err != nil {
+		return nil, exitf(exitFailed, "plan against the running environment: %v", err)
+	}
+	return plan, nil
+}
+
+// planFromState plans p against the whole state, read (linearizably)
+// from a control plane that does not plan: what the control plane does
+// for POST /v1/plan, on this side.
+func planFromState(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, error) {
 	st, err := c.State(ctx, false)
 	if err != nil {
-		return nil, nil, exitf(exitFailed, "read the current environment: %v", err)
+		return nil, exitf(exitFailed, "read the current environment: %v", err)
 	}
 	desired, err := model.Resolve(&p.deploy.Env, p.deploy.Charms)
 	if err != nil {
-		return nil, nil, exitf(exitFailed, "%v", err)
+		return nil, exitf(exitFailed, "%v", err)
 	}
-	return st, model.Plan(st, desired), nil
+	plan := &api.Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}}
+	for _, h := range slices.Sorted(maps.Keys(p.deploy.Charms)) {
+		if _, ok := st.Charms[h]; !ok {
+			plan.Missing = append(plan.Missing, h)
+		}
+	}
+	return plan, nil
 }
 
 // deploy uploads the charms and applies the environment as one command,
@@ -61,26 +85,27 @@ func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*model.State,
 func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	st, changes, err := planAgainst(ctx, c, p)
+	plan, err := planAgainst(ctx, c, p)
 	if err != nil {
 		return err
 	}
-	if len(changes) == 0 {
+	if len(plan.Changes) == 0 {
 		if !quiet {
 			fmt.Println("environment unchanged")
 		}
 		return nil
 	}
-	for _, hash := range slices.Sorted(maps.Keys(p.deploy.Charms)) {
-		if _, ok := st.Charms[hash]; ok {
-			continue
+	for _, hash := range plan.Missing {
+		path, ok := p.paths[hash]
+		if !ok {
+			return exitf(exitFailed, "the control plane lacks charm %s, which this environment does not pack", model.ShortHash(hash))
 		}
-		if err := c.UploadCharm(ctx, hash, p.paths[hash]); err != nil {
+		if err := c.UploadCharm(ctx, hash, path); err != nil {
 			return exitf(exitFailed, "upload charm %s: %v", model.ShortHash(hash), err)
 		}
 	}
 	d := *p.deploy
-	d.BaseIndex = st.EnvIndex
+	d.BaseIndex = plan.EnvIndex
 	resp, err := c.Deploy(ctx, &d)
 	if err != nil {
 		return exitf(exitFailed, "apply: %v", err)
@@ -114,21 +139,21 @@ charm revisions. Exit code 0: nothing would change; 2: something would.`,
 			if err != nil {
 				return err
 			}
-			st, changes, err := planAgainst(cmd.Context(), c, p)
+			plan, err := planAgainst(cmd.Context(), c, p)
 			if err != nil {
 				return err
 			}
-			if st.Name != "" && st.Name != p.deploy.Env.Name {
-				fmt.Fprintf(os.Stderr, "warning: the running environment is named %q; applying this one renames it to %q (is --controller or --data-dir the one you meant?)\n", st.Name, p.deploy.Env.Name)
+			if plan.Name != "" && plan.Name != p.deploy.Env.Name {
+				fmt.Fprintf(os.Stderr, "warning: the running environment is named %q; applying this one renames it to %q (is --controller or --data-dir the one you meant?)\n", plan.Name, p.deploy.Env.Name)
 			}
-			if len(changes) == 0 {
-				fmt.Printf("no changes (environment at index %d)\n", st.EnvIndex)
+			if len(plan.Changes) == 0 {
+				fmt.Printf("no changes (environment at index %d)\n", plan.EnvIndex)
 				return nil
 			}
-			for _, ch := range changes {
+			for _, ch := range plan.Changes {
 				fmt.Println(ch.String())
 			}
-			fmt.Printf("%d change(s) against index %d\n", len(changes), st.EnvIndex)
+			fmt.Printf("%d change(s) against index %d\n", len(plan.Changes), plan.EnvIndex)
 			return exitf(exitChanges, "")
 		},
 	}

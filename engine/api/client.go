@@ -234,6 +234,14 @@ func (c *Client) Deploy(ctx context.Context, d *model.Deploy) (*model.Response, 
 	return &resp, err
 }
 
+// Plan asks the control plane what deploying d would change, without
+// proposing it (POST /v1/plan).
+func (c *Client) Plan(ctx context.Context, d *model.Deploy) (*Plan, error) {
+	var p Plan
+	err := c.postJSON(ctx, "/v1/plan", d, &p)
+	return &p, err
+}
+
 // Resolved marks a unit in error resolved.
 func (c *Client) Resolved(ctx context.Context, unit string, noRetry bool) error {
 	return c.postJSON(ctx, "/v1/resolved", Resolve{Unit: unit, NoRetry: noRetry}, nil)

@@ -28,6 +28,18 @@ func limitBody(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// writeInvalid answers a command that Validate refused with err: an
+// environment the FSM would refuse as the FSM's refusal is (409 with the
+// problems), only sooner; anything else 400.
+func writeInvalid(w http.ResponseWriter, cmd *model.Command, err error) {
+	var ps model.Problems
+	if errors.As(err, &ps) {
+		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), "")
+		return
+	}
+	writeKind(w, forward.KindBadRequest, "%s: %v", cmd.Op, err)
+}
+
 // propose checks cmd as the FSM will (shape, sizes, names, and whether
 // its request id was already used for another command) and only then
 // proposes it: a malformed command answers 400, an environment the FSM
@@ -41,14 +53,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 		cmd.Digest = cmd.Fingerprint()
 	}
 	if err := cmd.Validate(); err != nil {
-		var ps model.Problems
-		if errors.As(err, &ps) {
-			// An environment the FSM would refuse: answered as the
-			// FSM's refusal is (409 with the problems), only sooner.
-			writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), "")
-			return
-		}
-		writeKind(w, forward.KindBadRequest, "%s: %v", cmd.Op, err)
+		writeInvalid(w, cmd, err)
 		return
 	}
 	var reused error

@@ -91,6 +91,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
 	s.mux.HandleFunc("GET /v1/state", s.state)
 	s.mux.HandleFunc("POST /v1/deploy", s.deploy)
+	s.mux.HandleFunc("POST /v1/plan", s.plan)
 	s.mux.HandleFunc("POST /v1/resolved", s.resolved)
 	s.mux.HandleFunc("GET /v1/universe/{service}/{n}", s.leaderOnly(s.universe))
 	s.mux.HandleFunc("GET /v1/explain/{service}/{n}", s.leaderOnly(s.explain))
