@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -121,23 +122,36 @@ func (s *Store) waitApplied(ctx context.Context, idx uint64) error {
 }
 
 // appliedThrough reports whether the FSM reflects every entry up to idx.
-// The FSM's own index only counts entries it sees, so an idx that falls on
-// a trailing run of no-op or barrier entries is reached once raft has
-// passed idx and the FSM has applied the last entry before that run.
 func (s *Store) appliedThrough(idx uint64) bool {
-	fi := s.fsm.appliedIndex()
-	if fi >= idx {
+	return appliedThrough(idx, s.fsm.appliedIndex(), s.raft.AppliedIndex(), s.logs)
+}
+
+// appliedThrough reports whether an FSM that has seen entries up to fsm
+// reflects every entry up to idx, raft having handed it entries up to
+// handed. The FSM's own index only counts the entries it sees, so an idx
+// that falls on a trailing run of no-op or barrier entries is reached
+// once raft has passed idx and the FSM has applied the last entry before
+// that run; raft counts an entry as applied when it hands it to the FSM,
+// not when the FSM is done, so only logs can say there is nothing in
+// between.
+//
+// An entry the log no longer holds was compacted: the node holds a
+// snapshot past it, and raft restores snapshots into the FSM before it
+// drops logs. Any other failure to read the log (a node closing under
+// the read) says nothing, and the read must wait: taking it for
+// compaction answered linearizable reads from an FSM still behind, on a
+// leader crashed by TestLinearizable's nemesis mid-read.
+func appliedThrough(idx, fsm, handed uint64, logs raft.LogStore) bool {
+	if fsm >= idx {
 		return true
 	}
-	if s.raft.AppliedIndex() < idx {
+	if handed < idx {
 		return false
 	}
-	for i := idx; i > fi; i-- {
+	for i := idx; i > fsm; i-- {
 		var l raft.Log
-		if err := s.logs.GetLog(i, &l); err != nil {
-			// Compacted: this node holds a snapshot past it, and raft
-			// restores snapshots into the FSM before it drops logs.
-			return true
+		if err := logs.GetLog(i, &l); err != nil {
+			return errors.Is(err, raft.ErrLogNotFound)
 		}
 		if l.Type == raft.LogCommand || l.Type == raft.LogConfiguration {
 			return false
