@@ -32,6 +32,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
@@ -58,6 +59,7 @@ func main() {
 	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file; relate: up's heap profile when its resident memory was highest")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from -cpuprofile-at after its start, to this file")
 	flag.DurationVar(&cpuProfileAt, "cpuprofile-at", 20*time.Second, "relate: when to start the CPU profile")
+	flag.StringVar(&planRef, "plan-ref", "", "cluster: also time this fixpoint binary's `plan` at the fixed point, as the reference (e.g. a build from before POST /v1/plan)")
 	flag.Parse()
 	root, err := proc.RepoRoot()
 	check(err)
@@ -112,6 +114,57 @@ type summary struct {
 	// CPU is each server's CPU seconds at the fixed point (cluster
 	// mode), the leader first.
 	CPU []float64 `json:"cpu_s,omitempty"`
+	// Plan is `fixpoint plan` of the environment at its fixed point
+	// (cluster mode), and PlanRef the same with -plan-ref's binary.
+	Plan    *planRun `json:"plan,omitempty"`
+	PlanRef *planRun `json:"plan_ref,omitempty"`
+}
+
+// planRun is one `fixpoint plan` process: wall and CPU seconds, peak
+// resident memory.
+type planRun struct {
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_s"`
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+}
+
+// planRef is -plan-ref.
+var planRef string
+
+// timePlan runs bin's `plan` of env against addrs, which must find
+// nothing to change, and measures it. Its peak resident memory is read
+// from /proc while it runs (VmHWM): the rusage of a child counts the
+// memory of the process it was forked from, here this bench's.
+func timePlan(bin, dir, env string, addrs []string) *planRun {
+	cmd := exec.Command(bin, "plan", "-f", env, "--controller", strings.Join(addrs, ","), "--data-dir", dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	check(cmd.Start())
+	peak := 0.0
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+wait:
+	for {
+		select {
+		case err = <-exited:
+			break wait
+		case <-tick.C:
+			peak = max(peak, proc.PeakRSS(cmd.Process.Pid))
+		}
+	}
+	wall := time.Since(start)
+	if err != nil {
+		check(fmt.Errorf("%s plan at the fixed point: %v\n%s", bin, err, tail(out.String())))
+	}
+	r := &planRun{Seconds: wall.Seconds(), PeakRSSMiB: peak}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.CPUSeconds = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	return r
 }
 
 // summarize fills a summary from a converged status (nil: none reached).
@@ -331,6 +384,13 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	}
 	sum := summarize(total, elapsed, st, rssMiB)
 	sum.CPU = cpu
+	// What an operator's plan costs at this size, as apply's first step.
+	sum.Plan = timePlan(bin, dir, envPath, addrs)
+	fmt.Printf("plan at the fixed point: %.2f s, %.2f s CPU, peak RSS %.0f MiB\n", sum.Plan.Seconds, sum.Plan.CPUSeconds, sum.Plan.PeakRSSMiB)
+	if planRef != "" {
+		sum.PlanRef = timePlan(planRef, dir, envPath, addrs)
+		fmt.Printf("plan at the fixed point, %s: %.2f s, %.2f s CPU, peak RSS %.0f MiB\n", planRef, sum.PlanRef.Seconds, sum.PlanRef.CPUSeconds, sum.PlanRef.PeakRSSMiB)
+	}
 	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft", "raft.db"))
 	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "raft", "snapshots", "*", "state.bin"))
 	if len(snaps) > 0 {
