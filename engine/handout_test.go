@@ -88,14 +88,6 @@ func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
 	for _, m := range []string{"a0", "a1", "a2", "a3", "a4"} {
 		looks = append(looks, &look{machine: m, done: make(chan struct{})})
 	}
-	closed := func(l *look) bool {
-		select {
-		case <-l.done:
-			return true
-		default:
-			return false
-		}
-	}
 	batch := looks
 	for pass := 1; len(batch) > 0; pass++ {
 		if pass > 5 {
@@ -111,12 +103,12 @@ func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
 			t.Fatalf("pass %d served %d of %d looks and left %d; want %d served and the rest left in order", pass, len(served), len(batch), len(left), want)
 		}
 		for _, l := range served {
-			if !closed(l) || l.err != nil || len(l.work) != 1 {
-				t.Fatalf("pass %d: %s answered %v with %d units (err %v); want its unit", pass, l.machine, closed(l), len(l.work), l.err)
+			if !closedNow(l.done) || l.err != nil || len(l.work) != 1 {
+				t.Fatalf("pass %d: %s answered %v with %d units (err %v); want its unit", pass, l.machine, closedNow(l.done), len(l.work), l.err)
 			}
 		}
 		for _, l := range left {
-			if closed(l) {
+			if closedNow(l.done) {
 				t.Fatalf("pass %d answered %s, which it left for the next", pass, l.machine)
 			}
 		}

@@ -83,10 +83,10 @@ func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 // notify then has nobody to wake. A pushed poll waits for its answer as
 // well as for the signal; a poll that looked before the wake but is not
 // asleep yet, or one that a pass served and is going back to sleep, is
-// parked and not pushed, so it still gets the signal. Each pushed poll used to be
-// woken twice, by the signal and then by its answer: 100 goroutines of
-// one change woken on the other core while the wake loop ran, each taking
-// the queue's lock back from it (bench/agents' trace).
+// parked and not pushed, so it still gets the signal. Each pushed poll
+// used to be woken twice, by the signal and then by its answer: 100
+// goroutines of one change woken on the other core while the wake loop
+// ran, each taking the queue's lock back from it (bench/agents' trace).
 func (c *Controller) push(machine string, last uint64) (all bool) {
 	q := &c.looks
 	q.mu.Lock()

@@ -125,14 +125,6 @@ func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
 		defer ctl.mu.Unlock()
 		ctl.wake(machine)
 	}
-	closed := func(s *signal) bool {
-		select {
-		case <-s.ch:
-			return true
-		default:
-			return false
-		}
-	}
 	asleep := &look{machine: "a0", ctx: context.Background()}
 	looking := &look{machine: "a0", ctx: context.Background()}
 	look2(asleep, looking)
@@ -141,7 +133,7 @@ func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
 	}
 	ctl.looks.sleep(asleep)
 	wake("a0")
-	if !closed(looking.sig) {
+	if !closedNow(looking.sig.ch) {
 		t.Fatal("the wake pushed the poll asleep and left the one not asleep yet unsignalled")
 	}
 
@@ -150,7 +142,7 @@ func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
 	ctl.looks.sleep(served)
 	sig := served.sig
 	wake("a1")
-	if closed(sig) {
+	if closedNow(sig.ch) {
 		t.Fatal("the wake pushed a1's only poll and signalled it as well")
 	}
 	<-served.done // the pass the push started
@@ -158,7 +150,7 @@ func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
 		t.Fatal("the pushed look found work or was not parked again")
 	}
 	wake("a1")
-	if !closed(served.sig) {
+	if !closedNow(served.sig.ch) {
 		t.Fatal("a poll served by a push and not asleep again missed the next wake")
 	}
 }

@@ -139,3 +139,13 @@ func tenMachinesSettled(t *testing.T) (*memStore, *Controller, []string) {
 	}
 	return s, ctl, machines
 }
+
+// closedNow reports whether ch is closed, without waiting.
+func closedNow(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +59,7 @@ func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, er
 
 // planFromState plans p against the whole state, read (linearizably)
 // from a control plane that does not plan: what the control plane does
-// for POST /v1/plan, on this side.
+// for POST /v1/plan (api.NewPlan), on this side.
 func planFromState(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, error) {
 	st, err := c.State(ctx, false)
 	if err != nil {
@@ -71,13 +69,7 @@ func planFromState(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, 
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
-	plan := &api.Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}}
-	for _, h := range slices.Sorted(maps.Keys(p.deploy.Charms)) {
-		if _, ok := st.Charms[h]; !ok {
-			plan.Missing = append(plan.Missing, h)
-		}
-	}
-	return plan, nil
+	return api.NewPlan(st, p.deploy, desired), nil
 }
 
 // deploy uploads the charms and applies the environment as one command,

@@ -43,19 +43,27 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	if !s.read(w, r) {
 		return
 	}
-	var p Plan
+	var p *Plan
 	_ = s.node.View(func(st *model.State) error {
-		p = Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}}
-		for h := range d.Charms {
-			if _, ok := st.Charms[h]; !ok {
-				p.Missing = append(p.Missing, h)
-			}
-		}
+		p = NewPlan(st, &d, desired)
 		return nil
 	})
-	slices.Sort(p.Missing)
+	writeCompact(w, http.StatusOK, p)
+}
+
+// NewPlan is the plan of deploying d, whose environment resolves to
+// desired, onto st. A CLI that meets a control plane without POST
+// /v1/plan makes it from the state it read.
+func NewPlan(st *model.State, d *model.Deploy, desired *model.Desired) *Plan {
+	p := &Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}}
 	if p.Changes == nil {
 		p.Changes = []model.Change{}
 	}
-	writeCompact(w, http.StatusOK, &p)
+	for h := range d.Charms {
+		if _, ok := st.Charms[h]; !ok {
+			p.Missing = append(p.Missing, h)
+		}
+	}
+	slices.Sort(p.Missing)
+	return p
 }
