@@ -34,6 +34,8 @@ type testNode struct {
 	store *raftstore.Store
 	ctl   *engine.Controller
 	srv   *http.Server
+	// charms is the node's directory of charm archives.
+	charms string
 }
 
 // bearer adds the operator token to every request, as nodes do.
@@ -69,10 +71,10 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	ctl := engine.NewController(store, engine.Options{Log: log.Named("engine"), IsLeader: store.IsLeader})
-	n := &testNode{id: id, addr: addr, store: store, ctl: ctl}
+	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir()}
 	n.srv = &http.Server{
 		Handler: api.NewServer(api.Config{
-			Node: store, Controller: ctl, CharmDir: t.TempDir(), Transport: transport,
+			Node: store, Controller: ctl, CharmDir: n.charms, Transport: transport,
 			PeerClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
 			Log:        log.Named("api"),
 		}),

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"os"
 	"slices"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -22,7 +23,8 @@ type Plan struct {
 	EnvIndex uint64         `json:"env_index"`
 	Changes  []model.Change `json:"changes"`
 	// Missing are the request's charms (by hash) the control plane does
-	// not have yet: the ones to upload before the deploy.
+	// not have yet, or that the node answering lacks on its disk: the
+	// ones to upload, to that node, before the deploy.
 	Missing []string `json:"missing"`
 }
 
@@ -48,6 +50,18 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		p = NewPlan(st, &d, desired)
 		return nil
 	})
+	// A node takes a deploy only with its charms on its disk, and fetches
+	// those it lacks from its peers. A charm the state knows may be on
+	// no reachable peer: the archive is pushed to them after its upload,
+	// best effort, and the leader that took it may be cut off since. The
+	// CLI has the archive; it uploads it again to the node it deploys
+	// through.
+	for h := range d.Charms {
+		if _, err := os.Stat(s.charmPath(h)); err != nil && !slices.Contains(p.Missing, h) {
+			p.Missing = append(p.Missing, h)
+		}
+	}
+	slices.Sort(p.Missing)
 	writeCompact(w, http.StatusOK, p)
 }
 

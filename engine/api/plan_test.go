@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -70,6 +72,20 @@ func TestPlanIsWhatTheDeployWouldChange(t *testing.T) {
 	}
 	if len(plan.Changes) != 1 || plan.Changes[0].Kind != model.AddUnits {
 		t.Errorf("plan of one unit more = %+v; want add-units", plan.Changes)
+	}
+
+	// The state knows the charm, but this node lost its archive (a node
+	// that took no upload, whose peers with the archive are cut off): the
+	// plan asks for it again, for this node.
+	if err := os.Remove(filepath.Join(n.charms, hash+".tar")); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = op.Plan(ctxT(t), deploy(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(plan.Missing, []string{hash}) {
+		t.Errorf("plan on a node without the charm's archive: missing %v, want %s", plan.Missing, hash)
 	}
 }
 
