@@ -52,6 +52,8 @@ type Collector struct {
 	// meanwhile would read the last cycle's goal and start another.
 	running bool
 	ran     int64
+	// checked, if set (by tests), hears of each check's end.
+	checked chan<- struct{}
 
 	samples []metrics.Sample
 }
@@ -96,6 +98,9 @@ func (c *Collector) Ran() int64 {
 // last one alone as the measure, a small burst left room for the next
 // one but not for a large one. The bounds of the package comment apply.
 func (c *Collector) check() {
+	if c.checked != nil {
+		defer func() { c.checked <- struct{}{} }()
+	}
 	c.mu.Lock()
 	if c.running {
 		c.mu.Unlock()

@@ -107,12 +107,15 @@ func TestQuietChecksOnItsOwn(t *testing.T) {
 		c.bursts[i] = 16 << 20
 	}
 	c.mu.Unlock()
+	checked := make(chan struct{}, 1)
+	c.checked = checked
 	c.Quiet()
-	deadline := time.Now().Add(time.Minute) // bounds a failure only
-	for c.Ran() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no collection a minute after a quiet with the heap near its goal")
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-checked:
+	case <-time.After(time.Minute): // bounds a failure only
+		t.Fatal("no check a minute after a quiet")
+	}
+	if c.Ran() != 1 {
+		t.Fatalf("the check after a quiet with the heap near its goal ran %d collections; want 1", c.Ran())
 	}
 }
