@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +64,17 @@ func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
 	}
 	m1 := register("m1")
 	register("m2")
+	// up starts its own agent after the deploy; its registration is a
+	// write of its own, and must land before the baseline is taken.
+	eventually(t, "up's agent registered", 2*time.Minute, func() (bool, string) {
+		code, body := call(t, "GET", base+"/v1/state", operator, nil)
+		var st struct {
+			Machines map[string]json.RawMessage `json:"machines"`
+		}
+		_ = json.Unmarshal([]byte(body), &st)
+		_, ok := st.Machines["local"]
+		return code == 200 && ok, fmt.Sprintf("%d, machines %v", code, slices.Sorted(maps.Keys(st.Machines)))
+	})
 	index := func() string {
 		code, body := call(t, "GET", base+"/v1/state", operator, nil)
 		if code != 200 {
