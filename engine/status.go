@@ -157,50 +157,56 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 	}
 	var counts PhaseCounts
 	for name, u := range st.Units {
-		us := &UnitStatus{
-			Service:    u.Service,
-			Machine:    u.Machine,
-			Life:       string(u.Life),
-			Status:     u.Status,
-			Leader:     st.Services[u.Service] != nil && st.Services[u.Service].Leader == name,
-			Reconciles: u.Reconciles,
-			Ports:      u.Ports,
-		}
-		cl := c.claims[name]
-		us.Phase = c.phaseLocked(name, u, cl, now)
-		switch us.Phase {
-		case Error:
-			us.Error = u.Error.Message
-			if u.Error.Kind == model.ErrHook && u.Error.RetryAt > 0 {
-				us.Reason = fmt.Sprintf("attempt %d failed; retrying in %s", u.Error.Attempts, time.Until(time.Unix(0, u.Error.RetryAt)).Round(time.Second))
-			}
-		case Pending:
-			v := c.views[name]
-			switch {
-			case u.Error != nil:
-				us.Reason = "resolved: retrying"
-			case u.Machine == "":
-				us.Reason = "no machine"
-			case v != nil && !v.member:
-				us.Reason = fmt.Sprintf("waiting for machine %s to register", u.Machine)
-			}
-		}
+		us := c.unitStatusLocked(st, name, u, now)
 		s.Units[name] = us
-		us.Since = c.phaseSinceLocked(name, us.Phase, now, cl)
-		lost := lostOn(st, u)
-		counts.add(us.Phase, lost, us.Status.State == "blocked")
-		if lost {
-			// Nothing can run there until the agent is back; the rest
-			// of the environment can still reach its fixed point.
-			us.Agent = "lost"
-			us.Status = model.Status{State: "unknown", Message: "agent lost; " + us.Status.Message}
-		}
+		counts.add(us.Phase, us.Agent == "lost", u.Status.State == "blocked")
 	}
 	c.prunePhasesLocked(st)
 	s.Relations = relationsStatus(st)
 	s.Converged = counts.converged()
 	s.Summary = summarize(st, counts)
 	return s
+}
+
+// unitStatusLocked is unit name's line in status, the one rule the full
+// status and a single unit's detail share. Called with mu.
+func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Unit, now time.Time) *UnitStatus {
+	us := &UnitStatus{
+		Service:    u.Service,
+		Machine:    u.Machine,
+		Life:       string(u.Life),
+		Status:     u.Status,
+		Leader:     st.Services[u.Service] != nil && st.Services[u.Service].Leader == name,
+		Reconciles: u.Reconciles,
+		Ports:      u.Ports,
+	}
+	cl := c.claims[name]
+	us.Phase = c.phaseLocked(name, u, cl, now)
+	switch us.Phase {
+	case Error:
+		us.Error = u.Error.Message
+		if u.Error.Kind == model.ErrHook && u.Error.RetryAt > 0 {
+			us.Reason = fmt.Sprintf("attempt %d failed; retrying in %s", u.Error.Attempts, time.Until(time.Unix(0, u.Error.RetryAt)).Round(time.Second))
+		}
+	case Pending:
+		v := c.views[name]
+		switch {
+		case u.Error != nil:
+			us.Reason = "resolved: retrying"
+		case u.Machine == "":
+			us.Reason = "no machine"
+		case v != nil && !v.member:
+			us.Reason = fmt.Sprintf("waiting for machine %s to register", u.Machine)
+		}
+	}
+	us.Since = c.phaseSinceLocked(name, us.Phase, now, cl)
+	if lostOn(st, u) {
+		// Nothing can run there until the agent is back; the rest
+		// of the environment can still reach its fixed point.
+		us.Agent = "lost"
+		us.Status = model.Status{State: "unknown", Message: "agent lost; " + us.Status.Message}
+	}
+	return us
 }
 
 // phaseLocked is unit name's phase, the one rule status and its summary

@@ -265,6 +265,9 @@ func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		v, built, seen := c.currentView(st, unit)
+		if st.Units[unit] == nil {
+			return NoUnitError(st, unit)
+		}
 		if v == nil || built == nil {
 			return fmt.Errorf("unit %s does not exist (units: %d in the environment)", unit, len(st.Units))
 		}

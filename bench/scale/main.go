@@ -59,7 +59,7 @@ func main() {
 	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file; relate: up's heap profile when its resident memory was highest")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from -cpuprofile-at after its start, to this file")
 	flag.DurationVar(&cpuProfileAt, "cpuprofile-at", 20*time.Second, "relate: when to start the CPU profile")
-	flag.StringVar(&planRef, "plan-ref", "", "cluster: also time this fixpoint binary's `plan` at the fixed point, as the reference (e.g. a build from before POST /v1/plan)")
+	flag.StringVar(&ref, "ref", "", "cluster: also time this fixpoint binary's `plan`, `show-unit` and `config` at the fixed point, as the reference (e.g. a build from before POST /v1/plan or GET /v1/units)")
 	flag.Parse()
 	root, err := proc.RepoRoot()
 	check(err)
@@ -114,29 +114,34 @@ type summary struct {
 	// CPU is each server's CPU seconds at the fixed point (cluster
 	// mode), the leader first.
 	CPU []float64 `json:"cpu_s,omitempty"`
-	// Plan is `fixpoint plan` of the environment at its fixed point
-	// (cluster mode), and PlanRef the same with -plan-ref's binary.
-	Plan    *planRun `json:"plan,omitempty"`
-	PlanRef *planRun `json:"plan_ref,omitempty"`
+	// Plan, ShowUnit and Config are `fixpoint plan` of the environment,
+	// `show-unit db0/0` and `config db0` at its fixed point (cluster
+	// mode); the *Ref fields the same with -ref's binary.
+	Plan        *cmdRun `json:"plan,omitempty"`
+	PlanRef     *cmdRun `json:"plan_ref,omitempty"`
+	ShowUnit    *cmdRun `json:"show_unit,omitempty"`
+	ShowUnitRef *cmdRun `json:"show_unit_ref,omitempty"`
+	Config      *cmdRun `json:"config,omitempty"`
+	ConfigRef   *cmdRun `json:"config_ref,omitempty"`
 }
 
-// planRun is one `fixpoint plan` process: wall and CPU seconds, peak
+// cmdRun is one operator command's process: wall and CPU seconds, peak
 // resident memory.
-type planRun struct {
+type cmdRun struct {
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"cpu_s"`
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
 }
 
-// planRef is -plan-ref.
-var planRef string
+// ref is -ref.
+var ref string
 
-// timePlan runs bin's `plan` of env against addrs, which must find
-// nothing to change, and measures it. Its peak resident memory is read
-// from /proc while it runs (VmHWM): the rusage of a child counts the
-// memory of the process it was forked from, here this bench's.
-func timePlan(bin, dir, env string, addrs []string) *planRun {
-	cmd := exec.Command(bin, "plan", "-f", env, "--controller", strings.Join(addrs, ","), "--data-dir", dir)
+// timeCommand runs bin's operator command args against addrs and measures
+// it; it must succeed (plan: find nothing to change). Its peak resident
+// memory is read from /proc while it runs (VmHWM): the rusage of a child
+// counts the memory of the process it was forked from, here this bench's.
+func timeCommand(bin, dir string, addrs []string, args ...string) *cmdRun {
+	cmd := exec.Command(bin, append(args, "--controller", strings.Join(addrs, ","), "--data-dir", dir)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -158,9 +163,9 @@ wait:
 	}
 	wall := time.Since(start)
 	if err != nil {
-		check(fmt.Errorf("%s plan at the fixed point: %v\n%s", bin, err, tail(out.String())))
+		check(fmt.Errorf("%s %s at the fixed point: %v\n%s", bin, strings.Join(args, " "), err, tail(out.String())))
 	}
-	r := &planRun{Seconds: wall.Seconds(), PeakRSSMiB: peak}
+	r := &cmdRun{Seconds: wall.Seconds(), PeakRSSMiB: peak}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.CPUSeconds = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 	}
@@ -384,12 +389,29 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	}
 	sum := summarize(total, elapsed, st, rssMiB)
 	sum.CPU = cpu
-	// What an operator's plan costs at this size, as apply's first step.
-	sum.Plan = timePlan(bin, dir, envPath, addrs)
-	fmt.Printf("plan at the fixed point: %.2f s, %.2f s CPU, peak RSS %.0f MiB\n", sum.Plan.Seconds, sum.Plan.CPUSeconds, sum.Plan.PeakRSSMiB)
-	if planRef != "" {
-		sum.PlanRef = timePlan(planRef, dir, envPath, addrs)
-		fmt.Printf("plan at the fixed point, %s: %.2f s, %.2f s CPU, peak RSS %.0f MiB\n", planRef, sum.PlanRef.Seconds, sum.PlanRef.CPUSeconds, sum.PlanRef.PeakRSSMiB)
+	// What an operator's commands cost at this size: plan, as apply's
+	// first step, and the reads of one unit and one service.
+	fmt.Printf("%-24s %-8s %-8s %-8s %s\n", "at the fixed point", "wall s", "CPU s", "RSS MiB", "binary")
+	for _, c := range []struct {
+		name      string
+		args      []string
+		head, ref **cmdRun
+	}{
+		{"plan", []string{"plan", "-f", envPath}, &sum.Plan, &sum.PlanRef},
+		{"show-unit db0/0", []string{"show-unit", "db0/0"}, &sum.ShowUnit, &sum.ShowUnitRef},
+		{"config db0", []string{"config", "db0"}, &sum.Config, &sum.ConfigRef},
+	} {
+		for _, b := range []struct {
+			bin string
+			out **cmdRun
+		}{{bin, c.head}, {ref, c.ref}} {
+			if b.bin == "" {
+				continue
+			}
+			r := timeCommand(b.bin, dir, addrs, c.args...)
+			*b.out = r
+			fmt.Printf("%-24s %-8.2f %-8.2f %-8.0f %s\n", c.name, r.Seconds, r.CPUSeconds, r.PeakRSSMiB, b.bin)
+		}
 	}
 	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft", "raft.db"))
 	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "raft", "snapshots", "*", "state.bin"))

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,8 +44,7 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 // running environment (a linearizable read, planned where the state is).
 func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, error) {
 	plan, err := c.Plan(ctx, p.deploy)
-	var e *api.Error
-	if errors.As(err, &e) && e.Status == http.StatusNotFound {
+	if api.IsUnknownRoute(err) {
 		// A control plane from before POST /v1/plan.
 		return planFromState(ctx, c, p)
 	}

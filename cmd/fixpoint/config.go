@@ -1,34 +1,19 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/engine/api"
 )
-
-// configValue is one option of a service as `fixpoint config` shows it.
-type configValue struct {
-	Type        string `json:"type"`
-	Value       any    `json:"value"`
-	Default     any    `json:"default,omitempty"`
-	Source      string `json:"source"` // "set", "default" or "unset"
-	Description string `json:"description,omitempty"`
-}
-
-// serviceConfig is a service's effective config.
-type serviceConfig struct {
-	Service string                  `json:"service"`
-	Charm   string                  `json:"charm"`
-	Config  map[string]*configValue `json:"config"`
-}
 
 func newConfigCmd() *cobra.Command {
 	var r remote
@@ -53,11 +38,7 @@ set command.`,
 			if err != nil {
 				return err
 			}
-			st, err := c.State(cmd.Context(), false)
-			if err != nil {
-				return exitf(exitFailed, "read the environment: %v", err)
-			}
-			sc, err := effectiveConfig(st, args[0])
+			sc, err := serviceConfig(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -77,53 +58,33 @@ set command.`,
 	return cmd
 }
 
-// effectiveConfig is the config of service svc with the source of each
-// value; an option holding exactly its default counts as a default.
-func effectiveConfig(st *model.State, svc string) (*serviceConfig, error) {
-	s := st.Services[svc]
-	if s == nil {
-		if u := st.Units[svc]; u != nil {
-			return nil, exitf(exitFailed, "%s is a unit; config belongs to its service: fixpoint config %s", svc, u.Service)
-		}
-		return nil, exitf(exitFailed, "no service %q in the environment (services: %s)", svc, strings.Join(slices.Sorted(maps.Keys(st.Services)), ", "))
+// serviceConfig reads svc's effective config from the control plane; one
+// without GET /v1/services gets it worked out here from the whole state.
+func serviceConfig(ctx context.Context, c *api.Client, svc string) (*api.ServiceConfig, error) {
+	if owner, _, ok := strings.Cut(svc, "/"); ok {
+		return nil, exitf(exitFailed, "%s is a unit; config belongs to its service: fixpoint config %s", svc, owner)
 	}
-	sc := &serviceConfig{Service: svc, Charm: s.Charm, Config: map[string]*configValue{}}
-	var opts map[string]model.Option
-	if ch := st.Charms[s.Charm]; ch != nil {
-		opts = ch.Meta.Options
-		sc.Charm = ch.Meta.Name + " " + model.ShortHash(s.Charm)
+	sc, err := c.ServiceConfig(ctx, svc)
+	if api.IsUnknownRoute(err) {
+		st, err := c.State(ctx, false)
+		if err != nil {
+			return nil, exitf(exitFailed, "read the environment: %v", err)
+		}
+		if sc, err = api.NewServiceConfig(st, svc); err != nil {
+			return nil, exitf(exitFailed, "%v", err)
+		}
+		return sc, nil
 	}
-	for k, o := range opts {
-		cv := &configValue{Type: o.Type, Description: o.Description, Source: "unset"}
-		var def any
-		if o.Default != nil {
-			if v, err := model.ConvertOption(o.Type, o.Default); err == nil {
-				def, cv.Default = v, v
-			}
-		}
-		if v, ok := s.Config[k]; ok {
-			cv.Value, cv.Source = v, "set"
-			if def != nil && sameValue(v, def) {
-				cv.Source = "default"
-			}
-		}
-		sc.Config[k] = cv
+	if errors.Is(err, api.ErrNotFound) {
+		return nil, exitf(exitFailed, "%v", err)
 	}
-	for k, v := range s.Config {
-		if _, ok := sc.Config[k]; !ok {
-			sc.Config[k] = &configValue{Type: "?", Value: v, Source: "set"}
-		}
+	if err != nil {
+		return nil, exitf(exitFailed, "config of %s: %v", svc, err)
 	}
 	return sc, nil
 }
 
-// sameValue compares config values as their JSON forms would: numbers
-// decoded from the state are float64 where a default may be int.
-func sameValue(a, b any) bool {
-	return reflect.DeepEqual(a, b) || fmt.Sprint(a) == fmt.Sprint(b)
-}
-
-func printConfig(w io.Writer, sc *serviceConfig) {
+func printConfig(w io.Writer, sc *api.ServiceConfig) {
 	fmt.Fprintf(w, "Service %s (charm %s)\n\n", sc.Service, sc.Charm)
 	if len(sc.Config) == 0 {
 		fmt.Fprintln(w, "its charm has no options")

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,16 +45,12 @@ func newDebugUniverseCmd() *cobra.Command {
 	return cmd
 }
 
-// notAUnit explains a command that takes a unit given something else: a
-// service gets its units listed, anything else the services.
+// notAUnit explains a command that takes a unit given something else: the
+// control plane says what the name is (a service gets its units listed).
 func notAUnit(ctx context.Context, c *api.Client, name, command string) error {
-	st, err := c.State(ctx, false)
-	if err != nil {
-		return exitf(exitFailed, "%s %s: %v", command, name, err)
+	_, err := c.Unit(ctx, name)
+	if err == nil || api.IsUnknownRoute(err) {
+		return exitf(exitFailed, "%s is not a unit (units look like SERVICE/N, e.g. web/0)", name)
 	}
-	if _, ok := st.Services[name]; ok {
-		units := unitNames(st, name)
-		return exitf(exitFailed, "%s is a service; its units are %s (fixpoint %s %s)", name, strings.Join(units, ", "), command, units[0])
-	}
-	return exitf(exitFailed, "%s is not a unit (units look like SERVICE/N; services: %s)", name, strings.Join(slices.Sorted(maps.Keys(st.Services)), ", "))
+	return exitf(exitFailed, "%s %s: %v", command, name, err)
 }

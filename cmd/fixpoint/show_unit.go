@@ -2,7 +2,8 @@ package main
 
 import (
 	"context"
-	"strings"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,32 +13,11 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// unitDetail is what `fixpoint show-unit` prints about one unit.
+// unitDetail is what `fixpoint show-unit` prints about one unit: the
+// control plane's detail and its last runs.
 type unitDetail struct {
-	Unit      string            `json:"unit"`
-	Service   string            `json:"service"`
-	Machine   string            `json:"machine,omitempty"`
-	Address   string            `json:"address,omitempty"`
-	Leader    bool              `json:"leader"`
-	Phase     string            `json:"phase"`
-	Since     time.Time         `json:"since"`
-	Status    model.Status      `json:"status"`
-	Error     string            `json:"error,omitempty"`
-	Ports     []string          `json:"ports,omitempty"`
-	Relations []*unitRelation   `json:"relations"`
-	State     map[string]string `json:"state"`
-	Runs      []*unitRun        `json:"last_runs"`
-}
-
-// unitRelation is one relation as the unit takes part in it: the
-// settings it wrote there and the units it sees.
-type unitRelation struct {
-	ID        int               `json:"id"`
-	Endpoint  string            `json:"endpoint"`
-	Remote    string            `json:"remote"`
-	Interface string            `json:"interface"`
-	Members   []string          `json:"remote_units"`
-	Settings  map[string]string `json:"settings"`
+	*engine.UnitDetail
+	Runs []*unitRun `json:"last_runs"`
 }
 
 // unitRun is one recent hook run.
@@ -93,40 +73,17 @@ scripts.`,
 }
 
 func showUnit(ctx context.Context, c *api.Client, name string, runs int) (*unitDetail, error) {
-	st, err := c.State(ctx, false)
+	ud, err := c.Unit(ctx, name)
+	if api.IsUnknownRoute(err) {
+		ud, err = unitFromState(ctx, c, name)
+	}
+	if errors.Is(err, api.ErrNotFound) || errors.Is(err, engine.ErrNotFound) {
+		return nil, exitf(exitFailed, "%v", err)
+	}
 	if err != nil {
-		return nil, exitf(exitFailed, "read the environment: %v", err)
+		return nil, exitf(exitFailed, "show-unit %s: %v", name, err)
 	}
-	u := st.Units[name]
-	if u == nil {
-		if _, ok := st.Services[name]; ok {
-			return nil, exitf(exitFailed, "%s is a service; its units are %s", name, strings.Join(unitNames(st, name), ", "))
-		}
-		return nil, exitf(exitFailed, "no unit %q in the environment (units look like web/0)", name)
-	}
-	status, err := c.Status(ctx, false, 0, 0)
-	if err != nil {
-		return nil, exitf(exitFailed, "status: %v", err)
-	}
-	d := &unitDetail{Unit: name, Service: u.Service, Machine: u.Machine, Address: st.Address(u), Status: u.Status, Ports: u.Ports, State: u.State, Relations: []*unitRelation{}, Runs: []*unitRun{}}
-	if d.State == nil {
-		d.State = map[string]string{}
-	}
-	if us := status.Units[name]; us != nil {
-		d.Leader, d.Phase, d.Since, d.Error, d.Status = us.Leader, us.Phase, us.Since, us.Error, us.Status
-	}
-	for _, r := range st.RelationsOf(u.Service) {
-		ep, _ := r.Endpoint(u.Service)
-		remote, _ := r.Remote(u.Service)
-		ur := &unitRelation{ID: r.ID, Endpoint: ep.Name, Remote: remote.String(), Interface: r.Interface, Members: []string{}, Settings: map[string]string{}}
-		for _, m := range st.RemoteMembers(u, r) {
-			ur.Members = append(ur.Members, m.Name)
-		}
-		if b := u.Settings[r.ID]; b != nil && b.Data != nil {
-			ur.Settings = b.Data
-		}
-		d.Relations = append(d.Relations, ur)
-	}
+	d := &unitDetail{UnitDetail: ud, Runs: []*unitRun{}}
 	if runs > 0 {
 		logs, err := c.Logs(ctx, name, 0, runs, 0)
 		if err != nil {
@@ -139,16 +96,22 @@ func showUnit(ctx context.Context, c *api.Client, name string, runs int) (*unitD
 	return d, nil
 }
 
-// unitNames lists a service's units in order, for messages.
-func unitNames(st *model.State, svc string) []string {
-	var out []string
-	for _, u := range st.UnitsOf(svc) {
-		out = append(out, u.Name)
+// unitFromState is unit name's detail from the whole state and status, for
+// a control plane without GET /v1/units: what it would answer
+// (engine.NewUnitDetail), worked out on this side.
+func unitFromState(ctx context.Context, c *api.Client, name string) (*engine.UnitDetail, error) {
+	st, err := c.State(ctx, false)
+	if err != nil {
+		return nil, fmt.Errorf("read the environment: %w", err)
 	}
-	if len(out) == 0 {
-		return []string{"(none yet)"}
+	if st.Units[name] == nil {
+		return nil, engine.NoUnitError(st, name)
 	}
-	return out
+	status, err := c.Status(ctx, false, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	return engine.NewUnitDetail(st, name, status.Units[name]), nil
 }
 
 // phaseAge is how long a unit has been in its phase, for tables:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 // waitForLock waits until the up started on data holds its lock, so
@@ -102,7 +103,7 @@ func TestOperatorUXAgainstRunningUp(t *testing.T) {
 			}
 		}
 		r = fixpoint(t, time.Minute, "config", "db", "-o", "json", "--data-dir", data)
-		var sc serviceConfig
+		var sc api.ServiceConfig
 		if err := json.Unmarshal([]byte(r.stdout), &sc); err != nil || sc.Config["port"].Source != "default" || sc.Config["max_connections"].Source != "set" {
 			t.Errorf("config db -o json: %v\n%s", err, r.stdout)
 		}

@@ -250,8 +250,33 @@ func (c *Client) Resolved(ctx context.Context, unit string, noRetry bool) error 
 // Universe returns what unit's hook would be given now.
 func (c *Client) Universe(ctx context.Context, unit string) (json.RawMessage, error) {
 	var raw json.RawMessage
-	_, err := c.do(ctx, http.MethodGet, "/v1/universe/"+unit, nil, &raw)
+	_, err := c.do(ctx, http.MethodGet, "/v1/universe/"+escapeUnit(unit), nil, &raw)
 	return raw, err
+}
+
+// Unit returns one unit's detail (GET /v1/units/UNIT).
+func (c *Client) Unit(ctx context.Context, name string) (*engine.UnitDetail, error) {
+	var d engine.UnitDetail
+	_, err := c.do(ctx, http.MethodGet, "/v1/units/"+escapeUnit(name), nil, &d)
+	return &d, err
+}
+
+// ServiceConfig returns a service's effective config (GET
+// /v1/services/SERVICE/config).
+func (c *Client) ServiceConfig(ctx context.Context, service string) (*ServiceConfig, error) {
+	var sc ServiceConfig
+	_, err := c.do(ctx, http.MethodGet, "/v1/services/"+url.PathEscape(service)+"/config", nil, &sc)
+	return &sc, err
+}
+
+// escapeUnit escapes a unit's name for a path, keeping the "/" between
+// its service and its number.
+func escapeUnit(name string) string {
+	svc, num, ok := strings.Cut(name, "/")
+	if !ok {
+		return url.PathEscape(name)
+	}
+	return url.PathEscape(svc) + "/" + url.PathEscape(num)
 }
 
 // Logs returns the leader's recent hook runs of unit (a unit, a service, or

@@ -95,6 +95,8 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/resolved", s.resolved)
 	s.mux.HandleFunc("GET /v1/universe/{service}/{n}", s.leaderOnly(s.universe))
 	s.mux.HandleFunc("GET /v1/explain/{service}/{n}", s.leaderOnly(s.explain))
+	s.mux.HandleFunc("GET /v1/units/{unit...}", s.leaderOnly(s.unit))
+	s.mux.HandleFunc("GET /v1/services/{service}/config", s.serviceConfig)
 	s.mux.HandleFunc("PUT /v1/charms/{hash}", s.putCharm)
 	s.mux.HandleFunc("GET /v1/charms/{hash}", s.getCharm)
 	s.mux.HandleFunc("POST /v1/agent/register", s.leaderOnly(s.register))

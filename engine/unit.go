@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// UnitDetail is one unit as `fixpoint show-unit` shows it: its line in
+// status, and what it takes part in.
+type UnitDetail struct {
+	Unit      string            `json:"unit"`
+	Service   string            `json:"service"`
+	Machine   string            `json:"machine,omitempty"`
+	Address   string            `json:"address,omitempty"`
+	Leader    bool              `json:"leader"`
+	Phase     string            `json:"phase"`
+	Since     time.Time         `json:"since"`
+	Status    model.Status      `json:"status"`
+	Error     string            `json:"error,omitempty"`
+	Ports     []string          `json:"ports,omitempty"`
+	Relations []*UnitRelation   `json:"relations"`
+	State     map[string]string `json:"state"`
+}
+
+// UnitRelation is one relation as a unit takes part in it: the units it
+// sees there and the settings it wrote.
+type UnitRelation struct {
+	ID        int               `json:"id"`
+	Endpoint  string            `json:"endpoint"`
+	Remote    string            `json:"remote"`
+	Interface string            `json:"interface"`
+	Members   []string          `json:"remote_units"`
+	Settings  map[string]string `json:"settings"`
+}
+
+// Unit is unit name's detail, read from the state and this controller's
+// phases: what it costs grows with the unit's relations, not with the
+// environment. An error names what is there instead.
+func (c *Controller) Unit(name string) (*UnitDetail, error) {
+	var out *UnitDetail
+	err := c.store.View(func(st *model.State) error {
+		u := st.Units[name]
+		if u == nil {
+			return NoUnitError(st, name)
+		}
+		c.mu.Lock()
+		c.refreshLocked(st)
+		us := c.unitStatusLocked(st, name, u, c.opts.Now())
+		c.mu.Unlock()
+		out = NewUnitDetail(st, name, us)
+		return nil
+	})
+	return out, err
+}
+
+// NewUnitDetail is unit name's detail from the state and its line in
+// status. A CLI that meets a control plane without GET /v1/units makes it
+// from the whole state and status it read.
+func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
+	u := st.Units[name]
+	d := &UnitDetail{Unit: name, Service: u.Service, Machine: u.Machine, Address: st.Address(u), Status: u.Status, Ports: u.Ports, State: u.State, Relations: []*UnitRelation{}}
+	if d.State == nil {
+		d.State = map[string]string{}
+	}
+	if us != nil {
+		d.Leader, d.Phase, d.Since, d.Error, d.Status = us.Leader, us.Phase, us.Since, us.Error, us.Status
+	}
+	for _, r := range st.RelationsOf(u.Service) {
+		ep, _ := r.Endpoint(u.Service)
+		remote, _ := r.Remote(u.Service)
+		ur := &UnitRelation{ID: r.ID, Endpoint: ep.Name, Remote: remote.String(), Interface: r.Interface, Members: []string{}, Settings: map[string]string{}}
+		for _, m := range st.RemoteMembers(u, r) {
+			ur.Members = append(ur.Members, m.Name)
+		}
+		if b := u.Settings[r.ID]; b != nil && b.Data != nil {
+			ur.Settings = b.Data
+		}
+		d.Relations = append(d.Relations, ur)
+	}
+	return d
+}
+
+// ErrNotFound is what a lookup of a unit that is not there is (errors.Is).
+var ErrNotFound = errors.New("not found")
+
+// notFound is a lookup that found nothing; its message says what is
+// there instead.
+type notFound string
+
+func (e notFound) Error() string      { return string(e) }
+func (notFound) Is(target error) bool { return target == ErrNotFound }
+
+// NoUnitError explains a name that is not a unit of st: a service gets
+// its units listed, anything else the form units take.
+func NoUnitError(st *model.State, name string) error {
+	if _, ok := st.Services[name]; ok {
+		var units []string
+		for _, u := range st.UnitsOf(name) {
+			units = append(units, u.Name)
+		}
+		if len(units) == 0 {
+			return notFound(fmt.Sprintf("%s is a service, with no units yet", name))
+		}
+		return notFound(fmt.Sprintf("%s is a service; its units are %s", name, Some(units, 10)))
+	}
+	return notFound(fmt.Sprintf("no unit %s in the environment (units look like SERVICE/N, e.g. web/0)", model.Quote(name, 80)))
+}
+
+// Some lists names for a message, the first n of them and how many more:
+// an error about a large environment stays a line.
+func Some(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
