@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,15 +42,8 @@ func call(t *testing.T, method, url, token string, body any) (int, string) {
 }
 
 func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
-	data := t.TempDir()
-	// The agents registered below never heartbeat: a long TTL keeps their
-	// machines from going lost (a state change) during the test.
-	up := startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", data, "--agent-ttl", "1h")
-	eventually(t, "up serving", 2*time.Minute, func() (bool, string) { return statusOf(t, data) != nil, up.out.String() })
-	base := readEndpoint(t, data)
-	join := readFile(t, filepath.Join(data, joinTokenFile))
-	operator := readFile(t, filepath.Join(data, operatorTokenFile))
-
+	sec := startSecured(t)
+	up, base, join, operator := sec.up, sec.base, sec.join, sec.operator
 	register := func(machine string) string {
 		code, body := call(t, "POST", base+"/v1/agent/register", join, map[string]string{"machine": machine, "address": "127.0.0.1"})
 		if code != 200 {
@@ -64,17 +55,6 @@ func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
 	}
 	m1 := register("m1")
 	register("m2")
-	// up starts its own agent after the deploy; its registration is a
-	// write of its own, and must land before the baseline is taken.
-	eventually(t, "up's agent registered", 2*time.Minute, func() (bool, string) {
-		code, body := call(t, "GET", base+"/v1/state", operator, nil)
-		var st struct {
-			Machines map[string]json.RawMessage `json:"machines"`
-		}
-		_ = json.Unmarshal([]byte(body), &st)
-		_, ok := st.Machines["local"]
-		return code == 200 && ok, fmt.Sprintf("%d, machines %v", code, slices.Sorted(maps.Keys(st.Machines)))
-	})
 	index := func() string {
 		code, body := call(t, "GET", base+"/v1/state", operator, nil)
 		if code != 200 {
