@@ -4,24 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// UnitDetail is one unit as `fixpoint show-unit` shows it: its line in
-// status, and what it takes part in.
+// UnitDetail is one unit as `fixpoint show-unit` and the dashboard's
+// panel show it: its line in status, its address, what it takes part in
+// and its private state.
 type UnitDetail struct {
-	Unit      string            `json:"unit"`
-	Service   string            `json:"service"`
-	Machine   string            `json:"machine,omitempty"`
+	Unit string `json:"unit"`
+	UnitStatus
 	Address   string            `json:"address,omitempty"`
-	Leader    bool              `json:"leader"`
-	Phase     string            `json:"phase"`
-	Since     time.Time         `json:"since"`
-	Status    model.Status      `json:"status"`
-	Error     string            `json:"error,omitempty"`
-	Ports     []string          `json:"ports,omitempty"`
 	Relations []*UnitRelation   `json:"relations"`
 	State     map[string]string `json:"state"`
 }
@@ -62,12 +55,16 @@ func (c *Controller) Unit(name string) (*UnitDetail, error) {
 // from the whole state and status it read.
 func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
 	u := st.Units[name]
-	d := &UnitDetail{Unit: name, Service: u.Service, Machine: u.Machine, Address: st.Address(u), Status: u.Status, Ports: u.Ports, State: u.State, Relations: []*UnitRelation{}}
+	d := &UnitDetail{Unit: name, Address: st.Address(u), State: u.State, Relations: []*UnitRelation{}}
+	if us != nil {
+		d.UnitStatus = *us
+	} else {
+		// A status without the unit (read before it was added): what the
+		// state alone says.
+		d.UnitStatus = UnitStatus{Service: u.Service, Machine: u.Machine, Life: string(u.Life), Status: u.Status, Reconciles: u.Reconciles, Ports: u.Ports}
+	}
 	if d.State == nil {
 		d.State = map[string]string{}
-	}
-	if us != nil {
-		d.Leader, d.Phase, d.Since, d.Error, d.Status = us.Leader, us.Phase, us.Since, us.Error, us.Status
 	}
 	for _, r := range st.RelationsOf(u.Service) {
 		ep, _ := r.Endpoint(u.Service)

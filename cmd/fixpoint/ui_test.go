@@ -240,5 +240,47 @@ relations: "web-db": ["web:db", "db:db"]
 	} else if n, _ := strconv.Atoi(m[1]); n < 2 {
 		t.Errorf("the page redrew %d times, want at least twice", n)
 	}
+
+	// A large environment is drawn by service from the summary: with
+	// full=2 the units are counted by phase, no square per unit, the unit
+	// in error is listed, and its panel is read from GET /v1/units.
+	failing := writeEnv(t, `apiVersion: "fixpoint/v1"
+name: "shop"
+services: {
+	db:  {charm: "CHARMS/db", units: 2, config: {max_connections: 200}}
+	web: {charm: "CHARMS/web", units: 3}
+	"fail-exit": {charm: "CHARMS/fail-exit", units: 1}
+}
+relations: {
+	"web-db": ["web:db", "db:db"]
+	"fail-exit-db": ["fail-exit:db", "db:db"]
+}
+`)
+	if r := fixpoint(t, 5*time.Minute, "apply", "-f", failing, "--data-dir", data); r.code != 0 {
+		t.Fatalf("apply: %d %s", r.code, r.stderr)
+	}
+	eventually(t, "fail-exit/0 in error", 2*time.Minute, func() (bool, string) {
+		st := statusOf(t, data)
+		return st != nil && st.Units["fail-exit/0"] != nil && st.Units["fail-exit/0"].Phase == "error", jsonString(st)
+	})
+	counted := base + "/ui/?wait=500ms&full=2#token=" + ep.Token + "&unit=fail-exit/0"
+	dom = b.run(counted, 3*time.Second, "--dump-dom")
+	for _, want := range []string{
+		`data-mode="counts"`, `data-service="web"`, `data-relation="db:db web:db"`,
+		`<g class="count phase-settled" data-phase="settled" data-count="3"`,
+		`<g class="count phase-error" data-phase="error" data-count="1"`,
+		`class="att phase-error"`, `data-unit="fail-exit/0"`,
+		`id="panel" data-unit="fail-exit/0"`, `<dt>error</dt>`, `"unit": "fail-exit/0"`,
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the counted dashboard lacks %s", want)
+		}
+	}
+	if strings.Contains(dom, `<g class="unit `) {
+		t.Errorf("the counted dashboard draws units one by one")
+	}
+	if t.Failed() {
+		t.Fatalf("DOM:\n%s", dom)
+	}
 	up.stop(t)
 }

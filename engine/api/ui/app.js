@@ -1,17 +1,27 @@
 // fixpoint dashboard: the environment as a graph of services (boxes) and
 // relations (lines), units coloured by phase, kept live with the same
-// blocking queries the command line uses (GET /v1/status?index=N&wait=D).
+// blocking queries the command line uses: it follows the status summary
+// (GET /v1/status?summary=1&index=N&generation=G&wait=D), whose size does
+// not grow with the units, and reads the full status once per change only
+// for environments small enough to draw unit by unit.
 // Plain JavaScript, no build step, no dependencies.
 //
-// URL: /ui/?wait=30s#unit=web/0&token=T
+// URL: /ui/?wait=30s&full=1000#unit=web/0&token=T
 //   wait   how long one blocking query may wait (default 30s)
+//   full   the most units drawn one by one (default 1000, as `fixpoint
+//          wait` prints its table); a larger environment is drawn by
+//          service, with its units counted by phase
 //   unit   the unit whose panel is open
 //   token  the operator token, kept in localStorage and dropped from the URL
 'use strict';
 
 const query = new URLSearchParams(location.search);
 const WAIT = query.get('wait') || '30s';
+const FULL = Number(query.get('full') || 1000);
 const PAUSE = 500; // ms between two blocking queries: bursts become one redraw
+// The summary is one walk of the units on the leader: a large environment
+// is asked less often, as `fixpoint wait` does (100 ms per 10,000 units).
+const paceFor = (sum) => Math.max(PAUSE, sum ? 100 * Math.floor(sum.phases.units / 10000) : 0);
 
 const hashParams = new URLSearchParams(location.hash.slice(1));
 let token = hashParams.get('token') || localStorage.getItem('fixpoint.token') || '';
@@ -42,9 +52,11 @@ async function api(path) {
 
 // ---- state ---------------------------------------------------------------
 
-let status = null;
+let status = null; // the full status, or the summary of a large environment
 let relations = [];
 let updates = 0;
+let detail = null; // GET /v1/units/UNIT of the selected unit
+const PHASES = ['settled', 'reconciling', 'pending', 'error'];
 
 function unitLess(a, b) {
   const [sa, na] = a.split('/');
@@ -59,7 +71,7 @@ const COL_GAP = 150, ROW_GAP = 40, MARGIN = 30, HEAD = 52;
 
 // Columns follow the relations: a service that requires another sits left
 // of it, so dependencies read left to right.
-function layout(services, units, rels) {
+function layout(services, rowsOf, rels) {
   const names = Object.keys(services).sort();
   const level = Object.fromEntries(names.map((n) => [n, 0]));
   const edges = [];
@@ -84,8 +96,7 @@ function layout(services, units, rels) {
   cols.forEach((col, c) => {
     let y = 0;
     for (const n of col || []) {
-      const count = units[n] ? units[n].length : 0;
-      const rows = Math.max(1, Math.ceil(count / PER_ROW));
+      const rows = rowsOf(n);
       const peers = rels.some((r) => r.endpoints.length === 1 && r.endpoints[0].service === n);
       const h = HEAD + rows * (UNIT + GAP) + (peers ? 16 : 0) + 8;
       boxes[n] = { x: MARGIN + c * (BOX_W + COL_GAP), y, w: BOX_W, h };
@@ -113,18 +124,22 @@ function render() {
   document.body.dataset.updates = updates;
   $('env').textContent = st.environment || '(unnamed)';
   const summary = $('summary');
-  const errors = Object.values(st.units || {}).filter((u) => u.phase === 'error').length;
+  const errors = st.phases ? st.phases.error : Object.values(st.units || {}).filter((u) => u.phase === 'error').length;
   summary.textContent = st.summary || (Object.keys(st.units || {}).length ? '' : `no units at index ${st.index}`);
   summary.className = 'summary ' + (st.converged ? 'converged' : errors ? 'error' : 'pending');
   $('index').textContent = 'index ' + st.index;
   document.title = `${st.environment || 'fixpoint'}: ${st.summary || ''}`;
 
   const services = st.services || {};
+  const counted = !st.units; // a summary: units counted by service
+  document.body.dataset.mode = counted ? 'counts' : 'units';
   const byService = {};
   for (const [name, u] of Object.entries(st.units || {})) (byService[u.service] ||= []).push(name);
   for (const list of Object.values(byService)) list.sort(unitLess);
   const rels = relations.filter((r) => r.endpoints.every((e) => services[e.service]));
-  const { boxes, width, height } = layout(services, byService, rels);
+  const rowsOf = (n) => counted ? 1 : Math.max(1, Math.ceil((byService[n] || []).length / PER_ROW));
+  const { boxes, width, height } = layout(services, rowsOf, rels);
+  renderAttention(counted ? st : null);
 
   const msg = $('message');
   msg.hidden = Object.keys(services).length > 0;
@@ -153,6 +168,10 @@ function render() {
   }
   for (const name of Object.keys(boxes).sort()) {
     const s = services[name], b = boxes[name];
+    if (counted) {
+      out.push(countedBox(name, s, b, rels));
+      continue;
+    }
     const list = byService[name] || [];
     const hasError = list.some((u) => st.units[u].phase === 'error');
     const peers = rels.filter((r) => r.endpoints.length === 1 && r.endpoints[0].service === name).map((r) => r.endpoints[0].name);
@@ -192,9 +211,50 @@ function render() {
   svg.innerHTML = out.join('');
 }
 
+// countedBox is a service of a large environment: a bar of its units by
+// phase (the summary's counts), instead of a square per unit.
+function countedBox(name, c, b, rels) {
+  const peers = rels.filter((r) => r.endpoints.length === 1 && r.endpoints[0].service === name).map((r) => r.endpoints[0].name);
+  const sub = `${c.units} unit${c.units === 1 ? '' : 's'}` + (c.leader ? ` · leader ${c.leader}` : '') + (c.lost ? ` · ${c.lost} lost` : '') + (c.blocked ? ` · ${c.blocked} blocked` : '');
+  const out = [`<g class="service${c.error ? ' has-error' : ''}" data-service="${esc(name)}" transform="translate(${b.x},${b.y})">` +
+    `<rect class="svc-box" width="${b.w}" height="${b.h}" rx="10"></rect>` +
+    `<text class="svc-name" x="14" y="22">${esc(name)}</text>` +
+    `<text class="svc-sub" x="14" y="40">${esc(sub)}</text>`];
+  const barW = b.w - 28;
+  let x = 14;
+  for (const phase of PHASES) {
+    const n = c[phase] || 0;
+    if (!n) continue;
+    const w = Math.max(3, barW * n / Math.max(1, c.units));
+    out.push(`<g class="count phase-${phase}" data-phase="${phase}" data-count="${n}" transform="translate(${x},${HEAD})">` +
+      `<title>${n} ${phase}</title><rect width="${w}" height="${UNIT}" rx="4"></rect>` +
+      (w > 24 ? `<text x="${w / 2}" y="${UNIT / 2 + 4}" text-anchor="middle">${n}</text>` : '') + '</g>');
+    x += w;
+  }
+  if (peers.length) out.push(`<text class="svc-peer" x="14" y="${HEAD + UNIT + GAP + 8}">peers: ${esc(peers.join(', '))}</text>`);
+  out.push('</g>');
+  return out.join('');
+}
+
+// renderAttention lists, for a large environment, the units the summary
+// names: the first in error, blocked, and those longest out of settled.
+function renderAttention(sum) {
+  const box = $('attention');
+  box.hidden = !sum;
+  if (!sum) return;
+  const group = (title, list, more) => list && list.length
+    ? `<div class="att-group"><b>${esc(title)}</b> ` + list.map((u) =>
+      `<a href="#unit=${esc(u.unit)}" data-unit="${esc(u.unit)}" class="att phase-${esc(u.phase)}" title="${esc(u.message || u.phase)}">${esc(u.unit)}</a>`).join(' ') +
+      (more ? ` <span class="muted">and ${more} more</span>` : '') + '</div>'
+    : '';
+  box.innerHTML = `<div class="muted">${sum.phases.units} units, drawn by service (more than ${FULL}); click a unit below for its panel</div>` +
+    group('error', sum.errors, sum.more_errors) + group('blocked', sum.blocked, sum.more_blocked) + group('longest out of settled', sum.stuck, sum.more_stuck);
+}
+
 // ---- the unit panel ------------------------------------------------------
 
 async function showUnit(unit) {
+  if (unit !== selected) detail = null;
   selected = unit;
   const hp = new URLSearchParams(location.hash.slice(1));
   if (unit) hp.set('unit', unit); else hp.delete('unit');
@@ -209,17 +269,19 @@ async function showUnit(unit) {
 }
 
 function renderFacts() {
-  const us = status && status.units && status.units[selected];
+  const us = detail && detail.unit === selected ? detail : null;
   const title = $('panel-title');
   if (!us) {
     title.textContent = selected;
-    $('unit-facts').innerHTML = '<dt>unit</dt><dd>not in the environment (any more)</dd>';
+    $('unit-facts').innerHTML = detail === false
+      ? '<dt>unit</dt><dd>not in the environment (any more)</dd>'
+      : '<dt>unit</dt><dd>loading…</dd>';
     return;
   }
   title.innerHTML = `${esc(selected)}${us.leader ? ' <span title="leader">★</span>' : ''}<span class="badge phase-${esc(us.phase)}">${esc(us.phase)}</span>`;
   const facts = [
     ['service', us.service],
-    ['machine', (us.machine || '-') + (us.agent ? ` (${us.agent})` : '')],
+    ['machine', (us.machine || '-') + (us.address ? ` at ${us.address}` : '') + (us.agent ? ` (${us.agent})` : '')],
     ['workload', us.status ? [us.status.state, us.status.message].filter(Boolean).join(': ') : ''],
     ['reconciles', us.reconciles],
     ['life', us.life],
@@ -250,11 +312,14 @@ async function refreshPanel() {
   const unit = selected;
   if (!unit) return;
   const path = encodeURIComponent(unit).replace('%2F', '/');
-  const [logs, uni] = await Promise.allSettled([
+  const [logs, uni, one] = await Promise.allSettled([
     api('/v1/logs?unit=' + encodeURIComponent(unit) + '&limit=5'),
     api('/v1/universe/' + path),
+    api('/v1/units/' + path),
   ]);
   if (unit !== selected) return;
+  detail = one.status === 'fulfilled' ? one.value : false;
+  renderFacts();
   const runs = $('runs');
   if (logs.status === 'fulfilled') {
     const list = logs.value.runs.slice().reverse();
@@ -289,43 +354,47 @@ async function askToken() {
 }
 
 async function follow() {
-  let index = 0;
+  let last = null; // the summary last seen
   let failures = 0;
   for (;;) {
     try {
-      const q = index ? `?index=${index}&wait=${encodeURIComponent(WAIT)}` : '';
-      const st = await api('/v1/status' + q);
+      const q = last ? `&index=${last.index}&generation=${last.generation}&wait=${encodeURIComponent(WAIT)}` : '';
+      const sum = await api('/v1/status?summary=1' + q);
       failures = 0;
       setConn('live', 'live: following the control plane');
-      if (!status || st.index !== status.index || index === 0) {
-        relations = await api('/v1/relations');
+      if (last && sum.index < last.index) {
+        // An index going backwards (a restored snapshot): start over.
+        last = null;
+        continue;
+      }
+      if (!last || sum.index !== last.index || sum.generation !== last.generation) {
+        const st = sum.phases.units <= FULL ? await api('/v1/status') : sum;
+        if (!last || sum.index !== last.index) relations = await api('/v1/relations');
         status = st;
         updates++;
         render();
         if (selected) {
           $('panel').hidden = false;
           $('panel').dataset.unit = selected;
-          renderFacts();
           refreshPanel().catch(() => {});
         }
       }
-      // An index going backwards (a restored snapshot) starts over.
-      index = st.index < index ? 0 : st.index;
+      last = sum;
     } catch (e) {
       if (e instanceof HTTPError && (e.status === 401 || e.status === 403)) {
         setConn('down', e.message);
         await askToken();
-        index = 0;
+        last = null;
         continue;
       }
       failures++;
       setConn('down', 'reconnecting: ' + e.message);
       $('summary').textContent = 'reconnecting…';
       await sleep(Math.min(1000 * 2 ** failures, 15000));
-      index = 0;
+      last = null;
       continue;
     }
-    await sleep(PAUSE);
+    await sleep(paceFor(last));
   }
 }
 
