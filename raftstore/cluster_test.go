@@ -27,9 +27,11 @@ func TestCluster(t *testing.T) {
 	nodes := make([]*node, 3)
 	for i := range nodes {
 		nodes[i] = newNode(t, log, fmt.Sprintf("n%d", i+1))
-		// A short trailing log, so that a node that lost its data catches
-		// up by snapshot install rather than by log.
+		// A short trailing log in small segments, so that a node that
+		// lost its data catches up by snapshot install rather than by log
+		// (the WAL drops compacted entries a whole segment at a time).
 		nodes[i].trailing = 4
+		nodes[i].segment = 1 << 10
 	}
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 

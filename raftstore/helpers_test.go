@@ -61,6 +61,7 @@ type node struct {
 	srv      *http.Server
 	s        *Store
 	trailing uint64
+	segment  int           // Config.walSegmentSize
 	hold     time.Duration // Config.leaderHold
 	raftTLS  *tls.Config   // Config.RaftTLS
 	// connState, when set, sees every connection to the node's HTTP
@@ -84,16 +85,17 @@ func (n *node) start(bootstrap bool, join []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := Open(ctx, Config{
-		NodeID:       n.id,
-		DataDir:      n.dir,
-		RaftAddr:     n.raftAddr,
-		HTTPAddr:     n.httpAddr,
-		Bootstrap:    bootstrap,
-		Join:         join,
-		Logger:       n.log,
-		trailingLogs: n.trailing,
-		leaderHold:   n.hold,
-		RaftTLS:      n.raftTLS,
+		NodeID:         n.id,
+		DataDir:        n.dir,
+		RaftAddr:       n.raftAddr,
+		HTTPAddr:       n.httpAddr,
+		Bootstrap:      bootstrap,
+		Join:           join,
+		Logger:         n.log,
+		trailingLogs:   n.trailing,
+		walSegmentSize: n.segment,
+		leaderHold:     n.hold,
+		RaftTLS:        n.raftTLS,
 	})
 	if err != nil {
 		ln.Close()

@@ -1,5 +1,6 @@
 // Package raftstore replicates fixpoint's model.State over hashicorp/raft:
-// the FSM over model, raft-boltdb/v2 as log and stable store, file
+// the FSM over model, a write-ahead log (raft-wal) as log store and
+// raft-boltdb/v2 as stable store, file
 // snapshots, a mutual-TLS transport on which only server certificates of
 // the cluster's CA are accepted, bootstrap, join and remove over HTTP, leader
 // forwarding of writes, linearizable reads and blocking watches by index.
@@ -104,9 +105,12 @@ type Config struct {
 	HeartbeatTimeout time.Duration
 	ElectionTimeout  time.Duration
 
-	// trailingLogs overrides how much log survives a snapshot, so that
-	// tests can make a follower catch up by snapshot install.
-	trailingLogs uint64
+	// trailingLogs overrides how much log survives a snapshot, and
+	// walSegmentSize the size of the log's segment files, so that tests
+	// can make a follower catch up by snapshot install: the WAL drops
+	// compacted entries a segment at a time.
+	trailingLogs   uint64
+	walSegmentSize int
 	// leaderHold overrides leaderHold, for tests.
 	leaderHold time.Duration
 }
@@ -118,7 +122,8 @@ type Store struct {
 	raft     *raft.Raft
 	fsm      *fsm
 	logs     raft.LogStore
-	bolt     *raftboltdb.BoltStore
+	bolt     *raftboltdb.BoltStore // the stable store: term and vote
+	wal      *walLog
 	fwd      *forward.Client
 	raftAddr string
 	stream   *tlsStream
@@ -184,11 +189,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			}
 			s.cancel()
 			s.wg.Wait()
+			if s.wal != nil {
+				_ = s.wal.Close()
+			}
 			_ = bolt.Close()
 		}
 	}()
 
-	s.logs, err = raft.NewLogCache(logCacheSize, bolt)
+	segment := walSegmentSize
+	if cfg.walSegmentSize > 0 {
+		segment = cfg.walSegmentSize
+	}
+	if s.wal, err = openLog(cfg.DataDir, bolt, segment, log); err != nil {
+		return nil, err
+	}
+	s.logs, err = raft.NewLogCache(logCacheSize, s.wal)
 	if err != nil {
 		return nil, fmt.Errorf("log cache: %w", err)
 	}
@@ -349,6 +364,9 @@ func (s *Store) Close() error {
 		err := s.raft.Shutdown().Error()
 		s.cancel()
 		s.wg.Wait()
+		if cerr := s.wal.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close the raft log: %w", cerr)
+		}
 		if cerr := s.bolt.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close raft.db: %w", cerr)
 		}

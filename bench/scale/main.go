@@ -101,8 +101,9 @@ type summary struct {
 	Seconds     float64   `json:"seconds"`
 	RunsPerUnit float64   `json:"runs_per_unit"`
 	PeakRSSMiB  []float64 `json:"peak_rss_mib"`
-	// RaftDBMiB and SnapshotMiB are the first node's log and latest
-	// snapshot on disk (cluster mode).
+	// RaftDBMiB and SnapshotMiB are the first node's log (raft.db and
+	// the WAL's segments, as allocated) and latest snapshot on disk
+	// (cluster mode).
 	RaftDBMiB   float64 `json:"raft_db_mib,omitempty"`
 	SnapshotMiB float64 `json:"snapshot_mib,omitempty"`
 	// UpCPU and HooksCPU are the CPU seconds of fixpoint up itself and of
@@ -344,13 +345,16 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	// What an operator's commands cost at this size: plan, as apply's
 	// first step, and the reads of one unit and one service.
 	timeCommands(&sum, bin, dir, envPath, addrs)
-	sum.RaftDBMiB = fileMiB(filepath.Join(dir, "n1", "raft", "raft.db"))
+	segments, _ := filepath.Glob(filepath.Join(dir, "n1", "raft", "wal", "*"))
+	for _, f := range append(segments, filepath.Join(dir, "n1", "raft", "raft.db")) {
+		sum.RaftDBMiB += fileMiB(f)
+	}
 	snaps, _ := filepath.Glob(filepath.Join(dir, "n1", "raft", "snapshots", "*", "state.bin"))
 	if len(snaps) > 0 {
 		sort.Strings(snaps)
 		sum.SnapshotMiB = fileMiB(snaps[len(snaps)-1])
 	}
-	fmt.Printf("node n1: raft.db %.1f MiB, latest snapshot %.1f MiB\n", sum.RaftDBMiB, sum.SnapshotMiB)
+	fmt.Printf("node n1: raft log %.1f MiB, latest snapshot %.1f MiB\n", sum.RaftDBMiB, sum.SnapshotMiB)
 	return sum
 }
 

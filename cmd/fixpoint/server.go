@@ -94,7 +94,7 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.id, "node-id", "", "this node's unique, stable id")
-	f.StringVar(&cfg.dataDir, "data-dir", "", "where the node keeps raft.db, snapshots and charms")
+	f.StringVar(&cfg.dataDir, "data-dir", "", "where the node keeps its raft log (wal/), raft.db, snapshots and charms")
 	f.StringVar(&cfg.raftAddr, "raft-addr", "", "host:port for Raft traffic (bind and advertise)")
 	f.StringVar(&cfg.httpAddr, "http-addr", "", "host:port for the HTTP API")
 	f.BoolVar(&cfg.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node (ignored when the data dir has state)")
