@@ -194,3 +194,64 @@ func TestANodeComesBackFromAnOlderDataDir(t *testing.T) {
 		t.Fatalf("%d machines after a write, want 2", machines)
 	}
 }
+
+// TestAFollowerBehindTheLogInstallsASnapshotOverItsOwn: a follower that
+// was down while the others compacted past its last entry gets a snapshot
+// over the log it kept, which the WAL drops whole, and appends after it:
+// every acknowledged write is there, and it keeps taking writes.
+func TestAFollowerBehindTheLogInstallsASnapshotOverItsOwn(t *testing.T) {
+	log := testLogger(t)
+	ctx := ctxT(t, 90*time.Second)
+	nodes := make([]*node, 3)
+	for i := range nodes {
+		nodes[i] = newNode(t, log, fmt.Sprintf("n%d", i+1))
+		nodes[i].trailing, nodes[i].segment = 4, 1<<10
+	}
+	nodes[0].start(true, nil)
+	nodes[1].start(false, []string{nodes[0].httpAddr})
+	nodes[2].start(false, []string{nodes[0].httpAddr})
+	eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	leader := waitLeader(t, nodes...)
+	behind := others(nodes, leader)[0]
+	write := func(via *node, name string) {
+		t.Helper()
+		if _, err := via.s.Apply(ctx, machineCmd(name, "10.2.0.1")); err != nil {
+			t.Fatalf("apply %s via %s: %v", name, via.id, err)
+		}
+	}
+	write(leader, "m1")
+	eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+	kept, _ := behind.s.wal.LastIndex()
+	behind.stop()
+
+	for i := 2; i < 40; i++ {
+		write(leader, fmt.Sprintf("m%d", i))
+	}
+	for _, n := range others(nodes, behind) {
+		if err := n.s.Snapshot(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var l raft.Log
+		if err := n.s.wal.GetLog(kept+1, &l); err == nil {
+			t.Fatalf("%s still reads entry %d after compaction: the test would not need a snapshot", n.id, kept+1)
+		}
+	}
+
+	behind.start(false, nil)
+	eventually(t, 30*time.Second, "the node behind catches up", func() error { return converged(t, nodes...) })
+	if behind.s.fsm.restores.Load() == 0 {
+		t.Fatalf("%s caught up without a snapshot install", behind.id)
+	}
+	write(behind, "m40") // forwarded, and replicated back into its WAL
+	if err := behind.s.Linearize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := machines(behind.s); len(got) != 40 {
+		t.Fatalf("%s has %d machines after catching up, want 40", behind.id, len(got))
+	}
+	first, _ := behind.s.wal.FirstIndex()
+	last, _ := behind.s.wal.LastIndex()
+	if first <= kept || last < first {
+		t.Fatalf("%s's log holds %d-%d after the install; its old entries end at %d", behind.id, first, last, kept)
+	}
+}
