@@ -45,6 +45,20 @@ func openBolt(t *testing.T, dir string) *raftboltdb.BoltStore {
 	return bolt
 }
 
+// copyBack copies the WAL in dir back into raft.db, where an older
+// fixpoint kept its log.
+func copyBack(t *testing.T, dir string, bolt *raftboltdb.BoltStore) {
+	t.Helper()
+	src, err := openWAL(filepath.Join(dir, walDir), walSegmentSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if err := migrate.CopyLogs(context.Background(), bolt, src, migrateBatchBytes, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // wantLog checks that log holds entries 1..n as oldDataDir wrote them.
 func wantLog(t *testing.T, log raft.LogStore, n int) {
 	t.Helper()
@@ -120,16 +134,7 @@ func TestAnInterruptedMigrationStartsOver(t *testing.T) {
 
 	// The crash came after the rename and before raft.db's entries were
 	// dropped: they are still there, and already in the WAL.
-	src, err := openWAL(filepath.Join(dir, walDir), walSegmentSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate.CopyLogs(context.Background(), bolt, src, migrateBatchBytes, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := src.Close(); err != nil {
-		t.Fatal(err)
-	}
+	copyBack(t, dir, bolt)
 	w, err = openLog(dir, bolt, walSegmentSize, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
@@ -160,14 +165,7 @@ func TestANodeComesBackFromAnOlderDataDir(t *testing.T) {
 
 	// The data dir as an older fixpoint left it: the log in raft.db, no wal.
 	bolt := openBolt(t, n.dir)
-	src, err := openWAL(filepath.Join(n.dir, walDir), walSegmentSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrate.CopyLogs(context.Background(), bolt, src, migrateBatchBytes, nil); err != nil {
-		t.Fatal(err)
-	}
-	_ = src.Close()
+	copyBack(t, n.dir, bolt)
 	if err := bolt.Close(); err != nil {
 		t.Fatal(err)
 	}
