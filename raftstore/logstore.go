@@ -59,6 +59,10 @@ func openLog(dir string, bolt *raftboltdb.BoltStore, segment int, log hclog.Logg
 			}
 		} else if err := os.Mkdir(path, 0o700); err != nil {
 			return nil, fmt.Errorf("create %s: %w", path, err)
+		} else if err := syncDir(dir); err != nil {
+			// Without it a crash could lose the directory, and with it
+			// entries the WAL had synced and acknowledged.
+			return nil, err
 		}
 	case err != nil:
 		return nil, fmt.Errorf("open %s: %w", path, err)
