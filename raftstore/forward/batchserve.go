@@ -41,10 +41,10 @@ func ServeBatch(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	var wg sync.WaitGroup
 	for i, m := range reqs {
 		wg.Add(1)
-		go func() {
+		memberWorkers.run(func() {
 			defer wg.Done()
 			answers[i] = serveMember(r, m, from, h)
-		}()
+		})
 	}
 	wg.Wait()
 	out := appendAnswers(make([]byte, 0, 256*len(answers)), answers)
