@@ -67,7 +67,7 @@ func openLog(dir string, bolt *raftboltdb.BoltStore, segment int, log hclog.Logg
 	case err != nil:
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	w, err := openWAL(path, segment)
+	w, err := openWAL(path, segment, log)
 	if err != nil {
 		return nil, err
 	}
@@ -96,9 +96,9 @@ func (w *walLog) Close() error {
 	return err
 }
 
-func openWAL(path string, segment int) (*walLog, error) {
+func openWAL(path string, segment int, log hclog.Logger) (*walLog, error) {
 	meta := &metadb.BoltMetaDB{}
-	w, err := wal.Open(path, wal.WithSegmentSize(segment), wal.WithMetaStore(meta))
+	w, err := wal.Open(path, wal.WithSegmentSize(segment), wal.WithMetaStore(meta), wal.WithLogger(log.Named("wal")))
 	if err != nil {
 		_ = meta.Close()
 		return nil, fmt.Errorf("open the raft log in %s: %w", path, err)
@@ -115,7 +115,7 @@ func migrateLog(bolt *raftboltdb.BoltStore, partial, path string, segment int, l
 	if err := os.Mkdir(partial, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", partial, err)
 	}
-	w, err := openWAL(partial, segment)
+	w, err := openWAL(partial, segment, log)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func openBolt(t *testing.T, dir string) *raftboltdb.BoltStore {
 // fixpoint kept its log.
 func copyBack(t *testing.T, dir string, bolt *raftboltdb.BoltStore) {
 	t.Helper()
-	src, err := openWAL(filepath.Join(dir, walDir), walSegmentSize)
+	src, err := openWAL(filepath.Join(dir, walDir), walSegmentSize, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
