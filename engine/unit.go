@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
 // UnitDetail is one unit as `fixpoint show-unit` and the dashboard's
@@ -81,8 +81,10 @@ func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
 	return d
 }
 
-// ErrNotFound is what a lookup of a unit that is not there is (errors.Is).
-var ErrNotFound = errors.New("not found")
+// ErrNotFound is what a lookup of a unit that is not there is (errors.Is):
+// forward's, which the API and its client use, so that one sentinel says
+// "not found" on both sides of the wire.
+var ErrNotFound = forward.ErrNotFound
 
 // notFound is a lookup that found nothing; its message says what is
 // there instead.

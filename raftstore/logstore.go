@@ -19,7 +19,7 @@ import (
 // the stable store (term and vote) in raft.db (raft-boltdb). A bbolt
 // commit syncs twice, its pages and then its meta page; an append to the
 // WAL syncs once. On two shared cores that was a third of a write's CPU
-// and most of its latency: 64 writers through the API did about 1.5 times
+// and most of its latency: 64 writers through the API did 1.2 to 1.7 times
 // the writes per second with the WAL (bench/README.md).
 
 // walDir is where a node keeps its log, under its data dir.

@@ -77,7 +77,7 @@ func showUnit(ctx context.Context, c *api.Client, name string, runs int) (*unitD
 	if api.IsUnknownRoute(err) {
 		ud, err = unitFromState(ctx, c, name)
 	}
-	if errors.Is(err, api.ErrNotFound) || errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, api.ErrNotFound) {
 		return nil, exitf(exitFailed, "%v", err)
 	}
 	if err != nil {
