@@ -70,6 +70,9 @@ type Options struct {
 	// Served, when set, is called each time the work polls' looks are
 	// all served: a burst of hand-outs ended (gcidle.Collector.Quiet).
 	Served func()
+	// Serving, when set, is called when looks are queued and none was:
+	// a burst of hand-outs began (gcidle.Collector.Busy).
+	Serving func()
 }
 
 func (o *Options) defaults() {
@@ -276,6 +279,9 @@ type WorkStats struct {
 	// WokenTwice counts pushed polls that their machine's signal woke
 	// before their answer did (push).
 	WokenTwice int64
+	// StatusDeferred counts status reads that waited for a hand-out
+	// under way (afterHandOut).
+	StatusDeferred int64
 }
 
 // Stats returns the work done so far.
