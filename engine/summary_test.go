@@ -207,3 +207,52 @@ func TestLeaseWatchFiresByItself(t *testing.T) {
 		t.Fatalf("woken, but status still shows %+v", sum.Phases)
 	}
 }
+
+// A status read while the looks of a change are being answered waits for
+// the pass, so that its walk of the units does not hold the lock the
+// claims take; and it waits no longer than handOutWait.
+func TestStatusWaitsForTheHandOutUnderWay(t *testing.T) {
+	_, ctl, _ := tenMachinesSettled(t)
+	defer func(d time.Duration) { handOutWait = d }(handOutWait)
+	q := &ctl.looks
+	idle := make(chan struct{})
+	q.mu.Lock()
+	q.serving, q.idle = true, idle // a pass under way
+	q.mu.Unlock()
+
+	handOutWait = time.Hour
+	got := make(chan *Summary, 1)
+	go func() {
+		sum, err := ctl.Summary(0)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- sum
+	}()
+	waitFor(t, "the summary to wait for the pass", func() bool { return ctl.Stats().StatusDeferred == 1 })
+	select {
+	case <-got:
+		t.Fatal("the summary was read while a pass was under way")
+	default:
+	}
+	q.mu.Lock()
+	q.serving = false
+	close(idle)
+	q.mu.Unlock()
+	if sum := <-got; sum == nil || sum.Phases.Units != 10 {
+		t.Fatalf("summary after the pass: %+v, want its 10 units", sum)
+	}
+
+	// A pass that does not end holds a status read up to handOutWait.
+	q.mu.Lock()
+	q.serving, q.idle = true, make(chan struct{})
+	q.mu.Unlock()
+	handOutWait = time.Millisecond
+	st, err := ctl.Status()
+	if err != nil || len(st.Units) != 10 {
+		t.Fatalf("status with a pass that never ends: %v, %v; want its 10 units", st, err)
+	}
+	if n := ctl.Stats().StatusDeferred; n < 2 {
+		t.Errorf("status deferred %d times in all, want the summary's and at least one of its own", n)
+	}
+}
