@@ -100,6 +100,10 @@ func (c *Controller) wake(machine string) {
 // asleep (push); when push took every one, there is nobody left to
 // signal. Called with mu.
 func (c *Controller) wakeMachine(machine string, b *broadcast, last uint64) {
+	if c.looking {
+		c.held = append(c.held, heldWake{machine, last})
+		return
+	}
 	if c.push(machine, last) {
 		return
 	}
@@ -208,4 +212,11 @@ func (c *Controller) burst(ctx context.Context, last uint64) error {
 			return nil
 		}
 	}
+}
+
+// heldWake is a wake that came during a look (Controller.looking), made
+// once the look is answered.
+type heldWake struct {
+	machine string
+	last    uint64
 }

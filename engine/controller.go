@@ -148,6 +148,10 @@ type Controller struct {
 	// queued, or what held its queued units back moved. An agent with
 	// nothing to do is never woken by a change elsewhere.
 	ready map[string]*broadcast
+	// looking says a pass is answering a look; held are the wakes made
+	// meanwhile (answerLocked).
+	looking bool
+	held    []heldWake
 	// wokeQueued is wakeQueued's set of machines woken, empty between
 	// calls.
 	wokeQueued map[string]bool

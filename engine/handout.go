@@ -182,8 +182,7 @@ func (c *Controller) servePass(batch []*look) {
 		// What the claims did not take is garbage after the pass.
 		defer func() { c.looks.pre, c.looks.taken = nil, nil }()
 		for _, l := range batch {
-			c.lookLocked(st, l)
-			close(l.done)
+			c.answerLocked(st, l)
 			answered++
 		}
 		return nil
@@ -194,6 +193,28 @@ func (c *Controller) servePass(batch []*look) {
 		l.err = err
 		close(l.done)
 	}
+}
+
+// answerLocked is lookLocked and the look's answer, with the wakes its
+// claim made held until l.done is closed. A claim that rebuilds its
+// unit's view requeues it and wakes the machine: made at once, the
+// wake's signal woke the poll being answered, which a push had already
+// queued, a moment before its answer (WorkStats.WokenTwice, flaky in
+// TestAChangeIsHandedOutInOnePass). Held, it reaches the machine's
+// other polls, and this one if it found nothing, in the same pass.
+// Called with mu.
+func (c *Controller) answerLocked(st *model.State, l *look) {
+	c.looking = true
+	c.lookLocked(st, l)
+	close(l.done)
+	c.looking = false
+	for i, w := range c.held {
+		if b := c.ready[w.machine]; b != nil {
+			c.wakeMachine(w.machine, b, w.last)
+		}
+		c.held[i] = heldWake{}
+	}
+	c.held = c.held[:0]
 }
 
 // lookLocked is one poll's look, called with mu and the store's read
