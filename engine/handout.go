@@ -62,9 +62,6 @@ type lookQueue struct {
 	mu      sync.Mutex
 	pending []*look
 	serving bool
-	// idle is closed when the server of the queue ends: the passes of
-	// the looks queued until then are done (busy).
-	idle chan struct{}
 	// asleep holds, by machine, the looks of the polls asleep that a
 	// wake may push (push.go); guarded by mu.
 	asleep map[string][]*look
@@ -103,9 +100,7 @@ func (q *lookQueue) enqueue(c *Controller, looks ...*look) {
 	q.mu.Lock()
 	q.pending = append(q.pending, looks...)
 	start := !q.serving
-	if start {
-		q.serving, q.idle = true, make(chan struct{})
-	}
+	q.serving = true
 	q.mu.Unlock()
 	if start {
 		if c.opts.Serving != nil {
@@ -113,17 +108,6 @@ func (q *lookQueue) enqueue(c *Controller, looks ...*look) {
 		}
 		go q.serve(c)
 	}
-}
-
-// busy returns a channel closed once the looks queued now are answered,
-// or nil if none is queued or being answered.
-func (q *lookQueue) busy() <-chan struct{} {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.serving {
-		return nil
-	}
-	return q.idle
 }
 
 // serve answers the queued looks, a pass at a time, until none is left.
@@ -152,7 +136,6 @@ func (q *lookQueue) serve(c *Controller) {
 		}
 		if len(batch) == 0 {
 			q.serving = false
-			close(q.idle)
 			q.mu.Unlock()
 			if c.opts.Served != nil {
 				c.opts.Served()

@@ -122,51 +122,15 @@ type MachineStatus struct {
 // Status reports every unit's phase at the controller's index.
 func (c *Controller) Status() (*Status, error) {
 	var out *Status
-	err := c.afterHandOut(func(st *model.State) {
+	err := c.store.View(func(st *model.State) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.refreshLocked(st)
 		out = c.statusLocked(st)
 		out.Generation = c.changed.gen
+		return nil
 	})
 	return out, err
-}
-
-// handOutWait bounds how long a status read waits for a hand-out under way
-// (afterHandOut); a variable for the tests.
-var handOutWait = 100 * time.Millisecond
-
-// afterHandOut calls read under the store's read lock and mu, with the
-// views refreshed, once the looks queued by then are answered, waiting
-// at most handOutWait for them. A status long poll ends at the change
-// that wakes the agents; read at once, its walk of every unit held mu
-// for a millisecond at 1,000 units in the middle of the pass that hands
-// the change out, and the wake's last answers waited for it (bench/agents'
-// traces). Read after the pass, it also shows the units handed out.
-func (c *Controller) afterHandOut(read func(st *model.State)) error {
-	deadline := time.Now().Add(handOutWait)
-	for {
-		var busy <-chan struct{}
-		err := c.store.View(func(st *model.State) error {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			// The refresh may push the looks of the change it finds.
-			c.refreshLocked(st)
-			if busy = c.looks.busy(); busy != nil && time.Now().Before(deadline) {
-				c.work.StatusDeferred++
-				return nil
-			}
-			busy = nil
-			read(st)
-			return nil
-		})
-		if err != nil || busy == nil {
-			return err
-		}
-		t := time.NewTimer(time.Until(deadline))
-		select {
-		case <-busy:
-		case <-t.C:
-		}
-		t.Stop()
-	}
 }
 
 func (c *Controller) statusLocked(st *model.State) *Status {

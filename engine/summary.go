@@ -134,7 +134,10 @@ func (c *Controller) Summary(limit int) (*Summary, error) {
 		limit = SummaryLimit
 	}
 	var out Summary
-	err := c.afterHandOut(func(st *model.State) {
+	err := c.store.View(func(st *model.State) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.refreshLocked(st)
 		last := c.lastSummary
 		if last == nil || last.Index != st.Index || last.Generation != c.changed.gen || last.limit != limit {
 			// Everything a summary shows moves the index or the
@@ -145,6 +148,7 @@ func (c *Controller) Summary(limit int) (*Summary, error) {
 			c.lastSummary = last
 		}
 		out = *last.Summary
+		return nil
 	})
 	return &out, err
 }
