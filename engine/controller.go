@@ -283,9 +283,6 @@ type WorkStats struct {
 	// WokenTwice counts pushed polls that their machine's signal woke
 	// before their answer did (push).
 	WokenTwice int64
-	// StatusDeferred counts status reads that waited for a hand-out
-	// under way (afterHandOut).
-	StatusDeferred int64
 }
 
 // Stats returns the work done so far.
