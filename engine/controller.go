@@ -70,9 +70,6 @@ type Options struct {
 	// Served, when set, is called each time the work polls' looks are
 	// all served: a burst of hand-outs ended (gcidle.Collector.Quiet).
 	Served func()
-	// Serving, when set, is called when looks are queued and none was:
-	// a burst of hand-outs began (gcidle.Collector.Busy).
-	Serving func()
 }
 
 func (o *Options) defaults() {

@@ -103,9 +103,6 @@ func (q *lookQueue) enqueue(c *Controller, looks ...*look) {
 	q.serving = true
 	q.mu.Unlock()
 	if start {
-		if c.opts.Serving != nil {
-			c.opts.Serving()
-		}
 		go q.serve(c)
 	}
 }

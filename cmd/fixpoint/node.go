@@ -119,9 +119,6 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	// The agents' hooks run for hundreds of milliseconds after a
-	// change is handed out: collect then, not in the next change.
-	collector := gcidle.New(10 * time.Millisecond)
 	ctl := engine.NewController(store, engine.Options{
 		Log:      cfg.log.Named("engine"),
 		AgentTTL: cfg.tuning.agentTTL,
@@ -129,8 +126,9 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		IsLeader: store.IsLeader,
 
 		UpdateStatus: cfg.tuning.updateStatusOption(),
-		Served:       collector.Quiet,
-		Serving:      collector.Busy,
+		// The agents' hooks run for hundreds of milliseconds after a
+		// change is handed out: collect then, not in the next change.
+		Served: gcidle.New(10 * time.Millisecond).Quiet,
 	})
 	srv := &http.Server{
 		Handler: api.NewServer(api.Config{

@@ -12,8 +12,8 @@
 // mark phase with 6 ms of assists inside the slow changes, and none in
 // the others).
 //
-// A Collector is told when each burst begins (Busy) and ends (Quiet).
-// Once nothing more happened for a short while, it compares the heap with where the next
+// A Collector is told when each burst ends (Quiet). Once nothing more
+// happened for a short while, it compares the heap with where the next
 // cycle may start and with what the recent bursts allocated: if the next
 // burst, as large as the largest of them, could start a cycle, it runs
 // the cycle now. The runtime starts a cycle anywhere from 45/64 to 61/64
@@ -51,10 +51,7 @@ type Collector struct {
 	// running says a collection it started is under way: a check
 	// meanwhile would read the last cycle's goal and start another.
 	running bool
-	// busy says a burst began and has not ended: a check due meanwhile
-	// waits for its Quiet.
-	busy bool
-	ran  int64
+	ran     int64
 	// checked, if set (by tests), hears of each check's end.
 	checked chan<- struct{}
 
@@ -81,28 +78,11 @@ func (c *Collector) Quiet() {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.busy = false
 	if c.timer == nil {
 		c.timer = time.AfterFunc(c.quiet, c.check)
 		return
 	}
 	c.timer.Reset(c.quiet)
-}
-
-// Busy says a burst of work began: no check starts a collection until its
-// Quiet. The quiet after a burst can end in the next one: the check armed
-// by the last look of bench/agents' previous change ran 3 ms into the
-// next change's hand-out, and its collection took 9 ms of CPU from it.
-func (c *Collector) Busy() {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.busy = true
-	if c.timer != nil {
-		c.timer.Stop()
-	}
 }
 
 // Ran returns how many collections the collector ran.
@@ -122,7 +102,7 @@ func (c *Collector) check() {
 		defer func() { c.checked <- struct{}{} }()
 	}
 	c.mu.Lock()
-	if c.running || c.busy {
+	if c.running {
 		c.mu.Unlock()
 		return
 	}
