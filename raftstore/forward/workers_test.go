@@ -30,11 +30,7 @@ func TestWorkersRunAllAtOnceAndStay(t *testing.T) {
 	// starts no goroutine.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		before := w.started.Load()
-		ran := make(chan struct{})
-		w.run(func() { close(ran) })
-		<-ran
-		if w.started.Load() == before {
+		if runOne(w) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -47,13 +43,10 @@ func TestWorkersRunAllAtOnceAndStay(t *testing.T) {
 // time: a later function starts a new goroutine.
 func TestAnIdleWorkerEnds(t *testing.T) {
 	w := &workers{jobs: make(chan func()), idle: time.Millisecond}
+	runOne(w)
 	deadline := time.Now().Add(time.Minute)
 	for {
-		before := w.started.Load()
-		ran := make(chan struct{})
-		w.run(func() { close(ran) })
-		<-ran
-		if before > 0 && w.started.Load() == before+1 {
+		if runOne(w) == 1 {
 			return // the first worker had ended; this one is new
 		}
 		if time.Now().After(deadline) {
@@ -61,4 +54,14 @@ func TestAnIdleWorkerEnds(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // longer than the idle time
 	}
+}
+
+// runOne runs one function on w, waits for it, and returns how many
+// goroutines w started for it: 0 if a worker took it.
+func runOne(w *workers) int64 {
+	before := w.started.Load()
+	ran := make(chan struct{})
+	w.run(func() { close(ran) })
+	<-ran
+	return w.started.Load() - before
 }
