@@ -146,10 +146,11 @@ type upProc struct {
 	out  *bytes.Buffer
 }
 
-func startUp(t *testing.T, data string) *upProc {
+func startUp(t *testing.T, data string, flags ...string) *upProc {
 	t.Helper()
 	out := &bytes.Buffer{}
-	cmd := exec.Command(fixpointBin(t), "up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", data)
+	args := append([]string{"up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", data}, flags...)
+	cmd := exec.Command(fixpointBin(t), args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	_ = os.Remove(filepath.Join(data, endpointFile))
 	if err := cmd.Start(); err != nil {

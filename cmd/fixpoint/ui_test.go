@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
 )
 
 // chromium finds Debian's headless-capable browser, or skips the test;
@@ -133,7 +135,9 @@ var (
 func TestDashboardInHeadlessChromium(t *testing.T) {
 	b := &browser{t: t, bin: chromium(t), tmp: t.TempDir()}
 	data := t.TempDir()
-	up := startUp(t, data)
+	// The unit in error below must stay in error while the page is read:
+	// its automatic retry would show it reconciling.
+	up := startUp(t, data, "--retry-min", "1h")
 	up.waitConverged(t)
 	raw, err := os.ReadFile(filepath.Join(data, endpointFile))
 	if err != nil {
@@ -259,9 +263,25 @@ relations: {
 	if r := fixpoint(t, 5*time.Minute, "apply", "-f", failing, "--data-dir", data); r.code != 0 {
 		t.Fatalf("apply: %d %s", r.code, r.stderr)
 	}
-	eventually(t, "fail-exit/0 in error", 2*time.Minute, func() (bool, string) {
+	// At rest: the error is of fail-exit/0's current universe (db's
+	// answer on the new relation re-runs it at once, retries or not) and
+	// every other unit is settled.
+	eventually(t, "fail-exit/0 in error, the rest settled", 2*time.Minute, func() (bool, string) {
 		st := statusOf(t, data)
-		return st != nil && st.Units["fail-exit/0"] != nil && st.Units["fail-exit/0"].Phase == "error", jsonString(st)
+		if st == nil || len(st.Units) != 6 {
+			return false, jsonString(st)
+		}
+		for name, u := range st.Units {
+			if want := map[bool]string{true: "error", false: "settled"}[name == "fail-exit/0"]; u.Phase != want {
+				return false, jsonString(st)
+			}
+		}
+		r := fixpoint(t, time.Minute, "debug", "explain", "fail-exit/0", "--json", "--data-dir", data)
+		var e engine.Explanation
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &e) != nil {
+			return false, r.stdout + r.stderr
+		}
+		return e.Error != nil && e.Error.Hash == e.Current, r.stdout
 	})
 	counted := base + "/ui/?wait=500ms&full=2#token=" + ep.Token + "&unit=fail-exit/0"
 	dom = b.run(counted, 3*time.Second, "--dump-dom")
