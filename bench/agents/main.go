@@ -210,7 +210,7 @@ func main() {
 	waitConverged(status)
 	initial := time.Since(start)
 	fmt.Printf("%d agents, %d units in %d services: initial fixed point in %.1fs\n", *agents, *agents, *services, initial.Seconds())
-	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-9s %-11s %-11s %-13s %-12s %s\n", "change", "woken", "first", "p50", "p99", "max", "arrived p50", "arrived p99", "others woken", "polls woken", "apply exit")
+	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-9s %-11s %-11s %-13s %-12s %-9s %s\n", "change", "woken", "first", "p50", "p99", "max", "arrived p50", "arrived p99", "others woken", "polls woken", "gc r/i", "apply exit")
 	profiled := make(chan error, 1)
 	if *cpuprofile != "" {
 		go func() { profiled <- cpuProfile(addr, token, *profileFor, *cpuprofile) }()
@@ -222,11 +222,12 @@ func main() {
 	var all, allArrived []time.Duration
 	othersWoken := 0
 	pollsTotal := 0.0
+	gcRuntime, gcIdle := 0.0, 0.0
 	for round := 1; round <= *changes; round++ {
 		mu.Lock()
 		woke = map[string]wake{}
 		mu.Unlock()
-		polls0 := pollsWoken(addr, token)
+		c0 := scrape(addr, token)
 		traced := make(chan error, 1)
 		if round == *traceChange && *traceFile != "" {
 			go func() { traced <- serverTrace(addr, token, 2*time.Second, *traceFile) }()
@@ -257,11 +258,14 @@ func main() {
 		all = append(all, lat...)
 		allArrived = append(allArrived, arrived...)
 		othersWoken += others
-		polls := pollsWoken(addr, token) - polls0
-		if polls0 >= 0 {
+		c1 := scrape(addr, token)
+		polls := c1.polls - c0.polls
+		if c0.polls >= 0 {
 			pollsTotal += polls
 		}
-		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-9s %-11s %-11s %-13d %-12s +%s\n", s, len(lat), pct(lat, 0), pct(lat, 50), pct(lat, 99), pct(lat, 100), pct(arrived, 50), pct(arrived, 99), others, wokenCell(polls0, polls),
+		gcRuntime += c1.gcAuto - c0.gcAuto
+		gcIdle += c1.gcForced - c0.gcForced
+		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-9s %-11s %-11s %-13d %-12s %-9s +%s\n", s, len(lat), pct(lat, 0), pct(lat, 50), pct(lat, 99), pct(lat, 100), pct(arrived, 50), pct(arrived, 99), others, wokenCell(c0.polls, polls), gcCell(c0, c1),
 			exited.Sub(committed).Round(100*time.Microsecond))
 	}
 	serverCPU, rounds := cpuSeconds(srv.Process.Pid)-serverCPU0, time.Since(rounds0)
@@ -279,7 +283,7 @@ func main() {
 	summary, err := json.Marshal(map[string]any{
 		"bench": "agents", "agents": *agents, "apply": *applyBy, "hook_ms": hook.Milliseconds(), "services": *services, "changes": *changes,
 		"initial_s": initial.Seconds(), "wake_p50_ms": pctMs(all, 50), "wake_p99_ms": pctMs(all, 99),
-		"wake_max_ms": pctMs(all, 100), "arrived_p50_ms": pctMs(allArrived, 50), "arrived_p99_ms": pctMs(allArrived, 99), "arrived_stamped": len(allArrived), "others_woken": othersWoken, "polls_woken_per_change": pollsTotal / float64(*changes), "cpu_s": cpu, "peak_rss_mib": rss,
+		"wake_max_ms": pctMs(all, 100), "arrived_p50_ms": pctMs(allArrived, 50), "arrived_p99_ms": pctMs(allArrived, 99), "arrived_stamped": len(allArrived), "others_woken": othersWoken, "polls_woken_per_change": pollsTotal / float64(*changes), "gc_runtime": gcRuntime, "gc_idle": gcIdle, "cpu_s": cpu, "peak_rss_mib": rss,
 		"rounds_s": rounds.Seconds(), "rounds_server_cpu_s": serverCPU, "rounds_bench_cpu_s": benchCPU, "rounds_apply_cpu_s": applyCPU,
 	})
 	check(err)
@@ -295,9 +299,18 @@ type handed struct {
 	Hash string `json:"hash"`
 }
 
-// pollsWoken reads the server's count of work polls woken
-// (fixpoint_work_polls_woken_total), or -1 if it has none.
-func pollsWoken(addr, token string) float64 {
+// counters are what the bench reads of the server's metrics around a
+// change; -1 where the server does not count it.
+type counters struct {
+	// polls is fixpoint_work_polls_woken_total.
+	polls float64
+	// gcAuto and gcForced are the collections the runtime started and
+	// those the server asked for (its idle collector).
+	gcAuto, gcForced float64
+}
+
+// scrape reads the counters from the server's /metrics.
+func scrape(addr, token string) counters {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
@@ -309,14 +322,31 @@ func pollsWoken(addr, token string) float64 {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	check(err)
+	c := counters{polls: -1, gcAuto: -1, gcForced: -1}
 	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, "fixpoint_work_polls_woken_total "); ok {
-			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			check(err)
-			return n
+		for name, v := range map[string]*float64{
+			"fixpoint_work_polls_woken_total ":        &c.polls,
+			"go_gc_cycles_automatic_gc_cycles_total ": &c.gcAuto,
+			"go_gc_cycles_forced_gc_cycles_total ":    &c.gcForced,
+		} {
+			if num, ok := strings.CutPrefix(line, name); ok {
+				n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+				check(err)
+				*v = n
+			}
 		}
 	}
-	return -1
+	return c
+}
+
+// gcCell shows the collections between two scrapes, those the runtime
+// started and those the server's idle collector ran, or "-" for a server
+// that does not count them.
+func gcCell(before, after counters) string {
+	if before.gcAuto < 0 || before.gcForced < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f/%.0f", after.gcAuto-before.gcAuto, after.gcForced-before.gcForced)
 }
 
 // wokenCell shows the polls woken by one change, or "-" for a server that

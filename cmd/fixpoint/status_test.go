@@ -408,6 +408,13 @@ web/1 local settled T active connected to 127.0.0.1:6379 db shop as web R`
 	if m["fixpoint_raft_commit_seconds_count"] < 1 || m["fixpoint_raft_fsm_apply_seconds_count"] < 1 {
 		t.Errorf("raft latencies not recorded: commit %v, apply %v", m["fixpoint_raft_commit_seconds_count"], m["fixpoint_raft_fsm_apply_seconds_count"])
 	}
+	// The collections the runtime started and those the idle collector
+	// asked for, counted apart.
+	for _, name := range []string{"go_gc_cycles_automatic_gc_cycles_total", "go_gc_cycles_forced_gc_cycles_total"} {
+		if _, ok := m[name]; !ok {
+			t.Errorf("metric %s missing", name)
+		}
+	}
 	if m[`fixpoint_http_requests_total{code="200",route="GET /v1/status"}`] < 1 {
 		t.Errorf("status requests not counted")
 	}
