@@ -68,7 +68,11 @@ type Options struct {
 	// zero; negative turns the timer off.
 	UpdateStatus time.Duration
 	// Served, when set, is called each time the work polls' looks are
-	// all served: a burst of hand-outs ended (gcidle.Collector.Quiet).
+	// all served and some were handed work: a burst of hand-outs ended
+	// (gcidle.Collector.Quiet). Looks that found nothing, as the agents'
+	// polls after their reports, do not count: a collection started then
+	// ran into the next change, which an operator's script applies as
+	// soon as the last report lands.
 	Served func()
 }
 

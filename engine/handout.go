@@ -112,6 +112,7 @@ func (q *lookQueue) enqueue(c *Controller, looks ...*look) {
 // it began, so that entries (other agents' results) are applied between
 // passes.
 func (q *lookQueue) serve(c *Controller) {
+	handed := false
 	for {
 		// The polls one signal wakes are on the run queues behind this
 		// goroutine, which their first look started: yielding once lets
@@ -134,19 +135,22 @@ func (q *lookQueue) serve(c *Controller) {
 		if len(batch) == 0 {
 			q.serving = false
 			q.mu.Unlock()
-			if c.opts.Served != nil {
+			if handed && c.opts.Served != nil {
 				c.opts.Served()
 			}
 			return
 		}
 		q.mu.Unlock()
-		c.servePass(batch)
+		if c.servePass(batch) {
+			handed = true
+		}
 	}
 }
 
 // servePass answers the looks of batch in one pass under the store's read
-// lock and mu, with their universes built ahead (prebuild).
-func (c *Controller) servePass(batch []*look) {
+// lock and mu, with their universes built ahead (prebuild), and says
+// whether any look was handed work.
+func (c *Controller) servePass(batch []*look) (handed bool) {
 	answered := 0
 	err := c.store.View(func(st *model.State) error {
 		if n := c.prebuild(st, batch); n < len(batch) {
@@ -162,7 +166,9 @@ func (c *Controller) servePass(batch []*look) {
 		// What the claims did not take is garbage after the pass.
 		defer func() { c.looks.pre, c.looks.taken = nil, nil }()
 		for _, l := range batch {
-			c.answerLocked(st, l)
+			if c.answerLocked(st, l) {
+				handed = true
+			}
 			answered++
 		}
 		return nil
@@ -173,6 +179,7 @@ func (c *Controller) servePass(batch []*look) {
 		l.err = err
 		close(l.done)
 	}
+	return handed
 }
 
 // answerLocked is lookLocked and the look's answer, with the wakes its
@@ -182,10 +189,11 @@ func (c *Controller) servePass(batch []*look) {
 // queued, a moment before its answer (WorkStats.WokenTwice, flaky in
 // TestAChangeIsHandedOutInOnePass). Held, it reaches the machine's
 // other polls, and this one if it found nothing, in the same pass.
-// Called with mu.
-func (c *Controller) answerLocked(st *model.State, l *look) {
+// It says whether the look was handed work. Called with mu.
+func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
 	c.looking = true
 	c.lookLocked(st, l)
+	handed = len(l.work) > 0
 	close(l.done)
 	c.looking = false
 	for i, w := range c.held {
@@ -195,6 +203,7 @@ func (c *Controller) answerLocked(st *model.State, l *look) {
 		c.held[i] = heldWake{}
 	}
 	c.held = c.held[:0]
+	return handed
 }
 
 // lookLocked is one poll's look, called with mu and the store's read

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -122,11 +123,27 @@ func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
 
 // TestServedWhenTheLooksAreServed: the controller says when a burst of
 // hand-outs ended, so that the server collects garbage then (gcidle),
-// not in the middle of the next burst.
+// not in the middle of the next burst; looks that found nothing (the
+// agents' polls after their reports) are no burst.
 func TestServedWhenTheLooksAreServed(t *testing.T) {
 	mem, _, _ := tenMachinesSettled(t)
 	served := make(chan struct{}, 16)
 	ctl := NewController(mem, Options{Window: 1, Served: func() { served <- struct{}{} }})
+	if work, err := ctl.Claim(context.Background(), "b0", 0, 0); err != nil || len(work) != 0 {
+		t.Fatalf("claim with nothing to do = %d units, %v", len(work), err)
+	}
+	for {
+		ctl.looks.mu.Lock()
+		serving := ctl.looks.serving
+		ctl.looks.mu.Unlock()
+		if !serving {
+			break
+		}
+		runtime.Gosched()
+	}
+	if len(served) != 0 {
+		t.Fatal("a pass that handed out nothing was taken for the end of a burst")
+	}
 	twoServices(t, mem, 2)
 	work, err := ctl.Claim(context.Background(), "a0", 0, 0)
 	if err != nil || len(work) != 1 {
