@@ -323,12 +323,13 @@ func scrape(addr, token string) counters {
 	body, err := io.ReadAll(resp.Body)
 	check(err)
 	c := counters{polls: -1, gcAuto: -1, gcForced: -1}
+	fields := map[string]*float64{
+		"fixpoint_work_polls_woken_total ":        &c.polls,
+		"go_gc_cycles_automatic_gc_cycles_total ": &c.gcAuto,
+		"go_gc_cycles_forced_gc_cycles_total ":    &c.gcForced,
+	}
 	for _, line := range strings.Split(string(body), "\n") {
-		for name, v := range map[string]*float64{
-			"fixpoint_work_polls_woken_total ":        &c.polls,
-			"go_gc_cycles_automatic_gc_cycles_total ": &c.gcAuto,
-			"go_gc_cycles_forced_gc_cycles_total ":    &c.gcForced,
-		} {
+		for name, v := range fields {
 			if num, ok := strings.CutPrefix(line, name); ok {
 				n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 				check(err)
