@@ -132,14 +132,16 @@ func TestServedWhenTheLooksAreServed(t *testing.T) {
 	if work, err := ctl.Claim(context.Background(), "b0", 0, 0); err != nil || len(work) != 0 {
 		t.Fatalf("claim with nothing to do = %d units, %v", len(work), err)
 	}
-	for {
+	for deadline := time.Now().Add(time.Minute); ; runtime.Gosched() {
 		ctl.looks.mu.Lock()
 		serving := ctl.looks.serving
 		ctl.looks.mu.Unlock()
 		if !serving {
 			break
 		}
-		runtime.Gosched()
+		if time.Now().After(deadline) { // bounds a failure only
+			t.Fatal("the look queue still serving a minute after its one look was answered")
+		}
 	}
 	if len(served) != 0 {
 		t.Fatal("a pass that handed out nothing was taken for the end of a burst")
