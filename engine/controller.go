@@ -126,6 +126,8 @@ type Controller struct {
 	// lastSummary is the last status summary, shared by the waiters
 	// that ask at the same index and generation (summary.go).
 	lastSummary *cachedSummary
+	// tally keeps the summary's counts between summaries (tally.go).
+	tally tally
 	// last is the universe each often-run unit last reconciled, to name
 	// the keys that keep changing should it diverge.
 	last    map[string]*charmapi.Universe

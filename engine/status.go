@@ -159,7 +159,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 	for name, u := range st.Units {
 		us := c.unitStatusLocked(st, name, u, now)
 		s.Units[name] = us
-		counts.add(us.Phase, us.Agent == "lost", u.Status.State == "blocked")
+		counts.count(us.Phase, us.Agent == "lost", u.Status.State == "blocked", 1)
 	}
 	c.prunePhasesLocked(st)
 	s.Relations = relationsStatus(st)

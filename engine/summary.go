@@ -28,23 +28,24 @@ type PhaseCounts struct {
 	Blocked     int `json:"blocked,omitempty"`
 }
 
-// add counts one unit in phase.
-func (p *PhaseCounts) add(phase string, lost, blocked bool) {
-	p.Units++
+// count counts one unit in phase d times: 1 to count it in, -1 to take
+// it out.
+func (p *PhaseCounts) count(phase string, lost, blocked bool, d int) {
+	p.Units += d
 	if blocked {
-		p.Blocked++
+		p.Blocked += d
 	}
 	switch {
 	case lost:
-		p.Lost++
+		p.Lost += d
 	case phase == Pending:
-		p.Pending++
+		p.Pending += d
 	case phase == Reconciling:
-		p.Reconciling++
+		p.Reconciling += d
 	case phase == Settled:
-		p.Settled++
+		p.Settled += d
 	case phase == Error:
-		p.Error++
+		p.Error += d
 	}
 }
 
@@ -126,9 +127,11 @@ const applyingSummary = "applying environment"
 
 // Summary reports what Status would, without building a line per unit:
 // counts per phase and per service, and at most limit units in error and
-// blocked (SummaryLimit when limit <= 0). It walks the units once under
-// the controller's lock with no allocation per unit, so that waiters
-// polling it at 100,000 units do not hold the hand-outs back for long.
+// blocked (SummaryLimit when limit <= 0). It recounts under the
+// controller's lock only the units whose phase may have moved since the
+// last summary (tally.go), and walks those out of settled, in error and
+// blocked for its lists, so that waiters polling it at 100,000 units do
+// not hold the hand-outs back.
 func (c *Controller) Summary(limit int) (*Summary, error) {
 	if limit <= 0 {
 		limit = SummaryLimit
@@ -162,48 +165,40 @@ type cachedSummary struct {
 
 func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	now := c.opts.Now()
+	c.recountLocked(st, now)
+	t := &c.tally
 	s := &Summary{
 		Index:       st.Index,
 		Environment: st.Name,
+		Phases:      t.phases,
 		Services:    make(map[string]*ServiceCounts, len(st.Services)),
 		Errors:      []UnitBrief{},
 		Blocked:     []UnitBrief{},
 		Stuck:       []UnitBrief{},
 	}
 	for name, svc := range st.Services {
-		s.Services[name] = &ServiceCounts{Leader: svc.Leader}
+		sc := &ServiceCounts{Leader: svc.Leader}
+		if pc := t.services[name]; pc != nil {
+			sc.PhaseCounts = *pc
+		}
+		s.Services[name] = sc
 	}
-	var errs, blocked, stuck int
-	for name, u := range st.Units {
-		cl := c.claims[name]
-		phase := c.phaseLocked(name, u, cl, now)
-		lost := lostOn(st, u)
-		isBlocked := u.Status.State == "blocked"
-		s.Phases.add(phase, lost, isBlocked)
-		if sc := s.Services[u.Service]; sc != nil {
-			sc.add(phase, lost, isBlocked)
-		}
-		if isBlocked && !lost {
-			// Named without a since: blocked is the workload's word,
-			// not a phase, and most blocked units are settled.
-			blocked++
-			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: u.Status.Message}, limit, byName)
-		}
-		if phase == Settled {
-			c.settledMarkLocked(name, now)
-			continue
-		}
-		since := c.phaseSinceLocked(name, phase, now, cl)
+	for name := range t.blocked {
+		// Named without a since: blocked is the workload's word, not a
+		// phase, and most blocked units are settled.
+		s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: t.units[name].phase, Message: st.Units[name].Status.Message}, limit, byName)
+	}
+	for name := range t.out {
+		phase := t.units[name].phase
+		since := c.phaseSinceLocked(name, phase, now, c.claims[name])
 		if phase == Error {
-			errs++
-			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: u.Error.Message, Since: since}, limit, byName)
+			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, byName)
 		}
-		stuck++
 		s.Stuck = keepFirst(s.Stuck, UnitBrief{Unit: name, Phase: phase, Since: since}, stuckLimit, bySince)
 	}
-	s.MoreErrors = errs - len(s.Errors)
-	s.MoreBlocked = blocked - len(s.Blocked)
-	s.MoreStuck = stuck - len(s.Stuck)
+	s.MoreErrors = len(t.errors) - len(s.Errors)
+	s.MoreBlocked = len(t.blocked) - len(s.Blocked)
+	s.MoreStuck = len(t.out) - len(s.Stuck)
 	if len(c.phases) > len(st.Units) {
 		// Marks of removed units: only then is the walk of the marks
 		// worth it (the full status walks them every time).

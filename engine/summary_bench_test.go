@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // statusFixtures keeps one deployed environment per size across the
@@ -95,4 +97,55 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSummaryAfterAChange measures a waiter's poll at a fixed point
+// of 10,000 units (100 pairs of 50-unit services with peers, every unit
+// settled) right after one unit wrote its peer settings, which its 50
+// peers see: the summary recounting what moved (tally.go) against the
+// walk of every unit it did before ("walk": every unit recounted). The
+// two alternate over three rounds, since the machine is noisy; the
+// change and the convergence after it are outside the timer.
+func BenchmarkSummaryAfterAChange(b *testing.B) {
+	s := newMemStore()
+	pairs(b, s, 100, 50)
+	ctl := NewController(s, Options{Window: 1})
+	converge(b, ctl)
+	bump := 0
+	for round := 0; round < 3; round++ {
+		for _, walk := range []bool{true, false} {
+			b.Run(fmt.Sprintf("units=10000/walk=%t", walk), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					bump++
+					unit := fmt.Sprintf("web%d/%d", bump%100, bump%50)
+					var h string
+					_ = s.View(func(st *model.State) error {
+						uni, _ := Build(st, unit)
+						h = Hash(uni)
+						return nil
+					})
+					if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpResults, Results: []model.Result{{
+						Unit: unit, Hash: h, Seen: &model.Seen{Life: model.Alive},
+						Settings: map[int]map[string]string{relOf(s, unit, "cluster"): {"bump": fmt.Sprint(bump)}},
+					}}}); err != nil {
+						b.Fatal(err)
+					}
+					if walk {
+						ctl.mu.Lock()
+						ctl.tally.recountAll()
+						ctl.mu.Unlock()
+					}
+					b.StartTimer()
+					sum, err := ctl.Summary(SummaryLimit)
+					b.StopTimer()
+					if err != nil || sum.Phases.Pending == 0 {
+						b.Fatalf("summary after the change: %v %+v", err, sum)
+					}
+					converge(b, ctl)
+					b.StartTimer()
+				}
+			})
+		}
+	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"sort"
 	"testing"
@@ -27,8 +28,8 @@ func impliedSummary(full *Status, st *model.State, limit int) *Summary {
 	for name, u := range full.Units {
 		lost := u.Agent == "lost"
 		isBlocked := st.Units[name].Status.State == "blocked"
-		out.Phases.add(u.Phase, lost, isBlocked)
-		out.Services[u.Service].add(u.Phase, lost, isBlocked)
+		out.Phases.count(u.Phase, lost, isBlocked, 1)
+		out.Services[u.Service].count(u.Phase, lost, isBlocked, 1)
 		if u.Phase == Error {
 			errs = append(errs, name)
 		}
@@ -90,6 +91,31 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 		pairs(t, s, 2, 1+rng.Intn(6))
 		clock := &fakeClock{t: time.Unix(1_000_000, 0)}
 		ctl := NewController(s, Options{Window: 1, Now: clock.Now, Lease: time.Minute})
+		// Asked after every round, the summary recounts what moved
+		// since the last one (tally.go); each must be what a walk of
+		// every unit would say.
+		check := func(when string) {
+			t.Helper()
+			full, err := ctl.Status()
+			if err != nil {
+				t.Fatal(err)
+			}
+			limit := 1 + rng.Intn(3)
+			got, err := ctl.Summary(limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want *Summary
+			_ = s.View(func(st *model.State) error {
+				want = impliedSummary(full, st, limit)
+				return nil
+			})
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			if string(g) != string(w) {
+				t.Fatalf("seed %d, %s: summary\n%s\nwhat status implies\n%s", seed, when, g, w)
+			}
+		}
 		for round := rng.Intn(8); round > 0; round-- {
 			work, err := ctl.Claim(ctx, "m", 1+rng.Intn(8), 0)
 			if err != nil {
@@ -112,32 +138,22 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 			if _, err := ctl.Accept(ctx, "m", reps); err != nil {
 				t.Fatal(err)
 			}
+			if rng.Intn(2) == 0 {
+				check(fmt.Sprintf("%d rounds to go", round))
+			}
 			clock.Add(time.Duration(rng.Intn(40)) * time.Second)
+			// What the lease watch's timer does on a real clock.
+			ctl.expireLeases()
+			if rng.Intn(4) == 0 {
+				check(fmt.Sprintf("%d rounds to go, the clock moved", round))
+			}
 		}
 		if seed%5 == 4 {
 			if _, err := s.Apply(ctx, &model.Command{Op: model.OpLiveness, Liveness: &model.SetLiveness{Lost: map[string]bool{"m": true}}}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		full, err := ctl.Status()
-		if err != nil {
-			t.Fatal(err)
-		}
-		limit := 1 + rng.Intn(3)
-		got, err := ctl.Summary(limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want *Summary
-		_ = s.View(func(st *model.State) error {
-			want = impliedSummary(full, st, limit)
-			return nil
-		})
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(want)
-		if string(g) != string(w) {
-			t.Fatalf("seed %d: summary\n%s\nwhat status implies\n%s", seed, g, w)
-		}
+		check("at the end")
 	}
 }
 

@@ -99,6 +99,7 @@ func (c *Controller) refreshLocked(st *model.State) {
 			// Its wave, error or life moved: the queue's index looks
 			// at it again, queued or not (a claim holds a wave too).
 			c.queue.Touch(name)
+			c.tally.mark(name)
 			if !affected[name] && c.outdated[name] != viewHashUnknown {
 				c.outdated[name] = viewLacksOwnWrites
 				c.requeue(st, name)
@@ -108,6 +109,7 @@ func (c *Controller) refreshLocked(st *model.State) {
 		// rebuilt and hashed only when they are handed out, once however
 		// many changes landed meanwhile.
 		for name := range affected {
+			c.tally.mark(name)
 			if _, ok := st.Units[name]; !ok {
 				if v := c.views[name]; v != nil {
 					c.dropTimer(name, v.machine)
@@ -140,6 +142,7 @@ func (c *Controller) refreshLocked(st *model.State) {
 // rebuildAll rebuilds every view.
 func (c *Controller) rebuildAll(st *model.State) {
 	c.views = make(map[string]*view, len(st.Units))
+	c.tally.recountAll()
 	c.queue.Clear()
 	c.outdated = map[string]viewState{}
 	c.runs = map[string]int{}
@@ -181,6 +184,7 @@ func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, 
 			c.dropTimer(name, old.machine)
 		}
 		delete(c.views, name)
+		c.tally.mark(name)
 		c.queue.Forget(name)
 		return nil, nil
 	}
@@ -197,6 +201,7 @@ func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Univers
 	c.views[name] = v
 	c.noteView(name, old, v, c.opts.Now())
 	delete(c.outdated, name)
+	c.tally.mark(name)
 	c.work.Rebuilt++
 	c.work.HashedBytes += int64(n)
 	c.requeue(st, name)
