@@ -69,19 +69,20 @@ func TestCollectionsRunBetweenBursts(t *testing.T) {
 func TestDue(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		why               string
-		heap, last, burst uint64
-		want              bool
+		why                string
+		heap, least, burst uint64
+		want               bool
 	}{
 		{"the largest burst would reach where a cycle may start", 24 * mib, 2 * mib, 3 * mib, true},
 		{"the largest burst leaves room", 20 * mib, 2 * mib, 3 * mib, false},
 		{"a quarter more than the largest burst reaches it", 24 * mib, 2 * mib, 27 * mib / 10, true},
 		{"too early in the cycle, however large the bursts", 19 * mib, 1 * mib, 16 * mib, false},
 		{"a quarter of the runway used, large bursts", 20 * mib, 1 * mib, 16 * mib, true},
-		{"the last burst alone outgrew the runway", 26 * mib, 12 * mib, 12 * mib, false},
+		{"every recent burst alone outgrew the runway", 26 * mib, 12 * mib, 12 * mib, false},
+		{"one burst outgrew the runway, not the others", 26 * mib, 2 * mib, 12 * mib, true},
 		{"a cycle under way: the heap below the live heap", 15 * mib, 1 * mib, 3 * mib, false},
 	} {
-		if got := due(32*mib, c.heap, 16*mib, c.last, c.burst); got != c.want {
+		if got := due(32*mib, c.heap, 16*mib, c.least, c.burst); got != c.want {
 			t.Errorf("%s: due = %v, want %v", c.why, got, c.want)
 		}
 	}
