@@ -111,6 +111,23 @@ func relOfState(st *model.State, unit, endpoint string) int {
 	return -1
 }
 
+// peerWrite has unit write settings into its peer relation ("cluster"),
+// as its reconcile would: everyone who sees it gets a new universe.
+func peerWrite(tb testing.TB, s *memStore, unit string, settings map[string]string) {
+	var h string
+	_ = s.View(func(st *model.State) error {
+		uni, _ := Build(st, unit)
+		h = Hash(uni)
+		return nil
+	})
+	if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpResults, Results: []model.Result{{
+		Unit: unit, Hash: h, Seen: &model.Seen{Life: model.Alive},
+		Settings: map[int]map[string]string{relOf(s, unit, "cluster"): settings},
+	}}}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // relOf is the id of unit's relation over endpoint.
 func relOf(s *memStore, unit, endpoint string) int {
 	id := -1

@@ -7,8 +7,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/fixpoint/fixpoint/model"
 )
 
 // statusFixtures keeps one deployed environment per size across the
@@ -119,18 +117,7 @@ func BenchmarkSummaryAfterAChange(b *testing.B) {
 					b.StopTimer()
 					bump++
 					unit := fmt.Sprintf("web%d/%d", bump%100, bump%50)
-					var h string
-					_ = s.View(func(st *model.State) error {
-						uni, _ := Build(st, unit)
-						h = Hash(uni)
-						return nil
-					})
-					if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpResults, Results: []model.Result{{
-						Unit: unit, Hash: h, Seen: &model.Seen{Life: model.Alive},
-						Settings: map[int]map[string]string{relOf(s, unit, "cluster"): {"bump": fmt.Sprint(bump)}},
-					}}}); err != nil {
-						b.Fatal(err)
-					}
+					peerWrite(b, s, unit, map[string]string{"bump": fmt.Sprint(bump)})
 					if walk {
 						ctl.mu.Lock()
 						ctl.tally.recountAll()

@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"testing"
-
-	"github.com/fixpoint/fixpoint/model"
 )
 
 // TestASummaryRecountsWhatMoved pins what a status summary costs at a
@@ -39,19 +36,7 @@ func TestASummaryRecountsWhatMoved(t *testing.T) {
 
 		// web0/0 writes its peer settings: its peers and db0's units
 		// see it.
-		unit := "web0/0"
-		var h string
-		_ = s.View(func(st *model.State) error {
-			uni, _ := Build(st, unit)
-			h = Hash(uni)
-			return nil
-		})
-		if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpResults, Results: []model.Result{{
-			Unit: unit, Hash: h, Seen: &model.Seen{Life: model.Alive},
-			Settings: map[int]map[string]string{relOf(s, unit, "cluster"): {"peers": "changed"}},
-		}}}); err != nil {
-			t.Fatal(err)
-		}
+		peerWrite(t, s, "web0/0", map[string]string{"peers": "changed"})
 		sum, recounted := summary()
 		c.settings = recounted
 		if sum.Converged || sum.Phases.Pending == 0 {
