@@ -186,10 +186,10 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	for name := range t.blocked {
 		// Named without a since: blocked is the workload's word, not a
 		// phase, and most blocked units are settled.
-		s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: t.units[name].phase, Message: st.Units[name].Status.Message}, limit, byName)
+		s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: t.units[name].phase(), Message: st.Units[name].Status.Message}, limit, byName)
 	}
 	for name := range t.out {
-		phase := t.units[name].phase
+		phase := t.units[name].phase()
 		since := c.phaseSinceLocked(name, phase, now, c.claims[name])
 		if phase == Error {
 			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, byName)

@@ -26,7 +26,9 @@ type tally struct {
 	dirty map[string]struct{}
 	// claimed are the units claimed at the last summary.
 	claimed map[string]struct{}
-	// units is what each unit was counted as.
+	// units is what each unit was counted as. A unit's service is its
+	// record's: a unit never changes service, and one removed is
+	// recounted with every other (a removal rebuilds every view).
 	units    map[string]unitTally
 	phases   PhaseCounts
 	services map[string]*PhaseCounts
@@ -39,11 +41,41 @@ type tally struct {
 	recounted int64
 }
 
-// unitTally is what one unit counts as in a summary.
-type unitTally struct {
-	service        string
-	phase          string
-	lost, blocking bool
+// unitTally is what one unit counts as in a summary, in a byte: a
+// recount of every unit writes one per unit, and a first convergence of
+// 100,000 units recounts all at every summary.
+type unitTally uint8
+
+const (
+	tallyLost unitTally = 1 << iota
+	tallyBlocked
+	tallyPhase // the phase's index in tallyPhases, from here up
+)
+
+// tallyPhases are the phases a unitTally names, by index.
+var tallyPhases = [...]string{Pending, Reconciling, Settled, Error}
+
+func newUnitTally(phase string, lost, blocked bool) unitTally {
+	n := unitTally(0)
+	for i, p := range tallyPhases {
+		if p == phase {
+			n = unitTally(i) * tallyPhase
+		}
+	}
+	if lost {
+		n |= tallyLost
+	}
+	if blocked {
+		n |= tallyBlocked
+	}
+	return n
+}
+
+func (n unitTally) phase() string { return tallyPhases[n/tallyPhase] }
+
+// count counts a unit that counts as n in p d times.
+func (n unitTally) count(p *PhaseCounts, d int) {
+	p.count(n.phase(), n&tallyLost != 0, n&tallyBlocked != 0, d)
 }
 
 // mark has the next summary recount unit name: its record or its view
@@ -68,17 +100,29 @@ func (t *tally) recountAll() {
 	t.dirty = nil
 }
 
+// start empties the tally for a recount of every unit. The maps are
+// kept: a first convergence of 100,000 units recounts all at every
+// summary, and new maps each time were megabytes of garbage a second.
+func (t *tally) start(units int) {
+	if t.units == nil {
+		t.units = make(map[string]unitTally, units)
+		t.services = map[string]*PhaseCounts{}
+		t.errors, t.blocked, t.out = map[string]struct{}{}, map[string]struct{}{}, map[string]struct{}{}
+	}
+	clear(t.units)
+	clear(t.services)
+	clear(t.errors)
+	clear(t.blocked)
+	clear(t.out)
+	t.phases = PhaseCounts{}
+	t.all = false
+}
+
 // recountLocked brings the tally up to st and now. Called with mu, after
 // refreshLocked.
 func (c *Controller) recountLocked(st *model.State, now time.Time) {
 	t := &c.tally
-	if t.all || t.units == nil {
-		*t = tally{recounted: t.recounted, units: make(map[string]unitTally, len(st.Units)),
-			services: map[string]*PhaseCounts{}, errors: map[string]struct{}{}, blocked: map[string]struct{}{}, out: map[string]struct{}{}}
-		for name := range st.Units {
-			c.recountUnitLocked(st, name, now)
-		}
-	} else {
+	if !t.all && t.units != nil {
 		for name := range t.dirty {
 			c.recountUnitLocked(st, name, now)
 		}
@@ -89,6 +133,14 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) {
 		}
 		for name := range c.claims {
 			c.recountUnitLocked(st, name, now)
+		}
+	}
+	// A unit counted and gone without a rebuild of every view (which
+	// the journal does not allow) starts it over too.
+	if t.all || t.units == nil {
+		t.start(len(st.Units))
+		for name, u := range st.Units {
+			c.countUnitLocked(st, name, u, now)
 		}
 	}
 	t.dirty = nil
@@ -105,38 +157,47 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) {
 // its count now in.
 func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Time) {
 	t := &c.tally
-	t.recounted++
+	u := st.Units[name]
 	if old, ok := t.units[name]; ok {
-		t.phases.count(old.phase, old.lost, old.blocking, -1)
-		t.services[old.service].count(old.phase, old.lost, old.blocking, -1)
+		if u == nil {
+			t.all = true
+			return
+		}
+		old.count(&t.phases, -1)
+		old.count(t.services[u.Service], -1)
 		delete(t.units, name)
 		delete(t.errors, name)
 		delete(t.blocked, name)
 		delete(t.out, name)
 	}
-	u := st.Units[name]
-	if u == nil {
-		return
+	if u != nil {
+		c.countUnitLocked(st, name, u, now)
 	}
-	cl := c.claims[name]
-	n := unitTally{service: u.Service, phase: c.phaseLocked(name, u, cl, now), lost: lostOn(st, u), blocking: u.Status.State == "blocked"}
+}
+
+// countUnitLocked puts unit name, not counted, in the tally.
+func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit, now time.Time) {
+	t := &c.tally
+	t.recounted++
+	phase, lost, blocked := c.phaseLocked(name, u, c.claims[name], now), lostOn(st, u), u.Status.State == "blocked"
+	n := newUnitTally(phase, lost, blocked)
 	t.units[name] = n
-	t.phases.count(n.phase, n.lost, n.blocking, 1)
-	sc := t.services[n.service]
+	n.count(&t.phases, 1)
+	sc := t.services[u.Service]
 	if sc == nil {
 		sc = &PhaseCounts{}
-		t.services[n.service] = sc
+		t.services[u.Service] = sc
 	}
-	sc.count(n.phase, n.lost, n.blocking, 1)
-	if n.blocking && !n.lost {
+	n.count(sc, 1)
+	if blocked && !lost {
 		t.blocked[name] = struct{}{}
 	}
-	if n.phase == Settled {
+	if phase == Settled {
 		c.settledMarkLocked(name, now)
 		return
 	}
 	t.out[name] = struct{}{}
-	if n.phase == Error {
+	if phase == Error {
 		t.errors[name] = struct{}{}
 	}
 }
