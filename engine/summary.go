@@ -129,9 +129,10 @@ const applyingSummary = "applying environment"
 // counts per phase and per service, and at most limit units in error and
 // blocked (SummaryLimit when limit <= 0). It recounts under the
 // controller's lock only the units whose phase may have moved since the
-// last summary (tally.go), and walks those out of settled, in error and
-// blocked for its lists, so that waiters polling it at 100,000 units do
-// not hold the hand-outs back.
+// last summary (tally.go), and walks those out of settled and blocked for
+// its lists, so that waiters polling it at 100,000 units do not hold the
+// hand-outs back; while most units are out of settled it counts every
+// unit as it walks.
 func (c *Controller) Summary(limit int) (*Summary, error) {
 	if limit <= 0 {
 		limit = SummaryLimit
@@ -165,40 +166,51 @@ type cachedSummary struct {
 
 func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	now := c.opts.Now()
-	c.recountLocked(st, now)
 	t := &c.tally
 	s := &Summary{
 		Index:       st.Index,
 		Environment: st.Name,
-		Phases:      t.phases,
 		Services:    make(map[string]*ServiceCounts, len(st.Services)),
 		Errors:      []UnitBrief{},
 		Blocked:     []UnitBrief{},
 		Stuck:       []UnitBrief{},
 	}
 	for name, svc := range st.Services {
-		sc := &ServiceCounts{Leader: svc.Leader}
-		if pc := t.services[name]; pc != nil {
-			sc.PhaseCounts = *pc
+		s.Services[name] = &ServiceCounts{Leader: svc.Leader}
+	}
+	units := c.walkLocked(st, now, s)
+	if c.recountLocked(st, now) {
+		s.Phases = t.phases
+		for name, sc := range s.Services {
+			if pc := t.services[name]; pc != nil {
+				sc.PhaseCounts = *pc
+			}
 		}
-		s.Services[name] = sc
+		units = c.listedLocked()
 	}
-	for name := range t.blocked {
-		// Named without a since: blocked is the workload's word, not a
-		// phase, and most blocked units are settled.
-		s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: t.units[name].phase(), Message: st.Units[name].Status.Message}, limit, byName)
-	}
-	for name := range t.out {
-		phase := t.units[name].phase()
+	var errs, blocked, stuck int
+	for name, n := range units {
+		phase, lost := n.phase(), n&tallyLost != 0
+		if n&tallyBlocked != 0 && !lost {
+			// Named without a since: blocked is the workload's word,
+			// not a phase, and most blocked units are settled.
+			blocked++
+			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Status.Message}, limit, byName)
+		}
+		if phase == Settled {
+			continue
+		}
 		since := c.phaseSinceLocked(name, phase, now, c.claims[name])
 		if phase == Error {
+			errs++
 			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, byName)
 		}
+		stuck++
 		s.Stuck = keepFirst(s.Stuck, UnitBrief{Unit: name, Phase: phase, Since: since}, stuckLimit, bySince)
 	}
-	s.MoreErrors = len(t.errors) - len(s.Errors)
-	s.MoreBlocked = len(t.blocked) - len(s.Blocked)
-	s.MoreStuck = len(t.out) - len(s.Stuck)
+	s.MoreErrors = errs - len(s.Errors)
+	s.MoreBlocked = blocked - len(s.Blocked)
+	s.MoreStuck = stuck - len(s.Stuck)
 	if len(c.phases) > len(st.Units) {
 		// Marks of removed units: only then is the walk of the marks
 		// worth it (the full status walks them every time).

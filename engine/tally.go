@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"iter"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -22,6 +23,11 @@ import (
 type tally struct {
 	// all says every unit is recounted at the next summary.
 	all bool
+	// busy says the last count of every unit found most units out of
+	// settled (a first convergence): the next summaries count every
+	// unit as they walk, keeping no count per unit, since most units
+	// move between them anyway.
+	busy bool
 	// dirty are the units to recount besides the claimed ones.
 	dirty map[string]struct{}
 	// claimed are the units claimed at the last summary.
@@ -118,9 +124,10 @@ func (t *tally) start(units int) {
 	t.all = false
 }
 
-// recountLocked brings the tally up to st and now. Called with mu, after
-// refreshLocked.
-func (c *Controller) recountLocked(st *model.State, now time.Time) {
+// recountLocked brings the tally up to st and now, and says whether it
+// holds a count per unit; if not (busy), the summary counts every unit as
+// it walks them (walkLocked). Called with mu, after refreshLocked.
+func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
 	t := &c.tally
 	if !t.all && t.units != nil {
 		for name := range t.dirty {
@@ -138,10 +145,15 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) {
 	// A unit counted and gone without a rebuild of every view (which
 	// the journal does not allow) starts it over too.
 	if t.all || t.units == nil {
+		if t.busy {
+			t.dirty = nil
+			return false
+		}
 		t.start(len(st.Units))
 		for name, u := range st.Units {
 			c.countUnitLocked(st, name, u, now)
 		}
+		t.busy = 2*len(t.out) > len(t.units)
 	}
 	t.dirty = nil
 	clear(t.claimed)
@@ -150,6 +162,48 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) {
 	}
 	for name := range c.claims {
 		t.claimed[name] = struct{}{}
+	}
+	return true
+}
+
+// walkLocked yields every unit as it counts now and counts it in s: the
+// summary of a busy tally, which keeps no count per unit. Writing one per
+// unit at every summary of a first convergence of 100,000 units made
+// the count 1.2x the walk it replaced, and the leader's peak higher.
+func (c *Controller) walkLocked(st *model.State, now time.Time, s *Summary) iter.Seq2[string, unitTally] {
+	return func(yield func(string, unitTally) bool) {
+		t := &c.tally
+		for name, u := range st.Units {
+			t.recounted++
+			n := c.unitTallyLocked(st, name, u, now)
+			n.count(&s.Phases, 1)
+			if sc := s.Services[u.Service]; sc != nil {
+				n.count(&sc.PhaseCounts, 1)
+			}
+			if !yield(name, n) {
+				return
+			}
+		}
+		// Settled again: the next summary counts and keeps.
+		t.busy = 2*(s.Phases.Units-s.Phases.Settled) > s.Phases.Units
+	}
+}
+
+// listedLocked yields the units a held tally's lists are chosen from:
+// those out of settled, and the blocked ones.
+func (c *Controller) listedLocked() iter.Seq2[string, unitTally] {
+	return func(yield func(string, unitTally) bool) {
+		t := &c.tally
+		for name := range t.out {
+			if !yield(name, t.units[name]) {
+				return
+			}
+		}
+		for name := range t.blocked {
+			if _, out := t.out[name]; !out && !yield(name, t.units[name]) {
+				return
+			}
+		}
 	}
 }
 
@@ -179,8 +233,7 @@ func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Ti
 func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit, now time.Time) {
 	t := &c.tally
 	t.recounted++
-	phase, lost, blocked := c.phaseLocked(name, u, c.claims[name], now), lostOn(st, u), u.Status.State == "blocked"
-	n := newUnitTally(phase, lost, blocked)
+	n := c.unitTallyLocked(st, name, u, now)
 	t.units[name] = n
 	n.count(&t.phases, 1)
 	sc := t.services[u.Service]
@@ -189,15 +242,24 @@ func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit
 		t.services[u.Service] = sc
 	}
 	n.count(sc, 1)
-	if blocked && !lost {
+	if n&tallyBlocked != 0 && n&tallyLost == 0 {
 		t.blocked[name] = struct{}{}
 	}
+	switch n.phase() {
+	case Settled:
+	case Error:
+		t.errors[name] = struct{}{}
+		fallthrough
+	default:
+		t.out[name] = struct{}{}
+	}
+}
+
+// unitTallyLocked is what unit name counts as now.
+func (c *Controller) unitTallyLocked(st *model.State, name string, u *model.Unit, now time.Time) unitTally {
+	phase := c.phaseLocked(name, u, c.claims[name], now)
 	if phase == Settled {
 		c.settledMarkLocked(name, now)
-		return
 	}
-	t.out[name] = struct{}{}
-	if phase == Error {
-		t.errors[name] = struct{}{}
-	}
+	return newUnitTally(phase, lostOn(st, u), u.Status.State == "blocked")
 }
