@@ -38,10 +38,10 @@ type tally struct {
 	units    map[string]unitTally
 	phases   PhaseCounts
 	services map[string]*PhaseCounts
-	// The units each list of a summary is chosen from: in error (lost
-	// ones too), blocked on a machine that is not lost, and out of
-	// settled (lost ones too).
-	errors, blocked, out map[string]struct{}
+	// The units a summary's lists are chosen from: blocked on a machine
+	// that is not lost, and out of settled (lost ones too; those in
+	// error among them).
+	blocked, out map[string]struct{}
 	// recounted counts units recounted, for the tests that pin what a
 	// summary costs.
 	recounted int64
@@ -113,11 +113,10 @@ func (t *tally) start(units int) {
 	if t.units == nil {
 		t.units = make(map[string]unitTally, units)
 		t.services = map[string]*PhaseCounts{}
-		t.errors, t.blocked, t.out = map[string]struct{}{}, map[string]struct{}{}, map[string]struct{}{}
+		t.blocked, t.out = map[string]struct{}{}, map[string]struct{}{}
 	}
 	clear(t.units)
 	clear(t.services)
-	clear(t.errors)
 	clear(t.blocked)
 	clear(t.out)
 	t.phases = PhaseCounts{}
@@ -220,7 +219,6 @@ func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Ti
 		old.count(&t.phases, -1)
 		old.count(t.services[u.Service], -1)
 		delete(t.units, name)
-		delete(t.errors, name)
 		delete(t.blocked, name)
 		delete(t.out, name)
 	}
@@ -245,12 +243,7 @@ func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit
 	if n&tallyBlocked != 0 && n&tallyLost == 0 {
 		t.blocked[name] = struct{}{}
 	}
-	switch n.phase() {
-	case Settled:
-	case Error:
-		t.errors[name] = struct{}{}
-		fallthrough
-	default:
+	if n.phase() != Settled {
 		t.out[name] = struct{}{}
 	}
 }
