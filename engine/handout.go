@@ -317,26 +317,25 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// The members a pass's universes share are encoded once per
-			// worker, not once per universe that shows them.
-			members := unijson.NewMembers()
+			size := 0 // of the largest encoding yet, room for the next
 			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
 				j := jobs[i]
 				p := &prebuilt{hash: j.hash}
-				if p.hash == "" {
-					p.uni, p.seen, p.hash, p.hashed = buildHashed(st, j.name)
-					p.rehashed = true
-				} else {
-					p.uni, p.seen = Build(st, j.name)
-				}
+				var members [][]*member
+				p.uni, p.seen, members = build(st, j.name)
 				if p.uni == nil {
 					continue
 				}
+				if p.hash == "" {
+					p.hash, p.hashed = hashWith(p.uni, members)
+					p.rehashed = true
+				}
 				p.run = schedule.RunUniverse(st, st.Units[j.name], p.uni, p.hash, p.seen)
-				// Members also sizes each encoding to the largest
-				// before it, rather than growing it from nothing.
-				if b, err := unijson.Append(nil, &p.run, members); err == nil {
+				// Grown once: appended to from empty, a 4 KB universe
+				// was copied eight times as it grew.
+				if b, err := unijson.Append(make([]byte, 0, size), &p.run, appendUnits(members)); err == nil {
 					p.runJSON = b
+					size = max(size, len(b))
 				}
 				built[i] = p
 			}

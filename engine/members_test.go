@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fixpoint/fixpoint/engine/unijson"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -46,7 +47,9 @@ func membersEnv(db, web, n int) (model.Environment, map[string]*model.Charm) {
 // with the universe built from a copy of the state that keeps nothing:
 // the same universe, the same Seen record, and the same hash, which must
 // also be the hash of sorting and encoding the universe's own maps
-// (hashCounted), so that no unit reruns after an upgrade.
+// (hashCounted), so that no unit reruns after an upgrade; and encoded
+// with the members' kept encodings (appendUnits), the bytes
+// encoding/json writes.
 func TestSharedMembersBuildWhatAFreshStateBuilds(t *testing.T) {
 	seeds, steps := 6, 40
 	if testing.Short() {
@@ -122,6 +125,10 @@ func randomResults(s *memStore, rng *rand.Rand) []model.Result {
 					for k := range 1 + rng.IntN(3) {
 						data[fmt.Sprintf("k%d", k)] = fmt.Sprint(rng.IntN(3))
 					}
+					if rng.IntN(3) == 0 {
+						// What JSON escapes, as encoding/json escapes it.
+						data["<k&\u2028>"] = "\"v\"\n\xff"
+					}
 				}
 				res.Settings[r.ID] = data
 			}
@@ -141,9 +148,9 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 		fresh := st.Clone() // no lookups, so no memo: everything made anew
 		names := st.SortedUnits()
 		type built struct {
-			uni, seen []byte
-			hash      string
-			n         int
+			uni, seen, enc []byte
+			hash           string
+			n              int
 		}
 		live := make([]built, len(names))
 		var wg sync.WaitGroup
@@ -152,8 +159,13 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 			go func() {
 				defer wg.Done()
 				for i := w; i < len(names); i += 3 {
-					uni, seen, h, n := buildHashed(st, names[i])
-					live[i] = built{mustJSON(t, uni), mustJSON(t, seen), h, n}
+					uni, seen, members := build(st, names[i])
+					h, n := hashWith(uni, members)
+					enc, err := unijson.Append(nil, uni, appendUnits(members))
+					if err != nil {
+						t.Error(err)
+					}
+					live[i] = built{mustJSON(t, uni), mustJSON(t, seen), enc, h, n}
 				}
 			}()
 		}
@@ -168,10 +180,10 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 				}
 			}
 			h, n := hashCounted(uni)
-			want := built{mustJSON(t, uni), mustJSON(t, seen), h, n}
+			want := built{mustJSON(t, uni), mustJSON(t, seen), mustJSON(t, uni), h, n}
 			if got := live[i]; !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: %s built from the kept members differs from a fresh build:\nuniverse %s\nwant     %s\nseen %s\nwant %s\nhash %s (%d bytes), want %s (%d bytes)",
-					at, name, got.uni, want.uni, got.seen, want.seen, got.hash, got.n, want.hash, want.n)
+				t.Fatalf("%s: %s built from the kept members differs from a fresh build:\nuniverse %s\nwant     %s\nencoded  %s\nseen %s\nwant %s\nhash %s (%d bytes), want %s (%d bytes)",
+					at, name, got.uni, want.uni, got.enc, got.seen, want.seen, got.hash, got.n, want.hash, want.n)
 			}
 			compared++
 		}

@@ -16,23 +16,30 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 )
 
-// Append appends u's JSON to b. Members, if not nil, keeps each relation
-// member's encoded settings for the next universe built from the same
-// state; nil encodes every member afresh.
-func Append(b []byte, u *charmapi.Universe, m *Members) ([]byte, error) {
-	if m == nil {
-		return appendUniverse(b, u, nil)
-	}
-	// Grown once to the size of the universes before it: appended to
-	// from empty, a 4 KB universe was copied eight times as it grew.
-	start := len(b)
-	b = slices.Grow(b, m.size)
-	b, err := appendUniverse(b, u, m)
-	m.size = max(m.size, len(b)-start)
-	return b, err
+// Units appends the members of u.Relations[i], r, as encoding/json
+// writes r.Units, and reports whether it did; false leaves b as it was
+// and the map is encoded. A caller that keeps each member's encoding
+// (AppendMember) and knows the members in key order writes them without
+// a map lookup or a sort per member in every universe: the 100 universes
+// of a 100-unit service with peers hold 9,900 members but only 100
+// distinct ones.
+type Units func(b []byte, i int, r *charmapi.Relation) ([]byte, bool)
+
+// Append appends u's JSON to b. units, if not nil, writes the relations'
+// members it knows.
+func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
+	return appendUniverse(b, u, units)
 }
 
-func appendUniverse(b []byte, u *charmapi.Universe, m *Members) ([]byte, error) {
+// AppendMember appends one member of a relation's units as encoding/json
+// writes it in the map: its name, a colon and its settings.
+func AppendMember(b []byte, name string, data map[string]string) []byte {
+	b = AppendString(b, name)
+	b = append(b, ':')
+	return appendBag(b, data)
+}
+
+func appendUniverse(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	if u == nil {
 		return append(b, "null"...), nil
 	}
@@ -60,7 +67,7 @@ func appendUniverse(b []byte, u *charmapi.Universe, m *Members) ([]byte, error) 
 	b = bagField(b, `,"leader_data":`, u.LeaderData)
 	b = bagField(b, `,"state":`, u.State)
 	b = append(b, `,"relations":`...)
-	b = appendArray(b, u.Relations, func(b []byte, r *charmapi.Relation) []byte { return appendRelation(b, r, m) })
+	b = appendArray(b, u.Relations, func(b []byte, i int, r *charmapi.Relation) []byte { return appendRelation(b, i, r, units) })
 	b = append(b, `,"events":`...)
 	b = appendArray(b, u.Events, appendEvent)
 	b = append(b, `,"attempt":`...)
@@ -68,7 +75,7 @@ func appendUniverse(b []byte, u *charmapi.Universe, m *Members) ([]byte, error) 
 	return append(b, '}'), nil
 }
 
-func appendRelation(b []byte, r *charmapi.Relation, m *Members) []byte {
+func appendRelation(b []byte, i int, r *charmapi.Relation, units Units) []byte {
 	b = stringField(b, `{"ident":`, r.Ident)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendInt(b, int64(r.ID), 10)
@@ -81,7 +88,13 @@ func appendRelation(b []byte, r *charmapi.Relation, m *Members) []byte {
 	b = bagField(b, `,"app":`, r.App)
 	b = bagField(b, `,"remote_app":`, r.RemoteApp)
 	b = append(b, `,"units":`...)
-	b = m.appendUnits(b, r.ID, r.Units)
+	written := false
+	if units != nil {
+		b, written = units(b, i, r)
+	}
+	if !written {
+		b = appendBags(b, r.Units)
+	}
 	if len(r.Departed) > 0 {
 		b = append(b, `,"departed":`...)
 		b = appendBags(b, r.Departed)
@@ -89,7 +102,7 @@ func appendRelation(b []byte, r *charmapi.Relation, m *Members) []byte {
 	return append(b, '}')
 }
 
-func appendEvent(b []byte, e *charmapi.Event) []byte {
+func appendEvent(b []byte, _ int, e *charmapi.Event) []byte {
 	b = stringField(b, `{"hook":`, e.Hook)
 	for _, f := range [...]struct{ key, v string }{
 		{`,"relation":`, e.Relation}, {`,"remote_unit":`, e.RemoteUnit},
@@ -111,7 +124,7 @@ func bagField(b []byte, key string, m map[string]string) []byte {
 }
 
 // appendArray appends xs as encoding/json does a slice: null when nil.
-func appendArray[T any](b []byte, xs []T, elem func([]byte, *T) []byte) []byte {
+func appendArray[T any](b []byte, xs []T, elem func([]byte, int, *T) []byte) []byte {
 	if xs == nil {
 		return append(b, "null"...)
 	}
@@ -120,7 +133,7 @@ func appendArray[T any](b []byte, xs []T, elem func([]byte, *T) []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = elem(b, &xs[i])
+		b = elem(b, i, &xs[i])
 	}
 	return append(b, ']')
 }

@@ -3,7 +3,9 @@ package unijson
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -22,57 +24,75 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
-// The universes of one state's peers share their members' encodings
-// through Members, and each still encodes as encoding/json does: every
-// unit sees every member but itself.
-func TestMembersSharedAcrossPeers(t *testing.T) {
-	const peers = 150 // more members than appendUnits keeps on the stack
+// Members written by Units, each with AppendMember in key order, make
+// the bytes encoding/json makes of the Units map, and so do the maps a
+// Units leaves to Append: every peer sees every member but itself, with
+// settings that need escaping, and a Units that knows only even
+// relation places (a nil map is null, left to Append).
+func TestUnitsWrittenAsTheMapIs(t *testing.T) {
+	const peers = 150 // more members than appendObject sorts on the stack
 	bags := map[string]map[string]string{}
 	for i := range peers {
-		bags[fmt.Sprintf("db/%d", i)] = map[string]string{"private-address": fmt.Sprintf("10.0.0.%d", i), "<k>": "v&"}
+		bags[fmt.Sprintf("db/%d", i)] = map[string]string{"private-address": fmt.Sprintf("10.0.0.%d", i), "<k>": "v&\u2028"}
 	}
-	members := NewMembers()
+	var wrote, left int
+	units := func(b []byte, i int, r *charmapi.Relation) ([]byte, bool) {
+		if i%2 == 1 || r.Units == nil {
+			left++
+			return b, false
+		}
+		wrote++
+		b = append(b, '{')
+		for k, name := range slices.Sorted(maps.Keys(r.Units)) {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = AppendMember(b, name, r.Units[name])
+		}
+		return append(b, '}'), true
+	}
 	for i := range peers {
 		self := fmt.Sprintf("db/%d", i)
-		units := map[string]map[string]string{}
+		members := map[string]map[string]string{}
 		for name, b := range bags {
 			if name != self {
-				units[name] = b
+				members[name] = b
 			}
 		}
-		encodesAsJSON(t, &charmapi.Universe{API: charmapi.API, Unit: self, Config: map[string]any{}, Relations: []charmapi.Relation{
-			{Ident: "cluster:7", ID: 7, Role: "peer", Units: units}}}, members)
+		rels := []charmapi.Relation{{Ident: "cluster:7", ID: 7, Role: "peer", Units: members}, {Ident: "db:8", ID: 8, Units: members}, {ID: 9}}
+		encodesAsJSON(t, &charmapi.Universe{API: charmapi.API, Unit: self, Config: map[string]any{}, Relations: rels}, units)
 	}
-	if len(members.frags) != peers {
-		t.Errorf("Members kept %d encodings for %d distinct members", len(members.frags), peers)
+	if wrote != peers || left != 2*peers {
+		t.Errorf("Units wrote %d relations and left %d; want %d and %d", wrote, left, peers, 2*peers)
 	}
 }
 
-// Universes of one state may show different members of one relation (a
-// container-scoped relation shows each unit its own principal's): each
-// still encodes as encoding/json does whatever the members seen before.
-func TestMembersSharedAcrossSubsets(t *testing.T) {
+// Random members, some relations empty or nil, encode as encoding/json
+// does without a Units.
+func TestMapsEncodedAsJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	members := NewMembers()
 	for i := range 200 {
-		units := map[string]map[string]string{}
-		for j := range rng.IntN(40) {
+		units, n := map[string]map[string]string{}, rng.IntN(40)
+		if rng.IntN(5) == 0 {
+			units, n = nil, 0
+		}
+		for j := range n {
 			name := fmt.Sprintf("web/%d", rng.IntN(60)+j%3)
 			units[name] = map[string]string{"private-address": "10.1.0." + name[4:]}
 		}
-		encodesAsJSON(t, &charmapi.Universe{Unit: fmt.Sprintf("log/%d", i), Relations: []charmapi.Relation{{ID: 3, Units: units}}}, members)
+		encodesAsJSON(t, &charmapi.Universe{Unit: fmt.Sprintf("log/%d", i), Relations: []charmapi.Relation{{ID: 3, Units: units}}}, nil)
 	}
 }
 
-// encodesAsJSON fails t unless Append with members writes u as
+// encodesAsJSON fails t unless Append with units writes u as
 // encoding/json does.
-func encodesAsJSON(t *testing.T, u *charmapi.Universe, members *Members) {
+func encodesAsJSON(t *testing.T, u *charmapi.Universe, units Units) {
 	t.Helper()
 	want, err := json.Marshal(u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Append(nil, u, members)
+	got, err := Append(nil, u, units)
 	if err != nil {
 		t.Fatal(err)
 	}
