@@ -16,6 +16,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/internal/cork"
 	"github.com/fixpoint/fixpoint/internal/gcidle"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
@@ -84,6 +85,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.httpAddr, err)
 	}
+	ln = cork.Listener{Listener: ln}
 	addr := "http://" + ln.Addr().String()
 	// One pooled transport for every request to another node: forwarded
 	// writes, proxied agent requests, charm replication.
@@ -145,6 +147,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long polls end with the node rather than holding shutdown up.
 		BaseContext: func(net.Listener) context.Context { return runCtx },
+		ConnContext: cork.ConnContext,
 	}
 	n := &node{store: store, ctl: ctl, srv: srv, addr: addr, cancel: cancel, done: make(chan struct{})}
 	go func() {
