@@ -61,13 +61,13 @@ func (m *member) jsonEncoding() []byte {
 	return kept(&m.encoded, func() []byte { return unijson.AppendMember(nil, m.name, m.data) })
 }
 
-// kept returns the bytes p holds, made and kept there if it holds none.
-// Several processors may ask at once; each makes the same bytes.
-func kept(p *atomic.Pointer[[]byte], make func() []byte) []byte {
+// kept returns the bytes p holds, encoded and kept there if it holds
+// none. Several processors may ask at once; each encodes the same bytes.
+func kept(p *atomic.Pointer[[]byte], encode func() []byte) []byte {
 	if b := p.Load(); b != nil {
 		return *b
 	}
-	b := make()
+	b := encode()
 	p.Store(&b)
 	return b
 }
