@@ -15,6 +15,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/internal/cork"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
@@ -36,6 +37,9 @@ type testNode struct {
 	srv   *http.Server
 	// charms is the node's directory of charm archives.
 	charms string
+	// writes are the writes made on the node's HTTP connections, as
+	// seen beneath its corkable listener.
+	writes *writeLog
 }
 
 // bearer adds the operator token to every request, as nodes do.
@@ -56,6 +60,10 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 		t.Fatal(err)
 	}
 	addr := "http://" + ln.Addr().String()
+	// As `fixpoint server` listens: corkable connections, whose writes
+	// the test can see.
+	writes := &writeLog{}
+	ln = cork.Listener{Listener: loggedListener{ln, writes}}
 	transport := forward.NewTransport(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -71,7 +79,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	ctl := engine.NewController(store, engine.Options{Log: log.Named("engine"), IsLeader: store.IsLeader})
-	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir()}
+	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir(), writes: writes}
 	n.srv = &http.Server{
 		Handler: api.NewServer(api.Config{
 			Node: store, Controller: ctl, CharmDir: n.charms, Transport: transport,
@@ -79,6 +87,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 			Log:        log.Named("api"),
 		}),
 		BaseContext: func(net.Listener) context.Context { return runCtx },
+		ConnContext: cork.ConnContext,
 	}
 	done := make(chan struct{})
 	go func() {

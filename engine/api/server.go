@@ -101,7 +101,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("PUT /v1/charms/{hash}", s.putCharm)
 	s.mux.HandleFunc("GET /v1/charms/{hash}", s.getCharm)
 	s.mux.HandleFunc("POST /v1/agent/register", s.leaderOnly(s.register))
-	s.mux.HandleFunc("GET /v1/agent/work", s.leaderOnly(s.work))
+	s.mux.HandleFunc("GET /v1/agent/work", corked(s.leaderOnly(s.work)))
 	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
 	// Profiles of a live node, for the operator only (see authorize).
 	s.mux.HandleFunc("GET /v1/debug/applied", s.leaderOnly(s.applied))
@@ -397,14 +397,22 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "claim: %v", err)
 		return
 	}
-	// One write for the whole answer (cork): a change's 100 answers of
-	// ~5 KiB went out in two writes each.
-	if c := cork.From(r.Context()); c != nil {
-		c.Cork()
-		defer func() { _ = c.Uncork() }()
-		defer func() { _ = http.NewResponseController(w).Flush() }()
-	}
 	writeWork(w, work)
+}
+
+// corked sends each answer of h in one write (internal/cork): a change's
+// 100 work answers of ~5 KiB went out in two writes each, on the leader
+// and again on a follower relaying them. Only for handlers that write
+// one bounded answer: what a corked handler flushes is held.
+func corked(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if c := cork.From(r.Context()); c != nil {
+			c.Cork()
+			defer func() { _ = c.Uncork() }()
+			defer func() { _ = http.NewResponseController(w).Flush() }()
+		}
+		h(w, r)
+	}
 }
 
 // Heartbeat is the body of POST /v1/agent/heartbeat: the units the agent
