@@ -25,12 +25,6 @@ import (
 // distinct ones.
 type Units func(b []byte, i int, r *charmapi.Relation) ([]byte, bool)
 
-// Append appends u's JSON to b. units, if not nil, writes the relations'
-// members it knows.
-func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
-	return appendUniverse(b, u, units)
-}
-
 // AppendMember appends one member of a relation's units as encoding/json
 // writes it in the map: its name, a colon and its settings.
 func AppendMember(b []byte, name string, data map[string]string) []byte {
@@ -39,7 +33,9 @@ func AppendMember(b []byte, name string, data map[string]string) []byte {
 	return appendBag(b, data)
 }
 
-func appendUniverse(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
+// Append appends u's JSON to b. units, if not nil, writes the relations'
+// members it knows.
+func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	if u == nil {
 		return append(b, "null"...), nil
 	}

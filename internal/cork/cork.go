@@ -82,19 +82,24 @@ func (c *Conn) release(p []byte) error {
 // less than maxHeld.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.corked {
+		c.mu.Unlock()
 		return c.Conn.Write(p)
 	}
-	if c.held == nil {
-		c.held = bufs.Get().(*[]byte)
+	defer c.mu.Unlock()
+	held := 0
+	if c.held != nil {
+		held = len(*c.held)
 	}
-	if len(*c.held)+len(p) > maxHeld {
+	if held+len(p) > maxHeld {
 		c.corked = false
 		if err := c.release(p); err != nil {
 			return 0, err
 		}
 		return len(p), nil
+	}
+	if c.held == nil {
+		c.held = bufs.Get().(*[]byte)
 	}
 	*c.held = append(*c.held, p...)
 	return len(p), nil
