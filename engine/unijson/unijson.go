@@ -28,9 +28,7 @@ type Units func(b []byte, i int, r *charmapi.Relation) ([]byte, bool)
 // AppendMember appends one member of a relation's units as encoding/json
 // writes it in the map: its name, a colon and its settings.
 func AppendMember(b []byte, name string, data map[string]string) []byte {
-	b = AppendString(b, name)
-	b = append(b, ':')
-	return appendBag(b, data)
+	return appendEntry(b, name, data, appendBag)
 }
 
 // Append appends u's JSON to b. units, if not nil, writes the relations'
@@ -154,11 +152,17 @@ func appendObject[V any](b []byte, m map[string]V, value func([]byte, V) []byte)
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = AppendString(b, k)
-		b = append(b, ':')
-		b = value(b, m[k])
+		b = appendEntry(b, k, m[k], value)
 	}
 	return append(b, '}')
+}
+
+// appendEntry appends one entry of an object: its key quoted, a colon
+// and its value.
+func appendEntry[V any](b []byte, k string, v V, value func([]byte, V) []byte) []byte {
+	b = AppendString(b, k)
+	b = append(b, ':')
+	return value(b, v)
 }
 
 // appendBags appends members' bags, in member order.
