@@ -311,6 +311,7 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 	// workers read them.
 	st.UnitsOf("")
 	built := make([]*prebuilt, len(jobs))
+	shared := newPass()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
@@ -322,7 +323,7 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 				j := jobs[i]
 				p := &prebuilt{hash: j.hash}
 				var members [][]*member
-				p.uni, p.seen, members = build(st, j.name)
+				p.uni, p.seen, members = build(st, j.name, shared)
 				if p.uni == nil {
 					continue
 				}

@@ -159,7 +159,7 @@ type memberView struct {
 
 // view returns the view of rel for viewer, who is shown the units shown
 // (which model.State.RemoteMembers chose from this side's units, in their
-// order). The viewers of the other side all see the same members, and
+// order), with their members taken from jn if not nil. The viewers of the other side all see the same members, and
 // share one view while those are the same: a change that touches none of
 // them (a config change) makes no map and no member set again. Each peer
 // sees all but itself, so its view is its own; it is made per universe
@@ -167,7 +167,7 @@ type memberView struct {
 // units, 40 KB at 1,000, more than the rest of a unit's memory on the
 // leader), with its member set made once per side (side.allBut). shared
 // false (container scope) makes a view for this universe alone.
-func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, shared bool) *memberView {
+func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, jn *joined, shared bool) *memberView {
 	// at holds the members shown by their place on the side; pooled,
 	// as a view found again allocates nothing else.
 	buf := scratch.Get().(*[]*member)
@@ -191,7 +191,11 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 			// memberCache.side rules out; made afresh all the same.
 			return newView(sortedMembers(st, rel, shown), nil)
 		}
-		at[j] = sd.member(st, rel, j)
+		if jn != nil {
+			at[j] = jn.at[j]
+		} else {
+			at[j] = sd.member(st, rel, j)
+		}
 	}
 	if self == len(sd.units) {
 		if i := slices.Index(sd.units[j:], viewer); i >= 0 {
@@ -215,6 +219,63 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 	v := newView(sd.inNameOrder(at, len(shown)), nil)
 	store(&sd.shared, v)
 	return v
+}
+
+// joined is one side's members of a relation as the universes built in
+// one pass see them (model.State.Joined), each with its member made.
+type joined struct {
+	units []*model.Unit
+	// at holds each joined unit's member by its place on the side.
+	at []*member
+}
+
+// join returns the side's members of r, svc being the side's service.
+func (sd *side) join(st *model.State, r *model.Relation, svc string) *joined {
+	jn := &joined{units: st.Joined(r, svc), at: make([]*member, len(sd.units))}
+	j := 0
+	for _, u := range jn.units {
+		// Joined keeps the order of the side's units, the state's list.
+		for sd.units[j] != u {
+			j++
+		}
+		jn.at[j] = sd.member(st, r.ID, j)
+	}
+	return jn
+}
+
+// pass is what the universes built under one read of the state share:
+// each relation side's members, found once. Each of a 100-unit peer
+// service's universes asked which of its 99 peers were members (each
+// machine looked up) and then looked up each one's address again: two
+// fifths of building a change's universes ahead (prebuild).
+type pass struct {
+	mu     sync.Mutex
+	joined map[*side]*joined
+}
+
+func newPass() *pass { return &pass{joined: map[*side]*joined{}} }
+
+// join returns sd's members of r, found once per pass; nil for no pass (a
+// universe built alone asks model.State.RemoteMembers for its own).
+func (p *pass) join(st *model.State, sd *side, r *model.Relation, svc string) *joined {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	jn := p.joined[sd]
+	p.mu.Unlock()
+	if jn != nil {
+		return jn
+	}
+	// Two builders may both find the side's members; one set wins.
+	jn = sd.join(st, r, svc)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if kept := p.joined[sd]; kept != nil {
+		return kept
+	}
+	p.joined[sd] = jn
+	return jn
 }
 
 // allButOne returns the set of the side's units but the i-th, made once

@@ -153,13 +153,14 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 			n              int
 		}
 		live := make([]built, len(names))
+		shared := newPass()
 		var wg sync.WaitGroup
 		for w := range 3 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := w; i < len(names); i += 3 {
-					uni, seen, members := build(st, names[i])
+					uni, seen, members := build(st, names[i], shared)
 					h, n := hashWith(uni, members)
 					enc, err := unijson.Append(nil, uni, appendUnits(members))
 					if err != nil {

@@ -16,7 +16,7 @@ import (
 // shared while universes hold them, memberCache): it is read-only, as
 // all of a universe's readers treat it.
 func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
-	uni, seen, _ := build(st, unit)
+	uni, seen, _ := build(st, unit, nil)
 	return uni, seen
 }
 
@@ -24,7 +24,7 @@ func Build(st *model.State, unit string) (*charmapi.Universe, *model.Seen) {
 // hashed (hashCounted), its members taken in the order build found them
 // in rather than sorted again.
 func buildHashed(st *model.State, unit string) (*charmapi.Universe, *model.Seen, string, int) {
-	uni, seen, members := build(st, unit)
+	uni, seen, members := build(st, unit, nil)
 	if uni == nil {
 		return nil, nil, "", 0
 	}
@@ -33,8 +33,10 @@ func buildHashed(st *model.State, unit string) (*charmapi.Universe, *model.Seen,
 }
 
 // build is Build that also returns the members of each of the universe's
-// relations, in the order the hash encodes them (hashWith).
-func build(st *model.State, unit string) (*charmapi.Universe, *model.Seen, [][]*member) {
+// relations, in the order the hash encodes them (hashWith). The universes
+// built with one pass (nil for one built alone) share what they have in
+// common; the state must not move while they are built.
+func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Seen, [][]*member) {
 	u, ok := st.Units[unit]
 	if !ok {
 		return nil, nil, nil
@@ -109,8 +111,15 @@ func build(st *model.State, unit string) (*charmapi.Universe, *model.Seen, [][]*
 				sr.App = b.Rev
 			}
 		}
-		// Container scope shows each unit its own few: no view to share.
-		v := membersOf(st).side(st, r.ID, remote.Service).view(st, r.ID, u, st.RemoteMembers(u, r), r.Scope != model.Container)
+		sd := membersOf(st).side(st, r.ID, remote.Service)
+		var v *memberView
+		if jn := p.join(st, sd, r, remote.Service); jn != nil {
+			// Container scope shows each unit its own few: no view to
+			// share.
+			v = sd.view(st, r.ID, u, st.Shown(u, r, jn.units), jn, r.Scope != model.Container)
+		} else {
+			v = sd.view(st, r.ID, u, st.RemoteMembers(u, r), nil, r.Scope != model.Container)
+		}
 		rel.Units = v.units
 		// The highest revision seen marks what this universe holds
 		// (model.SeenRelation.At).

@@ -332,22 +332,57 @@ func (s *State) RemoteMembers(u *Unit, r *Relation) []*Unit {
 	if !ok {
 		return nil
 	}
+	// Joined and Shown in one walk: a container shows few of the side's
+	// units, and a universe built alone need not list them all first.
 	units := s.unitsOf(remote.Service)
 	var out []*Unit
 	if r.Scope != Container {
-		// All of them, as a rule: every universe built calls this.
 		out = make([]*Unit, 0, len(units))
 	}
 	for _, o := range units {
-		if o.Name == u.Name || !s.IsMember(o, r) {
-			continue
+		if s.IsMember(o, r) && s.shows(u, o, r) {
+			out = append(out, o)
 		}
-		if r.Scope == Container && !s.sameContainer(u, o) {
-			continue
-		}
-		out = append(out, o)
 	}
 	return out
+}
+
+// Joined returns the units of service svc that are members of relation r,
+// ordered by number. Every unit on the other side sees a part of them
+// (Shown): a hand-out that builds the universes of a whole service asks
+// once, not once per universe.
+func (s *State) Joined(r *Relation, svc string) []*Unit {
+	units := s.unitsOf(svc)
+	out := make([]*Unit, 0, len(units))
+	for _, o := range units {
+		if s.IsMember(o, r) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Shown returns the units of joined (Joined, for the side of r that u
+// does not stand on, or its own for peers) that u sees: never itself, and
+// for container scope only those in its container.
+func (s *State) Shown(u *Unit, r *Relation, joined []*Unit) []*Unit {
+	var out []*Unit
+	if r.Scope != Container {
+		// All of them, as a rule: every universe built calls this.
+		out = make([]*Unit, 0, len(joined))
+	}
+	for _, o := range joined {
+		if s.shows(u, o, r) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// shows reports whether u sees member o of r's other side (or of its own,
+// for peers).
+func (s *State) shows(u, o *Unit, r *Relation) bool {
+	return o.Name != u.Name && s.Sees(u, o, r)
 }
 
 // Sees reports whether viewer sees unit over the container-scoped
