@@ -251,6 +251,8 @@ func (sd *side) join(st *model.State, r *model.Relation, svc string) *joined {
 type pass struct {
 	mu     sync.Mutex
 	joined map[*side]*joined
+	// walks counts the sides' members found (sd.join).
+	walks int
 }
 
 func newPass() *pass { return &pass{joined: map[*side]*joined{}} }
@@ -271,6 +273,7 @@ func (p *pass) join(st *model.State, sd *side, r *model.Relation, svc string) *j
 	jn = sd.join(st, r, svc)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.walks++
 	if kept := p.joined[sd]; kept != nil {
 		return kept
 	}

@@ -250,3 +250,35 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 		t.Fatal("no member was kept")
 	}
 }
+
+// TestAPassFindsEachSideOnce builds every universe of a state with one
+// pass, as a hand-out builds a change's universes ahead: each relation
+// side's members are found once, not once per universe that shows them
+// (a 100-unit peer service's 100 universes each walked all 100 units).
+func TestAPassFindsEachSideOnce(t *testing.T) {
+	ctx := context.Background()
+	s := newMemStore()
+	for _, m := range []string{"m", "n"} {
+		if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0." + m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, size := range []int{10, 100} {
+		env, charms := membersEnv(size, size, 0)
+		if _, err := s.Apply(ctx, &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.View(func(st *model.State) error {
+			p := newPass()
+			for _, name := range st.SortedUnits() {
+				build(st, name, p)
+			}
+			// db's and web's sides of web-db, each service's peers,
+			// web's and log's sides of web-log.
+			if len(p.joined) != 6 || p.walks != 6 {
+				t.Errorf("%d units per service: one pass found %d sides' members in %d walks, want 6 in 6", size, len(p.joined), p.walks)
+			}
+			return nil
+		})
+	}
+}
