@@ -211,7 +211,7 @@ func main() {
 	waitConverged(status)
 	initial := time.Since(start)
 	fmt.Printf("%d agents, %d units in %d services: initial fixed point in %.1fs\n", *agents, *agents, *services, initial.Seconds())
-	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-9s %-11s %-11s %-13s %-12s %-9s %-9s %s\n", "change", "woken", "first", "p50", "p99", "max", "arrived p50", "arrived p99", "others woken", "polls woken", "gc r/i", "bench gc", "apply exit")
+	fmt.Printf("%-7s %-8s %-9s %-9s %-9s %-9s %-11s %-11s %-13s %-12s %-9s %-9s %-9s %s\n", "change", "woken", "first", "p50", "p99", "max", "arrived p50", "arrived p99", "others woken", "polls woken", "gc r/i", "bench gc", "steal", "apply exit")
 	profiled := make(chan error, 1)
 	if *cpuprofile != "" {
 		go func() { profiled <- cpuProfile(addr, token, *profileFor, *cpuprofile) }()
@@ -219,6 +219,10 @@ func main() {
 		profiled <- nil
 	}
 	serverCPU0, rounds0 := cpuSeconds(srv.Process.Pid), time.Now()
+	steal0 := proc.Steal()
+	// The most the hypervisor took in one change's round: what the
+	// machine did to the run's tail, beside what the server did.
+	var stealMax float64
 	benchCPU0, applyCPU0 := selfCPU()
 	var all, allArrived []time.Duration
 	othersWoken := 0
@@ -240,6 +244,7 @@ func main() {
 			traced <- nil
 		}
 		gc0 := gcCycles()
+		roundSteal := proc.Steal()
 		committed, exited := apply(env(round))
 		waitConverged(status)
 		s := (round - 1) % *services
@@ -272,10 +277,13 @@ func main() {
 		gcIdle += c1.gcForced - c0.gcForced
 		ownGC := gcCycles() - gc0
 		benchGC += ownGC
-		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-9s %-11s %-11s %-13d %-12s %-9s %-9d +%s\n", s, len(lat), pct(lat, 0), pct(lat, 50), pct(lat, 99), pct(lat, 100), pct(arrived, 50), pct(arrived, 99), others, wokenCell(c0.polls, polls), gcCell(c0, c1), ownGC,
-			exited.Sub(committed).Round(100*time.Microsecond))
+		roundSteal = proc.Steal() - roundSteal
+		stealMax = max(stealMax, roundSteal)
+		fmt.Printf("s%-6d %-8d %-9s %-9s %-9s %-9s %-11s %-11s %-13d %-12s %-9s %-9d %-9s +%s\n", s, len(lat), pct(lat, 0), pct(lat, 50), pct(lat, 99), pct(lat, 100), pct(arrived, 50), pct(arrived, 99), others, wokenCell(c0.polls, polls), gcCell(c0, c1), ownGC,
+			fmt.Sprintf("%.0fms", roundSteal*1000), exited.Sub(committed).Round(100*time.Microsecond))
 	}
 	serverCPU, rounds := cpuSeconds(srv.Process.Pid)-serverCPU0, time.Since(rounds0)
+	steal := proc.Steal() - steal0
 	benchCPU, applyCPU := selfCPU()
 	benchCPU, applyCPU = benchCPU-benchCPU0, applyCPU-applyCPU0
 	check(<-profiled)
@@ -285,13 +293,14 @@ func main() {
 	cpu, rss := cpuSeconds(srv.Process.Pid)-cpu0, proc.PeakRSS(srv.Process.Pid)
 	fmt.Printf("control plane: %.1fs CPU over %.0fs, peak RSS %.0f MiB, %d goroutines polling\n",
 		cpu, time.Since(start).Seconds(), rss, *agents)
-	fmt.Printf("change rounds: %.1fs; CPU: server %.2fs, this bench %.2fs (agents, status waits), fixpoint apply %.2fs\n",
-		rounds.Seconds(), serverCPU, benchCPU, applyCPU)
+	fmt.Printf("change rounds: %.1fs; CPU: server %.2fs, this bench %.2fs (agents, status waits), fixpoint apply %.2fs; taken by the hypervisor (steal) %.2fs, at most %.0f ms in one round\n",
+		rounds.Seconds(), serverCPU, benchCPU, applyCPU, steal, stealMax*1000)
 	summary, err := json.Marshal(map[string]any{
 		"bench": "agents", "agents": *agents, "apply": *applyBy, "hook_ms": hook.Milliseconds(), "services": *services, "changes": *changes,
 		"initial_s": initial.Seconds(), "wake_p50_ms": pctMs(all, 50), "wake_p99_ms": pctMs(all, 99),
 		"wake_max_ms": pctMs(all, 100), "arrived_p50_ms": pctMs(allArrived, 50), "arrived_p99_ms": pctMs(allArrived, 99), "arrived_stamped": len(allArrived), "others_woken": othersWoken, "polls_woken_per_change": pollsTotal / float64(*changes), "gc_runtime": gcRuntime, "gc_idle": gcIdle, "bench_gc": benchGC, "cpu_s": cpu, "peak_rss_mib": rss,
 		"rounds_s": rounds.Seconds(), "rounds_server_cpu_s": serverCPU, "rounds_bench_cpu_s": benchCPU, "rounds_apply_cpu_s": applyCPU,
+		"rounds_steal_s": steal, "round_steal_max_ms": stealMax * 1000,
 	})
 	check(err)
 	fmt.Println(string(summary))
@@ -506,14 +515,8 @@ func selfCPU() (self, applies float64) {
 
 // cpuSeconds is a process's user+system CPU time.
 func cpuSeconds(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data)[strings.LastIndexByte(string(data), ')')+2:])
-	u, _ := strconv.ParseFloat(f[11], 64)
-	s, _ := strconv.ParseFloat(f[12], 64)
-	return (u + s) / 100 // clock ticks
+	self, _ := proc.CPU(pid)
+	return self
 }
 
 func waitAddr(path string) string {
