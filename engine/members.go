@@ -158,15 +158,16 @@ type memberView struct {
 }
 
 // view returns the view of rel for viewer, who is shown the units shown
-// (which model.State.RemoteMembers chose from this side's units, in their
-// order), with their members taken from jn if not nil. The viewers of the other side all see the same members, and
-// share one view while those are the same: a change that touches none of
-// them (a config change) makes no map and no member set again. Each peer
-// sees all but itself, so its view is its own; it is made per universe
-// (kept, they would be n maps of n-1 members: 4 KB per unit at 100
-// units, 40 KB at 1,000, more than the rest of a unit's memory on the
-// leader), with its member set made once per side (side.allBut). shared
-// false (container scope) makes a view for this universe alone.
+// (which model.State.RemoteMembers or Shown chose from this side's units,
+// in their order), their members taken from jn if it is not nil. The
+// viewers of the other side all see the same members, and share one view
+// while those are the same: a change that touches none of them (a config
+// change) makes no map and no member set again. Each peer sees all but
+// itself, so its view is its own; it is made per universe (kept, they
+// would be n maps of n-1 members: 4 KB per unit at 100 units, 40 KB at
+// 1,000, more than the rest of a unit's memory on the leader), with its
+// member set made once per side (side.allBut). shared false (container
+// scope) makes a view for this universe alone.
 func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, jn *joined, shared bool) *memberView {
 	// at holds the members shown by their place on the side; pooled,
 	// as a view found again allocates nothing else.

@@ -112,14 +112,15 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 			}
 		}
 		sd := membersOf(st).side(st, r.ID, remote.Service)
-		var v *memberView
-		if jn := p.join(st, sd, r, remote.Service); jn != nil {
-			// Container scope shows each unit its own few: no view to
-			// share.
-			v = sd.view(st, r.ID, u, st.Shown(u, r, jn.units), jn, r.Scope != model.Container)
+		jn := p.join(st, sd, r, remote.Service)
+		var shown []*model.Unit
+		if jn != nil {
+			shown = st.Shown(u, r, jn.units)
 		} else {
-			v = sd.view(st, r.ID, u, st.RemoteMembers(u, r), nil, r.Scope != model.Container)
+			shown = st.RemoteMembers(u, r)
 		}
+		// Container scope shows each unit its own few: no view to share.
+		v := sd.view(st, r.ID, u, shown, jn, r.Scope != model.Container)
 		rel.Units = v.units
 		// The highest revision seen marks what this universe holds
 		// (model.SeenRelation.At).
