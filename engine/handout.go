@@ -5,12 +5,9 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/engine/schedule"
-	"github.com/fixpoint/fixpoint/engine/unijson"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -273,17 +270,17 @@ type prebuilt struct {
 // mu: a unit built here and not chosen is dropped, and one chosen and not
 // built here is built as before (takePrebuilt, lookQueue.run).
 func (c *Controller) prebuild(st *model.State, batch []*look) int {
-	type job struct {
-		name string
-		hash string // the view's, "" if it must be hashed
-	}
-	var jobs []job
+	// The state's lazily built lookups are built here, once, before the
+	// workers read them.
+	st.UnitsOf("")
+	var first *aheadJob
+	var b *builders
 	c.mu.Lock()
 	c.refreshLocked(st)
 	now := c.opts.Now()
-	served := len(batch)
+	served, n := len(batch), 0
 	for li, l := range batch {
-		if li > 0 && len(jobs) >= maxAhead {
+		if li > 0 && n >= maxAhead {
 			served = li
 			break
 		}
@@ -296,60 +293,31 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 			if v == nil || c.claims[name] != nil {
 				continue
 			}
-			j := job{name: name}
+			j := aheadJob{name: name}
 			if c.outdated[name] == viewCurrent {
 				j.hash = v.hash
 			}
-			jobs = append(jobs, j)
+			// One universe alone has nothing to share between
+			// processors: the workers start with the second.
+			switch n++; n {
+			case 1:
+				first = &j
+			case 2:
+				b = startBuilders(st)
+				b.jobs <- *first
+				fallthrough
+			default:
+				b.jobs <- j
+			}
 		}
 	}
 	c.mu.Unlock()
-	if len(jobs) < 2 {
-		return served // nothing to share between processors
+	if b == nil {
+		return served
 	}
-	// The state's lazily built lookups are built here, once, before the
-	// workers read them.
-	st.UnitsOf("")
-	built := make([]*prebuilt, len(jobs))
-	shared := newPass()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			size := 0 // of the largest encoding yet, room for the next
-			for i := int(next.Add(1) - 1); i < len(jobs); i = int(next.Add(1) - 1) {
-				j := jobs[i]
-				p := &prebuilt{hash: j.hash}
-				var members [][]*member
-				p.uni, p.seen, members = build(st, j.name, shared)
-				if p.uni == nil {
-					continue
-				}
-				if p.hash == "" {
-					p.hash, p.hashed = hashWith(p.uni, members)
-					p.rehashed = true
-				}
-				p.run = schedule.RunUniverse(st, st.Units[j.name], p.uni, p.hash, p.seen)
-				// Grown once: appended to from empty, a 4 KB universe
-				// was copied eight times as it grew.
-				if b, err := unijson.Append(make([]byte, 0, size), &p.run, appendUnits(members)); err == nil {
-					p.runJSON = b
-					size = max(size, len(b))
-				}
-				built[i] = p
-			}
-		}()
-	}
-	wg.Wait()
+	built := b.wait()
 	c.mu.Lock()
-	c.looks.pre = make(map[string]*prebuilt, len(jobs))
-	for i, p := range built {
-		if p != nil {
-			c.looks.pre[jobs[i].name] = p
-		}
-	}
+	c.looks.pre = built
 	c.mu.Unlock()
 	return served
 }
