@@ -171,21 +171,24 @@ func main() {
 		return path
 	}
 	packed := map[string]*deployment{} // with -apply api, by environment file
-	// apply applies the environment at path and returns when the server
-	// applied its entry, and when the apply process (or call) ended.
-	apply := func(path string) (committed, exited time.Time) {
+	// apply applies the environment at path and returns what the apply
+	// said ("applied at index N"), for appliedAt, and when the apply
+	// process (or call) ended. The time the server applied the entry is
+	// asked for once the round is over: asked at once, the request and
+	// its answer took both processes' CPU in the wake being measured.
+	apply := func(path string) (out string, exited time.Time) {
 		if d := packed[path]; d != nil {
 			index := must(deployPacked(addr, token, d))
-			return appliedAt(addr, token, fmt.Sprintf("applied at index %d", index)), time.Now()
+			return fmt.Sprintf("applied at index %d", index), time.Now()
 		}
 		cmd := exec.Command(bin, "apply", "-f", path, "--controller", addr, "--data-dir", dir)
 		cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
-		out, err := cmd.CombinedOutput()
+		said, err := cmd.CombinedOutput()
 		exited = time.Now()
 		if err != nil {
-			check(fmt.Errorf("apply: %v\n%s", err, out))
+			check(fmt.Errorf("apply: %v\n%s", err, said))
 		}
-		return appliedAt(addr, token, string(out)), exited
+		return string(said), exited
 	}
 	// With -apply api every round's environment is checked and packed
 	// before the rounds, so that a round is two requests (plan, deploy)
@@ -245,8 +248,9 @@ func main() {
 		}
 		gc0 := gcCycles()
 		roundSteal := proc.Steal()
-		committed, exited := apply(env(round))
+		applied, exited := apply(env(round))
 		waitConverged(status)
+		committed := appliedAt(addr, token, applied)
 		s := (round - 1) % *services
 		var lat, arrived []time.Duration
 		others := 0
