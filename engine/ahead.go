@@ -18,10 +18,15 @@ type aheadJob struct {
 // builders build a pass's universes ahead on every processor (prebuild),
 // each job as soon as it is chosen: started once the choice is made, the
 // builds waited for the whole choice, 0.2-0.4 ms of one core under mu for
-// a change's 100 looks (bench/agents' traced stages).
+// a change's 100 looks (bench/agents' traced stages). The choice holds mu,
+// so adding a job never waits for the workers.
 type builders struct {
-	jobs chan aheadJob
-	wg   sync.WaitGroup
+	mu     sync.Mutex
+	more   sync.Cond // signalled when a job is added or the choice ends
+	jobs   []aheadJob
+	next   int // the first job no worker has taken
+	chosen bool
+	wg     sync.WaitGroup
 	// built holds each worker's universes, by unit.
 	built []map[string]*prebuilt
 }
@@ -30,9 +35,8 @@ type builders struct {
 // store's read lock until wait returns.
 func startBuilders(st *model.State) *builders {
 	n := runtime.GOMAXPROCS(0)
-	// Sends do not wait on the workers while the choice holds mu, as a
-	// rule; a larger choice waits for them, which never need mu.
-	b := &builders{jobs: make(chan aheadJob, 256), built: make([]map[string]*prebuilt, n)}
+	b := &builders{built: make([]map[string]*prebuilt, n)}
+	b.more.L = &b.mu
 	shared := newPass()
 	for w := range n {
 		b.wg.Add(1)
@@ -40,7 +44,7 @@ func startBuilders(st *model.State) *builders {
 			defer b.wg.Done()
 			built := map[string]*prebuilt{}
 			size := 0 // of the largest encoding yet, room for the next
-			for j := range b.jobs {
+			for j, ok := b.take(); ok; j, ok = b.take() {
 				if p := buildAhead(st, j, shared, size); p != nil {
 					built[j.name] = p
 					size = max(size, len(p.runJSON))
@@ -52,9 +56,37 @@ func startBuilders(st *model.State) *builders {
 	return b
 }
 
-// wait closes the jobs and returns what the workers built, by unit.
+// add queues j for the workers.
+func (b *builders) add(j aheadJob) {
+	b.mu.Lock()
+	b.jobs = append(b.jobs, j)
+	b.mu.Unlock()
+	b.more.Signal()
+}
+
+// take returns the next job, waiting for one while the choice goes on;
+// false once every job is taken and the choice is over.
+func (b *builders) take() (aheadJob, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.next == len(b.jobs) && !b.chosen {
+		b.more.Wait()
+	}
+	if b.next == len(b.jobs) {
+		return aheadJob{}, false
+	}
+	j := b.jobs[b.next]
+	b.next++
+	return j, true
+}
+
+// wait ends the choice and returns what the workers built, by unit, once
+// they have built every job.
 func (b *builders) wait() map[string]*prebuilt {
-	close(b.jobs)
+	b.mu.Lock()
+	b.chosen = true
+	b.mu.Unlock()
+	b.more.Broadcast()
 	b.wg.Wait()
 	all := b.built[0]
 	for _, built := range b.built[1:] {

@@ -304,10 +304,10 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 				first = &j
 			case 2:
 				b = startBuilders(st)
-				b.jobs <- *first
+				b.add(*first)
 				fallthrough
 			default:
-				b.jobs <- j
+				b.add(j)
 			}
 		}
 	}
