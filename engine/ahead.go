@@ -16,52 +16,66 @@ type aheadJob struct {
 }
 
 // builders build a pass's universes ahead on every processor (prebuild),
-// each job as soon as it is chosen: started once the choice is made, the
-// builds waited for the whole choice, 0.2-0.4 ms of one core under mu for
-// a change's 100 looks (bench/agents' traced stages). The choice holds mu,
-// so adding a job never waits for the workers.
+// each job as soon as it is chosen. Started after the choice, they waited
+// for all of it: 0.2-0.4 ms of one core under mu for a change's 100 looks
+// (bench/agents' traced stages). The choice holds mu, so adding a job
+// never waits for the workers.
 type builders struct {
+	st     *model.State
+	shared *pass
 	mu     sync.Mutex
 	more   sync.Cond // signalled when a job is added or the choice ends
 	jobs   []aheadJob
 	next   int // the first job no worker has taken
 	chosen bool
 	wg     sync.WaitGroup
-	// built holds each worker's universes, by unit.
+	// built holds each worker's universes, by unit: a worker is started
+	// for each job added until there is one per processor.
 	built []map[string]*prebuilt
 }
 
-// startBuilders starts the workers, which read st: the caller holds the
-// store's read lock until wait returns.
-func startBuilders(st *model.State) *builders {
-	n := runtime.GOMAXPROCS(0)
-	b := &builders{built: make([]map[string]*prebuilt, n)}
+// newBuilders returns the builders of a pass over st: the caller holds
+// the store's read lock until wait returns.
+func newBuilders(st *model.State) *builders {
+	b := &builders{st: st, shared: newPass(), built: make([]map[string]*prebuilt, 0, runtime.GOMAXPROCS(0))}
 	b.more.L = &b.mu
-	shared := newPass()
-	for w := range n {
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			built := map[string]*prebuilt{}
-			size := 0 // of the largest encoding yet, room for the next
-			for j, ok := b.take(); ok; j, ok = b.take() {
-				if p := buildAhead(st, j, shared, size); p != nil {
-					built[j.name] = p
-					size = max(size, len(p.runJSON))
-				}
-			}
-			b.built[w] = built
-		}()
-	}
 	return b
 }
 
-// add queues j for the workers.
+// work builds jobs until the choice is over and every job is taken,
+// keeping what it built in b.built[w].
+func (b *builders) work(w int) {
+	defer b.wg.Done()
+	built := map[string]*prebuilt{}
+	size := 0 // of the largest encoding yet, room for the next
+	for j, ok := b.take(); ok; j, ok = b.take() {
+		if p := buildAhead(b.st, j, b.shared, size); p != nil {
+			built[j.name] = p
+			size = max(size, len(p.runJSON))
+		}
+	}
+	b.mu.Lock()
+	b.built[w] = built
+	b.mu.Unlock()
+}
+
+// add queues j for the workers, starting one more if there are fewer
+// than processors.
 func (b *builders) add(j aheadJob) {
 	b.mu.Lock()
 	b.jobs = append(b.jobs, j)
+	w := len(b.built)
+	start := w < cap(b.built)
+	if start {
+		b.built = b.built[:w+1]
+		b.wg.Add(1)
+	}
 	b.mu.Unlock()
-	b.more.Signal()
+	if start {
+		go b.work(w)
+	} else {
+		b.more.Signal()
+	}
 }
 
 // take returns the next job, waiting for one while the choice goes on;
@@ -88,6 +102,7 @@ func (b *builders) wait() map[string]*prebuilt {
 	b.mu.Unlock()
 	b.more.Broadcast()
 	b.wg.Wait()
+	// Every worker has stored its map: wg orders them before this.
 	all := b.built[0]
 	for _, built := range b.built[1:] {
 		for name, p := range built {

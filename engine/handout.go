@@ -303,7 +303,7 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 			case 1:
 				first = &j
 			case 2:
-				b = startBuilders(st)
+				b = newBuilders(st)
 				b.add(*first)
 				fallthrough
 			default:
