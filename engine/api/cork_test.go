@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -38,29 +37,6 @@ func (l *writeLog) marked() [][]byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.seen
-}
-
-type loggedListener struct {
-	net.Listener
-	log *writeLog
-}
-
-func (l loggedListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return loggedConn{c, l.log}, nil
-}
-
-type loggedConn struct {
-	net.Conn
-	log *writeLog
-}
-
-func (c loggedConn) Write(p []byte) (int, error) {
-	c.log.note(p)
-	return c.Conn.Write(p)
 }
 
 // A work answer larger than net/http's 4 KiB buffer leaves the leader in

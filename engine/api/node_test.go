@@ -16,6 +16,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/internal/cork"
+	"github.com/fixpoint/fixpoint/internal/cork/corktest"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
@@ -63,7 +64,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 	// As `fixpoint server` listens: corkable connections, whose writes
 	// the test can see.
 	writes := &writeLog{}
-	ln = cork.Listener{Listener: loggedListener{ln, writes}}
+	ln = cork.Listener{Listener: corktest.Listener{Listener: ln, Wrote: writes.note}}
 	transport := forward.NewTransport(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -3,37 +3,14 @@ package cork
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync/atomic"
 	"testing"
+
+	"github.com/fixpoint/fixpoint/internal/cork/corktest"
 )
-
-// counting counts the writes made on the connections it accepts.
-type counting struct {
-	net.Listener
-	writes *atomic.Int64
-}
-
-func (l counting) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return countingConn{c, l.writes}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c countingConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
-}
 
 // answer writes size bytes as one answer with its length, corked if
 // asked to, as the work handler does.
@@ -56,7 +33,7 @@ func serve(t *testing.T, h http.Handler, useTLS bool) (*httptest.Server, *atomic
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
 	writes := &atomic.Int64{}
-	srv.Listener = Listener{counting{srv.Listener, writes}}
+	srv.Listener = Listener{corktest.Listener{Listener: srv.Listener, Wrote: func([]byte) { writes.Add(1) }}}
 	srv.Config.ConnContext = ConnContext
 	if useTLS {
 		srv.StartTLS()
