@@ -83,6 +83,12 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	case OpJoin:
 		err = s.setJoin(c.Join)
 		t.All = true
+	case OpLimits:
+		var noop bool
+		if noop, err = s.checkSetLimits(c.Limits); err == nil && !noop {
+			l := *c.Limits
+			s.Limits = &l
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -131,11 +137,8 @@ func (s *State) diverged() []string {
 
 // deploy makes desired, which check resolved from d, the environment.
 func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, error) {
-	if d.BaseIndex != 0 && d.BaseIndex != s.EnvIndex {
-		return nil, fmt.Errorf("the environment changed since this change was planned (planned against index %d, now at %d); run plan again", d.BaseIndex, s.EnvIndex)
-	}
-	changes := Plan(s, desired)
-	if err := CheckChanges(s, desired, changes); err != nil {
+	changes, err := s.planDeploy(d, desired)
+	if err != nil {
 		return nil, err
 	}
 	for _, ds := range desired.Services {
@@ -384,19 +387,10 @@ func (s *State) removeUnit(u *Unit) {
 }
 
 func (s *State) resolve(index uint64, r *ResolveUnit) error {
-	u, ok := s.Units[r.Unit]
-	if !ok {
-		return fmt.Errorf("unit %s does not exist", r.Unit)
+	if noop, err := s.checkResolve(r); noop || err != nil {
+		return err
 	}
-	if u.Error == nil {
-		return fmt.Errorf("unit %s is not in error; there is nothing to resolve", r.Unit)
-	}
-	if u.Resolved != nil {
-		if u.Resolved.NoRetry != r.NoRetry {
-			return fmt.Errorf("unit %s is already marked resolved (%s); it cannot also be marked %s", r.Unit, retryMode(u.Resolved.NoRetry), retryMode(r.NoRetry))
-		}
-		return nil
-	}
+	u := s.Units[r.Unit]
 	u.Index = index
 	if r.NoRetry {
 		u.Reconciled = u.Error.Hash

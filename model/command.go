@@ -29,6 +29,7 @@ type Command struct {
 	Auth     *Auth            `json:"auth,omitempty"`
 	Reset    *ResetMachine    `json:"reset,omitempty"`
 	Join     *JoinToken       `json:"join,omitempty"`
+	Limits   *Limits          `json:"limits,omitempty"`
 }
 
 // Op names a command.
@@ -44,6 +45,7 @@ const (
 	OpAuth     Op = "auth"
 	OpReset    Op = "reset-machine"
 	OpJoin     Op = "join-token"
+	OpLimits   Op = "limits"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -187,7 +189,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil} {
 		if p {
 			set++
 		}
@@ -252,6 +254,11 @@ func (c *Command) Check() (*Desired, error) {
 		if c.Join.Expires < 0 {
 			return nil, fmt.Errorf("join token expiry %d is before 1970", c.Join.Expires)
 		}
+	case OpLimits:
+		if c.Limits == nil {
+			return nil, missing()
+		}
+		return nil, c.Limits.Validate()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

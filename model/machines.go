@@ -19,16 +19,13 @@ var ErrRequestReused = errors.New("request id reused for a different command")
 //
 // It reports whether anything changed.
 func (s *State) registerMachine(index uint64, m *RegisterMachine) (bool, error) {
-	cur, ok := s.Machines[m.Name]
-	if ok && cur.Credential != "" && m.Renew != cur.Credential {
-		return false, fmt.Errorf("register machine %s: %w; only its current agent renews it. If that agent lost its credential (its data dir's %s), run `fixpoint machine reset %s` and start it again", m.Name, ErrTakeover, AgentCredentialFile, m.Name)
+	if noop, err := s.checkRegister(m); noop || err != nil {
+		return false, err
 	}
+	cur, ok := s.Machines[m.Name]
 	cred := m.Credential
 	if cred == "" && ok {
 		cred = cur.Credential
-	}
-	if ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential {
-		return false, nil
 	}
 	next := &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
 	if ok {
@@ -46,15 +43,12 @@ const AgentCredentialFile = "agent.token"
 // next agent registering it with the join token gets a new credential,
 // and status shows at which index it replaced the old one.
 func (s *State) resetMachine(index uint64, r *ResetMachine) error {
-	m, ok := s.Machines[r.Name]
-	if !ok {
-		return fmt.Errorf("machine %s is not registered (machines: %s)", r.Name, listOr(sortedKeys(s.Machines)))
+	if noop, err := s.checkReset(r); noop || err != nil {
+		return err
 	}
+	m := s.Machines[r.Name]
 	if r.Forget {
 		delete(s.Machines, r.Name)
-		return nil
-	}
-	if m.Credential == "" {
 		return nil
 	}
 	s.Machines[r.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Lost: m.Lost, Replaced: index}
@@ -63,11 +57,8 @@ func (s *State) resetMachine(index uint64, r *ResetMachine) error {
 
 // setJoin replaces (or, with an empty hash, revokes) the join token.
 func (s *State) setJoin(j *JoinToken) error {
-	if s.Auth == nil {
-		return fmt.Errorf("the control plane has no credentials yet: it is still bootstrapping")
-	}
-	if j.Hash != "" && j.Hash == s.Auth.Operator {
-		return fmt.Errorf("the join token may not equal the operator token")
+	if noop, err := s.checkJoin(j); noop || err != nil {
+		return err
 	}
 	s.Auth = &Auth{Operator: s.Auth.Operator, Join: j.Hash, JoinExpires: j.Expires}
 	return nil

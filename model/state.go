@@ -51,7 +51,10 @@ type State struct {
 	UnitNumbers map[string]int `json:"unit_numbers,omitempty"`
 	// Auth holds hashes of the credentials the control plane accepts;
 	// nil until the bootstrap node records them.
-	Auth       *Auth             `json:"auth,omitempty"`
+	Auth *Auth `json:"auth,omitempty"`
+	// Limits are the limits in force (nil: DefaultLimits), set by
+	// OpLimits; replaced whole, never edited in place.
+	Limits     *Limits           `json:"limits,omitempty"`
 	Requests   map[string]uint64 `json:"requests"`
 	RequestLog []string          `json:"request_log"`
 	// RequestDigests binds a remembered request id to its command's

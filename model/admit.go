@@ -1,0 +1,116 @@
+package model
+
+import "fmt"
+
+// Admit tells, from s alone, what applying c as the next entry would do:
+// err when the FSM would refuse it, noop when it would change nothing. The
+// API asks before proposing, so that a command refused on state the node
+// can read never grows the log; the FSM applies the same rules again and
+// stays the judge. desired is a deploy's resolved environment
+// (Command.Check). Ops the API does not propose on an operator's or an
+// agent's behalf (results, liveness, auth) are admitted.
+func (s *State) Admit(c *Command, desired *Desired) (noop bool, err error) {
+	switch c.Op {
+	case OpDeploy:
+		_, err = s.planDeploy(c.Deploy, desired)
+		return false, err
+	case OpMachine:
+		return s.checkRegister(c.Machine)
+	case OpResolve:
+		return s.checkResolve(c.Resolve)
+	case OpReset:
+		return s.checkReset(c.Reset)
+	case OpJoin:
+		return s.checkJoin(c.Join)
+	case OpLimits:
+		return s.checkSetLimits(c.Limits)
+	}
+	return false, nil
+}
+
+// CheckLimits refuses a desired environment over the limits in force, or
+// one that with the units still dying would hold more units than they
+// allow. It allocates nothing per unit: plans and deploys run it before
+// they name units.
+func (s *State) CheckLimits(desired *Desired) error {
+	l := s.LimitsInForce()
+	if ps := l.Check(desired); len(ps) > 0 {
+		return ps
+	}
+	return s.checkDying(desired, l)
+}
+
+// planDeploy checks d, which resolved to desired, against s and returns
+// what deploying it changes.
+func (s *State) planDeploy(d *Deploy, desired *Desired) ([]Change, error) {
+	if d.BaseIndex != 0 && d.BaseIndex != s.EnvIndex {
+		return nil, fmt.Errorf("the environment changed since this change was planned (planned against index %d, now at %d); run plan again", d.BaseIndex, s.EnvIndex)
+	}
+	if err := s.CheckLimits(desired); err != nil {
+		return nil, err
+	}
+	changes := Plan(s, desired)
+	if err := CheckChanges(s, desired, changes); err != nil {
+		return nil, err
+	}
+	return changes, nil
+}
+
+// checkRegister refuses a registration that would take a machine over or
+// register one machine past the limit; an unchanged renewal is a no-op.
+func (s *State) checkRegister(m *RegisterMachine) (noop bool, err error) {
+	cur, ok := s.Machines[m.Name]
+	if ok && cur.Credential != "" && m.Renew != cur.Credential {
+		return false, fmt.Errorf("register machine %s: %w; only its current agent renews it. If that agent lost its credential (its data dir's %s), run `fixpoint machine reset %s` and start it again", m.Name, ErrTakeover, AgentCredentialFile, m.Name)
+	}
+	if l := s.LimitsInForce(); !ok && len(s.Machines) >= l.Machines {
+		return false, fmt.Errorf("register machine %s: %d machines are registered, the limit (%s); forget machines no longer used (`fixpoint machine forget M`)", m.Name, len(s.Machines), raise("max-machines"))
+	}
+	cred := m.Credential
+	if cred == "" && ok {
+		cred = cur.Credential
+	}
+	return ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential, nil
+}
+
+// checkResolve refuses `resolved` of a unit that does not exist, is not
+// in error, or is already marked resolved the other way; marking it again
+// the same way is a no-op.
+func (s *State) checkResolve(r *ResolveUnit) (noop bool, err error) {
+	u, ok := s.Units[r.Unit]
+	if !ok {
+		return false, fmt.Errorf("unit %s does not exist", r.Unit)
+	}
+	if u.Error == nil {
+		return false, fmt.Errorf("unit %s is not in error; there is nothing to resolve", r.Unit)
+	}
+	if u.Resolved != nil {
+		if u.Resolved.NoRetry != r.NoRetry {
+			return false, fmt.Errorf("unit %s is already marked resolved (%s); it cannot also be marked %s", r.Unit, retryMode(u.Resolved.NoRetry), retryMode(r.NoRetry))
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// checkReset refuses a reset of a machine that is not registered; a reset
+// of one that holds no credential is a no-op.
+func (s *State) checkReset(r *ResetMachine) (noop bool, err error) {
+	m, ok := s.Machines[r.Name]
+	if !ok {
+		return false, fmt.Errorf("machine %s is not registered (machines: %s)", r.Name, listOr(sortedKeys(s.Machines)))
+	}
+	return !r.Forget && m.Credential == "", nil
+}
+
+// checkJoin refuses a join token before the credentials are set or equal
+// to the operator's; setting the one in force again is a no-op.
+func (s *State) checkJoin(j *JoinToken) (noop bool, err error) {
+	if s.Auth == nil {
+		return false, fmt.Errorf("the control plane has no credentials yet: it is still bootstrapping")
+	}
+	if j.Hash != "" && j.Hash == s.Auth.Operator {
+		return false, fmt.Errorf("the join token may not equal the operator token")
+	}
+	return s.Auth.Join == j.Hash && s.Auth.JoinExpires == j.Expires, nil
+}
