@@ -127,7 +127,7 @@ func (l Limits) Check(d *Desired) Problems {
 		case d.Services[name].Subordinate:
 			ps.add([]string{"services", name}, "subordinate service %s would get more than %d units, one per principal unit it is related to; the limit per service is %d (%s)", name, l.UnitsPerService, l.UnitsPerService, raise("max-units-per-service"))
 		default:
-			ps.add([]string{"services", name, "units"}, "units is %d; the limit per service is %d (%s)", n, l.UnitsPerService, raise("max-units-per-service"))
+			ps.add([]string{"services", name, "units"}, "units is %d; the limit per service is %d (%s)", d.Services[name].Units, l.UnitsPerService, raise("max-units-per-service"))
 		}
 	}
 	if total > l.Units {
