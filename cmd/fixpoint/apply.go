@@ -49,7 +49,7 @@ func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, er
 		return planFromState(ctx, c, p)
 	}
 	if err != nil {
-		return nil, exitf(exitFailed, "plan against the running environment: %v", err)
+		return nil, exitf(exitFailed, "plan against the running environment: %v", locate(p.env, err))
 	}
 	return plan, nil
 }
@@ -66,7 +66,11 @@ func planFromState(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, 
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
-	return api.NewPlan(st, p.deploy, desired), nil
+	plan, err := api.NewPlan(st, p.deploy, desired)
+	if err != nil {
+		return nil, exitf(exitFailed, "%v", locate(p.env, err))
+	}
+	return plan, nil
 }
 
 // deploy uploads the charms and applies the environment as one command,
@@ -97,7 +101,7 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 	d.BaseIndex = plan.EnvIndex
 	resp, err := c.Deploy(ctx, &d)
 	if err != nil {
-		return exitf(exitFailed, "apply: %v", err)
+		return exitf(exitFailed, "apply: %v", locate(p.env, err))
 	}
 	if !quiet {
 		for _, ch := range resp.Changes {

@@ -40,6 +40,8 @@ type nodeConfig struct {
 	// tls, when set, serves the API over TLS and runs Raft over mutual
 	// TLS with the same certificate.
 	tls *tls.Config
+	// limits are the --max-* flags (recordLimits).
+	limits *limitFlags
 }
 
 // tuning holds the engine settings `up` and `server` share.
@@ -118,6 +120,13 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 			store.Close()
 			ln.Close()
 			return nil, fmt.Errorf("record credentials: %w", err)
+		}
+	}
+	if cfg.limits != nil {
+		// Not fatal: a node that cannot reach a leader must still start
+		// to help restore one; the cluster keeps the limits in force.
+		if err := recordLimits(ctx, store, cfg.limits, cfg.creds != nil, cfg.log); err != nil {
+			cfg.log.Error("the limits given on the command line are not in force", "error", err)
 		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())

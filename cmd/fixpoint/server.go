@@ -20,6 +20,7 @@ func newServerCmd() *cobra.Command {
 		token     string
 		tokenFile string
 		tlsf      tlsFlags
+		limits    limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "server --node-id ID --data-dir D --raft-addr HOST:PORT --http-addr HOST:PORT (--bootstrap | --join ADDR[,ADDR])",
@@ -27,7 +28,12 @@ func newServerCmd() *cobra.Command {
 		Long: `server runs one node of the control plane: Raft over TCP, its data in
 --data-dir, and the HTTP API. Start the first node with --bootstrap (it only
 bootstraps an empty data dir) and the others with --join pointing at any
-member's HTTP address. A node restarted on its data dir rejoins by itself.`,
+member's HTTP address. A node restarted on its data dir rejoins by itself.
+
+The --max-* flags bound what the environment may hold (units, services,
+relations, config, machines). The limits are the cluster's, not the node's:
+the bootstrap node records its own, and a node started later with some of
+them given changes those for the whole cluster.`,
 		Example: `  fixpoint server --node-id n1 --data-dir /var/lib/fixpoint/n1 --raft-addr 10.0.0.1:7000 --http-addr 10.0.0.1:7070 --bootstrap
   fixpoint server --node-id n2 --data-dir /var/lib/fixpoint/n2 --raft-addr 10.0.0.2:7000 --http-addr 10.0.0.2:7070 --join 10.0.0.1:7070 --token-file /etc/fixpoint/operator.token`,
 		Args: cobra.NoArgs,
@@ -35,6 +41,10 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 			if cfg.id == "" || cfg.dataDir == "" || cfg.raftAddr == "" || cfg.httpAddr == "" {
 				return exitf(exitFailed, "server needs --node-id, --data-dir, --raft-addr and --http-addr")
 			}
+			if err := limits.check(); err != nil {
+				return err
+			}
+			cfg.limits = &limits
 			if cfg.bootstrap && join != "" {
 				return exitf(exitFailed, "--bootstrap and --join exclude each other: bootstrap the first node only, join the others to it")
 			}
@@ -105,6 +115,7 @@ member's HTTP address. A node restarted on its data dir rejoins by itself.`,
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	cfg.tuning.flags(f)
 	tlsf.flags(f)
+	limits.flags(f)
 	return cmd
 }
 

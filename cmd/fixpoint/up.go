@@ -31,6 +31,7 @@ func newUpCmd() *cobra.Command {
 		tune           tuning
 		logJSON        bool
 		hookShell      string
+		limits         limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "up -f ENV.cue",
@@ -52,9 +53,12 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 			if err := legacy.CheckHookShell(hookShell); err != nil {
 				return exitf(exitFailed, "--hook-shell: %v", err)
 			}
+			if err := limits.check(); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON, hookShell})
+			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON, hookShell, &limits})
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
@@ -67,6 +71,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
 	hookShellFlag(cmd.Flags(), &hookShell)
 	tune.flags(cmd.Flags())
+	limits.flags(cmd.Flags())
 	return cmd
 }
 
@@ -81,6 +86,7 @@ type upConfig struct {
 	tuning         tuning
 	logJSON        bool
 	hookShell      string
+	limits         *limitFlags
 }
 
 // upState is what up remembers between runs on one data dir: the Raft
@@ -132,7 +138,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if err != nil {
 		return exitf(exitFailed, "%v", err)
 	}
-	n, err := startNode(ctx, nodeConfig{id: "local", dataDir: dataDir, raftAddr: us.RaftAddr, httpAddr: cfg.httpAddr, bootstrap: true, log: log, tuning: cfg.tuning, token: creds.operator, creds: &creds})
+	n, err := startNode(ctx, nodeConfig{id: "local", dataDir: dataDir, raftAddr: us.RaftAddr, httpAddr: cfg.httpAddr, bootstrap: true, log: log, tuning: cfg.tuning, token: creds.operator, creds: &creds, limits: cfg.limits})
 	if err != nil {
 		return exitf(exitFailed, "start control plane: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 func newVetCmd() *cobra.Command {
 	var files []string
+	var limits limitFlags
 	cmd := &cobra.Command{
 		Use:   "vet ENV.cue... | vet DIR",
 		Short: "Check an environment and its charms without running anything",
@@ -20,7 +21,10 @@ directory whose .cue files unify — checks it against the environment schema,
 reads the metadata of every charm it names (charm.cue, or metadata.yaml and
 config.yaml; paths are relative to the environment's directory) and checks
 the whole as the control plane would: services, endpoints, interfaces,
-config types, relation limits, subordinates.
+config types, relation limits, subordinates, and the control plane's limits
+on units, services, relations, config and machines: the defaults, or those
+the --max-* flags give (a cluster started with raised limits needs the same
+flags here).
 
 It warns (on stderr, without failing) about Juju features a charm declares
 that fixpoint has no counterpart for: actions, storage, resources, workload
@@ -36,7 +40,15 @@ built, packed or sent anywhere.`,
 			if len(paths) == 0 {
 				return exitf(exitFailed, "vet: name the environment: fixpoint vet ENV.cue (or a directory)")
 			}
+			if err := limits.check(); err != nil {
+				return err
+			}
 			c, err := charm.Check(paths...)
+			if err == nil {
+				if ps := limits.value.Check(c.Desired); len(ps) > 0 {
+					err = locate(c.Env, ps)
+				}
+			}
 			var se *schemas.Error
 			if errors.As(err, &se) {
 				for _, p := range se.Problems {
@@ -55,6 +67,7 @@ built, packed or sent anywhere.`,
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "environment file or directory (repeatable; same as naming them as arguments)")
+	limits.flags(cmd.Flags())
 	return cmd
 }
 

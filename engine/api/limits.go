@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,11 +41,13 @@ func writeInvalid(w http.ResponseWriter, cmd *model.Command, err error) {
 	writeKind(w, forward.KindBadRequest, "%s: %v", cmd.Op, err)
 }
 
-// propose checks cmd as the FSM will (shape, sizes, names, and whether
-// its request id was already used for another command) and only then
-// proposes it: a malformed command answers 400, an environment the FSM
-// would refuse or a reused request id 409, and neither reaches the log.
-// The FSM checks again; it remains the judge.
+// propose checks cmd as the FSM will (shape, sizes, names, limits, and
+// whatever else the state it reads decides: whether its request id was
+// used for another command, whether the unit to resolve is in error) and
+// only then proposes it: a malformed command answers 400, one the FSM
+// would refuse 409, one that would change nothing 200 with the index it
+// was judged at, and none of them reaches the log. The FSM checks again;
+// it remains the judge.
 func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Command) {
 	if id := r.Header.Get("X-Request-Id"); id != "" {
 		cmd.RequestID = id
@@ -52,17 +55,21 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 	if cmd.RequestID != "" {
 		cmd.Digest = cmd.Fingerprint()
 	}
-	if err := cmd.Validate(); err != nil {
+	desired, err := cmd.Check()
+	if err != nil {
 		writeInvalid(w, cmd, err)
 		return
 	}
-	var reused error
-	_ = s.node.View(func(st *model.State) error {
-		_, _, reused = st.CheckRequest(cmd)
-		return nil
-	})
-	if reused != nil {
-		writeError(w, http.StatusConflict, "%v", reused)
+	noop, err := s.admit(r.Context(), cmd, desired)
+	switch {
+	case errors.Is(err, model.ErrRequestReused):
+		writeError(w, http.StatusConflict, "%v", err)
+		return
+	case err != nil:
+		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), "")
+		return
+	case noop != nil:
+		writeJSON(w, http.StatusOK, noop)
 		return
 	}
 	cmd.Time = time.Now().UnixNano()
@@ -72,4 +79,36 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// admit asks the applied state what cmd would do (model.State.Admit), so
+// that a command refused on state this node can read, or one that would
+// change nothing, never grows the log. It returns the refusal, or the
+// answer to give for a no-op; neither nil means propose. This node's copy
+// may lag the log, so a refusal or a no-op is confirmed on a
+// linearizable read first; where that read fails, the command is
+// proposed and the FSM judges it.
+func (s *Server) admit(ctx context.Context, cmd *model.Command, desired *model.Desired) (*model.Response, error) {
+	check := func() (noop *model.Response, err error) {
+		_ = s.node.View(func(st *model.State) error {
+			var dup, same bool
+			if _, dup, err = st.CheckRequest(cmd); err != nil || dup {
+				// A retry is answered by the FSM, with the index the
+				// first send was applied at.
+				return nil
+			}
+			if same, err = st.Admit(cmd, desired); same && err == nil {
+				noop = &model.Response{Index: st.Index}
+			}
+			return nil
+		})
+		return noop, err
+	}
+	if noop, err := check(); noop == nil && err == nil {
+		return nil, nil
+	}
+	if err := s.node.Linearize(ctx); err != nil {
+		return nil, nil
+	}
+	return check()
 }

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,23 +56,24 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "register: %v", err)
 		return
 	}
-	held := false
-	_ = s.node.View(func(st *model.State) error {
-		m := st.Machines[req.Machine]
-		held = m != nil && m.Credential != "" && m.Credential != reg.Renew
-		return nil
-	})
-	if held {
-		s.refuseTakeover(w, r, p, req.Machine)
-		return
-	}
-	if _, err := s.node.Apply(r.Context(), cmd); err != nil {
-		if strings.Contains(err.Error(), model.ErrTakeover.Error()) {
-			// Raced with another registration of the same machine.
-			s.refuseTakeover(w, r, p, req.Machine)
+	// A renewal that changes nothing is answered without an entry.
+	noop, err := s.admit(r.Context(), cmd, nil)
+	switch {
+	case err == nil && noop == nil:
+		_, err = s.node.Apply(r.Context(), cmd)
+		if err != nil && !strings.Contains(err.Error(), model.ErrTakeover.Error()) {
+			writeStoreError(w, err, "register machine "+req.Machine)
 			return
 		}
-		writeStoreError(w, err, "register machine "+req.Machine)
+	case err != nil && !errors.Is(err, model.ErrTakeover):
+		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), "")
+		return
+	}
+	if err != nil {
+		// The machine holds another credential: seen before proposing,
+		// or by the FSM when another registration raced this one (its
+		// refusal comes back as text).
+		s.refuseTakeover(w, r, p, req.Machine)
 		return
 	}
 	// A registering agent has just started: whatever it held is gone.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -46,10 +47,14 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var p *Plan
-	_ = s.node.View(func(st *model.State) error {
-		p = NewPlan(st, &d, desired)
-		return nil
+	err = s.node.View(func(st *model.State) (err error) {
+		p, err = NewPlan(st, &d, desired)
+		return err
 	})
+	if err != nil {
+		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), "")
+		return
+	}
 	// A node takes a deploy only with its charms on its disk, and fetches
 	// those it lacks from its peers. A charm the state knows may be on
 	// no reachable peer: the archive is pushed to them after its upload,
@@ -67,8 +72,12 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 
 // NewPlan is the plan of deploying d, whose environment resolves to
 // desired, onto st. A CLI that meets a control plane without POST
-// /v1/plan makes it from the state it read.
-func NewPlan(st *model.State, d *model.Deploy, desired *model.Desired) *Plan {
+// /v1/plan makes it from the state it read. An environment over st's
+// limits is refused before a unit is named.
+func NewPlan(st *model.State, d *model.Deploy, desired *model.Desired) (*Plan, error) {
+	if err := st.CheckLimits(desired); err != nil {
+		return nil, err
+	}
 	p := &Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}}
 	if p.Changes == nil {
 		p.Changes = []model.Change{}
@@ -79,5 +88,5 @@ func NewPlan(st *model.State, d *model.Deploy, desired *model.Desired) *Plan {
 		}
 	}
 	slices.Sort(p.Missing)
-	return p
+	return p, nil
 }
