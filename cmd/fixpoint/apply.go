@@ -49,7 +49,7 @@ func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, er
 		return planFromState(ctx, c, p)
 	}
 	if err != nil {
-		return nil, exitf(exitFailed, "plan against the running environment: %v", locate(p.env, err))
+		return nil, refusal("plan against the running environment", p.env, err)
 	}
 	return plan, nil
 }
@@ -68,7 +68,7 @@ func planFromState(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, 
 	}
 	plan, err := api.NewPlan(st, p.deploy, desired)
 	if err != nil {
-		return nil, exitf(exitFailed, "%v", locate(p.env, err))
+		return nil, refusal("plan", p.env, err)
 	}
 	return plan, nil
 }
@@ -101,7 +101,7 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 	d.BaseIndex = plan.EnvIndex
 	resp, err := c.Deploy(ctx, &d)
 	if err != nil {
-		return exitf(exitFailed, "apply: %v", locate(p.env, err))
+		return refusal("apply", p.env, err)
 	}
 	if !quiet {
 		for _, ch := range resp.Changes {

@@ -88,17 +88,18 @@ func recordLimits(ctx context.Context, store *raftstore.Store, l *limitFlags, bo
 	return nil
 }
 
-// locate places the model's problems in err at their file:line:col in
-// env, as vet places its own; any other error is returned as it is.
-func locate(env *schemas.Env, err error) error {
+// refusal is the exit for a control plane's answer err to what: the
+// model's problems in it at their file:line:col in env, one a line, as
+// vet reports its own; any other error after what.
+func refusal(what string, env *schemas.Env, err error) error {
 	var ps model.Problems
 	if !errors.As(err, &ps) {
-		return err
+		return exitf(exitFailed, "%s: %v", what, err)
 	}
 	se := &schemas.Error{}
 	for _, p := range ps {
 		se.Problems = append(se.Problems, env.Problem(p))
 	}
 	se.Sort()
-	return se
+	return exitf(exitFailed, "%v", se)
 }

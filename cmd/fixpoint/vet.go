@@ -43,12 +43,7 @@ built, packed or sent anywhere.`,
 			if err := limits.check(); err != nil {
 				return err
 			}
-			c, err := charm.Check(paths...)
-			if err == nil {
-				if ps := limits.value.Check(c.Desired); len(ps) > 0 {
-					err = locate(c.Env, ps)
-				}
-			}
+			c, err := charm.CheckWithin(limits.value, paths...)
 			var se *schemas.Error
 			if errors.As(err, &se) {
 				for _, p := range se.Problems {

@@ -37,25 +37,34 @@ type Checked struct {
 // Check loads the environment in paths (as schemas.LoadEnvironment), the
 // metadata of every charm it names (relative to the environment's
 // directory) and resolves it with model.Resolve, without building or
-// packing anything; this is `fixpoint vet`. Every problem found is in the
-// returned *schemas.Error, each at its file:line:col.
+// packing anything; this is `fixpoint vet`. It holds the environment to
+// model.DefaultLimits too. Every problem found is in the returned
+// *schemas.Error, each at its file:line:col.
 func Check(paths ...string) (*Checked, error) {
-	return check(paths, "")
+	return CheckWithin(model.DefaultLimits, paths...)
+}
+
+// CheckWithin is Check holding the environment to limits: `vet` with
+// --max-* flags, for a control plane whose limits were raised.
+func CheckWithin(limits model.Limits, paths ...string) (*Checked, error) {
+	return check(paths, "", &limits)
 }
 
 // CheckAndPack is Check that also packs every charm into cacheDir, so the
-// services carry real charm hashes: what plan, apply and up need.
+// services carry real charm hashes: what plan, apply and up need. It
+// leaves the limits to the control plane, whose limits are the ones in
+// force.
 func CheckAndPack(cacheDir string, paths ...string) (*Checked, error) {
 	if cacheDir == "" {
 		return nil, errors.New("CheckAndPack needs a cache directory for the archives")
 	}
-	return check(paths, cacheDir)
+	return check(paths, cacheDir, nil)
 }
 
 // PlaceholderHash stands in for the content hash of an unpacked charm.
 func PlaceholderHash(dir string) string { return "unpacked:" + dir }
 
-func check(paths []string, cacheDir string) (*Checked, error) {
+func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, error) {
 	env, err := schemas.LoadEnvironment(paths...)
 	if err != nil {
 		return nil, err
@@ -132,6 +141,10 @@ func check(paths []string, cacheDir string) (*Checked, error) {
 		}
 	case err != nil:
 		return nil, err
+	case limits != nil && len(broken) == 0:
+		for _, p := range limits.Check(desired) {
+			problems.Problems = append(problems.Problems, env.Problem(p))
+		}
 	}
 	if len(problems.Problems) > 0 {
 		problems.Sort()
