@@ -20,6 +20,8 @@ func FuzzCommand(f *testing.F) {
 		`{"op":"join-token","join":{"hash":"","expires":-1}}`,
 		`{"op":"auth","auth":{"operator":"x","join":"y"}}`,
 		`{"op":"nope","deploy":{},"machine":{}}`,
+		`{"op":"limits","limits":{"units_per_service":1,"units":0}}`,
+		`{"op":"deploy","deploy":{"env":{"apiVersion":"fixpoint/v1","name":"x","services":{"a":{"charm":"c","charm_hash":"h","units":1000000000}}},"charms":{"h":{"hash":"h","meta":{"name":"c"}}}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
