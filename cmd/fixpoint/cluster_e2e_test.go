@@ -28,6 +28,12 @@ type cluster struct {
 	// agentDirs keeps each machine's agent data dir across restarts: it
 	// holds the machine's credential.
 	agentDirs map[string]string
+	// owner, when set, owns the processes restart starts, so that a node
+	// restarted in one subtest outlives it; t otherwise.
+	owner *testing.T
+	// tokenFile, when set, is the operator token in a file only its owner
+	// may read: restarted nodes read it there instead of taking --token.
+	tokenFile string
 }
 
 func (c *cluster) serverArgs(i int) []string {
@@ -221,7 +227,29 @@ func testClusterWithAgents(t *testing.T, withTLS bool) {
 	// The killed server restarts from its data dir and catches up.
 	c.procs[li] = startProc(t, append(c.serverArgs(li), "--join", c.live(), "--token", c.token)...)
 	c.addrs[li] = c.waitAddr(li)
-	eventually(t, "the restarted node caught up", time.Minute, func() (bool, string) {
+	c.waitCaughtUp(t, "the restarted node caught up")
+	if r := c.cli("plan", "-f", repo("testdata", "envs", "leader.cue")); r.code != 0 {
+		t.Fatalf("after all that the environment differs from what was applied: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A backup holds relation passwords: it is its owner's only, even
+	// over a file that was world-readable.
+	backup := filepath.Join(t.TempDir(), "backup.json")
+	if err := os.WriteFile(backup, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.cli("cluster", "snapshot", "save", backup); r.code != 0 {
+		t.Fatalf("snapshot save: %d\n%s", r.code, r.stderr)
+	}
+	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
+		t.Errorf("backup: %v %v, want a non-empty file of mode 0600", fi, err)
+	}
+}
+
+// waitCaughtUp waits until `cluster members` shows three nodes that answer,
+// their applied indexes at most two entries apart.
+func (c *cluster) waitCaughtUp(t *testing.T, what string) {
+	t.Helper()
+	eventually(t, what, time.Minute, func() (bool, string) {
 		ms := c.members(-1)
 		var max, min uint64 = 0, ^uint64(0)
 		n := 0
@@ -239,19 +267,4 @@ func testClusterWithAgents(t *testing.T, withTLS bool) {
 		}
 		return n == 3 && max-min <= 2, jsonString(ms)
 	})
-	if r := c.cli("plan", "-f", repo("testdata", "envs", "leader.cue")); r.code != 0 {
-		t.Fatalf("after all that the environment differs from what was applied: %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	// A backup holds relation passwords: it is its owner's only, even
-	// over a file that was world-readable.
-	backup := filepath.Join(t.TempDir(), "backup.json")
-	if err := os.WriteFile(backup, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if r := c.cli("cluster", "snapshot", "save", backup); r.code != 0 {
-		t.Fatalf("snapshot save: %d\n%s", r.code, r.stderr)
-	}
-	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() == 0 {
-		t.Errorf("backup: %v %v, want a non-empty file of mode 0600", fi, err)
-	}
 }

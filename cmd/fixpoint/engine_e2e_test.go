@@ -42,6 +42,13 @@ func (b *syncBuffer) String() string {
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcFor(t, t, args...)
+}
+
+// startProcFor is startProc for a process that outlives the (sub)test t
+// starting it: owner's cleanup kills it.
+func startProcFor(t, owner *testing.T, args ...string) *proc {
+	t.Helper()
 	out := newSyncBuffer()
 	cmd := exec.Command(fixpointBin(t), args...)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -51,7 +58,7 @@ func startProc(t *testing.T, args ...string) *proc {
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd, out: out}
-	t.Cleanup(p.kill)
+	owner.Cleanup(p.kill)
 	return p
 }
 

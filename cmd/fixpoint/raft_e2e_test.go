@@ -249,7 +249,15 @@ func (c *cluster) restart(i int, extra []string) {
 	if extra == nil {
 		extra = []string{"--join", c.live()}
 	}
-	c.procs[i] = startProc(c.t, append(append(c.serverArgs(i), extra...), "--token", c.token)...)
+	token := []string{"--token", c.token}
+	if c.tokenFile != "" {
+		token = []string{"--token-file", c.tokenFile}
+	}
+	owner := c.owner
+	if owner == nil {
+		owner = c.t
+	}
+	c.procs[i] = startProcFor(c.t, owner, append(append(c.serverArgs(i), extra...), token...)...)
 	c.addrs[i] = c.waitAddr(i)
 }
 
