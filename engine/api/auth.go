@@ -71,30 +71,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 		return r, true
 	}
 	token := bearerToken(r)
-	var auth *model.Auth
-	expired := false
-	p := principal{}
-	if token != "" {
-		h := HashToken(token)
-		_ = s.node.View(func(st *model.State) error {
-			auth = st.Auth
-			switch {
-			case auth == nil:
-			case equalHash(h, auth.Operator):
-				p.role = roleOperator
-			case equalHash(h, auth.Join):
-				if auth.JoinExpires != 0 && time.Now().UnixNano() >= auth.JoinExpires {
-					expired = true
-					break
-				}
-				p.role = roleJoin
-			default:
-				if name, ok := s.agentOf(st, h); ok {
-					p = principal{role: roleAgent, machine: name, credential: h}
-				}
-			}
-			return nil
-		})
+	p, auth, expired := s.identify(token)
+	if token != "" && p.role == "" && !expired && !s.node.IsLeader() && s.catchUp(r.Context()) == nil {
+		// The leader may have issued the token a moment ago, to an agent
+		// that registered through this node, before this node applied it.
+		p, auth, expired = s.identify(token)
 	}
 	if auth == nil && token != "" {
 		writeError(w, http.StatusServiceUnavailable, "the control plane has no credentials yet: it is still bootstrapping; try again")
@@ -116,6 +97,59 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 		return r, false
 	}
 	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p)), true
+}
+
+// identify finds who token stands for in this node's copy of the state:
+// the principal (no role when nobody), the credentials in force, and
+// whether the token is a join token past its expiry.
+func (s *Server) identify(token string) (principal, *model.Auth, bool) {
+	var auth *model.Auth
+	expired := false
+	p := principal{}
+	if token == "" {
+		return p, nil, false
+	}
+	h := HashToken(token)
+	_ = s.node.View(func(st *model.State) error {
+		auth = st.Auth
+		switch {
+		case auth == nil:
+		case equalHash(h, auth.Operator):
+			p.role = roleOperator
+		case equalHash(h, auth.Join):
+			if auth.JoinExpires != 0 && time.Now().UnixNano() >= auth.JoinExpires {
+				expired = true
+				break
+			}
+			p.role = roleJoin
+		default:
+			if name, ok := s.agentOf(st, h); ok {
+				p = principal{role: roleAgent, machine: name, credential: h}
+			}
+		}
+		return nil
+	})
+	return p, auth, expired
+}
+
+// catchUpTimeout bounds how long a request with an unknown token waits
+// for its node to catch up with the leader before it is refused.
+const catchUpTimeout = 3 * time.Second
+
+// catchUp waits until this node has applied everything the leader had
+// committed when it was called (a read index, as linearizable reads take).
+// One runs at a time per node: requests with tokens nobody issued cost the
+// leader at most one read index at a time, however many arrive.
+func (s *Server) catchUp(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
+	defer cancel()
+	select {
+	case s.catchingUp <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.catchingUp }()
+	return s.node.Linearize(ctx)
 }
 
 // credentials remembers which machine a credential hash belongs to, so

@@ -71,6 +71,9 @@ type Server struct {
 	peerClient *forward.Client
 	applying   applying
 	creds      credentials
+	// catchingUp holds the one catch-up with the leader that requests
+	// with an unknown token may run at a time (auth.go).
+	catchingUp chan struct{}
 }
 
 // NewServer returns the API of one node.
@@ -87,7 +90,8 @@ func NewServer(cfg Config) *Server {
 	node := cfg.Node
 	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, log: cfg.Log, mux: http.NewServeMux(),
 		proxy: forward.NewProxy(cfg.Transport, cfg.PeerClient, node.NodeID()),
-		peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID())}
+		peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID()),
+		catchingUp: make(chan struct{}, 1)}
 	s.mux.Handle("/v1/raft/", node.Handler())
 	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
 	s.mux.HandleFunc("GET /v1/state", s.state)

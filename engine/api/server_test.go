@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -302,4 +303,27 @@ func stateJSON(t *testing.T, n *testNode) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+// An agent that registers through a follower uses its new credential there
+// at once. The registration is committed when the leader answers, but the
+// follower may not have applied it yet: before it calls a credential
+// unknown, it catches up with the leader. A token nobody issued is still
+// refused.
+func TestFreshCredentialAtAFollower(t *testing.T) {
+	_, follower := cluster(t)
+	for i := 0; i < 5; i++ {
+		m := fmt.Sprintf("m%d", i)
+		agent := api.NewClient([]string{follower.addr}, joinToken, nil)
+		if err := agent.Register(ctxT(t), m, "10.0.0.1"); err != nil {
+			t.Fatalf("register %s through the follower: %v", m, err)
+		}
+		if _, err := agent.Heartbeat(ctxT(t), m, nil); err != nil {
+			t.Fatalf("%s's first heartbeat through the follower, right after it registered: %v", m, err)
+		}
+	}
+	code, e, _ := call(t, "GET", follower.addr+"/v1/state?stale", "not-a-token", nil)
+	if code != http.StatusUnauthorized || !errors.Is(e, api.ErrUnauthorized) {
+		t.Errorf("a token nobody issued, at the follower: %d %v, want 401", code, e)
+	}
 }
