@@ -89,14 +89,13 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	}
 	ln = cork.Listener{Listener: ln}
 	addr := "http://" + ln.Addr().String()
+	if cfg.tls != nil {
+		ln = tls.NewListener(ln, apiTLS(cfg.tls))
+		addr = "https://" + ln.Addr().String()
+	}
 	// One pooled transport for every request to another node: forwarded
 	// writes, proxied agent requests, charm replication.
-	transport := forward.NewTransport(nil)
-	if cfg.tls != nil {
-		ln = tls.NewListener(ln, cfg.tls)
-		addr = "https://" + ln.Addr().String()
-		transport.TLSClientConfig = cfg.tls
-	}
+	transport := forward.NewTransport(cfg.tls)
 	store, err := raftstore.Open(ctx, raftstore.Config{
 		NodeID:    cfg.id,
 		DataDir:   filepath.Join(cfg.dataDir, "raft"),
@@ -172,6 +171,17 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		}
 	}()
 	return n, nil
+}
+
+// apiTLS is the TLS config the API is served with: conf's identity, and
+// HTTP/1.1 whatever the client offers, as over plain HTTP. One request
+// at a time per connection is what lets a work answer go out in one
+// write (internal/cork) and keeps a long poll from sharing its
+// connection with the answers an agent waits for.
+func apiTLS(conf *tls.Config) *tls.Config {
+	c := conf.Clone()
+	c.NextProtos = []string{"http/1.1"}
+	return c
 }
 
 // stop shuts the node down: requests and the controller first, so none

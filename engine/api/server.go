@@ -410,7 +410,7 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 // one bounded answer: what a corked handler flushes is held.
 func corked(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if c := cork.From(r.Context()); c != nil {
+		if c := cork.For(r); c != nil {
 			c.Cork()
 			defer func() { _ = c.Uncork() }()
 			defer func() { _ = http.NewResponseController(w).Flush() }()

@@ -11,7 +11,10 @@
 // Only handlers that write one bounded answer and return should cork:
 // a corked connection holds what a streaming handler flushes. The held
 // bytes are bounded all the same (maxHeld): past it they go out at once
-// and the connection is no longer corked.
+// and the connection is no longer corked. Only an HTTP/1 request corks
+// (For): an HTTP/2 connection carries many requests' answers at once,
+// and corking it for one request would hold the others' until that one
+// ends.
 package cork
 
 import (
@@ -19,6 +22,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"net/http"
 	"sync"
 )
 
@@ -152,9 +156,13 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// From returns the corkable connection of a request, nil if it came
-// through no Listener.
-func From(ctx context.Context) *Conn {
-	c, _ := ctx.Value(key{}).(*Conn)
+// For returns the corkable connection of r, nil if r came through no
+// Listener or shares its connection with other requests (HTTP/2): a
+// connection corked for one request holds every answer written on it.
+func For(r *http.Request) *Conn {
+	if r.ProtoMajor != 1 {
+		return nil
+	}
+	c, _ := r.Context().Value(key{}).(*Conn)
 	return c
 }

@@ -17,7 +17,7 @@ import (
 func answer(size int, corked bool) http.HandlerFunc {
 	body := bytes.Repeat([]byte("u"), size)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if c := From(r.Context()); c != nil && corked {
+		if c := For(r); c != nil && corked {
 			c.Cork()
 			defer func() { _ = c.Uncork() }()
 			defer func() { _ = http.NewResponseController(w).Flush() }()

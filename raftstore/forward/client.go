@@ -33,9 +33,14 @@ func Forwarded(r *http.Request) bool { return r.Header.Get(Header) != "" }
 const maxIdlePerHost = 256
 
 // NewTransport returns the pooled transport every node-to-node request
-// shares, over TLS with conf when it is not nil. It sets no response
-// timeout: long polls pass through it; bound requests with their context
-// or the http.Client's Timeout.
+// shares, over TLS with a copy of conf when it is not nil. It sets no
+// response timeout: long polls pass through it; bound requests with their
+// context or the http.Client's Timeout.
+//
+// The transport has a copy because an http.Transport adds "h2" to the
+// NextProtos of its TLS config at its first request: given the config a
+// node's API listener also serves with, that would start offering HTTP/2
+// to every client from then on.
 func NewTransport(conf *tls.Config) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
@@ -43,7 +48,7 @@ func NewTransport(conf *tls.Config) *http.Transport {
 	tr.MaxIdleConnsPerHost = maxIdlePerHost
 	tr.IdleConnTimeout = 90 * time.Second
 	if conf != nil {
-		tr.TLSClientConfig = conf
+		tr.TLSClientConfig = conf.Clone()
 	}
 	return tr
 }
