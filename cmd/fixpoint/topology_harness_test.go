@@ -35,8 +35,9 @@ type topology struct {
 	t *testing.T
 	// envDir holds the environments the scenarios write.
 	envDir string
-	// times is how long each timed step took, for the summary.
-	times []string
+	// times is how long each timed step took, for the summary; late are
+	// those past fixedPointBound.
+	times, late []string
 
 	// up: its process and data dir.
 	up     *proc
@@ -128,8 +129,10 @@ func (tp *topology) status() *engine.Status {
 func (tp *topology) bound(what string, took time.Duration) {
 	tp.t.Helper()
 	took = took.Round(time.Millisecond)
-	tp.times = append(tp.times, fmt.Sprintf("%-40s %s", tp.t.Name()[len(tp.root.Name())+1:]+": "+what, took))
+	step := tp.t.Name()[len(tp.root.Name())+1:] + ": " + what
+	tp.times = append(tp.times, fmt.Sprintf("%-40s %s", step, took))
 	if took > fixedPointBound {
+		tp.late = append(tp.late, fmt.Sprintf("%s %s", step, took))
 		tp.t.Errorf("%s: %s took %s, past the %s bound: convergence stalls on this topology", tp.name, what, took, fixedPointBound)
 	}
 }
