@@ -54,7 +54,9 @@ func TestTopologies(t *testing.T) {
 				}
 				// Each scenario costs a stalled topology up to
 				// waitTimeout per step: two in a row are enough to show it.
-				if late = late + 1; len(tp.late) == missed {
+				if len(tp.late) > missed {
+					late++
+				} else {
 					late = 0
 				}
 				if late == 2 {
@@ -274,8 +276,7 @@ var topologyScenarios = []struct {
 		tp.apply(s.write(tp, "config"), exitOK)
 		s.check(tp)
 		if r := tp.cli("config", "db", "-o", "json"); r.code != 0 || !strings.Contains(r.stdout, `"max_connections"`) || !strings.Contains(r.stdout, "300") {
-			t := tp.t
-			t.Errorf("config db: %d\n%s%s", r.code, r.stdout, r.stderr)
+			tp.t.Errorf("config db: %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 	}},
 	{"failing hook then resolved", false, func(tp *topology) {
