@@ -23,6 +23,9 @@ type remote struct {
 	token      string
 	tokenFile  string
 	tls        tlsFlags
+	// reveal asks for secret values instead of their redactions
+	// (revealFlag adds --reveal to the commands that show them).
+	reveal bool
 }
 
 // remoteEnvHelp ends the help of every command that talks to a control
@@ -120,7 +123,15 @@ func (r *remote) client() (*api.Client, error) {
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
-	return api.NewClient(strings.Split(addrs, ","), token, hc), nil
+	c := api.NewClient(strings.Split(addrs, ","), token, hc)
+	c.SetReveal(r.reveal)
+	return c, nil
+}
+
+// revealFlag adds --reveal to a command that shows relation settings or
+// config.
+func (r *remote) revealFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&r.reveal, "reveal", false, "show secret values (config options of type secret, keys named like password, token, key) instead of <redacted sha256:…>; operator credential only")
 }
 
 // flagToken is the token --token, --token-file or $FIXPOINT_TOKEN give,
