@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // Change is one key that differs between two universes, with who wrote it.
@@ -13,6 +14,10 @@ type Change struct {
 	Old    string `json:"old"`
 	New    string `json:"new"`
 	Writer string `json:"writer,omitempty"`
+	// Secret is set when the key holds a secret (model.SecretKey, or a
+	// config option of type secret): answers to people show Old and New
+	// redacted (Redacted).
+	Secret bool `json:"secret,omitempty"`
 }
 
 func (c Change) String() string {
@@ -36,6 +41,12 @@ func Diff(before, after *charmapi.Universe) []Change {
 			out = append(out, Change{Key: key, Old: o, New: n, Writer: writer})
 		}
 	}
+	// bag adds a change of a settings key, secret as its name says.
+	bag := func(key, k, o, n, writer string) {
+		if o != n {
+			out = append(out, Change{Key: key, Old: o, New: n, Writer: writer, Secret: model.SecretKey(k)})
+		}
+	}
 	add("life", before.Life, after.Life, "")
 	add("leader", fmt.Sprint(before.Leader), fmt.Sprint(after.Leader), "")
 	add("charm", before.Charm, after.Charm, "")
@@ -44,7 +55,7 @@ func Diff(before, after *charmapi.Universe) []Change {
 	}
 	if !after.Leader {
 		for _, k := range unionKeys(before.LeaderData, after.LeaderData) {
-			add("leader_data."+k, show(before.LeaderData, k), show(after.LeaderData, k), "leader of "+after.Service)
+			bag("leader_data."+k, k, show(before.LeaderData, k), show(after.LeaderData, k), "leader of "+after.Service)
 		}
 	}
 	old := map[string]*charmapi.Relation{}
@@ -63,11 +74,11 @@ func Diff(before, after *charmapi.Universe) []Change {
 		p := "relations." + r.Ident
 		if !after.Leader {
 			for _, k := range unionKeys(o.App, r.App) {
-				add(p+".app."+k, show(o.App, k), show(r.App, k), "leader of "+after.Service)
+				bag(p+".app."+k, k, show(o.App, k), show(r.App, k), "leader of "+after.Service)
 			}
 		}
 		for _, k := range unionKeys(o.RemoteApp, r.RemoteApp) {
-			add(p+".remote_app."+k, show(o.RemoteApp, k), show(r.RemoteApp, k), "leader of "+r.RemoteService)
+			bag(p+".remote_app."+k, k, show(o.RemoteApp, k), show(r.RemoteApp, k), "leader of "+r.RemoteService)
 		}
 		for _, unit := range unionKeys(o.Units, r.Units) {
 			ou, nu := o.Units[unit], r.Units[unit]
@@ -82,7 +93,7 @@ func Diff(before, after *charmapi.Universe) []Change {
 				if ou == nil && k == "private-address" {
 					continue
 				}
-				add(p+".units."+unit+"."+k, show(ou, k), show(nu, k), unit)
+				bag(p+".units."+unit+"."+k, k, show(ou, k), show(nu, k), unit)
 			}
 		}
 	}

@@ -43,6 +43,7 @@ func (c *Controller) Explain(unit string) (*Explanation, error) {
 		switch last := c.last[unit]; {
 		case last != nil:
 			e.Changes = Diff(last, &uni)
+			markSecretConfig(st, u.Service, e.Changes)
 		case u.Reconciled == "":
 			e.Note = "the unit has never reconciled: everything is new to it"
 		default:

@@ -219,7 +219,7 @@ func resultChanges(st *model.State, res *model.Result) []Change {
 	diff := func(prefix string, old, new map[string]string) {
 		for _, k := range unionKeys(old, new) {
 			if o, n := show(old, k), show(new, k); o != n {
-				out = append(out, Change{Key: prefix + k, Old: o, New: n})
+				out = append(out, Change{Key: prefix + k, Old: o, New: n, Secret: model.SecretKey(k)})
 			}
 		}
 	}

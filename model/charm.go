@@ -182,10 +182,14 @@ func (m *CharmMeta) Validate() error {
 func ConvertOption(typ string, v any) (any, error) {
 	switch typ {
 	case "string", "secret":
-		// A secret option (Juju 3.1+) holds a secret's URI, a string;
-		// fixpoint has no secret store, so it stays a plain value.
+		// A secret option holds a string that hooks get as it is and
+		// people see redacted (SecretOption); a wrong value is not
+		// printed in the error either.
 		if s, ok := v.(string); ok {
 			return s, nil
+		}
+		if typ == SecretType {
+			return nil, fmt.Errorf("a value of type %s is not of type secret (a string)", jsonType(v))
 		}
 	case "boolean":
 		if b, ok := v.(bool); ok {

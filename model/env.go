@@ -80,6 +80,9 @@ type DesiredService struct {
 	Units       int
 	Placement   []string
 	Subordinate bool
+	// Secret names the charm's options of type secret, whose values a
+	// plan shows redacted.
+	Secret map[string]bool
 }
 
 // DesiredRelation is a relation with its endpoints bound.
@@ -134,6 +137,12 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		}
 		ds.Config = map[string]any{}
 		for k, o := range meta.Options {
+			if SecretOption(o) {
+				if ds.Secret == nil {
+					ds.Secret = map[string]bool{}
+				}
+				ds.Secret[k] = true
+			}
 			if o.Default != nil {
 				v, err := ConvertOption(o.Type, o.Default)
 				if err == nil {

@@ -101,6 +101,10 @@ func Plan(s *State, d *Desired) []Change {
 		for _, k := range unionKeys(cur.Config, ds.Config) {
 			o, n := showValue(cur.Config, k), showValue(ds.Config, k)
 			if o != n {
+				if ds.Secret[k] || secretOption(s, cur.Charm, k) {
+					// Shown to whoever plans: the old value is not theirs.
+					o, n = showSecret(cur.Config, k), showSecret(ds.Config, k)
+				}
 				out = append(out, Change{Kind: SetConfig, Service: name, Key: k, Old: o, New: n})
 			}
 		}
@@ -278,6 +282,22 @@ func unionKeys(a, b map[string]any) []string {
 		m[k] = true
 	}
 	return sortedKeys(m)
+}
+
+// showSecret is showValue of a secret option: redacted.
+func showSecret(m map[string]any, k string) string {
+	v, ok := m[k]
+	if !ok {
+		return "(unset)"
+	}
+	return RedactAny(v)
+}
+
+// secretOption reports whether option k of charm (a hash in s) is of type
+// secret.
+func secretOption(s *State, charm, k string) bool {
+	ch := s.Charms[charm]
+	return ch != nil && SecretOption(ch.Meta.Options[k])
 }
 
 func showValue(m map[string]any, k string) string {

@@ -25,7 +25,12 @@ func newConfigCmd() *cobra.Command {
 hooks get, and where it comes from: "set" (the environment sets it),
 "default" (the charm's default applies) or "unset" (no value, no default).
 Config is changed by editing the environment and applying it; there is no
-set command.`,
+set command.
+
+Secret values (config options of type secret; relation, application and
+leader keys named like password, secret, token, key or credential) are shown
+as <redacted sha256:…>, a prefix of their hash; --reveal shows them, to the
+operator credential only.`,
 		Example: `  fixpoint config db
   fixpoint config web -o json | jq '.config.port.value'`,
 		Args:              cobra.ExactArgs(1),
@@ -54,6 +59,7 @@ set command.`,
 		},
 	}
 	r.flags(cmd)
+	r.revealFlag(cmd)
 	formatFlag(cmd, &format)
 	return cmd
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -26,20 +25,22 @@ func newDebugExplainCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var e engine.Explanation
-			if err := c.Do(cmd.Context(), http.MethodGet, "/v1/explain/"+args[0], nil, &e); err != nil {
+			e, err := c.Explain(cmd.Context(), args[0])
+			if err != nil {
 				return exitf(exitFailed, "explain %s: %v", args[0], err)
 			}
 			if asJSON {
 				enc := json.NewEncoder(os.Stdout)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
 				return enc.Encode(e)
 			}
-			printExplanation(&e)
+			printExplanation(e)
 			return nil
 		},
 	}
 	r.flags(cmd)
+	r.revealFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

@@ -35,7 +35,12 @@ the unit's settings, status and state, and the tail of its stderr.
 
 The leader keeps the last 50 runs of each unit in memory; a new leader starts
 an empty history. With --follow, logs waits for new runs and prints them as
-they come, until interrupted.`,
+they come, until interrupted.
+
+Secret values (config options of type secret; relation, application and
+leader keys named like password, secret, token, key or credential) are shown
+as <redacted sha256:…>, a prefix of their hash; --reveal shows them, to the
+operator credential only.`,
 		Example: `  fixpoint logs web/0
   fixpoint logs db --tail 5
   fixpoint logs --follow
@@ -60,7 +65,9 @@ they come, until interrupted.`,
 			print := func(runs []engine.Run) {
 				for _, run := range runs {
 					if format == "json" {
-						_ = json.NewEncoder(out).Encode(run)
+						enc := json.NewEncoder(out)
+						enc.SetEscapeHTML(false)
+						_ = enc.Encode(run)
 					} else {
 						printRun(out, run, unit)
 					}
@@ -85,6 +92,7 @@ they come, until interrupted.`,
 		},
 	}
 	r.flags(cmd)
+	r.revealFlag(cmd)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new runs as they are reported")
 	cmd.Flags().IntVarP(&tail, "tail", "n", 0, "show only the last N runs (0: all kept)")
 	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text, or json (one run per line)")

@@ -97,8 +97,10 @@ everything the unit can see; what it returns is replicated through Raft and
 wakes the units that see it, until nothing changes: the fixed point.
 
 Commands that talk to a control plane find it with --controller or
-$FIXPOINT_ADDR and present the operator token given by --token, --token-file
-or $FIXPOINT_TOKEN; without them they use what the fixpoint up running on
+$FIXPOINT_ADDR, present the operator token given by --token, --token-file
+or $FIXPOINT_TOKEN, and trust the CA of --tls-ca or $FIXPOINT_CA; what
+these leave out comes from the saved context (fixpoint login; --context or
+$FIXPOINT_CONTEXT picks one), else from what the fixpoint up running on
 --data-dir (default .fixpoint) wrote there.`,
 		Example: `  fixpoint up -f testdata/demo/env.cue --until-converged
   fixpoint status --data-dir .fixpoint`,
@@ -107,7 +109,7 @@ or $FIXPOINT_TOKEN; without them they use what the fixpoint up running on
 		Version:       versionString(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(newVersionCmd(), newConfigCmd(), newShowUnitCmd(), newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newMachineCmd(), newTokenCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newCompletionCmd(), newCharmCmd())
+	root.AddCommand(newVersionCmd(), newConfigCmd(), newShowUnitCmd(), newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newMachineCmd(), newTokenCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newCompletionCmd(), newCharmCmd(), newLoginCmd())
 	wireCompletions(root)
 	return root
 }

@@ -31,6 +31,11 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+	// Saved contexts (fixpoint login) are the tests' own, never the
+	// user's; and no environment the user exported picks a context or CA.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(tmp, "config"))
+	os.Unsetenv("FIXPOINT_CONTEXT")
+	os.Unsetenv("FIXPOINT_CA")
 	binPath = filepath.Join(tmp, "fixpoint")
 	// fixpoint-sh beside the binary, as `go install ./cmd/...` puts it:
 	// old charms' sh hooks run in it without each up building it first.

@@ -28,6 +28,8 @@ func checkFormat(format string) error {
 // compact (one document per line, for --watch).
 func writeJSONStatus(w io.Writer, st any, compact bool) error {
 	enc := json.NewEncoder(w)
+	// Redactions read <redacted sha256:…>, not \u003credacted.
+	enc.SetEscapeHTML(false)
 	if !compact {
 		enc.SetIndent("", "  ")
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fixpoint/fixpoint/engine/api"
 )
@@ -23,6 +24,15 @@ type remote struct {
 	token      string
 	tokenFile  string
 	tls        tlsFlags
+	// reveal asks for secret values instead of their redactions
+	// (revealFlag adds --reveal to the commands that show them).
+	reveal bool
+	// context names a saved context (fixpoint login).
+	context string
+	// fs is the command's flags: an explicit --data-dir beats the
+	// current context.
+	fs         *pflag.FlagSet
+	dataDirSet bool
 }
 
 // remoteEnvHelp ends the help of every command that talks to a control
@@ -30,10 +40,14 @@ type remote struct {
 const remoteEnvHelp = `
 
 Environment:
-  FIXPOINT_ADDR   control-plane address(es), as --controller
-  FIXPOINT_TOKEN  operator token, as --token
-Without either, the address and token are those the fixpoint up (or server)
-running on --data-dir wrote there.`
+  FIXPOINT_ADDR     control-plane address(es), as --controller
+  FIXPOINT_TOKEN    operator token, as --token
+  FIXPOINT_CA       CA certificate of an HTTPS control plane, as --tls-ca
+  FIXPOINT_CONTEXT  saved context to use, as --context
+Flags come first, then these, then the saved context (--context, or the
+last fixpoint login), then what the fixpoint up (or server) running on
+--data-dir wrote there. An explicit --data-dir is used rather than the
+current context.`
 
 func (r *remote) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.controller, "controller", "", "control-plane address(es), host:port or URL, comma-separated (default $FIXPOINT_ADDR, or the address fixpoint up wrote to --data-dir)")
@@ -43,6 +57,8 @@ func (r *remote) flags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&r.tls.ca, "tls-ca", "", "CA certificate (PEM) the control plane's certificate must chain to (default: the one up or server wrote to --data-dir)")
 	cmd.Flags().StringVar(&r.tls.cert, "tls-cert", "", "client certificate (PEM), if the control plane asks for one")
 	cmd.Flags().StringVar(&r.tls.key, "tls-key", "", "its private key (PEM)")
+	cmd.Flags().StringVar(&r.context, "context", "", "saved context to use (default $FIXPOINT_CONTEXT, or the last fixpoint login); see fixpoint login")
+	r.fs = cmd.Flags()
 	long := cmd.Long
 	if long == "" {
 		long = cmd.Short + "."
@@ -76,9 +92,10 @@ func writeEndpoint(dataDir string, e endpoint) error {
 // address yet.
 var errStarting = errors.New("starting")
 
-// client finds the control plane: --controller, $FIXPOINT_ADDR, then the
-// data dir; and the token: --token, --token-file, $FIXPOINT_TOKEN, then
-// the data dir.
+// client finds the control plane: --controller, $FIXPOINT_ADDR, the saved
+// context, then the data dir; the token: --token, --token-file,
+// $FIXPOINT_TOKEN, the context, then the data dir; and the CA: --tls-ca,
+// $FIXPOINT_CA, the context, then the data dir.
 func (r *remote) client() (*api.Client, error) {
 	addrs := r.controller
 	if addrs == "" {
@@ -88,8 +105,28 @@ func (r *remote) client() (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	caFrom := "--tls-ca"
+	if r.tls.ca == "" {
+		r.tls.ca, caFrom = os.Getenv("FIXPOINT_CA"), "$FIXPOINT_CA"
+	}
+	r.dataDirSet = r.fs != nil && r.fs.Changed("data-dir")
+	sc, scFrom, err := r.chosenContext(addrs != "")
+	if err != nil {
+		return nil, exitf(exitFailed, "%v", err)
+	}
+	if sc != nil {
+		if addrs == "" {
+			addrs = strings.Join(sc.Addrs, ",")
+		}
+		if token == "" {
+			token = sc.Token
+		}
+		if r.tls.ca == "" && sc.CA != "" {
+			r.tls.ca, caFrom = sc.CA, scFrom
+		}
+	}
 	fromDir := false
-	if addrs == "" || token == "" || r.tls.ca == "" {
+	if sc == nil && (addrs == "" || token == "" || r.tls.ca == "") {
 		data, err := os.ReadFile(filepath.Join(r.dataDir, endpointFile))
 		if err == nil {
 			var e endpoint
@@ -100,8 +137,8 @@ func (r *remote) client() (*api.Client, error) {
 				if token == "" {
 					token = e.Token
 				}
-				if r.tls.ca == "" {
-					r.tls.ca = e.CA
+				if r.tls.ca == "" && e.CA != "" {
+					r.tls.ca, caFrom = e.CA, filepath.Join(r.dataDir, endpointFile)
 				}
 			}
 		}
@@ -110,7 +147,7 @@ func (r *remote) client() (*api.Client, error) {
 		if upRunning(r.dataDir) {
 			return nil, &exitError{code: exitFailed, msg: "fixpoint up on " + r.dataDir + " is starting and has not published its address yet; try again in a moment", err: errStarting}
 		}
-		return nil, exitf(exitFailed, "no fixpoint up is running for %s; start one (fixpoint up -f ENV.cue --data-dir %s) or pass --controller HOST:PORT (or set FIXPOINT_ADDR)", r.dataDir, r.dataDir)
+		return nil, exitf(exitFailed, "no fixpoint up is running for %s; start one (fixpoint up -f ENV.cue --data-dir %s), pass --controller HOST:PORT (or set FIXPOINT_ADDR), or save a context with fixpoint login", r.dataDir, r.dataDir)
 	}
 	if fromDir && !anyAnswers(strings.Split(addrs, ",")) {
 		// A killed up leaves its address behind; its port is closed.
@@ -120,7 +157,19 @@ func (r *remote) client() (*api.Client, error) {
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
-	return api.NewClient(strings.Split(addrs, ","), token, hc), nil
+	list := strings.Split(addrs, ",")
+	if r.tls.ca != "" {
+		list = httpsByDefault(list)
+	}
+	c := api.NewClient(list, token, withTLSHints(hc, r.tls.ca, caFrom))
+	c.SetReveal(r.reveal)
+	return c, nil
+}
+
+// revealFlag adds --reveal to a command that shows relation settings or
+// config.
+func (r *remote) revealFlag(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&r.reveal, "reveal", false, "show secret values (config options of type secret, keys named like password, token, key) instead of <redacted sha256:…>; operator credential only")
 }
 
 // flagToken is the token --token, --token-file or $FIXPOINT_TOKEN give,

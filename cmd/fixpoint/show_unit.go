@@ -40,7 +40,12 @@ func newShowUnitCmd() *cobra.Command {
 it leads its service, its phase and since when, its workload status, each
 relation it is in with the units it sees there and the settings it wrote,
 its state, and its last hook runs. YAML by default, --format json for
-scripts.`,
+scripts.
+
+Secret values (config options of type secret; relation, application and
+leader keys named like password, secret, token, key or credential) are shown
+as <redacted sha256:…>, a prefix of their hash; --reveal shows them, to the
+operator credential only.`,
 		Example: `  fixpoint show-unit web/0
   fixpoint show-unit db/0 -o json | jq '.relations[].settings'`,
 		Args:              cobra.ExactArgs(1),
@@ -67,6 +72,7 @@ scripts.`,
 		},
 	}
 	r.flags(cmd)
+	r.revealFlag(cmd)
 	cmd.Flags().StringVarP(&format, "format", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().IntVar(&runs, "runs", 5, "how many of the last hook runs to show")
 	return cmd

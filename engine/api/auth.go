@@ -195,6 +195,8 @@ func allowed(p principal, r *http.Request) string {
 	path := r.URL.Path
 	machine := r.URL.Query().Get("machine")
 	switch {
+	case r.URL.Query().Has("reveal"):
+		return "only the operator credential may see secret values (?reveal, --reveal); ask without it to see them redacted"
 	case path == "/v1/agent/register":
 		return "" // the handler checks which machine
 	case p.role == roleJoin:

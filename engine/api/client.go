@@ -36,6 +36,9 @@ type Client struct {
 	// credential; save keeps a new credential (see UseCredential).
 	join, credential string
 	save             func(token string) error
+	// reveal asks the reads that carry secrets for their values
+	// (?reveal=1, operator only).
+	reveal bool
 }
 
 // NewClient returns a client for the given addresses (host:port or URLs).
@@ -204,10 +207,33 @@ func statusWaitPath(stale bool, index, generation uint64, wait time.Duration, su
 	return "/v1/status" + q
 }
 
+// SetReveal makes the reads that carry secrets (State, Universe, Unit,
+// ServiceConfig, Logs, Explain) ask for their values rather than their
+// redactions: the control plane allows it to the operator credential only.
+func (c *Client) SetReveal(on bool) {
+	c.mu.Lock()
+	c.reveal = on
+	c.mu.Unlock()
+}
+
+// withReveal adds reveal=1 to path when the client reveals.
+func (c *Client) withReveal(path string) string {
+	c.mu.Lock()
+	on := c.reveal
+	c.mu.Unlock()
+	if !on {
+		return path
+	}
+	if strings.Contains(path, "?") {
+		return path + "&reveal=1"
+	}
+	return path + "?reveal=1"
+}
+
 // State returns the whole replicated state.
 func (c *Client) State(ctx context.Context, stale bool) (*model.State, error) {
 	st := model.NewState()
-	_, err := c.do(ctx, http.MethodGet, "/v1/state"+query(stale, 0, 0), nil, st)
+	_, err := c.do(ctx, http.MethodGet, c.withReveal("/v1/state"+query(stale, 0, 0)), nil, st)
 	st.Normalize()
 	return st, err
 }
@@ -250,14 +276,14 @@ func (c *Client) Resolved(ctx context.Context, unit string, noRetry bool) error 
 // Universe returns what unit's hook would be given now.
 func (c *Client) Universe(ctx context.Context, unit string) (json.RawMessage, error) {
 	var raw json.RawMessage
-	_, err := c.do(ctx, http.MethodGet, "/v1/universe/"+escapeUnit(unit), nil, &raw)
+	_, err := c.do(ctx, http.MethodGet, c.withReveal("/v1/universe/"+escapeUnit(unit)), nil, &raw)
 	return raw, err
 }
 
 // Unit returns one unit's detail (GET /v1/units/UNIT).
 func (c *Client) Unit(ctx context.Context, name string) (*engine.UnitDetail, error) {
 	var d engine.UnitDetail
-	_, err := c.do(ctx, http.MethodGet, "/v1/units/"+escapeUnit(name), nil, &d)
+	_, err := c.do(ctx, http.MethodGet, c.withReveal("/v1/units/"+escapeUnit(name)), nil, &d)
 	return &d, err
 }
 
@@ -265,7 +291,7 @@ func (c *Client) Unit(ctx context.Context, name string) (*engine.UnitDetail, err
 // /v1/services/SERVICE/config).
 func (c *Client) ServiceConfig(ctx context.Context, service string) (*ServiceConfig, error) {
 	var sc ServiceConfig
-	_, err := c.do(ctx, http.MethodGet, "/v1/services/"+url.PathEscape(service)+"/config", nil, &sc)
+	_, err := c.do(ctx, http.MethodGet, c.withReveal("/v1/services/"+url.PathEscape(service)+"/config"), nil, &sc)
 	return &sc, err
 }
 
@@ -277,6 +303,14 @@ func escapeUnit(name string) string {
 		return url.PathEscape(name)
 	}
 	return url.PathEscape(svc) + "/" + url.PathEscape(num)
+}
+
+// Explain says why unit is stale, settled or in error (GET
+// /v1/explain/UNIT).
+func (c *Client) Explain(ctx context.Context, unit string) (*engine.Explanation, error) {
+	var e engine.Explanation
+	_, err := c.do(ctx, http.MethodGet, c.withReveal("/v1/explain/"+escapeUnit(unit)), nil, &e)
+	return &e, err
 }
 
 // Logs returns the leader's recent hook runs of unit (a unit, a service, or
@@ -295,7 +329,7 @@ func (c *Client) Logs(ctx context.Context, unit string, after uint64, limit int,
 		v.Set("wait", wait.String())
 	}
 	var out Logs
-	_, err := c.do(ctx, http.MethodGet, "/v1/logs?"+v.Encode(), nil, &out)
+	_, err := c.do(ctx, http.MethodGet, c.withReveal("/v1/logs?"+v.Encode()), nil, &out)
 	return &out, err
 }
 

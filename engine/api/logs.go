@@ -28,6 +28,10 @@ type Logs struct {
 // a service or empty for all; with wait it blocks until a run after SEQ
 // arrives or wait passes.
 func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
+	reveal, ok := s.reveal(w, r)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	unit := q.Get("unit")
 	var after uint64
@@ -82,6 +86,12 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	if runs == nil {
 		runs = []engine.Run{}
+	}
+	if !reveal {
+		_ = s.node.View(func(st *model.State) error {
+			runs = redactRuns(st, runs)
+			return nil
+		})
 	}
 	out.Seq, out.Runs = seq, runs
 	writeJSON(w, http.StatusOK, out)

@@ -50,7 +50,8 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 		writeKind(w, forward.KindBadRequest, "%v", err)
 		return
 	}
-	if !s.read(w, r) {
+	reveal, ok := s.reveal(w, r)
+	if !ok || !s.read(w, r) {
 		return
 	}
 	d, err := s.ctl.Unit(name)
@@ -62,6 +63,9 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, err, "unit "+name)
 		return
 	}
+	if !reveal {
+		d = d.Redacted()
+	}
 	writeCompact(w, http.StatusOK, d)
 }
 
@@ -72,7 +76,8 @@ func (s *Server) serviceConfig(w http.ResponseWriter, r *http.Request) {
 		writeKind(w, forward.KindBadRequest, "%v", err)
 		return
 	}
-	if !s.read(w, r) {
+	reveal, ok := s.reveal(w, r)
+	if !ok || !s.read(w, r) {
 		return
 	}
 	var sc *ServiceConfig
@@ -84,6 +89,9 @@ func (s *Server) serviceConfig(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeKind(w, forward.KindNotFound, "%v", err)
 		return
+	}
+	if !reveal {
+		sc = redactConfig(sc)
 	}
 	writeCompact(w, http.StatusOK, sc)
 }

@@ -72,7 +72,7 @@ func newMetrics(s *Server) *metrics {
 	}
 	if s.ctl != nil {
 		s.ctl.History().Observe(m.observeRun)
-		s.ctl.History().Observe(func(r engine.Run) { logRun(s.log, r) })
+		s.ctl.History().Observe(func(r engine.Run) { logRun(s.log, s.logged(r)) })
 	}
 	return m
 }

@@ -290,11 +290,15 @@ func summaryParam(r *http.Request) (bool, error) {
 }
 
 func (s *Server) state(w http.ResponseWriter, r *http.Request) {
-	if !s.read(w, r) {
+	reveal, ok := s.reveal(w, r)
+	if !ok || !s.read(w, r) {
 		return
 	}
 	_ = s.node.View(func(st *model.State) error {
 		w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
+		if !reveal {
+			st = st.Redacted()
+		}
 		writeCompact(w, http.StatusOK, st)
 		return nil
 	})
@@ -335,7 +339,8 @@ func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) universe(w http.ResponseWriter, r *http.Request) {
 	unit := r.PathValue("service") + "/" + r.PathValue("n")
-	if !s.read(w, r) {
+	reveal, ok := s.reveal(w, r)
+	if !ok || !s.read(w, r) {
 		return
 	}
 	uni, err := s.ctl.Universe(unit)
@@ -343,18 +348,28 @@ func (s *Server) universe(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "%v", err)
 		return
 	}
+	if !reveal {
+		_ = s.node.View(func(st *model.State) error {
+			uni = engine.RedactUniverse(uni, engine.OptionsOf(st, uni.Charm))
+			return nil
+		})
+	}
 	writeJSON(w, http.StatusOK, uni)
 }
 
 func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 	unit := r.PathValue("service") + "/" + r.PathValue("n")
-	if !s.read(w, r) {
+	reveal, ok := s.reveal(w, r)
+	if !ok || !s.read(w, r) {
 		return
 	}
 	e, err := s.ctl.Explain(unit)
 	if err != nil {
 		writeError(w, http.StatusNotFound, "%v", err)
 		return
+	}
+	if !reveal {
+		e.Changes = engine.RedactChanges(e.Changes)
 	}
 	writeJSON(w, http.StatusOK, e)
 }
@@ -537,6 +552,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 }
 
@@ -547,7 +563,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func writeCompact(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
