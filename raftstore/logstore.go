@@ -10,8 +10,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/raft-wal/migrate"
 )
 
@@ -76,34 +74,6 @@ func openLog(dir string, bolt *raftboltdb.BoltStore, segment int, log hclog.Logg
 		return nil, err
 	}
 	return w, nil
-}
-
-// walLog is a WAL with the meta store it was opened with: raft-wal
-// v0.4.0's Close leaves its meta store open, and with it the lock on the
-// file, which a node reopened in the same process (a test's restart, a
-// migration's reopen) would wait on for ever.
-type walLog struct {
-	*wal.WAL
-	meta *metadb.BoltMetaDB
-}
-
-// Close closes the WAL, then its meta store.
-func (w *walLog) Close() error {
-	err := w.WAL.Close()
-	if merr := w.meta.Close(); err == nil {
-		err = merr
-	}
-	return err
-}
-
-func openWAL(path string, segment int, log hclog.Logger) (*walLog, error) {
-	meta := &metadb.BoltMetaDB{}
-	w, err := wal.Open(path, wal.WithSegmentSize(segment), wal.WithMetaStore(meta), wal.WithLogger(log.Named("wal")))
-	if err != nil {
-		_ = meta.Close()
-		return nil, fmt.Errorf("open the raft log in %s: %w", path, err)
-	}
-	return &walLog{WAL: w, meta: meta}, nil
 }
 
 // migrateLog copies raft.db's entries into a WAL in partial and renames it
