@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/hashicorp/raft-wal/migrate"
 )
@@ -69,11 +70,36 @@ func openLog(dir string, bolt *raftboltdb.BoltStore, segment int, log hclog.Logg
 	if err != nil {
 		return nil, err
 	}
+	if err := readAll(w, path); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
 	if err := dropBoltLog(bolt); err != nil {
 		_ = w.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// readAll reads every entry of the log in path. Raft reads them all when
+// it starts, and panics on one it cannot read: here that is an error that
+// says what to do.
+func readAll(l raft.LogStore, path string) error {
+	first, err := l.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("read the raft log in %s: %w", path, err)
+	}
+	last, err := l.LastIndex()
+	if err != nil {
+		return fmt.Errorf("read the raft log in %s: %w", path, err)
+	}
+	for i := first; i <= last && i > 0; i++ {
+		var e raft.Log
+		if err := l.GetLog(i, &e); err != nil {
+			return fmt.Errorf("the raft log in %s: entry %d (of %d-%d) cannot be read: %w; %s", path, i, first, last, err, walRepairAdvice)
+		}
+	}
+	return nil
 }
 
 // migrateLog copies raft.db's entries into a WAL in partial and renames it

@@ -276,3 +276,42 @@ func TestASealedTailThatWasNotRotatedIsRotatedOnOpen(t *testing.T) {
 	wantEntries(t, l, 1, last, "old")
 	wantEntries(t, l, last+1, last+20, "new")
 }
+
+// TestALogWithAnUnreadableEntryIsRefusedAtStart: raft reads every entry of
+// the log when it starts and panics on one it cannot read; a node whose
+// log lost part of a segment file does not start, and the error says
+// which entry and what to do.
+func TestALogWithAnUnreadableEntryIsRefusedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	const segmentSize = 8 << 10
+	bolt := openBolt(t, dir)
+	defer bolt.Close()
+	l, err := openLog(dir, bolt, segmentSize, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeEach(t, l, 1, 400, "old")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, walDir)
+	sealed := readMeta(t, path).Segments[0]
+	if sealed.SealTime.IsZero() {
+		t.Fatalf("400 entries fit in one segment of %d bytes", segmentSize)
+	}
+	// The segment's index block is gone; its header is not.
+	if err := os.Truncate(filepath.Join(path, segment.FileName(sealed)), int64(sealed.IndexStart)); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = openLog(dir, bolt, segmentSize, hclog.NewNullLogger())
+	if err == nil {
+		t.Fatal("a log with unreadable entries opened")
+	}
+	for _, want := range []string{"entry 1 (of 1-400) cannot be read", "cluster remove"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("the error does not say %q: %v", want, err)
+		}
+	}
+	t.Logf("refused: %v", err)
+}
