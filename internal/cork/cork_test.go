@@ -2,12 +2,15 @@ package cork
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fixpoint/fixpoint/internal/cork/corktest"
 )
@@ -127,5 +130,63 @@ func BenchmarkAnswer(b *testing.B) {
 				resp.Body.Close()
 			}
 		})
+	}
+}
+
+// Over HTTP/2 every request of a client shares one connection: a
+// request that would cork it (a long poll) holds no other request's
+// answer while it waits.
+func TestHTTP2AnswersAreNotHeldByAWaitingRequest(t *testing.T) {
+	corked := make(chan bool, 1)
+	release := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/poll", func(w http.ResponseWriter, r *http.Request) {
+		c := For(r)
+		if c != nil {
+			c.Cork()
+			defer func() { _ = c.Uncork() }()
+		}
+		corked <- c != nil
+		<-release
+	})
+	mux.HandleFunc("/now", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("here"))
+	})
+	srv := httptest.NewUnstartedServer(mux)
+	srv.EnableHTTP2 = true
+	srv.Listener = Listener{srv.Listener}
+	srv.Config.ConnContext = ConnContext
+	conns := &atomic.Int64{}
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	c := srv.Client()
+	go func() {
+		if resp, err := c.Get(srv.URL + "/poll"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	if <-corked {
+		t.Error("an HTTP/2 request corked its connection")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/now", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("an answer on the connection of a waiting request: %v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(body) != "here" || resp.ProtoMajor != 2 {
+		t.Fatalf("answer %q over HTTP/%d: %v", body, resp.ProtoMajor, err)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("the two requests took %d connections, want the one HTTP/2 shares", n)
 	}
 }
