@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -76,6 +77,9 @@ type Agent struct {
 	// is removed from the machine.
 	stop   map[string]context.CancelFunc
 	charms map[string]*sync.Mutex
+	// unanswered counts the results being posted whose post the control
+	// plane has not answered yet.
+	unanswered atomic.Int64
 }
 
 // DefaultConcurrency sizes the hook slots to the machine: two per CPU the
@@ -163,6 +167,13 @@ func (a *Agent) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				break
 			}
+			if errors.Is(err, api.ErrPollTimeout) {
+				// Not the control plane failing: it answered, and the
+				// answer is held on the way. Ask again at once.
+				log.Warn("work poll ended by timeout: the control plane's answer, due by the poll's wait, did not come; its work for this machine waits behind whatever holds it",
+					"error", err, "free_slots", free, "results_unanswered", a.unanswered.Load())
+				continue
+			}
 			if errors.Is(err, api.ErrNotRegistered) || errors.Is(err, api.ErrUnauthorized) {
 				// The control plane lost the machine (a restore, a
 				// removal, `machine forget`) or the operator reset its
@@ -242,11 +253,28 @@ func (a *Agent) post(ctx context.Context, reports <-chan engine.Report) {
 				break drain
 			}
 		}
+		a.unanswered.Add(int64(len(batch)))
 		for _, part := range splitReports(batch, maxReportBytes) {
 			_ = retry(ctx, a.cfg.Log, fmt.Sprintf("report %d results", len(part)), func() error {
-				return a.client.Report(ctx, a.cfg.Machine, part)
+				start := time.Now()
+				err := a.client.Report(ctx, a.cfg.Machine, part)
+				if err == nil {
+					a.slow("results post", len(part), time.Since(start))
+				}
+				return err
 			})
+			a.unanswered.Add(-int64(len(part)))
 		}
+	}
+}
+
+// slow warns when the control plane took longer than half a work poll's
+// wait to answer a request it answers at once: the answer was held on
+// the way, and the hand-out of the work behind it with it.
+func (a *Agent) slow(what string, units int, took time.Duration) {
+	if took > a.cfg.Poll/2 {
+		a.cfg.Log.Warn("the control plane's answer to a "+what+" was held on the way; it answers at once, and the work waiting behind it is held as long",
+			"units", units, "took", took.Round(time.Millisecond))
 	}
 }
 
@@ -286,7 +314,11 @@ func (a *Agent) heartbeat(ctx context.Context) {
 				running = append(running, u)
 			}
 			a.mu.Unlock()
+			start := time.Now()
 			gone, err := a.client.Heartbeat(ctx, a.cfg.Machine, running)
+			if err == nil {
+				a.slow("heartbeat", len(running), time.Since(start))
+			}
 			if err != nil && ctx.Err() == nil {
 				a.cfg.Log.Warn("heartbeat failed", "error", err)
 			}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/agent"
@@ -38,6 +40,9 @@ type fakePlane struct {
 	failClaims int  // answer this many claims with 503
 	failPosts  int  // answer this many result posts with 503
 	forbidWork bool // answer claims with 403
+	holdPolls  bool // leave empty polls unanswered until the agent gives up
+	held       int  // polls left unanswered
+	postDelay  time.Duration
 }
 
 func newFakePlane(t *testing.T) (*fakePlane, *httptest.Server) {
@@ -114,8 +119,17 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `[{"unit": "web/0", "hash": "h1", "charm": %q, "universe": %s}]`, f.charm.Hash, sentUniverse(machine))
 		return
 	}
+	hold := f.holdPolls
+	if hold {
+		f.held++
+	}
 	f.mu.Unlock()
 	wait, _ := time.ParseDuration(r.URL.Query().Get("wait"))
+	if hold {
+		// As if a relay or a shared connection held the answer.
+		<-r.Context().Done()
+		return
+	}
 	select {
 	case <-time.After(wait):
 	case <-r.Context().Done():
@@ -146,6 +160,16 @@ func (f *fakePlane) results(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.reports <- reps
+	f.mu.Lock()
+	delay := f.postDelay
+	f.mu.Unlock()
+	if delay > 0 {
+		// As if a relay or a shared connection held the answer.
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+		}
+	}
 	writeJSON(w, map[string]any{})
 }
 
@@ -167,10 +191,15 @@ func (f *fakePlane) counts() (registers, fetches int) {
 // start runs an agent for machine m1 on dataDir until the test ends or
 // the returned stop is called; stop returns what Run returned.
 func start(t *testing.T, url, dataDir string) (stop func() error) {
+	return startLogged(t, url, dataDir, nil)
+}
+
+// startLogged is start with the agent logging to log.
+func startLogged(t *testing.T, url, dataDir string, log hclog.Logger) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	client := api.NewClient([]string{url}, "join-token", nil)
 	a := agent.New(client, agent.Config{Machine: "m1", Address: "10.0.0.1", DataDir: dataDir, Concurrency: 2,
-		Poll: 50 * time.Millisecond, Heartbeat: time.Hour})
+		Poll: 50 * time.Millisecond, Heartbeat: time.Hour, Log: log})
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 	var once sync.Once
@@ -329,4 +358,70 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// logBuffer keeps what an agent logs, for a test to read while it runs.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func newLog(b *logBuffer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: b})
+}
+
+// waitLog waits for the agent to log a line at warn level holding want.
+func waitLog(t *testing.T, b *logBuffer, want string, also func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out := b.String()
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "[WARN]") && strings.Contains(line, want) && (also == nil || also()) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning with %q within a minute; the agent logged:\n%s", want, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A work poll whose answer does not come by its wait (and the grace a
+// relay may take) ends: the agent says so at warn level and asks again.
+func TestAHeldPollIsWarnedAndAskedAgain(t *testing.T) {
+	f, srv := newFakePlane(t)
+	f.holdPolls = true
+	logs := &logBuffer{}
+	startLogged(t, srv.URL, t.TempDir(), newLog(logs))
+	f.report(t)
+	waitLog(t, logs, "work poll ended by timeout", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.held >= 2
+	})
+}
+
+// A results post the control plane answers late (it answers at once)
+// is warned about: the agent's next work waits behind it.
+func TestAHeldResultsAnswerIsWarned(t *testing.T) {
+	f, srv := newFakePlane(t)
+	f.postDelay = 20 * 50 * time.Millisecond // twenty of the agent's poll waits
+	logs := &logBuffer{}
+	startLogged(t, srv.URL, t.TempDir(), newLog(logs))
+	f.report(t)
+	waitLog(t, logs, "answer to a results post was held", nil)
 }

@@ -413,7 +413,14 @@ func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.D
 		Universe json.RawMessage `json:"universe"`
 	}
 	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s", url.QueryEscape(machine), max, wait)
-	if _, err := c.do(ctx, http.MethodGet, path, nil, &wire); err != nil {
+	// The control plane answers by the wait; past it and the grace, the
+	// answer is held on the way and the poll is asked again.
+	pctx, cancel := context.WithTimeout(ctx, wait+pollGrace(wait))
+	defer cancel()
+	if _, err := c.do(pctx, http.MethodGet, path, nil, &wire); err != nil {
+		if ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w (%s and %s): its answer is held on the way", ErrPollTimeout, wait, pollGrace(wait))
+		}
 		return nil, err
 	}
 	work := make([]engine.Work, len(wire))

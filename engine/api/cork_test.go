@@ -11,11 +11,22 @@ import (
 )
 
 // writeLog keeps the writes made on a node's connections that carry a
-// test's marker.
+// test's marker, and holds every write while a test holds them.
 type writeLog struct {
 	mu     sync.Mutex
 	marker []byte
 	seen   [][]byte
+	held   chan struct{} // closed to let the held writes go
+}
+
+// hold holds the node's writes until the test ends, as a relay or a
+// connection that stalls would.
+func (l *writeLog) hold(t *testing.T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held = make(chan struct{})
+	held := l.held
+	t.Cleanup(func() { close(held) })
 }
 
 func (l *writeLog) watch(marker string) {
@@ -26,9 +37,13 @@ func (l *writeLog) watch(marker string) {
 
 func (l *writeLog) note(p []byte) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	held := l.held
 	if len(l.marker) > 0 && bytes.Contains(p, l.marker) {
 		l.seen = append(l.seen, bytes.Clone(p))
+	}
+	l.mu.Unlock()
+	if held != nil {
+		<-held
 	}
 }
 

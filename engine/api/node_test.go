@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -41,6 +42,33 @@ type testNode struct {
 	// writes are the writes made on the node's HTTP connections, as
 	// seen beneath its corkable listener.
 	writes *writeLog
+	// warns is what the node logs at warn level and above.
+	warns *lineLog
+}
+
+// lineLog keeps the lines a node logs.
+type lineLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// find returns the first line holding want, "" if none does.
+func (l *lineLog) find(want string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if strings.Contains(line, want) {
+			return line
+		}
+	}
+	return ""
 }
 
 // bearer adds the operator token to every request, as nodes do.
@@ -68,7 +96,8 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 	transport := forward.NewTransport(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	log := hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Error, Output: newTestWriter(t)})
+	warns := &lineLog{}
+	log := hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Warn, Output: io.MultiWriter(newTestWriter(t), warns)})
 	store, err := raftstore.Open(ctx, raftstore.Config{
 		NodeID: id, DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0", HTTPAddr: addr,
 		Bootstrap: len(join) == 0, Join: join, Logger: log.Named("store"),
@@ -80,7 +109,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	ctl := engine.NewController(store, engine.Options{Log: log.Named("engine"), IsLeader: store.IsLeader})
-	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir(), writes: writes}
+	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir(), writes: writes, warns: warns}
 	n.srv = &http.Server{
 		Handler: api.NewServer(api.Config{
 			Node: store, Controller: ctl, CharmDir: n.charms, Transport: transport,

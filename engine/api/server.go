@@ -105,7 +105,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("PUT /v1/charms/{hash}", s.putCharm)
 	s.mux.HandleFunc("GET /v1/charms/{hash}", s.getCharm)
 	s.mux.HandleFunc("POST /v1/agent/register", s.leaderOnly(s.register))
-	s.mux.HandleFunc("GET /v1/agent/work", corked(s.leaderOnly(s.work)))
+	s.mux.HandleFunc("GET /v1/agent/work", corked(s.leaderOr(s.work, s.relayPoll)))
 	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
 	// Profiles of a live node, for the operator only (see authorize).
 	s.mux.HandleFunc("GET /v1/debug/applied", s.leaderOnly(s.applied))
@@ -140,6 +140,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // follower answer from its own copy. A request another node already
 // forwarded is refused rather than passed on again.
 func (s *Server) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
+	return s.leaderOr(h, s.proxy.Serve)
+}
+
+// leaderOr is leaderOnly with relay passing the request on to the leader.
+func (s *Server) leaderOr(h http.HandlerFunc, relay func(w http.ResponseWriter, r *http.Request, leader string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.node.IsLeader() || (r.Method == http.MethodGet && r.URL.Query().Has("stale")) {
 			h(w, r)
@@ -159,7 +164,7 @@ func (s *Server) leaderOnly(h http.HandlerFunc) http.HandlerFunc {
 			forward.Write(w, e)
 			return
 		}
-		s.proxy.Serve(w, r, leader)
+		relay(w, r, leader)
 	}
 }
 
@@ -397,14 +402,10 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		writeKind(w, forward.KindNotRegistered, "machine %s is not registered; the agent registers it on start", machine)
 		return
 	}
-	wait := 30 * time.Second
-	if ws := q.Get("wait"); ws != "" {
-		d, err := time.ParseDuration(ws)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "wait=%q is not a duration", ws)
-			return
-		}
-		wait = min(d, 5*time.Minute)
+	wait, err := pollWait(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
 	}
 	max, err := workMax(q.Get("max"))
 	if err != nil {
