@@ -30,10 +30,10 @@ func newSender(kind, addr string, shared *http.Client) (sender, error) {
 		return &netHTTPSender{client: shared, url: addr + "/v1/agent/register"}, nil
 	case "raw":
 		u, err := url.Parse(addr)
-		if err != nil || u.Scheme != "http" {
-			return nil, fmt.Errorf("-client raw speaks plain http, not %q", addr)
+		if err != nil || (u.Scheme != "http" && (u.Scheme != "https" || secure == nil)) {
+			return nil, fmt.Errorf("-client raw speaks http, or https with -tls, not %q", addr)
 		}
-		return &rawSender{c: rawhttp.Conn{Host: u.Host, Timeout: requestTimeout}}, nil
+		return &rawSender{c: rawhttp.Conn{Host: u.Host, Timeout: requestTimeout, TLS: secure.Config()}}, nil
 	}
 	return nil, fmt.Errorf("-client is raw or nethttp, not %q", kind)
 }

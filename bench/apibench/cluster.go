@@ -34,6 +34,7 @@ func startCluster(bin, root string) (*cluster, error) {
 		s := &server{id: id, dir: filepath.Join(root, id)}
 		args := []string{"server", "--node-id", id, "--data-dir", s.dir,
 			"--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error"}
+		args = append(args, secure.ServerFlags(id)...)
 		if i == 0 {
 			args = append(args, "--bootstrap")
 		} else {
@@ -102,7 +103,7 @@ func (c *cluster) members() ([]member, error) {
 		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := plane.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@
 //	go run ./bench/apibench -bin ./fixpoint              # a binary built beforehand
 //	go run ./bench/apibench -writers 64 -cpuprofile leader.prof   # the leader's CPU during the last level
 //	go run ./bench/apibench -writers 64 -profiles DIR             # every server's and the bench's
+//	go run ./bench/apibench -tls                                   # the API over HTTPS, as README's production setup
 //	go run ./bench/apibench -client nethttp                        # writers on net/http's client, as the bench had before
 //
 // For the last level it also prints each process's CPU time per
@@ -53,6 +54,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fixpoint/fixpoint/bench/internal/benchtls"
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
 )
 
@@ -66,6 +68,7 @@ func main() {
 		dir         = flag.String("dir", "", "where the servers keep their data (default: a new temporary directory)")
 		cpuprofile  = flag.String("cpuprofile", "", "write the leader's CPU profile during the last level's measured time to this file")
 		client      = flag.String("client", "raw", "how writers send: raw (one write per request on a keep-alive connection, net/http's parser for the answer) or nethttp (net/http's client, as the bench had before)")
+		useTLS      = flag.Bool("tls", false, "serve the API over HTTPS with certificates from `fixpoint tls`, as README's production setup, the writers trusting its CA")
 		profiles    = flag.String("profiles", "", "write every server's CPU profile (leader.prof, follower-ID.prof) and the bench's (bench.prof) during the last level's measured time into this directory")
 	)
 	flag.Parse()
@@ -93,6 +96,12 @@ func main() {
 		}
 	}
 
+	if *useTLS {
+		if secure, err = benchtls.Make(*bin, filepath.Join(root, "tls"), "n1", "n2", "n3"); err != nil {
+			fail("%v", err)
+		}
+		plane = &http.Client{Transport: secure.Transport()}
+	}
 	c, err := startCluster(*bin, root)
 	if err == nil {
 		err = measure(c, levels, *via, *client, root, *duration, *warmup, profileSet{leader: *cpuprofile, dir: *profiles})
@@ -105,6 +114,13 @@ func main() {
 		fail("%v", err)
 	}
 }
+
+// secure is the cluster's CA and certificates with -tls, nil without;
+// plane is the client of the bench's own requests to the servers.
+var (
+	secure *benchtls.Set
+	plane  = http.DefaultClient
+)
 
 // profileSet says which CPU profiles to take during the last level.
 type profileSet struct {
@@ -190,7 +206,7 @@ func measure(c *cluster, levels []int, via, kind, root string, duration, warmup 
 		fmt.Printf("CPU profiles of the last level: %s\n", profiles.dir)
 	}
 	line, _ := json.Marshal(map[string]any{
-		"bench": "apibench", "writers": last.writers, "via": via, "client": kind,
+		"bench": "apibench", "writers": last.writers, "via": via, "client": kind, "tls": secure != nil,
 		"writes_per_s": math.Round(last.rate()), "p50_ms": round2(last.p50), "p99_ms": round2(last.p99),
 		"errors": last.errors, "seconds": duration.Seconds(), "writes_per_batch": math.Round(last.perBatch*10) / 10,
 		"cpu_us_per_write": perWrite, "cpu_us_per_write_all": math.Round(total),
@@ -202,7 +218,7 @@ func measure(c *cluster, levels []int, via, kind, root string, duration, warmup 
 // fsmBatches reads how many batches the node at addr has applied, from
 // its public /metrics; 0 when it cannot be read.
 func fsmBatches(addr string) float64 {
-	resp, err := http.Get(addr + "/metrics")
+	resp, err := plane.Get(addr + "/metrics")
 	if err != nil {
 		return 0
 	}
@@ -329,7 +345,7 @@ func (c *cluster) registerAgents(addr string, n int) ([]agent, error) {
 	for i := range n {
 		a := agent{machine: fmt.Sprintf("m%d", i)}
 		body := fmt.Sprintf(`{"machine":%q,"address":"10.255.0.%d"}`, a.machine, i)
-		data, err := post(http.DefaultClient, addr+"/v1/agent/register", c.token, body)
+		data, err := post(plane, addr+"/v1/agent/register", c.token, body)
 		if err != nil {
 			return nil, fmt.Errorf("register %s: %w", a.machine, err)
 		}
@@ -351,7 +367,7 @@ func ready(addr string, agents []agent) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for i, a := range agents {
 		for {
-			err := write(http.DefaultClient, addr, a, int64(i))
+			err := write(plane, addr, a, int64(i))
 			if err == nil {
 				break
 			}
@@ -371,7 +387,7 @@ func (c *cluster) cpuProfile(addr string, d time.Duration, path string) error {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := plane.Do(req)
 	if err != nil {
 		return fmt.Errorf("cpu profile: %w", err)
 	}
@@ -391,7 +407,7 @@ func (c *cluster) cpuProfile(addr string, d time.Duration, path string) error {
 func run(addr string, agents []agent, w int, d time.Duration, seq *atomic.Int64, kind string) result {
 	// One pool for all writers, large enough that none of them dials for
 	// a request: the bench measures the servers, not the client's pool.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr := secure.Transport()
 	tr.MaxIdleConnsPerHost = w
 	client := &http.Client{Transport: tr, Timeout: time.Minute}
 	defer tr.CloseIdleConnections()

@@ -27,7 +27,7 @@ var ref string
 // memory is read from /proc while it runs (VmHWM): the rusage of a child
 // counts the memory of the process it was forked from, here this bench's.
 func timeCommand(bin, dir string, addrs []string, args ...string) *cmdRun {
-	cmd := exec.Command(bin, append(args, "--controller", strings.Join(addrs, ","), "--data-dir", dir)...)
+	cmd := exec.Command(bin, append(append(args, "--controller", strings.Join(addrs, ","), "--data-dir", dir), secure.ClientFlags()...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()

@@ -2,6 +2,7 @@
 //
 //	go run ./bench/scale -mode relate -n 10,100,1000
 //	go run ./bench/scale -mode cluster -units 1000,10000
+//	go run ./bench/scale -mode cluster -units 1000 -tls   # the API over HTTPS, as README's production setup
 //
 // relate: an N<->N relation between the demo's db and web charms, each with
 // its peer relation, run by `fixpoint up` with real hook processes (the
@@ -34,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/bench/internal/benchtls"
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
@@ -48,6 +50,10 @@ var (
 	cpuProfileAt time.Duration
 	// binDir holds the binary under test; check removes it on the way out.
 	binDir string
+	// withTLS serves the cluster's API over HTTPS (-tls); secure is the
+	// running cluster's CA and certificates then, nil otherwise.
+	withTLS bool
+	secure  *benchtls.Set
 )
 
 func main() {
@@ -58,6 +64,7 @@ func main() {
 	flag.StringVar(&heapProfile, "heapprofile", "", "cluster: write the first node's heap profile at the fixed point to this file; relate: up's heap profile when its resident memory was highest")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from -cpuprofile-at after its start, to this file")
 	flag.DurationVar(&cpuProfileAt, "cpuprofile-at", 20*time.Second, "relate: when to start the CPU profile")
+	flag.BoolVar(&withTLS, "tls", false, "cluster: serve the API over HTTPS with certificates from `fixpoint tls`, as README's production setup, the agents and commands trusting its CA")
 	flag.StringVar(&ref, "ref", "", "cluster: also time this fixpoint binary's `plan`, `show-unit` and `config` at the fixed point, as the reference (e.g. a build from before POST /v1/plan or GET /v1/units)")
 	flag.Parse()
 	root, err := proc.RepoRoot()
@@ -87,6 +94,7 @@ func main() {
 		check(fmt.Errorf("-mode %q: use relate or cluster", *mode))
 	}
 	last.Bench, last.Mode = "scale", *mode
+	last.TLS = *mode == "cluster" && withTLS
 	out, err := json.Marshal(last)
 	check(err)
 	fmt.Println(string(out))
@@ -95,9 +103,11 @@ func main() {
 // summary is the last line: one size's figures. Seconds is -1 when there
 // was no fixed point within the timeout.
 type summary struct {
-	Bench       string    `json:"bench"`
-	Mode        string    `json:"mode"`
-	Units       int       `json:"units"`
+	Bench string `json:"bench"`
+	Mode  string `json:"mode"`
+	Units int    `json:"units"`
+	// TLS is whether the cluster served its API over HTTPS (-tls).
+	TLS         bool      `json:"tls,omitempty"`
 	Seconds     float64   `json:"seconds"`
 	RunsPerUnit float64   `json:"runs_per_unit"`
 	PeakRSSMiB  []float64 `json:"peak_rss_mib"`
@@ -203,6 +213,7 @@ func waitConverged(bin, data string, addr []string, timeout time.Duration) (*eng
 	args := []string{"wait", "--timeout", timeout.String(), "--data-dir", data}
 	if addr != nil {
 		args = append(args, "--controller", strings.Join(addr, ","))
+		args = append(args, secure.ClientFlags()...)
 	}
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	done := time.Now()
@@ -256,6 +267,10 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	}()
 	var addrs []string
 	var token, tokenFile string
+	secure = nil
+	if withTLS {
+		secure = must(benchtls.Make(bin, filepath.Join(dir, "tls"), "n1", "n2", "n3"))
+	}
 	for i := 0; i < 3; i++ {
 		data := filepath.Join(dir, fmt.Sprintf("n%d", i+1))
 		args := []string{"server", "--node-id", fmt.Sprintf("n%d", i+1), "--data-dir", data, "--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error", "--agent-ttl", "10m"}
@@ -264,6 +279,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		} else {
 			args = append(args, "--join", addrs[0], "--token-file", tokenFile)
 		}
+		args = append(args, secure.ServerFlags(fmt.Sprintf("n%d", i+1))...)
 		p := exec.Command(bin, args...)
 		p.Stdout, p.Stderr = os.Stderr, os.Stderr
 		check(p.Start())
@@ -297,7 +313,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	defer wg.Wait()
 	defer cancel()
 	for m := 0; m < 10; m++ {
-		c := api.NewClient(addrs, join, nil)
+		c := api.NewClient(addrs, join, &http.Client{Transport: secure.Transport()})
 		name := fmt.Sprintf("m%d", m)
 		check(c.Register(ctx, name, "127.0.0.1"))
 		wg.Add(1)
@@ -307,7 +323,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		}()
 	}
 	start := time.Now()
-	apply := exec.Command(bin, "apply", "-f", envPath, "--controller", strings.Join(addrs, ","), "--data-dir", dir)
+	apply := exec.Command(bin, append([]string{"apply", "-f", envPath, "--controller", strings.Join(addrs, ","), "--data-dir", dir}, secure.ClientFlags()...)...)
 	apply.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
 	if out, err := apply.CombinedOutput(); err != nil {
 		check(fmt.Errorf("apply: %v\n%s", err, tail(string(out))))
@@ -387,7 +403,7 @@ func fetchProfile(addr, token, what, path string) error {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Transport: secure.Transport()}).Do(req)
 	if err != nil {
 		return fmt.Errorf("%s of %s: %w", what, addr, err)
 	}

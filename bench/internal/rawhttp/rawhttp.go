@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -36,8 +37,11 @@ type Conn struct {
 	// Kernel, set before the first Do, has the kernel stamp when each
 	// answer reached the connection's socket (SO_TIMESTAMPING, software
 	// receive stamps; Arrived), whenever the caller's goroutine got the
-	// core to read it.
+	// core to read it. Not with TLS: the stamps are of the socket's reads.
 	Kernel bool
+	// TLS, when set, speaks HTTPS: the connection's handshake is made
+	// with it, the server name being Host's unless it names one.
+	TLS *tls.Config
 
 	conn  net.Conn
 	br    *bufio.Reader
@@ -146,6 +150,23 @@ func (c *Conn) Do(ctx context.Context, method, path string, body []byte) (int, [
 		conn, err := d.DialContext(ctx, "tcp", c.Host)
 		if err != nil {
 			return 0, nil, time.Time{}, err
+		}
+		if c.TLS != nil {
+			if c.Kernel {
+				conn.Close()
+				return 0, nil, time.Time{}, fmt.Errorf("receive stamps over TLS: the kernel stamps the socket's reads, not the answers")
+			}
+			conf := c.TLS
+			if conf.ServerName == "" {
+				conf = conf.Clone()
+				conf.ServerName, _, _ = net.SplitHostPort(c.Host)
+			}
+			tc := tls.Client(conn, conf)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return 0, nil, time.Time{}, fmt.Errorf("TLS handshake with %s: %w", c.Host, err)
+			}
+			conn = tc
 		}
 		c.conn, c.first.r, c.first.raw = conn, conn, nil
 		if c.Kernel {
