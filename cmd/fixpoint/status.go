@@ -248,6 +248,9 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 		summary = fmt.Sprintf("no units at index %d", all.Index)
 	}
 	fmt.Fprintf(w, "Environment %s: %s\n", name, summary)
+	for _, l := range lostMachineLines(all.LostMachines) {
+		fmt.Fprintln(w, l)
+	}
 	if len(shown.Units) != len(all.Units) {
 		fmt.Fprintf(w, "(showing %d of %d units)\n", len(shown.Units), len(all.Units))
 	}
@@ -391,6 +394,25 @@ func oneLine(s string) string {
 		s = string(r[:97]) + "..."
 	}
 	return s
+}
+
+// lostMachineLines is a line per lost machine that holds units, naming
+// them (the first engine.SummaryLimit): "machine m1 lost; waiting on it:
+// web/0, db/1".
+func lostMachineLines(lost []engine.LostMachine) []string {
+	var out []string
+	for _, m := range lost {
+		units, more := m.Units, m.MoreUnits
+		if len(units) > engine.SummaryLimit {
+			units, more = units[:engine.SummaryLimit], more+len(units)-engine.SummaryLimit
+		}
+		l := fmt.Sprintf("machine %s lost; waiting on it: %s", m.Machine, strings.Join(units, ", "))
+		if more > 0 {
+			l += fmt.Sprintf(" and %d more", more)
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // printRelations prints the relations among the shown services, as

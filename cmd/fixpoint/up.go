@@ -202,7 +202,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		follow(ctx, client, p, false, nil)
 		return nil
 	}
-	code, sum, err := waitConverged(ctx, client, p, cfg.timeout, true)
+	code, sum, err := waitConverged(ctx, client, p, cfg.timeout, false)
 	if err != nil {
 		return exitf(exitFailed, "%v", err)
 	}

@@ -15,19 +15,25 @@ import (
 func newWaitCmd() *cobra.Command {
 	var r remote
 	var timeout time.Duration
-	var failOnBlocked bool
+	var failOnBlocked, keepGoing bool
 	cmd := &cobra.Command{
 		Use:   "wait",
 		Short: "Wait for the fixed point, showing progress",
 		Long: `wait follows the environment until it converges (exit 0), a unit goes into
-error (exit 3, naming it) or the timeout passes (exit 4). While nothing
-changes it prints a line every 10 seconds naming the units that have been
-out of settled longest. A fixpoint up that is still starting on --data-dir
-is waited for, and so is the environment it was given: wait never stops
-before that is applied. With --fail-on-blocked, a fixed point with units
-whose workload is blocked exits 6.`,
+error (exit 3, naming it) or the timeout passes (exit 4). A fixed point
+reached by every unit but those on lost machines exits 5, naming the
+machines and the units waiting on them. With --keep-going, a unit in error
+does not end the wait: it ends once every other unit settled, then names
+the units in error and exits 3. While nothing changes it prints a line
+every 10 seconds naming the units that have been out of settled longest. A
+fixpoint up that is starting on --data-dir is waited for (up to 30 seconds
+for it to publish its address, or the timeout if shorter), and so is the
+environment it was given: wait never stops before that is applied. With
+--fail-on-blocked, a fixed point with units whose workload is blocked
+exits 6.`,
 		Example: `  fixpoint up -f env.cue & fixpoint wait --timeout 5m
-  fixpoint apply -f env.cue && fixpoint wait --fail-on-blocked`,
+  fixpoint apply -f env.cue && fixpoint wait --fail-on-blocked
+  fixpoint wait --keep-going`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -40,7 +46,7 @@ whose workload is blocked exits 6.`,
 			if err != nil {
 				return err
 			}
-			code, sum, err := waitConverged(ctx, c, &progress{w: os.Stdout}, 0, true)
+			code, sum, err := waitConverged(ctx, c, &progress{w: os.Stdout}, 0, keepGoing)
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
@@ -50,6 +56,7 @@ whose workload is blocked exits 6.`,
 	r.flags(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
 	failOnBlockedFlag(cmd, &failOnBlocked)
+	keepGoingFlag(cmd, &keepGoing)
 	return cmd
 }
 
