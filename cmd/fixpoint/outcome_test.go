@@ -99,3 +99,22 @@ func quietly(f func() error) error {
 	r.Close()
 	return ferr
 }
+
+// Status names each lost machine and the units waiting on it on a line
+// under the summary, in the table and in the summary by service.
+func TestStatusNamesLostMachines(t *testing.T) {
+	st := sampleStatus()
+	st.LostMachines = []engine.LostMachine{{Machine: "m2", Units: []string{"db/1", "web/10"}}}
+	var b bytes.Buffer
+	printStatusTo(&b, st, st, false)
+	lines := strings.Split(b.String(), "\n")
+	if lines[1] != "machine m2 lost; waiting on it: db/1, web/10" {
+		t.Fatalf("the line under the summary is %q:\n%s", lines[1], b.String())
+	}
+	b.Reset()
+	printSummary(&b, &engine.Summary{Summary: "converged over 3 of 25 units at index 9; machine m2 lost",
+		LostMachines: []engine.LostMachine{{Machine: "m2", Units: []string{"db/1"}, MoreUnits: 21}}})
+	if lines = strings.Split(b.String(), "\n"); lines[1] != "machine m2 lost; waiting on it: db/1 and 21 more" {
+		t.Fatalf("the summary's line under its first is %q:\n%s", lines[1], b.String())
+	}
+}

@@ -21,6 +21,14 @@ import (
 // phases, in the order operators care about them.
 var phases = []string{engine.Error, engine.Pending, engine.Reconciling, engine.Settled}
 
+// blocked is what --phase takes besides the phases: the units whose
+// workload says blocked (the workload's word, not a phase; most are
+// settled).
+const blocked = "blocked"
+
+// phaseFilters are what --phase takes.
+var phaseFilters = append(slices.Clone(phases), blocked)
+
 func newStatusCmd() *cobra.Command {
 	var r remote
 	var f statusFilter
@@ -41,7 +49,7 @@ its phase. --relations adds a table of the relations (as juju status
 --relations does): id, endpoints, interface, scope and member units.
 
 Name services or units to show only those, and --phase to show only units in
-some phases. --format json and yaml print the same data for scripts (fields:
+some phases (--phase blocked: the units whose workload is blocked). --format json and yaml print the same data for scripts (fields:
 index, applying, converged, summary, services, relations {id, endpoints,
 interface, scope, life, members}, and per unit phase, since, status {state,
 message}, leader, machine, reconciles, error). --watch follows changes: on a
@@ -63,7 +71,7 @@ document per line).`,
 			f.names = args
 			for _, p := range f.phases {
 				if !isPhase(p) {
-					return exitf(exitFailed, "--phase %q: phases are %s", p, strings.Join(phases, ", "))
+					return exitf(exitFailed, "--phase %q: phases are %s, and blocked selects the units whose workload is blocked", p, strings.Join(phases, ", "))
 				}
 			}
 			c, err := r.client()
@@ -140,17 +148,18 @@ document per line).`,
 	formatFlag(cmd, &format)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow changes: redraw on a terminal, one line per change otherwise")
 	cmd.Flags().BoolVar(&stale, "stale", false, "read the contacted node's copy instead of a linearizable read")
-	cmd.Flags().StringSliceVar(&f.phases, "phase", nil, "show only units in these phases (pending, reconciling, settled, error; comma-separated)")
+	cmd.Flags().StringSliceVar(&f.phases, "phase", nil, "show only units in these phases (pending, reconciling, settled, error; blocked for units whose workload is blocked; comma-separated)")
 	cmd.Flags().BoolVar(&relations, "relations", false, "also list the relations: endpoints, interface, scope, members")
-	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions(phases, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions(phaseFilters, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // statusNow is the clock SINCE is measured against; tests fix it.
 var statusNow = time.Now
 
+// isPhase says whether --phase takes p.
 func isPhase(p string) bool {
-	for _, q := range phases {
+	for _, q := range phaseFilters {
 		if p == q {
 			return true
 		}
@@ -222,7 +231,7 @@ func (f *statusFilter) wantUnit(name string, u *engine.UnitStatus) bool {
 	}
 	if len(f.phases) > 0 {
 		for _, p := range f.phases {
-			if u.Phase == p {
+			if u.Phase == p || (p == blocked && u.Status.State == blocked) {
 				return true
 			}
 		}

@@ -72,6 +72,11 @@ web                  1/3 settled                   (charm eeeeeeeeeeee, alive)
 
 func TestStatusFilters(t *testing.T) {
 	st := sampleStatus()
+	// --phase blocked selects by the workload's word, whatever the phase.
+	st.Units["web/1"].Status = model.Status{State: "blocked", Message: "needs a db relation"}
+	if !isPhase("blocked") || isPhase("stuck") {
+		t.Errorf("--phase takes blocked: %v, and stuck: %v", isPhase("blocked"), isPhase("stuck"))
+	}
 	cases := []struct {
 		f     statusFilter
 		units []string
@@ -81,6 +86,8 @@ func TestStatusFilters(t *testing.T) {
 		{statusFilter{phases: []string{"error"}}, []string{"db/1"}},
 		{statusFilter{names: []string{"web"}, phases: []string{"settled", "pending"}}, []string{"web/10", "web/2"}},
 		{statusFilter{phases: []string{"error"}, names: []string{"web"}}, nil},
+		{statusFilter{phases: []string{"blocked"}}, []string{"web/1"}},
+		{statusFilter{phases: []string{"blocked", "error"}}, []string{"db/1", "web/1"}},
 	}
 	for _, c := range cases {
 		got := c.f.apply(st)

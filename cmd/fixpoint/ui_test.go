@@ -254,6 +254,7 @@ services: {
 	db:  {charm: "CHARMS/db", units: 2, config: {max_connections: 200}}
 	web: {charm: "CHARMS/web", units: 3}
 	"fail-exit": {charm: "CHARMS/fail-exit", units: 1}
+	"orphan-web": {charm: "CHARMS/web", units: 1}
 }
 relations: {
 	"web-db": ["web:db", "db:db"]
@@ -265,10 +266,10 @@ relations: {
 	}
 	// At rest: the error is of fail-exit/0's current universe (db's
 	// answer on the new relation re-runs it at once, retries or not) and
-	// every other unit is settled.
+	// every other unit is settled, orphan-web/0 blocked (no db).
 	eventually(t, "fail-exit/0 in error, the rest settled", 2*time.Minute, func() (bool, string) {
 		st := statusOf(t, data)
-		if st == nil || len(st.Units) != 6 {
+		if st == nil || len(st.Units) != 7 || st.Units["orphan-web/0"].Status.State != "blocked" {
 			return false, jsonString(st)
 		}
 		for name, u := range st.Units {
@@ -283,6 +284,12 @@ relations: {
 		}
 		return e.Error != nil && e.Error.Hash == e.Current, r.stdout
 	})
+	// A blocked unit is drawn in the blocked colour, not as settled.
+	dom = b.run(page, 3*time.Second, "--dump-dom")
+	if !regexp.MustCompile(`<g class="unit phase-settled blocked[^"]*" data-unit="orphan-web/0"`).MatchString(dom) ||
+		regexp.MustCompile(`<g class="unit phase-settled blocked[^"]*" data-unit="web/`).MatchString(dom) {
+		t.Errorf("orphan-web/0 (blocked) and only it should be drawn blocked:\n%s", dom)
+	}
 	counted := base + "/ui/?wait=500ms&full=2#token=" + ep.Token + "&unit=fail-exit/0"
 	dom = b.run(counted, 3*time.Second, "--dump-dom")
 	for _, want := range []string{
