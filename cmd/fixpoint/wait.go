@@ -60,17 +60,34 @@ exits 6.`,
 	return cmd
 }
 
+// startGrace bounds how long wait waits for an up it may have been
+// started beside (`fixpoint up ... & fixpoint wait`) to take the data dir
+// and publish its address: until then the data dir may name no address,
+// or the dead one of an up that was killed.
+const startGrace = 30 * time.Second
+
 // clientWhenStarted is client, but waits while an up on the data dir is
-// starting and has not published its address yet.
+// starting and has not published its address yet, and for startGrace
+// (or until ctx ends, if sooner) while none holds the data dir yet.
 func (r *remote) clientWhenStarted(ctx context.Context) (*api.Client, error) {
 	said := false
+	grace := time.Now().Add(startGrace)
 	for {
-		c, err := r.client()
-		if !errors.Is(err, errStarting) {
-			return c, err
+		// A copy per try: client fills in what the data dir says, and
+		// a stale endpoint's must not stick.
+		try := *r
+		c, err := try.client()
+		switch {
+		case err == nil:
+			*r = try
+			return c, nil
+		case errors.Is(err, errStarting):
+		case errors.Is(err, errNoUp) && time.Now().Before(grace):
+		default:
+			return nil, err
 		}
 		if !said {
-			fmt.Printf("waiting for fixpoint up on %s to start\n", r.dataDir)
+			fmt.Fprintf(os.Stderr, "waiting for fixpoint up on %s to start and publish its address\n", r.dataDir)
 			said = true
 		}
 		select {
