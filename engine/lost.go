@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sort"
+	"time"
 )
 
 // LostMachine is a machine whose agent is lost, with the units that wait
@@ -64,5 +65,26 @@ func (l *lostUnits) list() []LostMachine {
 		out = append(out, LostMachine{Machine: name, Units: units, MoreUnits: m.n - len(units)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Machine < out[j].Machine })
+	return out
+}
+
+// UnreachableNode is a control-plane node that stopped answering the
+// leader, and when it last did (as the leader saw it): status shows it
+// under its first line, since the cluster has one failure fewer to spare.
+type UnreachableNode struct {
+	ID       string    `json:"id"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// UnreachableNodes lists nodes (id to when each last answered) by id.
+func UnreachableNodes(nodes map[string]time.Time) []UnreachableNode {
+	if len(nodes) == 0 {
+		return nil
+	}
+	out := make([]UnreachableNode, 0, len(nodes))
+	for id, t := range nodes {
+		out = append(out, UnreachableNode{ID: id, LastSeen: t})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }

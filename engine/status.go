@@ -39,6 +39,9 @@ type Status struct {
 	// LostMachines are the lost machines that hold units, each with
 	// all its units: the fixed point leaves those out.
 	LostMachines []LostMachine `json:"lost_machines,omitempty"`
+	// UnreachableNodes are the control-plane nodes that stopped
+	// answering the leader (set by the API from the leader's account).
+	UnreachableNodes []UnreachableNode `json:"unreachable_nodes,omitempty"`
 }
 
 // RelationStatus is one relation in status, as `juju status --relations`

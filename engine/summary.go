@@ -103,6 +103,8 @@ type Summary struct {
 	// LostMachines are the lost machines that hold units, each with its
 	// first units by name (SummaryLimit at most) and how many more.
 	LostMachines []LostMachine `json:"lost_machines,omitempty"`
+	// UnreachableNodes is Status.UnreachableNodes.
+	UnreachableNodes []UnreachableNode `json:"unreachable_nodes,omitempty"`
 }
 
 // FirstError returns the first unit in error, by name, and its message,

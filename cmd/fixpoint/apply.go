@@ -194,7 +194,7 @@ blocked, and --fail-on-blocked makes that exit 6.`,
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return convergeExit(code, sum, finalTable(cmd.Context(), c, sum), timeout, failOnBlocked)
+			return convergeExit(code, sum, finalTable(cmd.Context(), c, sum), timeout, failOnBlocked, keepGoing)
 		},
 	}
 	r.flags(cmd)
@@ -210,8 +210,9 @@ blocked, and --fail-on-blocked makes that exit 6.`,
 // after the status table (full, when finalTable read it) or the summary by
 // service. A fixed point with blocked units is still one (exit 0) unless
 // failOnBlocked asks for exit 6 then; one that leaves out units on lost
-// machines is not (exit 5).
-func convergeExit(code int, sum *engine.Summary, full *engine.Status, timeout time.Duration, failOnBlocked bool) error {
+// machines is not (exit 5). keepGoing says the wait went on past the
+// first error: the exit names every unit in error.
+func convergeExit(code int, sum *engine.Summary, full *engine.Status, timeout time.Duration, failOnBlocked, keepGoing bool) error {
 	switch {
 	case full != nil:
 		fmt.Println()
@@ -229,7 +230,7 @@ func convergeExit(code int, sum *engine.Summary, full *engine.Status, timeout ti
 	case exitLost:
 		return exitf(exitLost, "fixed point except units on lost machines: %s; start their agents again (the units run once they answer), or place the units elsewhere", strings.Join(lostMachineLines(sum.LostMachines), "; "))
 	case exitUnitErr:
-		if sum.Phases.Pending+sum.Phases.Reconciling == 0 {
+		if keepGoing {
 			rest := "every other unit settled"
 			if len(sum.LostMachines) > 0 {
 				rest += " but those on lost machines: " + strings.Join(lostMachineLines(sum.LostMachines), "; ")

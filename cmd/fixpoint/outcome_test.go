@@ -35,7 +35,7 @@ func TestWaitOnALostMachineExits5(t *testing.T) {
 	sum, _ := lost()
 	sum.LostMachines = []engine.LostMachine{{Machine: "m1", Units: []string{"web/0", "web/1"}, MoreUnits: 3}}
 	var ee *exitError
-	if err := quietly(func() error { return convergeExit(code, sum, nil, time.Minute, true) }); !errors.As(err, &ee) || ee.code != exitLost ||
+	if err := quietly(func() error { return convergeExit(code, sum, nil, time.Minute, true, false) }); !errors.As(err, &ee) || ee.code != exitLost ||
 		!strings.Contains(ee.msg, "machine m1 lost; waiting on it: web/0, web/1 and 3 more") {
 		t.Fatalf("convergeExit: %v", err)
 	}
@@ -55,7 +55,7 @@ func TestWaitKeepGoingWaitsForTheRest(t *testing.T) {
 		t.Fatalf("keep going: exit %d after %d polls, %v; want exit 3 at the third", code, src.polls, err)
 	}
 	var ee *exitError
-	if err := quietly(func() error { return convergeExit(code, sum, nil, time.Minute, false) }); !errors.As(err, &ee) ||
+	if err := quietly(func() error { return convergeExit(code, sum, nil, time.Minute, false, true) }); !errors.As(err, &ee) ||
 		!strings.Contains(ee.msg, "2 unit(s) in error: db/0 (boom on db/0); web/0 (boom on web/0); every other unit settled") {
 		t.Fatalf("convergeExit: %v", err)
 	}

@@ -417,6 +417,9 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 	for _, l := range lostMachineLines(sum.LostMachines) {
 		fmt.Fprintln(w, l)
 	}
+	for _, l := range unreachableLines(sum.UnreachableNodes, statusNow()) {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintf(w, "(%d units: by service; `fixpoint status SERVICE` lists a service's units)\n\n", sum.Phases.Units)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE\tUNITS\tSETTLED\tPENDING\tRECONCILING\tERROR\tLOST\tBLOCKED\tLEADER")

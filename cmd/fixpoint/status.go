@@ -44,15 +44,20 @@ first line sums it up: "converged at index N" or "K of U units pending, 1 error"
 a converged environment with blocked units or units on a lost machine says
 so ("converged at index N; 3 blocked", "converged over 5 of 7 units at index
 N; machine m1 lost"), and one whose starting environment is still being
-applied says "applying environment". SINCE is how long each unit has been in
+applied says "applying environment". Under it, a line names each lost
+machine and the units waiting on it, and each control-plane node that
+stopped answering, with its last contact. SINCE is how long each unit has been in
 its phase. --relations adds a table of the relations (as juju status
 --relations does): id, endpoints, interface, scope and member units.
 
 Name services or units to show only those, and --phase to show only units in
 some phases (--phase blocked: the units whose workload is blocked). --format json and yaml print the same data for scripts (fields:
 index, applying, converged, summary, services, relations {id, endpoints,
-interface, scope, life, members}, and per unit phase, since, status {state,
-message}, leader, machine, reconciles, error). --watch follows changes: on a
+interface, scope, life, members}, lost_machines {machine, units} (lost
+machines and the units waiting on them), unreachable_nodes {id, last_seen}
+(control-plane nodes that stopped answering the leader), and per unit
+phase, since, status {state, message}, leader, machine, reconciles,
+error). --watch follows changes: on a
 terminal it redraws in place, otherwise it prints the table once and then one
 line per change: the summary line, units going into error, and the table
 again at each fixed point of up to 1,000 units (with service, unit or phase
@@ -260,6 +265,9 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 	for _, l := range lostMachineLines(all.LostMachines) {
 		fmt.Fprintln(w, l)
 	}
+	for _, l := range unreachableLines(all.UnreachableNodes, statusNow()) {
+		fmt.Fprintln(w, l)
+	}
 	if len(shown.Units) != len(all.Units) {
 		fmt.Fprintf(w, "(showing %d of %d units)\n", len(shown.Units), len(all.Units))
 	}
@@ -420,6 +428,17 @@ func lostMachineLines(lost []engine.LostMachine) []string {
 			l += fmt.Sprintf(" and %d more", more)
 		}
 		out = append(out, l)
+	}
+	return out
+}
+
+// unreachableLines is a line per control-plane node that stopped
+// answering the leader: "control-plane node n3 not answering; last
+// contact 42s ago".
+func unreachableLines(nodes []engine.UnreachableNode, now time.Time) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, fmt.Sprintf("control-plane node %s not answering; last contact %s ago (see fixpoint cluster members)", oneLine(n.ID), now.Sub(n.LastSeen).Round(time.Second)))
 	}
 	return out
 }

@@ -490,6 +490,11 @@ relations: "fail-exit-db": ["fail-exit:db", "db:db"]
 	if r := fixpoint(t, time.Minute, append([]string{"wait", "--timeout", "1m"}, dd...)...); r.code != exitUnitErr || !strings.Contains(r.stderr, "fail-exit/0") {
 		t.Errorf("wait with a unit in error exited %d, want %d: %s", r.code, exitUnitErr, r.stderr)
 	}
+	// --keep-going: 3 too, once the rest settled, naming the errors.
+	if r := fixpoint(t, time.Minute, append([]string{"wait", "--keep-going", "--timeout", "1m"}, dd...)...); r.code != exitUnitErr ||
+		!strings.Contains(r.stderr, "1 unit(s) in error: fail-exit/0 (") || !strings.Contains(r.stderr, "every other unit settled") {
+		t.Errorf("wait --keep-going with a unit in error exited %d, want %d: %s", r.code, exitUnitErr, r.stderr)
+	}
 	// Retries (after 5s, 10s, ...) move the unit through reconciling and
 	// back to error: poll rather than catch one moment.
 	eventually(t, "status --phase error showing fail-exit/0 and why", time.Minute, func() (bool, string) {
@@ -550,11 +555,11 @@ func TestConvergedWithBlockedUnits(t *testing.T) {
 	stdout := os.Stdout
 	devnull, _ := os.Open(os.DevNull)
 	os.Stdout = devnull
-	errPlain := convergeExit(exitOK, sum, st, time.Minute, false)
-	errFail := convergeExit(exitOK, sum, st, time.Minute, true)
+	errPlain := convergeExit(exitOK, sum, st, time.Minute, false, false)
+	errFail := convergeExit(exitOK, sum, st, time.Minute, true, false)
 	// Beyond the summary's list: the count says how many more.
 	sum.MoreBlocked = 41
-	errMany := convergeExit(exitOK, sum, nil, time.Minute, true)
+	errMany := convergeExit(exitOK, sum, nil, time.Minute, true, false)
 	os.Stdout = stdout
 	devnull.Close()
 	if errPlain != nil {

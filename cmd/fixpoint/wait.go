@@ -50,7 +50,7 @@ exits 6.`,
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return convergeExit(code, sum, finalTable(ctx, c, sum), timeout, failOnBlocked)
+			return convergeExit(code, sum, finalTable(ctx, c, sum), timeout, failOnBlocked, keepGoing)
 		},
 	}
 	r.flags(cmd)
