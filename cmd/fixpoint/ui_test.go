@@ -130,6 +130,7 @@ var (
 	settledRGB  = [3]int{0x2e, 0x9e, 0x5b}
 	relationRGB = [3]int{0x9a, 0xa3, 0xb2}
 	errorRGB    = [3]int{0xdc, 0x26, 0x26}
+	blockedRGB  = [3]int{0x7c, 0x3a, 0xed}
 )
 
 func TestDashboardInHeadlessChromium(t *testing.T) {
@@ -286,9 +287,22 @@ relations: {
 	})
 	// A blocked unit is drawn in the blocked colour, not as settled.
 	dom = b.run(page, 3*time.Second, "--dump-dom")
-	if !regexp.MustCompile(`<g class="unit phase-settled blocked[^"]*" data-unit="orphan-web/0"`).MatchString(dom) ||
-		regexp.MustCompile(`<g class="unit phase-settled blocked[^"]*" data-unit="web/`).MatchString(dom) {
-		t.Errorf("orphan-web/0 (blocked) and only it should be drawn blocked:\n%s", dom)
+	drawnBlocked := regexp.MustCompile(`<g class="unit phase-settled[^"]* blocked[^"]*" data-unit="([^"]+)"`).FindAllStringSubmatch(dom, -1)
+	if len(drawnBlocked) != 1 || drawnBlocked[0][1] != "orphan-web/0" {
+		t.Errorf("units drawn blocked: %v, want orphan-web/0 alone:\n%s", drawnBlocked, dom)
+	}
+	b.run(page, 3*time.Second, "--screenshot="+shot)
+	if f, err := os.Open(shot); err != nil {
+		t.Errorf("no screenshot: %v", err)
+	} else {
+		img, err := png.Decode(f)
+		f.Close()
+		// A 30x30 unit, not just the legend's 12x12 swatch.
+		if err != nil {
+			t.Errorf("screenshot: %v", err)
+		} else if n := countColor(img, blockedRGB, 8, 80); n < 700 {
+			t.Errorf("%d pixels of the blocked colour, want a unit's (>= 700); screenshot %s", n, shot)
+		}
 	}
 	counted := base + "/ui/?wait=500ms&full=2#token=" + ep.Token + "&unit=fail-exit/0"
 	dom = b.run(counted, 3*time.Second, "--dump-dom")
