@@ -36,6 +36,12 @@ type Status struct {
 	Units     map[string]*UnitStatus    `json:"units"`
 	Machines  map[string]*MachineStatus `json:"machines"`
 	Relations []*RelationStatus         `json:"relations"`
+	// LostMachines are the lost machines that hold units, each with
+	// all its units: the fixed point leaves those out.
+	LostMachines []LostMachine `json:"lost_machines,omitempty"`
+	// UnreachableNodes are the control-plane nodes that stopped
+	// answering the leader (set by the API from the leader's account).
+	UnreachableNodes []UnreachableNode `json:"unreachable_nodes,omitempty"`
 }
 
 // RelationStatus is one relation in status, as `juju status --relations`
@@ -156,11 +162,16 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		s.Machines[name] = &MachineStatus{Address: m.Address, State: state, CredentialReplaced: m.Replaced}
 	}
 	var counts PhaseCounts
+	var lost lostUnits
 	for name, u := range st.Units {
 		us := c.unitStatusLocked(st, name, u, now)
 		s.Units[name] = us
 		counts.count(us.Phase, us.Agent == "lost", u.Status.State == "blocked", 1)
+		if us.Agent == "lost" {
+			lost.add(u.Machine, name)
+		}
 	}
+	s.LostMachines = lost.list()
 	c.prunePhasesLocked(st)
 	s.Relations = relationsStatus(st)
 	s.Converged = counts.converged()
@@ -191,8 +202,10 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 	case Pending:
 		v := c.views[name]
 		switch {
-		case u.Error != nil:
+		case u.Error != nil && u.Resolved != nil:
 			us.Reason = "resolved: retrying"
+		case u.Error != nil:
+			us.Reason = "what it sees changed since its error: it runs again"
 		case u.Machine == "":
 			us.Reason = "no machine"
 		case v != nil && !v.member:
@@ -217,16 +230,29 @@ func (c *Controller) phaseLocked(name string, u *model.Unit, cl *claim, now time
 	case cl != nil && now.Before(cl.until) && !cl.timer:
 		// An update-status run leaves a settled unit settled.
 		return Reconciling
-	case u.Error != nil && u.Resolved == nil:
+	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, c.outdated[name]):
 		return Error
 	case u.Error != nil:
-		// Resolved: it runs again.
+		// Resolved, or what it sees changed since: it runs again.
 		return Pending
 	case v == nil || c.outdated[name] == viewHashUnknown || v.hash != u.Reconciled:
 		return Pending
 	default:
 		return Settled
 	}
+}
+
+// errorStands says whether a unit's error e is its phase, given its view
+// v and how far that is behind (vs): a diverged unit stays in error until
+// an operator acts, a failed hook only while the unit sees the universe
+// that failed. Once what it sees changed (an operator's apply, a
+// neighbour's settings) it runs again, and an error from before is no
+// answer about the environment after.
+func errorStands(e *model.UnitError, v *view, vs viewState) bool {
+	if e.Kind == model.ErrDiverged {
+		return true
+	}
+	return v != nil && vs != viewHashUnknown && v.hash == e.Hash
 }
 
 // lostOn says whether u's machine agent is lost: nothing runs there until
@@ -266,7 +292,9 @@ func (c *Controller) phaseSinceLocked(name, phase string, now time.Time, cl *cla
 
 // summarize is status's first line. Converged is never said plainly when
 // units are blocked or wait on a lost machine: "converged at index 9; 3
-// blocked", "converged over 5 of 7 units at index 9; machine m1 lost".
+// blocked", "converged over 5 of 7 units at index 9; machine m1 lost";
+// before the fixed point blocked units are counted too ("2 of 7 units
+// pending, 1 error, 1 blocked").
 func summarize(st *model.State, counts PhaseCounts) string {
 	total := counts.Units
 	if !counts.converged() {
@@ -276,6 +304,9 @@ func summarize(st *model.State, counts PhaseCounts) string {
 		}
 		if n := counts.Error; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d error", n))
+		}
+		if n := counts.Blocked; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d blocked", n))
 		}
 		return strings.Join(parts, ", ")
 	}

@@ -100,6 +100,11 @@ type Summary struct {
 	// MoreStuck counts the others out of settled.
 	Stuck     []UnitBrief `json:"stuck"`
 	MoreStuck int         `json:"more_stuck,omitempty"`
+	// LostMachines are the lost machines that hold units, each with its
+	// first units by name (SummaryLimit at most) and how many more.
+	LostMachines []LostMachine `json:"lost_machines,omitempty"`
+	// UnreachableNodes is Status.UnreachableNodes.
+	UnreachableNodes []UnreachableNode `json:"unreachable_nodes,omitempty"`
 }
 
 // FirstError returns the first unit in error, by name, and its message,
@@ -189,8 +194,12 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 		units = c.listedLocked()
 	}
 	var errs, blocked, stuck int
+	lostOn := lostUnits{limit: limit}
 	for name, n := range units {
 		phase, lost := n.phase(), n&tallyLost != 0
+		if lost {
+			lostOn.add(st.Units[name].Machine, name)
+		}
 		if n&tallyBlocked != 0 && !lost {
 			// Named without a since: blocked is the workload's word,
 			// not a phase, and most blocked units are settled.
@@ -211,6 +220,7 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	s.MoreErrors = errs - len(s.Errors)
 	s.MoreBlocked = blocked - len(s.Blocked)
 	s.MoreStuck = stuck - len(s.Stuck)
+	s.LostMachines = lostOn.list()
 	if len(c.phases) > len(st.Units) {
 		// Marks of removed units: only then is the walk of the marks
 		// worth it (the full status walks them every time).

@@ -76,6 +76,12 @@ func impliedSummary(full *Status, st *model.State, limit int) *Summary {
 		u := full.Units[n]
 		out.Stuck = append(out.Stuck, UnitBrief{Unit: n, Phase: u.Phase, Since: u.Since})
 	}
+	for _, m := range full.LostMachines {
+		if len(m.Units) > limit {
+			m = LostMachine{Machine: m.Machine, Units: m.Units[:limit], MoreUnits: len(m.Units) - limit}
+		}
+		out.LostMachines = append(out.LostMachines, m)
+	}
 	return out
 }
 

@@ -39,9 +39,9 @@ type tally struct {
 	phases   PhaseCounts
 	services map[string]*PhaseCounts
 	// The units a summary's lists are chosen from: blocked on a machine
-	// that is not lost, and out of settled (lost ones too; those in
-	// error among them).
-	blocked, out map[string]struct{}
+	// that is not lost, out of settled (lost ones too; those in error
+	// among them), and on a lost machine.
+	blocked, out, lost map[string]struct{}
 	// recounted counts units recounted, for the tests that pin what a
 	// summary costs.
 	recounted int64
@@ -113,12 +113,13 @@ func (t *tally) start(units int) {
 	if t.units == nil {
 		t.units = make(map[string]unitTally, units)
 		t.services = map[string]*PhaseCounts{}
-		t.blocked, t.out = map[string]struct{}{}, map[string]struct{}{}
+		t.blocked, t.out, t.lost = map[string]struct{}{}, map[string]struct{}{}, map[string]struct{}{}
 	}
 	clear(t.units)
 	clear(t.services)
 	clear(t.blocked)
 	clear(t.out)
+	clear(t.lost)
 	t.phases = PhaseCounts{}
 	t.all = false
 }
@@ -189,7 +190,8 @@ func (c *Controller) walkLocked(st *model.State, now time.Time, s *Summary) iter
 }
 
 // listedLocked yields the units a held tally's lists are chosen from:
-// those out of settled, and the blocked ones.
+// those out of settled, the blocked ones and those on lost machines, each
+// once.
 func (c *Controller) listedLocked() iter.Seq2[string, unitTally] {
 	return func(yield func(string, unitTally) bool) {
 		t := &c.tally
@@ -200,6 +202,13 @@ func (c *Controller) listedLocked() iter.Seq2[string, unitTally] {
 		}
 		for name := range t.blocked {
 			if _, out := t.out[name]; !out && !yield(name, t.units[name]) {
+				return
+			}
+		}
+		for name := range t.lost {
+			_, out := t.out[name]
+			_, blocked := t.blocked[name]
+			if !out && !blocked && !yield(name, t.units[name]) {
 				return
 			}
 		}
@@ -221,6 +230,7 @@ func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Ti
 		delete(t.units, name)
 		delete(t.blocked, name)
 		delete(t.out, name)
+		delete(t.lost, name)
 	}
 	if u != nil {
 		c.countUnitLocked(st, name, u, now)
@@ -245,6 +255,9 @@ func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit
 	}
 	if n.phase() != Settled {
 		t.out[name] = struct{}{}
+	}
+	if n&tallyLost != 0 {
+		t.lost[name] = struct{}{}
 	}
 }
 

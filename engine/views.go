@@ -202,6 +202,12 @@ func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Univers
 	c.noteView(name, old, v, c.opts.Now())
 	delete(c.outdated, name)
 	c.tally.mark(name)
+	if u.Error != nil {
+		// Its phase follows its view (errorStands): pending while what
+		// it sees is unknown, in error again if that turned out the
+		// universe that failed. Status long polls look again.
+		c.changed.notify()
+	}
 	c.work.Rebuilt++
 	c.work.HashedBytes += int64(n)
 	c.requeue(st, name)

@@ -21,8 +21,13 @@ type Member struct {
 	// node did not answer.
 	Role string `json:"role"`
 	// LastContact is how long ago the member last heard from the leader,
-	// by its own account (0 for the leader).
+	// by its own account (0 for the leader); for a member that does not
+	// answer (Unreachable), how long ago the leader last heard from it,
+	// when the leader could say.
 	LastContact time.Duration `json:"last_contact"`
+	// Unreachable says the member did not answer: it is gone, or cut
+	// off. LastContact is then the leader's account, 0 if none.
+	Unreachable bool `json:"unreachable,omitempty"`
 	// AppliedIndex is the member's last applied index.
 	AppliedIndex uint64 `json:"applied_index"`
 	Voter        bool   `json:"voter"`
@@ -38,12 +43,15 @@ type nodeStatus struct {
 	// LastIndex is the last entry in this node's log, applied or not.
 	LastIndex   uint64        `json:"last_index"`
 	LastContact time.Duration `json:"last_contact"`
+	// Unreachable is, from the leader, how long ago each follower that
+	// stopped answering its heartbeats last answered (Store.Unreachable).
+	Unreachable map[string]time.Duration `json:"unreachable,omitempty"`
 }
 
 // status describes this node.
 func (s *Store) status() nodeStatus {
 	lid, _ := s.leader()
-	return nodeStatus{
+	st := nodeStatus{
 		ID:           s.cfg.NodeID,
 		Role:         roleOf(s.raft.State()),
 		Leader:       lid,
@@ -52,6 +60,14 @@ func (s *Store) status() nodeStatus {
 		LastIndex:    s.raft.LastIndex(),
 		LastContact:  s.LastContact(),
 	}
+	now := time.Now()
+	for id, t := range s.Unreachable() {
+		if st.Unreachable == nil {
+			st.Unreachable = map[string]time.Duration{}
+		}
+		st.Unreachable[id] = now.Sub(t)
+	}
+	return st
 }
 
 func roleOf(st raft.RaftState) string {
@@ -69,7 +85,7 @@ func roleOf(st raft.RaftState) string {
 // Members lists the servers of the cluster's configuration as this node
 // knows it, each with its own account of its role, contact and index
 // (asked over HTTP, in parallel; a member that does not answer in time is
-// "unknown").
+// "unknown", unreachable, with the leader's account of its last contact).
 func (s *Store) Members(ctx context.Context) ([]Member, error) {
 	f := s.raft.GetConfiguration()
 	if err := s.await(ctx, f); err != nil {
@@ -81,6 +97,9 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
+	// The leader's account of the members that stopped answering it.
+	var silent map[string]time.Duration
+	var silentMu sync.Mutex
 	for i, srv := range servers {
 		m := Member{
 			ID:       string(srv.ID),
@@ -92,6 +111,11 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 		if m.ID == s.cfg.NodeID {
 			st := s.status()
 			m.HTTPAddr, m.Role, m.AppliedIndex, m.LastContact = s.cfg.HTTPAddr, st.Role, st.AppliedIndex, st.LastContact
+			if st.Role == "leader" {
+				silentMu.Lock()
+				silent = st.Unreachable
+				silentMu.Unlock()
+			}
 		}
 		out[i] = m
 		if m.ID == s.cfg.NodeID || m.HTTPAddr == "" {
@@ -106,12 +130,23 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 				return
 			}
 			m.Role, m.AppliedIndex, m.LastContact = st.Role, st.AppliedIndex, st.LastContact
+			if st.Role == "leader" {
+				silentMu.Lock()
+				silent = st.Unreachable
+				silentMu.Unlock()
+			}
 		}(&out[i])
 	}
 	wg.Wait()
 	for i := range out {
-		if !out[i].Voter && out[i].Role != "unknown" {
-			out[i].Role = "nonvoter"
+		m := &out[i]
+		if m.Role == "unknown" {
+			// Its own account is missing, and a zero would read as
+			// "just now".
+			m.Unreachable, m.LastContact = true, silent[m.ID]
+		}
+		if !m.Voter && m.Role != "unknown" {
+			m.Role = "nonvoter"
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

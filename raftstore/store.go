@@ -134,6 +134,10 @@ type Store struct {
 	joinKey *ecdsa.PrivateKey
 	opened  time.Time
 
+	// contacts is, on the leader, when each silent follower last
+	// answered (contact.go).
+	contacts contacts
+
 	// readyTerm is the term whose leader barrier has completed: the
 	// leader may serve linearizable reads only in that term.
 	readyTerm atomic.Uint64
@@ -239,6 +243,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		_ = trans.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
+	s.watchContacts()
 	log.Info("raft started", "raft_addr", s.raftAddr, "http_addr", cfg.HTTPAddr, "existing_state", hasState, "index", s.fsm.appliedIndex())
 
 	s.wg.Add(2)

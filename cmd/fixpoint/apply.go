@@ -158,7 +158,7 @@ charm revisions. Exit code 0: nothing would change; 2: something would.`,
 func newApplyCmd() *cobra.Command {
 	var r remote
 	var files []string
-	var wait, failOnBlocked bool
+	var wait, failOnBlocked, keepGoing bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "apply -f ENV.cue",
@@ -167,8 +167,12 @@ func newApplyCmd() *cobra.Command {
 command stamped with the index it was planned against; if the environment
 moved meanwhile it is refused and nothing changes. With --wait it shows
 progress until the fixed point (exit 0), a unit error (3) or the timeout (4);
-the last line says how many units are blocked, and --fail-on-blocked makes
-that exit 6.`,
+the fixed point over every unit but those on lost machines exits 5. It
+judges the environment after this change: an error a unit had before it,
+on a unit the change reaches, is not the answer (the unit runs again).
+--keep-going waits for every unit not in error to settle before it names
+the units in error and exits 3. The last line says how many units are
+blocked, and --fail-on-blocked makes that exit 6.`,
 		Example: `  fixpoint apply -f env.cue --wait --timeout 5m`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -186,17 +190,18 @@ that exit 6.`,
 			if !wait {
 				return nil
 			}
-			code, sum, err := waitConverged(cmd.Context(), c, &progress{w: os.Stdout}, timeout, true)
+			code, sum, err := waitConverged(cmd.Context(), c, &progress{w: os.Stdout}, timeout, keepGoing)
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return convergeExit(code, sum, finalTable(cmd.Context(), c, sum), timeout, failOnBlocked)
+			return convergeExit(code, sum, finalTable(cmd.Context(), c, sum), timeout, failOnBlocked, keepGoing)
 		},
 	}
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
+	keepGoingFlag(cmd, &keepGoing)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")
 	return cmd
 }
@@ -204,8 +209,10 @@ that exit 6.`,
 // convergeExit turns waitConverged's outcome into the command's exit,
 // after the status table (full, when finalTable read it) or the summary by
 // service. A fixed point with blocked units is still one (exit 0) unless
-// failOnBlocked asks for exit 6 then.
-func convergeExit(code int, sum *engine.Summary, full *engine.Status, timeout time.Duration, failOnBlocked bool) error {
+// failOnBlocked asks for exit 6 then; one that leaves out units on lost
+// machines is not (exit 5). keepGoing says the wait went on past the
+// first error: the exit names every unit in error.
+func convergeExit(code int, sum *engine.Summary, full *engine.Status, timeout time.Duration, failOnBlocked, keepGoing bool) error {
 	switch {
 	case full != nil:
 		fmt.Println()
@@ -220,8 +227,20 @@ func convergeExit(code int, sum *engine.Summary, full *engine.Status, timeout ti
 			return exitf(exitBlocked, "converged, but %d unit(s) blocked: %s", len(sum.Blocked)+sum.MoreBlocked, strings.Join(blocked, "; "))
 		}
 		return nil
+	case exitLost:
+		return exitf(exitLost, "fixed point except units on lost machines: %s; start their agents again (the units run once they answer), or place the units elsewhere", strings.Join(lostMachineLines(sum.LostMachines), "; "))
 	case exitUnitErr:
+		if keepGoing {
+			rest := "every other unit settled"
+			if len(sum.LostMachines) > 0 {
+				rest += " but those on lost machines: " + strings.Join(lostMachineLines(sum.LostMachines), "; ")
+			}
+			return exitf(exitUnitErr, "%d unit(s) in error: %s; %s", len(sum.Errors)+sum.MoreErrors, strings.Join(errorUnits(sum), "; "), rest)
+		}
 		unit, msg := sum.FirstError()
+		if more := len(sum.Errors) + sum.MoreErrors - 1; more > 0 {
+			return exitf(exitUnitErr, "unit %s is in error: %s (and %d more in error)", unit, msg, more)
+		}
 		return exitf(exitUnitErr, "unit %s is in error: %s", unit, msg)
 	case exitTimeout:
 		summary := "no status yet"
@@ -251,6 +270,24 @@ func blockedUnits(sum *engine.Summary) []string {
 		names = append(names, fmt.Sprintf("and %d more", sum.MoreBlocked))
 	}
 	return names
+}
+
+// errorUnits names the units in error, with their errors: the first ones
+// by name, as the summary lists them, and how many more.
+func errorUnits(sum *engine.Summary) []string {
+	var out []string
+	for _, e := range sum.Errors {
+		out = append(out, fmt.Sprintf("%s (%s)", e.Unit, oneLine(e.Message)))
+	}
+	if sum.MoreErrors > 0 {
+		out = append(out, fmt.Sprintf("and %d more", sum.MoreErrors))
+	}
+	return out
+}
+
+// keepGoingFlag adds --keep-going to a command that waits.
+func keepGoingFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "keep-going", false, "let a unit in error not end the wait: wait for every other unit to settle, then name the units in error and exit 3")
 }
 
 // failOnBlockedFlag adds --fail-on-blocked to a command that waits.

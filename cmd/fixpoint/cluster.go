@@ -26,8 +26,13 @@ func newClusterMembersCmd() *cobra.Command {
 	var r remote
 	var format string
 	cmd := &cobra.Command{
-		Use:     "members",
-		Short:   "List control-plane nodes: id, address, role, last contact, applied index",
+		Use:   "members",
+		Short: "List control-plane nodes: id, address, role, last contact, applied index",
+		Long: `members lists the control-plane nodes: id, Raft and HTTP addresses, role,
+voter, LAST CONTACT (how long ago the node last heard from the leader; for a
+node that does not answer, how long ago the leader last heard from it) and
+applied index. --format json adds "unreachable": true for a node that does
+not answer.`,
 		Example: `  fixpoint cluster members --controller 127.0.0.1:7070`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,7 +52,7 @@ func newClusterMembersCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tRAFT\tHTTP\tROLE\tVOTER\tLAST CONTACT\tAPPLIED")
 			for _, m := range members {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%d\n", m.ID, m.RaftAddr, orDash(m.HTTPAddr), m.Role, m.Voter, m.LastContact.Round(time.Millisecond), m.AppliedIndex)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%d\n", m.ID, m.RaftAddr, orDash(m.HTTPAddr), m.Role, m.Voter, lastContact(m), m.AppliedIndex)
 			}
 			return tw.Flush()
 		},
@@ -55,6 +60,18 @@ func newClusterMembersCmd() *cobra.Command {
 	r.flags(cmd)
 	cmd.Flags().StringVarP(&format, "format", "o", "table", "output format: table or json")
 	return cmd
+}
+
+// lastContact is a member's LAST CONTACT: its own account, or for one
+// that does not answer the leader's, said as such.
+func lastContact(m raftstore.Member) string {
+	switch {
+	case !m.Unreachable:
+		return m.LastContact.Round(time.Millisecond).String()
+	case m.LastContact > 0:
+		return m.LastContact.Round(time.Second).String() + " ago, not answering"
+	}
+	return "unknown, not answering"
 }
 
 func newClusterRemoveCmd() *cobra.Command {

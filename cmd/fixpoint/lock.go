@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // upLockFile in a data dir is held (flock) by the `up` that runs on it, for
@@ -21,15 +22,29 @@ type dirLock struct{ f *os.File }
 // errLocked says another process holds the lock; its pid is in the message.
 var errLocked = errors.New("locked")
 
-// lockDataDir takes dataDir's up lock without waiting, and writes this
-// process's pid into it for the message of whoever finds it taken.
+// probeHold bounds how long lockDataDir tries again while the lock is
+// taken: upRunning's probe holds it shared for an instant (a `wait`
+// started beside this up), an up that runs holds it for good.
+const probeHold = time.Second
+
+// lockDataDir takes dataDir's up lock, trying again for probeHold while
+// it is taken, and writes this process's pid into it for the message of
+// whoever finds it taken.
 func lockDataDir(dataDir string) (*dirLock, error) {
 	path := filepath.Join(dataDir, upLockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	deadline := time.Now().Add(probeHold)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			if pid := lockHolder(path); pid != 0 {

@@ -25,6 +25,7 @@ const (
 	exitChanges  = 2 // plan: something would change
 	exitUnitErr  = 3 // a unit is in error
 	exitTimeout  = 4 // the timeout passed before the fixed point
+	exitLost     = 5 // the fixed point except units on lost machines
 	exitBlocked  = 6 // --fail-on-blocked: converged, but units are blocked
 	exitInterrup = 130
 )

@@ -255,12 +255,15 @@ type statusSource interface {
 	Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error)
 }
 
-// waitConverged follows the status summary until the fixed point, a unit
-// error or the timeout, showing progress; it returns the exit code and the
-// last summary. Waiters poll the summary, not the status: at 100,000 units
-// the status is 36 MB, built under the lock hand-outs wait for, and a
-// waiter needs only the counts and the first units in error.
-func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, stopOnError bool) (int, *engine.Summary, error) {
+// waitConverged follows the status summary until the fixed point (exit
+// 0), the fixed point except units on lost machines (5), a unit error (3;
+// with keepGoing, once every unit not in error settled) or the timeout
+// (4), showing progress; it returns the exit code and the last summary
+// (engine.Summary.Outcome is the rule). Waiters poll the summary, not the
+// status: at 100,000 units the status is 36 MB, built under the lock
+// hand-outs wait for, and a waiter needs only the counts and the first
+// units in error.
+func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, keepGoing bool) (int, *engine.Summary, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -300,10 +303,12 @@ func waitConverged(ctx context.Context, c statusSource, p *progress, timeout tim
 		if p != nil {
 			p.updateSummary(sum)
 		}
-		if sum.Converged {
+		switch sum.Outcome(keepGoing) {
+		case engine.FixedPoint:
 			return exitOK, sum, nil
-		}
-		if unit, _ := sum.FirstError(); unit != "" && stopOnError {
+		case engine.FixedPointExceptLost:
+			return exitLost, sum, nil
+		case engine.UnitsInError:
 			return exitUnitErr, sum, nil
 		}
 	}
@@ -409,6 +414,12 @@ func printSummary(w io.Writer, sum *engine.Summary) {
 		name = "(unnamed)"
 	}
 	fmt.Fprintf(w, "Environment %s: %s\n", name, sum.Summary)
+	for _, l := range lostMachineLines(sum.LostMachines) {
+		fmt.Fprintln(w, l)
+	}
+	for _, l := range unreachableLines(sum.UnreachableNodes, statusNow()) {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintf(w, "(%d units: by service; `fixpoint status SERVICE` lists a service's units)\n\n", sum.Phases.Units)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVICE\tUNITS\tSETTLED\tPENDING\tRECONCILING\tERROR\tLOST\tBLOCKED\tLEADER")

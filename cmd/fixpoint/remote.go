@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -92,6 +93,10 @@ func writeEndpoint(dataDir string, e endpoint) error {
 // address yet.
 var errStarting = errors.New("starting")
 
+// errNoUp: the data dir names no address that answers and no up holds
+// it: none runs, or one is about to start (`up ... & wait`).
+var errNoUp = errors.New("no up running")
+
 // client finds the control plane: --controller, $FIXPOINT_ADDR, the saved
 // context, then the data dir; the token: --token, --token-file,
 // $FIXPOINT_TOKEN, the context, then the data dir; and the CA: --tls-ca,
@@ -147,11 +152,11 @@ func (r *remote) client() (*api.Client, error) {
 		if upRunning(r.dataDir) {
 			return nil, &exitError{code: exitFailed, msg: "fixpoint up on " + r.dataDir + " is starting and has not published its address yet; try again in a moment", err: errStarting}
 		}
-		return nil, exitf(exitFailed, "no fixpoint up is running for %s; start one (fixpoint up -f ENV.cue --data-dir %s), pass --controller HOST:PORT (or set FIXPOINT_ADDR), or save a context with fixpoint login", r.dataDir, r.dataDir)
+		return nil, &exitError{code: exitFailed, err: errNoUp, msg: fmt.Sprintf("no fixpoint up is running for %s; start one (fixpoint up -f ENV.cue --data-dir %s), pass --controller HOST:PORT (or set FIXPOINT_ADDR), or save a context with fixpoint login", r.dataDir, r.dataDir)}
 	}
 	if fromDir && !anyAnswers(strings.Split(addrs, ",")) {
 		// A killed up leaves its address behind; its port is closed.
-		return nil, exitf(exitFailed, "no fixpoint up is running for %s; start one or pass --controller (%s there names %s, which refuses connections)", r.dataDir, endpointFile, addrs)
+		return nil, &exitError{code: exitFailed, err: errNoUp, msg: fmt.Sprintf("no fixpoint up is running for %s; start one or pass --controller (%s there names %s, which refuses connections)", r.dataDir, endpointFile, addrs)}
 	}
 	hc, err := r.tls.httpClient()
 	if err != nil {

@@ -21,6 +21,14 @@ import (
 // phases, in the order operators care about them.
 var phases = []string{engine.Error, engine.Pending, engine.Reconciling, engine.Settled}
 
+// blocked is what --phase takes besides the phases: the units whose
+// workload says blocked (the workload's word, not a phase; most are
+// settled).
+const blocked = "blocked"
+
+// phaseFilters are what --phase takes.
+var phaseFilters = append(slices.Clone(phases), blocked)
+
 func newStatusCmd() *cobra.Command {
 	var r remote
 	var f statusFilter
@@ -36,15 +44,20 @@ first line sums it up: "converged at index N" or "K of U units pending, 1 error"
 a converged environment with blocked units or units on a lost machine says
 so ("converged at index N; 3 blocked", "converged over 5 of 7 units at index
 N; machine m1 lost"), and one whose starting environment is still being
-applied says "applying environment". SINCE is how long each unit has been in
+applied says "applying environment". Under it, a line names each lost
+machine and the units waiting on it, and each control-plane node that
+stopped answering, with its last contact. SINCE is how long each unit has been in
 its phase. --relations adds a table of the relations (as juju status
 --relations does): id, endpoints, interface, scope and member units.
 
 Name services or units to show only those, and --phase to show only units in
-some phases. --format json and yaml print the same data for scripts (fields:
+some phases (--phase blocked: the units whose workload is blocked). --format json and yaml print the same data for scripts (fields:
 index, applying, converged, summary, services, relations {id, endpoints,
-interface, scope, life, members}, and per unit phase, since, status {state,
-message}, leader, machine, reconciles, error). --watch follows changes: on a
+interface, scope, life, members}, lost_machines {machine, units} (lost
+machines and the units waiting on them), unreachable_nodes {id, last_seen}
+(control-plane nodes that stopped answering the leader), and per unit
+phase, since, status {state, message}, leader, machine, reconciles,
+error). --watch follows changes: on a
 terminal it redraws in place, otherwise it prints the table once and then one
 line per change: the summary line, units going into error, and the table
 again at each fixed point of up to 1,000 units (with service, unit or phase
@@ -63,7 +76,7 @@ document per line).`,
 			f.names = args
 			for _, p := range f.phases {
 				if !isPhase(p) {
-					return exitf(exitFailed, "--phase %q: phases are %s", p, strings.Join(phases, ", "))
+					return exitf(exitFailed, "--phase %q: phases are %s, and blocked selects the units whose workload is blocked", p, strings.Join(phases, ", "))
 				}
 			}
 			c, err := r.client()
@@ -140,17 +153,18 @@ document per line).`,
 	formatFlag(cmd, &format)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow changes: redraw on a terminal, one line per change otherwise")
 	cmd.Flags().BoolVar(&stale, "stale", false, "read the contacted node's copy instead of a linearizable read")
-	cmd.Flags().StringSliceVar(&f.phases, "phase", nil, "show only units in these phases (pending, reconciling, settled, error; comma-separated)")
+	cmd.Flags().StringSliceVar(&f.phases, "phase", nil, "show only units in these phases (pending, reconciling, settled, error; blocked for units whose workload is blocked; comma-separated)")
 	cmd.Flags().BoolVar(&relations, "relations", false, "also list the relations: endpoints, interface, scope, members")
-	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions(phases, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("phase", cobra.FixedCompletions(phaseFilters, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // statusNow is the clock SINCE is measured against; tests fix it.
 var statusNow = time.Now
 
+// isPhase says whether --phase takes p.
 func isPhase(p string) bool {
-	for _, q := range phases {
+	for _, q := range phaseFilters {
 		if p == q {
 			return true
 		}
@@ -222,7 +236,7 @@ func (f *statusFilter) wantUnit(name string, u *engine.UnitStatus) bool {
 	}
 	if len(f.phases) > 0 {
 		for _, p := range f.phases {
-			if u.Phase == p {
+			if u.Phase == p || (p == blocked && u.Status.State == blocked) {
 				return true
 			}
 		}
@@ -248,6 +262,12 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 		summary = fmt.Sprintf("no units at index %d", all.Index)
 	}
 	fmt.Fprintf(w, "Environment %s: %s\n", name, summary)
+	for _, l := range lostMachineLines(all.LostMachines) {
+		fmt.Fprintln(w, l)
+	}
+	for _, l := range unreachableLines(all.UnreachableNodes, statusNow()) {
+		fmt.Fprintln(w, l)
+	}
 	if len(shown.Units) != len(all.Units) {
 		fmt.Fprintf(w, "(showing %d of %d units)\n", len(shown.Units), len(all.Units))
 	}
@@ -391,6 +411,36 @@ func oneLine(s string) string {
 		s = string(r[:97]) + "..."
 	}
 	return s
+}
+
+// lostMachineLines is a line per lost machine that holds units, naming
+// them (the first engine.SummaryLimit): "machine m1 lost; waiting on it:
+// web/0, db/1".
+func lostMachineLines(lost []engine.LostMachine) []string {
+	var out []string
+	for _, m := range lost {
+		units, more := m.Units, m.MoreUnits
+		if len(units) > engine.SummaryLimit {
+			units, more = units[:engine.SummaryLimit], more+len(units)-engine.SummaryLimit
+		}
+		l := fmt.Sprintf("machine %s lost; waiting on it: %s", m.Machine, strings.Join(units, ", "))
+		if more > 0 {
+			l += fmt.Sprintf(" and %d more", more)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// unreachableLines is a line per control-plane node that stopped
+// answering the leader: "control-plane node n3 not answering; last
+// contact 42s ago".
+func unreachableLines(nodes []engine.UnreachableNode, now time.Time) []string {
+	var out []string
+	for _, n := range nodes {
+		out = append(out, fmt.Sprintf("control-plane node %s not answering; last contact %s ago (see fixpoint cluster members)", oneLine(n.ID), now.Sub(n.LastSeen).Round(time.Second)))
+	}
+	return out
 }
 
 // printRelations prints the relations among the shown services, as

@@ -72,6 +72,11 @@ web                  1/3 settled                   (charm eeeeeeeeeeee, alive)
 
 func TestStatusFilters(t *testing.T) {
 	st := sampleStatus()
+	// --phase blocked selects by the workload's word, whatever the phase.
+	st.Units["web/1"].Status = model.Status{State: "blocked", Message: "needs a db relation"}
+	if !isPhase("blocked") || isPhase("stuck") {
+		t.Errorf("--phase takes blocked: %v, and stuck: %v", isPhase("blocked"), isPhase("stuck"))
+	}
 	cases := []struct {
 		f     statusFilter
 		units []string
@@ -81,6 +86,8 @@ func TestStatusFilters(t *testing.T) {
 		{statusFilter{phases: []string{"error"}}, []string{"db/1"}},
 		{statusFilter{names: []string{"web"}, phases: []string{"settled", "pending"}}, []string{"web/10", "web/2"}},
 		{statusFilter{phases: []string{"error"}, names: []string{"web"}}, nil},
+		{statusFilter{phases: []string{"blocked"}}, []string{"web/1"}},
+		{statusFilter{phases: []string{"blocked", "error"}}, []string{"db/1", "web/1"}},
 	}
 	for _, c := range cases {
 		got := c.f.apply(st)
@@ -483,6 +490,11 @@ relations: "fail-exit-db": ["fail-exit:db", "db:db"]
 	if r := fixpoint(t, time.Minute, append([]string{"wait", "--timeout", "1m"}, dd...)...); r.code != exitUnitErr || !strings.Contains(r.stderr, "fail-exit/0") {
 		t.Errorf("wait with a unit in error exited %d, want %d: %s", r.code, exitUnitErr, r.stderr)
 	}
+	// --keep-going: 3 too, once the rest settled, naming the errors.
+	if r := fixpoint(t, time.Minute, append([]string{"wait", "--keep-going", "--timeout", "1m"}, dd...)...); r.code != exitUnitErr ||
+		!strings.Contains(r.stderr, "1 unit(s) in error: fail-exit/0 (") || !strings.Contains(r.stderr, "every other unit settled") {
+		t.Errorf("wait --keep-going with a unit in error exited %d, want %d: %s", r.code, exitUnitErr, r.stderr)
+	}
 	// Retries (after 5s, 10s, ...) move the unit through reconciling and
 	// back to error: poll rather than catch one moment.
 	eventually(t, "status --phase error showing fail-exit/0 and why", time.Minute, func() (bool, string) {
@@ -543,11 +555,11 @@ func TestConvergedWithBlockedUnits(t *testing.T) {
 	stdout := os.Stdout
 	devnull, _ := os.Open(os.DevNull)
 	os.Stdout = devnull
-	errPlain := convergeExit(exitOK, sum, st, time.Minute, false)
-	errFail := convergeExit(exitOK, sum, st, time.Minute, true)
+	errPlain := convergeExit(exitOK, sum, st, time.Minute, false, false)
+	errFail := convergeExit(exitOK, sum, st, time.Minute, true, false)
 	// Beyond the summary's list: the count says how many more.
 	sum.MoreBlocked = 41
-	errMany := convergeExit(exitOK, sum, nil, time.Minute, true)
+	errMany := convergeExit(exitOK, sum, nil, time.Minute, true, false)
 	os.Stdout = stdout
 	devnull.Close()
 	if errPlain != nil {

@@ -130,6 +130,7 @@ var (
 	settledRGB  = [3]int{0x2e, 0x9e, 0x5b}
 	relationRGB = [3]int{0x9a, 0xa3, 0xb2}
 	errorRGB    = [3]int{0xdc, 0x26, 0x26}
+	blockedRGB  = [3]int{0x7c, 0x3a, 0xed}
 )
 
 func TestDashboardInHeadlessChromium(t *testing.T) {
@@ -254,6 +255,7 @@ services: {
 	db:  {charm: "CHARMS/db", units: 2, config: {max_connections: 200}}
 	web: {charm: "CHARMS/web", units: 3}
 	"fail-exit": {charm: "CHARMS/fail-exit", units: 1}
+	"orphan-web": {charm: "CHARMS/web", units: 1}
 }
 relations: {
 	"web-db": ["web:db", "db:db"]
@@ -265,10 +267,10 @@ relations: {
 	}
 	// At rest: the error is of fail-exit/0's current universe (db's
 	// answer on the new relation re-runs it at once, retries or not) and
-	// every other unit is settled.
+	// every other unit is settled, orphan-web/0 blocked (no db).
 	eventually(t, "fail-exit/0 in error, the rest settled", 2*time.Minute, func() (bool, string) {
 		st := statusOf(t, data)
-		if st == nil || len(st.Units) != 6 {
+		if st == nil || len(st.Units) != 7 || st.Units["orphan-web/0"].Status.State != "blocked" {
 			return false, jsonString(st)
 		}
 		for name, u := range st.Units {
@@ -283,6 +285,25 @@ relations: {
 		}
 		return e.Error != nil && e.Error.Hash == e.Current, r.stdout
 	})
+	// A blocked unit is drawn in the blocked colour, not as settled.
+	dom = b.run(page, 3*time.Second, "--dump-dom")
+	drawnBlocked := regexp.MustCompile(`<g class="unit phase-settled[^"]* blocked[^"]*" data-unit="([^"]+)"`).FindAllStringSubmatch(dom, -1)
+	if len(drawnBlocked) != 1 || drawnBlocked[0][1] != "orphan-web/0" {
+		t.Errorf("units drawn blocked: %v, want orphan-web/0 alone:\n%s", drawnBlocked, dom)
+	}
+	b.run(page, 3*time.Second, "--screenshot="+shot)
+	if f, err := os.Open(shot); err != nil {
+		t.Errorf("no screenshot: %v", err)
+	} else {
+		img, err := png.Decode(f)
+		f.Close()
+		// A 30x30 unit, not just the legend's 12x12 swatch.
+		if err != nil {
+			t.Errorf("screenshot: %v", err)
+		} else if n := countColor(img, blockedRGB, 8, 80); n < 700 {
+			t.Errorf("%d pixels of the blocked colour, want a unit's (>= 700); screenshot %s", n, shot)
+		}
+	}
 	counted := base + "/ui/?wait=500ms&full=2#token=" + ep.Token + "&unit=fail-exit/0"
 	dom = b.run(counted, 3*time.Second, "--dump-dom")
 	for _, want := range []string{

@@ -42,7 +42,7 @@ run on the same --data-dir), shows units as they settle, and keeps running until
 interrupted; with --until-converged it exits at the fixed point instead.
 
 Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
-4 the timeout passed first.`,
+4 the timeout passed first, 5 the fixed point except units on lost machines.`,
 		Example: `  fixpoint up -f testdata/demo/env.cue --until-converged
   fixpoint up -f env/ --data-dir /var/lib/fixpoint --http 127.0.0.1:7070`,
 		Args: cobra.NoArgs,
@@ -202,14 +202,14 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		follow(ctx, client, p, false, nil)
 		return nil
 	}
-	code, sum, err := waitConverged(ctx, client, p, cfg.timeout, true)
+	code, sum, err := waitConverged(ctx, client, p, cfg.timeout, false)
 	if err != nil {
 		return exitf(exitFailed, "%v", err)
 	}
 	if code == exitTimeout && ctx.Err() != nil {
 		return exitf(exitInterrup, "interrupted before the fixed point")
 	}
-	return convergeExit(code, sum, finalTable(ctx, client, sum), cfg.timeout, false)
+	return convergeExit(code, sum, finalTable(ctx, client, sum), cfg.timeout, false, false)
 }
 
 // soloElection leaves out the warning Raft logs when a one-node control

@@ -62,7 +62,7 @@ func TestWaitRidesThroughAnElection(t *testing.T) {
 		summaryAt(9, true),
 	}}
 	var out bytes.Buffer
-	code, sum, err := waitConverged(context.Background(), src, &progress{w: &out}, time.Minute, true)
+	code, sum, err := waitConverged(context.Background(), src, &progress{w: &out}, time.Minute, false)
 	if err != nil || code != exitOK || sum == nil || sum.Index != 9 {
 		t.Fatalf("waitConverged = %d, %+v, %v; want exit 0 at index 9", code, sum, err)
 	}
@@ -84,7 +84,7 @@ func TestWaitFailsAtOnceOnPermanentErrors(t *testing.T) {
 		"not an api error": failWith(errors.New("decode response: unexpected EOF")),
 	} {
 		src := &scriptedSource{steps: []func() (*engine.Summary, error){step, summaryAt(1, true)}}
-		code, _, err := waitConverged(context.Background(), src, nil, time.Minute, true)
+		code, _, err := waitConverged(context.Background(), src, nil, time.Minute, false)
 		if code != exitFailed || err == nil || src.polls != 1 {
 			t.Errorf("%s: exit %d after %d polls, err %v; want exit %d after 1 poll", name, code, src.polls, err, exitFailed)
 		}

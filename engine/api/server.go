@@ -36,6 +36,9 @@ type Node interface {
 	// NodeID names this node in forwarded requests and error answers.
 	NodeID() string
 	LastContact() time.Duration
+	// Unreachable lists, on the leader, the nodes that stopped
+	// answering it, with when each last did; nil elsewhere.
+	Unreachable() map[string]time.Time
 	Handler() http.Handler
 }
 
@@ -259,6 +262,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		if s.applyingDone() != nil {
 			sum.SetApplying()
 		}
+		sum.UnreachableNodes = engine.UnreachableNodes(s.node.Unreachable())
 		w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(sum.Index, 10))
 		w.Header().Set("X-Fixpoint-Generation", strconv.FormatUint(sum.Generation, 10))
 		writeCompact(w, http.StatusOK, sum)
@@ -270,6 +274,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.markApplying(st)
+	st.UnreachableNodes = engine.UnreachableNodes(s.node.Unreachable())
 	w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
 	w.Header().Set("X-Fixpoint-Generation", strconv.FormatUint(st.Generation, 10))
 	// Compact: the CLI and the dashboard re-render it, and at 100,000

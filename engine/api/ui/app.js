@@ -188,6 +188,7 @@ function render() {
       const cls = ['unit', 'phase-' + us.phase];
       if (us.leader) cls.push('leader');
       if (us.agent === 'lost') cls.push('lost');
+      else if (us.status && us.status.state === 'blocked') cls.push('blocked');
       if (u === selected) cls.push('selected');
       const detail = us.phase === 'error' ? us.error : [us.status && us.status.state, us.status && us.status.message].filter(Boolean).join(': ');
       out.push(`<g class="${cls.join(' ')}" data-unit="${esc(u)}" data-phase="${esc(us.phase)}" transform="translate(${x},${y})" tabindex="0">` +
@@ -248,7 +249,7 @@ function renderAttention(sum) {
       (more ? ` <span class="muted">and ${more} more</span>` : '') + '</div>'
     : '';
   box.innerHTML = `<div class="muted">${sum.phases.units} units, drawn by service (more than ${FULL}); click a unit below for its panel</div>` +
-    group('error', sum.errors, sum.more_errors) + group('blocked', sum.blocked, sum.more_blocked) + group('longest out of settled', sum.stuck, sum.more_stuck);
+    group('error', sum.errors, sum.more_errors) + group('blocked', (sum.blocked || []).map((u) => ({ ...u, phase: 'blocked' })), sum.more_blocked) + group('longest out of settled', sum.stuck, sum.more_stuck);
 }
 
 // ---- the unit panel ------------------------------------------------------

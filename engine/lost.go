@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"sort"
+	"time"
+)
+
+// LostMachine is a machine whose agent is lost, with the units that wait
+// on it: nothing runs there until the agent is back, so the environment
+// can reach its fixed point only over its other units.
+type LostMachine struct {
+	Machine string `json:"machine"`
+	// Units are the units placed on the machine, by name (in a Summary
+	// the first SummaryLimit; MoreUnits counts the others).
+	Units     []string `json:"units"`
+	MoreUnits int      `json:"more_units,omitempty"`
+}
+
+// lostUnits gathers the units on lost machines, machine by machine,
+// keeping the first limit units of each by name (all when limit <= 0).
+type lostUnits struct {
+	limit int
+	by    map[string]*machineUnits
+}
+
+// machineUnits is one machine's units as lostUnits gathers them.
+type machineUnits struct {
+	first []UnitBrief
+	n     int
+}
+
+// add records that unit waits on the lost machine.
+func (l *lostUnits) add(machine, unit string) {
+	if l.by == nil {
+		l.by = map[string]*machineUnits{}
+	}
+	m := l.by[machine]
+	if m == nil {
+		m = &machineUnits{}
+		l.by[machine] = m
+	}
+	m.n++
+	if l.limit <= 0 {
+		m.first = append(m.first, UnitBrief{Unit: unit})
+		return
+	}
+	m.first = keepFirst(m.first, UnitBrief{Unit: unit}, l.limit, byName)
+}
+
+// list is what was gathered, by machine name; nil when no unit waits on
+// a lost machine.
+func (l *lostUnits) list() []LostMachine {
+	if len(l.by) == 0 {
+		return nil
+	}
+	out := make([]LostMachine, 0, len(l.by))
+	for name, m := range l.by {
+		if l.limit <= 0 {
+			sort.Slice(m.first, func(i, j int) bool { return byName(m.first[i], m.first[j]) })
+		}
+		units := make([]string, len(m.first))
+		for i, u := range m.first {
+			units[i] = u.Unit
+		}
+		out = append(out, LostMachine{Machine: name, Units: units, MoreUnits: m.n - len(units)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Machine < out[j].Machine })
+	return out
+}
+
+// UnreachableNode is a control-plane node that stopped answering the
+// leader, and when it last did (as the leader saw it): status shows it
+// under its first line, since the cluster has one failure fewer to spare.
+type UnreachableNode struct {
+	ID       string    `json:"id"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// UnreachableNodes lists nodes (id to when each last answered) by id.
+func UnreachableNodes(nodes map[string]time.Time) []UnreachableNode {
+	if len(nodes) == 0 {
+		return nil
+	}
+	out := make([]UnreachableNode, 0, len(nodes))
+	for id, t := range nodes {
+		out = append(out, UnreachableNode{ID: id, LastSeen: t})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
