@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+)
+
+// check is one verdict of the run.
+type check struct {
+	name string
+	ok   bool
+	what string
+}
+
+// unitStatus is what the checks read of a unit in GET /v1/status.
+type unitStatus struct {
+	Phase string `json:"phase"`
+	Error string `json:"error"`
+	Agent string `json:"agent"`
+}
+
+// fixedPoint waits until the environment is converged with every unit
+// settled, and returns how long that took; on timeout the error names the
+// units out of settled.
+func fixedPoint(ctx context.Context, c *cluster, bound time.Duration) (time.Duration, error) {
+	start := time.Now()
+	var last string
+	for time.Since(start) < bound {
+		var st struct {
+			Converged bool                   `json:"converged"`
+			Summary   string                 `json:"summary"`
+			Units     map[string]*unitStatus `json:"units"`
+		}
+		_, err := c.any(ctx, http.MethodGet, "/v1/status", nil, nil, &st)
+		if err == nil {
+			var out []string
+			for name, u := range st.Units {
+				if u.Phase != "settled" || u.Agent == "lost" {
+					out = append(out, fmt.Sprintf("%s %s%s %s", name, u.Phase, map[bool]string{true: " (agent lost)"}[u.Agent == "lost"], u.Error))
+				}
+			}
+			sort.Strings(out)
+			if st.Converged && len(out) == 0 && len(st.Units) > 0 {
+				return time.Since(start), nil
+			}
+			last = fmt.Sprintf("%s; out of settled: %s", st.Summary, strings.Join(out, ", "))
+		} else {
+			last = err.Error()
+		}
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return time.Since(start), err
+		}
+	}
+	return time.Since(start), fmt.Errorf("no fixed point within %s: %s", bound, last)
+}
+
+// caughtUp waits until every server has applied its whole log and all
+// logs end at the same index; it returns that index.
+func caughtUp(ctx context.Context, c *cluster, bound time.Duration) (uint64, error) {
+	start := time.Now()
+	var last string
+	for time.Since(start) < bound {
+		var sts []nodeStatus
+		var errs []string
+		for i := range c.servers {
+			st, err := c.status(ctx, i)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", c.servers[i].id, err))
+				continue
+			}
+			sts = append(sts, st)
+		}
+		if len(errs) == 0 {
+			same := true
+			for _, st := range sts {
+				same = same && st.AppliedIndex == st.LastIndex && st.LastIndex == sts[0].LastIndex
+			}
+			if same {
+				return sts[0].LastIndex, nil
+			}
+		}
+		last = fmt.Sprintf("%+v %s", sts, strings.Join(errs, "; "))
+		if err := sleep(ctx, 300*time.Millisecond); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fmt.Errorf("the servers did not reach the same applied and last index within %s: %s", bound, last)
+}
+
+// replicatedState is what the checks read of the state.
+type replicatedState struct {
+	Index      uint64            `json:"index"`
+	Requests   map[string]uint64 `json:"requests"`
+	RequestLog []string          `json:"request_log"`
+}
+
+// statesAgree reads every server's own copy of the state at one index
+// (trying again while entries still land) and compares them byte for
+// byte; it returns the copy.
+func statesAgree(ctx context.Context, c *cluster) (*replicatedState, error) {
+	var last string
+	for range 20 {
+		var bodies [][]byte
+		var idx []string
+		for i := range c.servers {
+			var b []byte
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			h, err := c.call(cctx, i, http.MethodGet, "/v1/state?stale", nil, nil, &b)
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("read %s's state: %w", c.servers[i].id, err)
+			}
+			bodies = append(bodies, b)
+			idx = append(idx, h.Get("X-Fixpoint-Index"))
+		}
+		if idx[0] == idx[1] && idx[1] == idx[2] {
+			for i := 1; i < len(bodies); i++ {
+				if !bytes.Equal(bodies[0], bodies[i]) {
+					return nil, fmt.Errorf("%s and %s differ at index %s: %s", c.servers[0].id, c.servers[i].id, idx[0], firstDiff(bodies[0], bodies[i]))
+				}
+			}
+			var st replicatedState
+			if err := json.Unmarshal(bodies[0], &st); err != nil {
+				return nil, err
+			}
+			return &st, nil
+		}
+		last = strings.Join(idx, ", ")
+		if err := sleep(ctx, 500*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("the servers never answered at one index (last %s)", last)
+}
+
+// firstDiff shows where two documents part.
+func firstDiff(a, b []byte) string {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	lo := max(0, n-60)
+	return fmt.Sprintf("at byte %d: %q vs %q", n, a[lo:min(len(a), n+60)], b[lo:min(len(b), n+60)])
+}
+
+// lostWrites counts the acknowledged writes the state does not hold at
+// their index. The state remembers the last few thousand request ids;
+// a write older than all of them is checked by the history and the final
+// value only.
+func lostWrites(st *replicatedState, acked []ack) (lost int, checked int, missing []string) {
+	oldest := uint64(0)
+	if len(st.RequestLog) > 0 {
+		oldest = st.Requests[st.RequestLog[0]]
+	}
+	for _, a := range acked {
+		at, ok := st.Requests[a.ID]
+		switch {
+		case ok && at == a.Index:
+			checked++
+		case !ok && a.Index < oldest:
+			// Forgotten by the state, not lost.
+		default:
+			lost++
+			checked++
+			missing = append(missing, fmt.Sprintf("%s acked at %d, held at %d", a.ID, a.Index, at))
+		}
+	}
+	return lost, checked, missing
+}
+
+// finalValues reads every service's value from every server, each with
+// its own linearizable read, and returns what differs from want.
+func finalValues(ctx context.Context, c *cluster, want int) []string {
+	var bad []string
+	for i := range c.servers {
+		for _, svc := range services() {
+			// A slow answer is not a wrong one: a few tries.
+			var v int
+			var err error
+			for try := 0; try < 4; try++ {
+				if v, err = readValue(ctx, c, i, svc, 15*time.Second); err == nil {
+					break
+				}
+			}
+			if err != nil || v != want {
+				bad = append(bad, fmt.Sprintf("%s on %s: %d (%v)", svc, c.servers[i].id, v, err))
+			}
+		}
+	}
+	return bad
+}
+
+// walsAgree opens every stopped server's Raft log and compares, entry by
+// entry, the range all of them hold: same term, type and data. It
+// returns the entries compared.
+func walsAgree(c *cluster) (int, error) {
+	type log struct {
+		id          string
+		w           *wal.WAL
+		first, last uint64
+	}
+	var logs []log
+	defer func() {
+		for _, l := range logs {
+			_ = l.w.Close()
+		}
+	}()
+	for _, s := range c.servers {
+		dir := filepath.Join(s.dir, "raft", "wal")
+		w, err := wal.Open(dir, wal.WithMetaStore(&metadb.BoltMetaDB{}))
+		if err != nil {
+			return 0, fmt.Errorf("open %s's log in %s: %w", s.id, dir, err)
+		}
+		first, _ := w.FirstIndex()
+		last, _ := w.LastIndex()
+		logs = append(logs, log{s.id, w, first, last})
+	}
+	lo, hi := uint64(0), ^uint64(0)
+	for _, l := range logs {
+		lo, hi = max(lo, l.first), min(hi, l.last)
+	}
+	if lo == 0 || hi < lo {
+		return 0, fmt.Errorf("the logs share no entries: %+v", logs)
+	}
+	n := 0
+	for idx := lo; idx <= hi; idx++ {
+		var ref raft.Log
+		for k, l := range logs {
+			var e raft.Log
+			if err := l.w.GetLog(idx, &e); err != nil {
+				return n, fmt.Errorf("%s's entry %d: %w", l.id, idx, err)
+			}
+			if k == 0 {
+				ref = e
+				continue
+			}
+			if e.Term != ref.Term || e.Type != ref.Type || !bytes.Equal(e.Data, ref.Data) {
+				return n, fmt.Errorf("entry %d differs: %s has term %d type %v (%d bytes), %s term %d type %v (%d bytes)",
+					idx, logs[0].id, ref.Term, ref.Type, len(ref.Data), l.id, e.Term, e.Type, len(e.Data))
+			}
+		}
+		n++
+	}
+	return n, nil
+}
+
+// hookOverlaps reads what the probe recorded: the overlaps, and how many
+// hooks ran in all.
+func hookOverlaps(e *environment) (overlaps []string, runs int, err error) {
+	data, err := os.ReadFile(filepath.Join(e.runs, "overlaps"))
+	if err == nil {
+		overlaps = strings.Split(strings.TrimSpace(string(data)), "\n")
+	} else if !os.IsNotExist(err) {
+		return nil, 0, err
+	}
+	files, err := filepath.Glob(filepath.Join(e.runs, "*.runs"))
+	if err != nil {
+		return overlaps, 0, err
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return overlaps, runs, err
+		}
+		runs += bytes.Count(data, []byte("\n"))
+	}
+	return slices.Clip(overlaps), runs, nil
+}
