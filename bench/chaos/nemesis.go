@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -133,6 +134,12 @@ func (n *nemesis) inject(ctx context.Context, kind string) {
 		if err != nil {
 			n.logf("  %v", err)
 		}
+		// The log's segments are allocated ahead, so appends meet the
+		// full disk only at a new segment; a snapshot meets it now.
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err = n.c.call(sctx, i, http.MethodPost, "/v1/raft/snapshot", nil, nil, nil)
+		cancel()
+		n.logf("  snapshot on the full disk: %v", errOrOK(err))
 		_ = sleep(ctx, hold)
 		if err := free(s); err != nil {
 			n.logf("  %v", err)
@@ -217,6 +224,14 @@ func (n *nemesis) heal(ctx context.Context) {
 		}
 	}
 	n.ensureUp(ctx)
+}
+
+// errOrOK prints an error, or "ok" for none.
+func errOrOK(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
 }
 
 // tail is the last lines of a log, indented, for a failure's message.
