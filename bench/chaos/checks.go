@@ -210,23 +210,28 @@ func walsAgree(c *cluster) (int, error) {
 	type log struct {
 		id          string
 		w           *wal.WAL
+		meta        *metadb.BoltMetaDB
 		first, last uint64
 	}
 	var logs []log
 	defer func() {
 		for _, l := range logs {
 			_ = l.w.Close()
+			_ = l.meta.Close()
 		}
 	}()
 	for _, s := range c.servers {
 		dir := filepath.Join(s.dir, "raft", "wal")
-		w, err := wal.Open(dir, wal.WithMetaStore(&metadb.BoltMetaDB{}))
+		meta := &metadb.BoltMetaDB{}
+		// The servers' segment size, should the open start a segment.
+		w, err := wal.Open(dir, wal.WithSegmentSize(16<<20), wal.WithMetaStore(meta))
 		if err != nil {
+			_ = meta.Close()
 			return 0, fmt.Errorf("open %s's log in %s: %w", s.id, dir, err)
 		}
 		first, _ := w.FirstIndex()
 		last, _ := w.LastIndex()
-		logs = append(logs, log{s.id, w, first, last})
+		logs = append(logs, log{s.id, w, meta, first, last})
 	}
 	lo, hi := uint64(0), ^uint64(0)
 	for _, l := range logs {
@@ -237,20 +242,21 @@ func walsAgree(c *cluster) (int, error) {
 	}
 	n := 0
 	for idx := lo; idx <= hi; idx++ {
-		var ref raft.Log
+		es := make([]raft.Log, len(logs))
+		same := true
 		for k, l := range logs {
-			var e raft.Log
-			if err := l.w.GetLog(idx, &e); err != nil {
+			if err := l.w.GetLog(idx, &es[k]); err != nil {
 				return n, fmt.Errorf("%s's entry %d: %w", l.id, idx, err)
 			}
-			if k == 0 {
-				ref = e
-				continue
+			e, ref := es[k], es[0]
+			same = same && e.Term == ref.Term && e.Type == ref.Type && bytes.Equal(e.Data, ref.Data)
+		}
+		if !same {
+			var each []string
+			for k, e := range es {
+				each = append(each, fmt.Sprintf("%s: term %d %v %q", logs[k].id, e.Term, e.Type, e.Data[:min(len(e.Data), 100)]))
 			}
-			if e.Term != ref.Term || e.Type != ref.Type || !bytes.Equal(e.Data, ref.Data) {
-				return n, fmt.Errorf("entry %d differs: %s has term %d type %v (%d bytes), %s term %d type %v (%d bytes)",
-					idx, logs[0].id, ref.Term, ref.Type, len(ref.Data), l.id, e.Term, e.Type, len(e.Data))
-			}
+			return n, fmt.Errorf("entry %d differs (the logs span %d-%d): %s", idx, lo, hi, strings.Join(each, "; "))
 		}
 		n++
 	}

@@ -367,9 +367,15 @@ func (c *cluster) stop() {
 	}
 }
 
-// unmount removes the tmpfs mounts; their contents go with them.
-func (c *cluster) unmount() {
+// unmount removes the tmpfs mounts; their contents go with them unless
+// keep, which copies each first to nN-data beside it.
+func (c *cluster) unmount(keep bool) {
 	for _, s := range c.servers {
+		if s.mounted && keep {
+			if out, err := exec.Command("cp", "-a", s.dir, s.dir+"-data").CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "chaos: keep %s's data: %v: %s\n", s.id, err, out)
+			}
+		}
 		if s.mounted {
 			if err := unmountTmpfs(s.dir); err == nil {
 				s.mounted = false

@@ -137,7 +137,7 @@ func run(ctx context.Context, cfg config) (res *result, checks []check, err erro
 	}
 	defer nw.teardown()
 	c, err := startCluster(ctx, bin, root, nw, cfg.diskMiB)
-	defer c.unmount()
+	defer c.unmount(cfg.keep)
 	defer c.stop()
 	if err != nil {
 		return nil, nil, err
