@@ -1,11 +1,8 @@
 package legacy
 
 import (
-	"encoding/json"
-	"net"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -166,50 +163,5 @@ printf '%s|%s|%s|%s|%s\n' "$before" "$mint" "$lime" "$still" "$status2" > "$FIXP
 	want := map[string]int{t.Name() + "/" + HookShellSystem: 8, t.Name() + "/" + HookShellBuiltin: 7}
 	if !reflect.DeepEqual(calls, want) {
 		t.Errorf("tool calls reaching the run: %v; want %v", calls, want)
-	}
-}
-
-// TestSocketBoundsItsConnections: connections wait between requests
-// without a deadline, so the run serves at most maxConns at once; more
-// wait their turn and are served as others close, none refused.
-func TestSocketBoundsItsConnections(t *testing.T) {
-	srv, path := serveInstall(t, "secret")
-	const clients = maxConns + 30
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	most, answered := 0, 0
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := net.Dial("unix", path)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer conn.Close()
-			if err := json.NewEncoder(conn).Encode(&request{Token: "secret", Context: "ctx", Tool: "is-leader"}); err != nil {
-				t.Error(err)
-				return
-			}
-			var r response
-			if err := json.NewDecoder(conn).Decode(&r); err != nil {
-				t.Error(err)
-				return
-			}
-			srv.mu.Lock()
-			open := len(srv.conns)
-			srv.mu.Unlock()
-			mu.Lock()
-			most = max(most, open)
-			if r.Code == 0 {
-				answered++
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	if answered != clients || most > maxConns {
-		t.Errorf("%d of %d answered, at most %d connections served at once; want all, at most %d", answered, clients, most, maxConns)
 	}
 }
