@@ -17,8 +17,10 @@ func (c *Controller) Touch(machine string) {
 
 // WatchAgents marks machines whose agents stay silent past the TTL as lost
 // (their units keep their relations, but lose leadership), and back when
-// they return. Only the leader decides: isLeader gates every proposal, and
-// a new leader gives every agent a full TTL before judging it.
+// they return. Only the leader decides: isLeader gates every proposal. A
+// new leader gives every agent of a machine believed alive a full TTL
+// before judging it; a machine already lost stays lost until its agent
+// reaches this leader, so that a leader change never hands it work.
 func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 	tick := time.NewTicker(c.opts.AgentTTL / 3)
 	defer tick.Stop()
@@ -50,7 +52,7 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 				if c.polling[name] > 0 {
 					last = now
 				}
-				if last.Before(since) {
+				if !m.Lost && last.Before(since) {
 					last = since
 				}
 				if now.Sub(last) > c.opts.AgentTTL {

@@ -2,8 +2,14 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // A heartbeat that changes nothing must not wake the long polls waiting on
@@ -39,4 +45,89 @@ func TestHeartbeatWakesOnlyWhenItDropsAClaim(t *testing.T) {
 	default:
 		t.Fatal("a heartbeat that dropped a claim woke nobody")
 	}
+}
+
+// livenessLog is a memStore that keeps every liveness decision applied.
+type livenessLog struct {
+	*memStore
+	mu   sync.Mutex
+	seen []map[string]bool
+}
+
+func (l *livenessLog) Apply(ctx context.Context, c *model.Command) (*model.Response, error) {
+	if c.Op == model.OpLiveness {
+		l.mu.Lock()
+		l.seen = append(l.seen, maps.Clone(c.Liveness.Lost))
+		l.mu.Unlock()
+	}
+	return l.memStore.Apply(ctx, c)
+}
+
+func (l *livenessLog) decisions() []map[string]bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.seen)
+}
+
+// A new leader inherits machines the old one judged lost. It gives agents
+// of machines believed alive a TTL to reach it, but a lost machine stays
+// lost, and gets no units, until its own agent is heard from.
+func TestNewLeaderKeepsLostMachinesLost(t *testing.T) {
+	s := &livenessLog{memStore: newMemStore()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, m := range []string{"a", "b"} {
+		if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0.1"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The old leader's last word: a's agent went silent.
+	if _, err := s.Apply(ctx, &model.Command{Op: model.OpLiveness, Liveness: &model.SetLiveness{Lost: map[string]bool{"a": true}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctl := NewController(s, Options{AgentTTL: 150 * time.Millisecond})
+	var ticks atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctl.WatchAgents(ctx, func() bool {
+			ctl.Touch("b") // b's agent beats every tick
+			ticks.Add(1)
+			return true
+		})
+	}()
+	// Each tick asks isLeader first: after n asks, n-1 ticks have judged.
+	waitFor(t, "three liveness ticks", func() bool { return ticks.Load() >= 4 })
+	for _, d := range s.decisions()[1:] {
+		if !d["a"] {
+			t.Fatalf("the new leader marked lost machine a alive: %v", d)
+		}
+	}
+	charms := map[string]*model.Charm{"h-db": {Hash: "h-db", Meta: model.CharmMeta{Name: "db"}}}
+	env := model.Environment{APIVersion: model.APIVersion, Name: "shop",
+		Services: map[string]model.ServiceSpec{"db": {CharmHash: "h-db", Units: intp(4)}}}
+	if _, err := s.Apply(ctx, &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(st *model.State) error {
+		for name, u := range st.Units {
+			if u.Machine != "b" {
+				t.Errorf("%s placed on %q, want b (a is lost)", name, u.Machine)
+			}
+		}
+		return nil
+	})
+	// a's agent reaches the new leader: a is back.
+	before := len(s.decisions())
+	ctl.Touch("a")
+	waitFor(t, "a marked alive after its agent was heard", func() bool {
+		for _, d := range s.decisions()[before:] {
+			if !d["a"] {
+				return true
+			}
+		}
+		return false
+	})
+	cancel()
+	<-done
 }

@@ -312,11 +312,18 @@ func summarize(st *model.State, counts PhaseCounts) string {
 	}
 	out := fmt.Sprintf("converged at index %d", st.Index)
 	if n := counts.Lost; n > 0 {
-		var lost []string
-		for name, m := range st.Machines {
-			if m.Lost {
-				lost = append(lost, name)
+		// The machines whose loss holds units back: a lost machine with
+		// nothing on it (one a join token registered and no agent ever
+		// ran on) holds nothing.
+		held := map[string]bool{}
+		for _, u := range st.Units {
+			if lostOn(st, u) {
+				held[u.Machine] = true
 			}
+		}
+		var lost []string
+		for name := range held {
+			lost = append(lost, name)
 		}
 		sort.Strings(lost)
 		word := "machine"

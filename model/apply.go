@@ -54,11 +54,20 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			}
 		}
 	case OpResolve:
+		var svc string
+		if u, ok := s.Units[c.Resolve.Unit]; ok {
+			svc = u.Service
+		}
 		err = s.resolve(index, c.Resolve)
 		t.Units = append(t.Units, c.Resolve.Unit)
 		if u, ok := s.Units[c.Resolve.Unit]; ok && s.unsettled(u) {
 			// resolved --no-retry may let go of a dying relation.
 			sc.addService(s, u.Service)
+		} else if !ok && err == nil && svc != "" {
+			// resolved --no-retry ended a dying unit: its service may
+			// now finish dying too.
+			t.All = true
+			sc.addService(s, svc)
 		}
 	case OpLiveness:
 		for _, name := range sortedKeys(s.Machines) {
@@ -313,7 +322,7 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	if s.unsettled(u) {
 		sc.addService(s, u.Service)
 	}
-	if u.Life == Dying && r.Seen != nil && r.Seen.Life == Dying {
+	if lastRun(u, r.Seen) {
 		s.removeUnit(u)
 		t.All = true
 		return strings.Join(skipped, "; ")
@@ -378,6 +387,12 @@ func nilIfEmpty(m map[string]string) map[string]string {
 	return m
 }
 
+// lastRun reports whether a run of u that saw seen was its last: a dying
+// unit whose run saw it dying has nothing left to reconcile.
+func lastRun(u *Unit, seen *Seen) bool {
+	return u.Life == Dying && seen != nil && seen.Life == Dying
+}
+
 func (s *State) removeUnit(u *Unit) {
 	s.dropUnit(u)
 	s.keepDeparted(u)
@@ -393,13 +408,18 @@ func (s *State) resolve(index uint64, r *ResolveUnit) error {
 	u := s.Units[r.Unit]
 	u.Index = index
 	if r.NoRetry {
+		// The failed run counts as done, exactly as a success would.
 		u.Reconciled = u.Error.Hash
-		if u.Error.Seen != nil {
+		seen := u.Error.Seen
+		if seen != nil {
 			prev := u.Seen
-			u.Seen = u.Error.Seen
+			u.Seen = seen
 			s.pruneDeparted(prev)
 		}
 		u.Error = nil
+		if lastRun(u, seen) {
+			s.removeUnit(u)
+		}
 		return nil
 	}
 	u.Resolved = &Resolved{NoRetry: r.NoRetry, Index: index}

@@ -26,9 +26,8 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	}
 	if cmd.RequestID == "" {
 		cmd.RequestID = newRequestID()
-	} else if cmd.Digest == "" {
-		// A caller's id is bound to what it asks (model.CheckRequest).
-		cmd.Digest = cmd.Fingerprint()
+	} else {
+		bindRequest(cmd)
 	}
 	data, err := proposal(cmd)
 	if err != nil {
@@ -141,6 +140,16 @@ func (s *Store) applyInternal(ctx context.Context, tag byte, v any) error {
 // proposal checks cmd as the FSM will, before it goes anywhere near the
 // log, and encodes it: a refused or oversized command never grows the log
 // of any node.
+// bindRequest binds a caller's request id to what it asks
+// (model.CheckRequest), on every path into the log: the id is stored with
+// the command's digest, and the same id with another command is refused
+// rather than taken for a retry. A digest the sender worked out is kept.
+func bindRequest(cmd *model.Command) {
+	if cmd.RequestID != "" && cmd.Digest == "" {
+		cmd.Digest = cmd.Fingerprint()
+	}
+}
+
 func proposal(cmd *model.Command) ([]byte, error) {
 	if err := cmd.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)

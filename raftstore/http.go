@@ -86,6 +86,7 @@ func (s *Store) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.notLeader())
 		return
 	}
+	bindRequest(&cmd)
 	data, err := proposal(&cmd)
 	if err != nil {
 		writeError(w, err)

@@ -49,12 +49,15 @@ type tuning struct {
 	agentTTL           time.Duration
 	retryMin, retryMax time.Duration
 	updateStatus       time.Duration
+	// httpMaxConns caps the API's connections (limitAPI).
+	httpMaxConns int
 }
 
 func (t *tuning) flags(f *pflag.FlagSet) {
 	f.DurationVar(&t.agentTTL, "agent-ttl", 30*time.Second, "how long an agent may stay silent before its machine is lost and leadership moves")
 	f.DurationVar(&t.retryMin, "retry-min", engine.DefaultBackoff.Min, "first wait before a failed hook is retried")
 	f.DurationVar(&t.retryMax, "retry-max", engine.DefaultBackoff.Max, "longest wait between retries of a failed hook")
+	f.IntVar(&t.httpMaxConns, "http-max-conns", defaultMaxConns, "most connections the HTTP API holds at once (at most half the process's open-file limit); more wait to be accepted until one closes")
 	f.DurationVar(&t.updateStatus, "update-status-interval", engine.DefaultUpdateStatus, "how long a settled unit of an old-hook or ops charm waits after its last run before update-status runs on it, as Juju's timer does (ops retries deferred events then); 0 turns the timer off")
 }
 
@@ -80,6 +83,9 @@ type node struct {
 }
 
 func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
+	if cfg.tuning.httpMaxConns < 1 {
+		return nil, fmt.Errorf("--http-max-conns is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConns, defaultMaxConns)
+	}
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -87,6 +93,12 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.httpAddr, err)
 	}
+	maxConns, nofile := connLimit(cfg.tuning.httpMaxConns)
+	if maxConns < cfg.tuning.httpMaxConns {
+		cfg.log.Warn("HTTP connections capped below --http-max-conns by the open-file limit; raise it (ulimit -n) for more", "max_conns", maxConns, "open_file_limit", nofile)
+	}
+	var srv http.Server
+	ln = limitAPI(&srv, ln, maxConns)
 	ln = cork.Listener{Listener: ln}
 	addr := "http://" + ln.Addr().String()
 	if cfg.tls != nil {
@@ -140,24 +152,21 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		// change is handed out: collect then, not in the next change.
 		Served: gcidle.New(10 * time.Millisecond).Quiet,
 	})
-	srv := &http.Server{
-		Handler: api.NewServer(api.Config{
-			Node:       store,
-			Controller: ctl,
-			CharmDir:   filepath.Join(cfg.dataDir, "charms"),
-			Transport:  transport,
-			Peers: func(ctx context.Context) []string {
-				return peerAddrs(ctx, store)
-			},
-			PeerClient: &http.Client{Transport: bearer{token: cfg.token, base: transport}, Timeout: 5 * time.Minute},
-			Log:        cfg.log.Named("api"),
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		// Long polls end with the node rather than holding shutdown up.
-		BaseContext: func(net.Listener) context.Context { return runCtx },
-		ConnContext: cork.ConnContext,
-	}
-	n := &node{store: store, ctl: ctl, srv: srv, addr: addr, cancel: cancel, done: make(chan struct{})}
+	srv.Handler = api.NewServer(api.Config{
+		Node:       store,
+		Controller: ctl,
+		CharmDir:   filepath.Join(cfg.dataDir, "charms"),
+		Transport:  transport,
+		Peers: func(ctx context.Context) []string {
+			return peerAddrs(ctx, store)
+		},
+		PeerClient: &http.Client{Transport: bearer{token: cfg.token, base: transport}, Timeout: 5 * time.Minute},
+		Log:        cfg.log.Named("api"),
+	})
+	// Long polls end with the node rather than holding shutdown up.
+	srv.BaseContext = func(net.Listener) context.Context { return runCtx }
+	srv.ConnContext = cork.ConnContext
+	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(n.done)
 		if err := ctl.Run(runCtx); err != nil {

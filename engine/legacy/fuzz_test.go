@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -31,8 +32,11 @@ func FuzzToolRequest(f *testing.F) {
 			t.Fatal(err)
 		}
 		s.begin("ctx", ev("db-relation-changed", "db:3", "db/1", "db", ""))
-		srv := &server{token: "secret", sess: s}
-		resp, _, _ := srv.next(bufio.NewReader(bytes.NewReader(data)))
+		srv := newServer("secret", s)
+		resp, _, _ := srv.next(bufio.NewReader(bytes.NewReader(data)), time.Now().Add(ioTimeout))
+		if srv.buffered.Load() != 0 || len(srv.large) != 0 {
+			t.Fatalf("%d bytes, %d large slots still held after %q", srv.buffered.Load(), len(srv.large), data)
+		}
 		if resp.Code < 0 || resp.Code > exitUsage {
 			t.Fatalf("exit code %d for %q", resp.Code, data)
 		}

@@ -40,6 +40,10 @@ type session struct {
 	portsSet   bool
 
 	cur *hookContext // the hook running now; nil between hooks
+	// gen counts the calls of tools that write (Response.Gen): a caller
+	// that kept an answer from an older generation asks again, whichever
+	// process of the hook wrote.
+	gen uint64
 
 	modelUUID string    // JUJU_MODEL_UUID, for relation-model-get
 	started   time.Time // when the call began: goal-state's "since"

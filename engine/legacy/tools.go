@@ -20,6 +20,9 @@ type tool struct {
 	// keep is how long a caller may keep the tool's answer
 	// (hooktool.KeepNot for a write); run may lower it for one call.
 	keep int
+	// write says the tool may change what the hook reads back: every
+	// call moves the session's write generation (Response.Gen).
+	write bool
 }
 
 // call is one tool invocation in a hook context.
@@ -43,23 +46,23 @@ type noOutput struct{}
 // tools are the Juju hook tools the adapter serves.
 var tools = map[string]tool{
 	"relation-get":            {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationGet, keep: keepHook},
-	"relation-set":            {flags: []flagDef{relationFlag, appFlag, {name: "file"}, formatFlag}, run: relationSet},
+	"relation-set":            {flags: []flagDef{relationFlag, appFlag, {name: "file"}, formatFlag}, run: relationSet, write: true},
 	"relation-ids":            {flags: []flagDef{formatFlag}, run: relationIDs, keep: keepHook},
 	"relation-list":           {flags: []flagDef{relationFlag, appFlag, formatFlag}, run: relationList, keep: keepHook},
 	"config-get":              {flags: []flagDef{{name: "all", aliases: []string{"a"}, isBool: true}, formatFlag}, run: configGet, keep: keepHook},
 	"unit-get":                {flags: []flagDef{formatFlag}, run: unitGet, keep: keepHook},
 	"is-leader":               {flags: []flagDef{formatFlag}, run: isLeader, keep: keepHook},
 	"leader-get":              {flags: []flagDef{formatFlag}, run: leaderGet, keep: keepWrite},
-	"leader-set":              {run: leaderSet},
-	"status-set":              {flags: []flagDef{{name: "application", isBool: true}}, run: statusSet},
-	"application-version-set": {run: applicationVersionSet},
+	"leader-set":              {run: leaderSet, write: true},
+	"status-set":              {flags: []flagDef{{name: "application", isBool: true}}, run: statusSet, write: true},
+	"application-version-set": {run: applicationVersionSet, write: true},
 	"network-get":             {flags: networkGetFlags, run: networkGet, keep: keepHook},
 	"goal-state":              {flags: []flagDef{formatFlag}, run: goalStateTool, keep: keepHook},
 	"relation-model-get":      {flags: []flagDef{relationFlag, formatFlag}, run: relationModelGet, keep: keepHook},
 	"status-get":              {flags: []flagDef{{name: "include-data", isBool: true}, {name: "application", isBool: true}, formatFlag}, run: statusGet, keep: keepWrite},
 	"juju-log":                {flags: []flagDef{{name: "debug", isBool: true}, {name: "log-level", aliases: []string{"l"}}, formatFlag}, run: jujuLog},
-	"open-port":               {flags: []flagDef{endpointsFlag}, run: openPort},
-	"close-port":              {flags: []flagDef{endpointsFlag}, run: closePort},
+	"open-port":               {flags: []flagDef{endpointsFlag}, run: openPort, write: true},
+	"close-port":              {flags: []flagDef{endpointsFlag}, run: closePort, write: true},
 	"opened-ports":            {flags: []flagDef{{name: "endpoints", isBool: true}, formatFlag}, run: openedPorts, keep: keepWrite},
 }
 
@@ -86,10 +89,18 @@ func ToolNames() []string {
 	return names
 }
 
-// call runs one tool request against the session.
+// call runs one tool request against the session. Every answer carries
+// the session's write generation as it stands after the call.
 func (s *session) call(req *request) response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	resp := s.run(req)
+	resp.Gen = s.gen
+	return resp
+}
+
+// run runs one tool request; s.mu is held.
+func (s *session) run(req *request) response {
 	if s.cur == nil || req.Context != s.cur.id {
 		return failure(exitFailed, fmt.Errorf("hook context %q is not running: hook tools work only while the hook that started them runs", req.Context))
 	}
@@ -109,6 +120,11 @@ func (s *session) call(req *request) response {
 	}
 	c := &call{ctx: s.cur, f: f, file: req.File, keep: t.keep}
 	out, err := t.run(s, c)
+	if t.write {
+		// Moved whether or not the write took: a caller only ever
+		// asks again for nothing.
+		s.gen++
+	}
 	if err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {

@@ -186,6 +186,10 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBatchedBody+1))
 	if err != nil {
+		if e := bodyError(r, err); e != nil {
+			Write(w, e)
+			return true
+		}
 		Write(w, Errorf(KindBadRequest, "read the request body: %v", err))
 		return true
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -64,12 +64,14 @@ func serveMember(outer *http.Request, m wireRequest, from string, h http.Handler
 			a = errorAnswer(Errorf(KindInternal, "%s %s: handler failed: %v", m.method, m.target, p))
 		}
 	}()
-	if pathOf(m.target) == BatchPath {
-		return errorAnswer(Errorf(KindBadRequest, "a batch does not hold batches"))
-	}
 	req, err := http.NewRequestWithContext(outer.Context(), m.method, m.target, bytes.NewReader(m.body))
 	if err != nil {
 		return errorAnswer(Errorf(KindBadRequest, "%s %s: %v", m.method, m.target, err))
+	}
+	// The path as a router sees it: escapes decoded (%62atch is batch),
+	// dot segments and repeated slashes gone.
+	if path.Clean(req.URL.Path) == BatchPath {
+		return errorAnswer(Errorf(KindBadRequest, "a batch does not hold batches"))
 	}
 	req.RequestURI = m.target
 	req.Host = outer.Host
@@ -85,12 +87,6 @@ func serveMember(outer *http.Request, m wireRequest, from string, h http.Handler
 		rec.status = http.StatusOK
 	}
 	return wireAnswer{status: rec.status, header: rec.header, body: rec.body.Bytes()}
-}
-
-// pathOf is the path of a request target.
-func pathOf(target string) string {
-	path, _, _ := strings.Cut(target, "?")
-	return path
 }
 
 // errorAnswer is e as the envelope Write would answer with.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -196,6 +197,18 @@ func (p *Proxy) batcherFor(addr string) *batcher {
 	return b
 }
 
+// bodyError is the caller's error when forwarding r failed with err
+// because r's body is over the cap the node's API put on it: 413, which
+// no retry or other node cures, rather than a gateway's 502. It is nil
+// for any other failure.
+func bodyError(r *http.Request, err error) *Error {
+	var tooLarge *http.MaxBytesError
+	if !errors.As(err, &tooLarge) {
+		return nil
+	}
+	return Errorf(KindTooLarge, "%s %s: the request body is larger than the %d-byte cap", r.Method, r.URL.Path, tooLarge.Limit)
+}
+
 // bufferPool lends the reverse proxies their copy buffers.
 type bufferPool struct{ p sync.Pool }
 
@@ -231,6 +244,10 @@ func (p *Proxy) to(addr string) (*httputil.ReverseProxy, error) {
 		// every answer it relays: one per forwarded write.
 		BufferPool: copyBuffers,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if e := bodyError(r, err); e != nil {
+				Write(w, e)
+				return
+			}
 			e := Errorf(KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, err)
 			e.Leader, e.Node = addr, p.node
 			Write(w, e)

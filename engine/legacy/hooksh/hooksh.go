@@ -109,7 +109,10 @@ func toolBuiltins(tools string) func(interp.ExecHandlerFunc) interp.ExecHandlerF
 			hc := interp.HandlerCtx(ctx)
 			path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
 			if err != nil || filepath.Dir(path) != tools {
-				return next(ctx, args)
+				// A process of its own, which may call the tools
+				// (`sh -c 'relation-set ...'`) behind the builtins'
+				// kept answers.
+				return hooktool.Outside(func() error { return next(ctx, args) })
 			}
 			getenv := func(name string) (string, bool) {
 				v := hc.Env.Get(name)

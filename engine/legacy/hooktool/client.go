@@ -92,21 +92,21 @@ func Call(name string, args []string, getenv func(string) (string, bool), dir st
 }
 
 // keptCall is call for a caller that may make many: an answer kept
-// before in this hook context is given again, an answer the run says may
-// be kept is kept, and any other (a write, a failure) forgets the kept
-// answers a write may have changed.
+// before in this hook context, and still current, is given again; an
+// answer the run says may be kept is kept, until the run's write
+// generation moves (keep.go).
 func keptCall(path string, req *Request) (*Response, error) {
 	key := readKey(path, req)
 	if resp, ok := kept.answer(key); ok {
 		return resp, nil
 	}
-	gen := kept.generation()
+	epoch, alone := kept.sending()
 	resp, err := call(path, req)
-	if err != nil || resp.Keep == KeepNot {
+	if err != nil {
 		kept.forget()
-		return resp, err
+		return nil, err
 	}
-	kept.keep(key, gen, resp)
+	kept.heard(path, key, epoch, alone, resp)
 	return resp, nil
 }
 

@@ -14,6 +14,14 @@ import (
 // own hook context caches relation settings for the hook's duration the
 // same way. fixpoint-hook makes one call per process and so keeps nothing
 // for long.
+//
+// Other processes of the hook (a command fixpoint-sh runs, which may call
+// the tools itself) write behind this process's back. An answer kept until
+// a write is therefore given only while it carries the run's latest write
+// generation (Response.Gen) as this process last heard it, and only if no
+// other process of the hook ran since that was heard: after one did, the
+// next such read asks the run, and its answer either confirms every kept
+// answer (the generation stood still) or retires them.
 
 // maxKept bounds the bytes of answers kept; past it they start over.
 const maxKept = 4 << 20
@@ -22,15 +30,49 @@ const maxKept = 4 << 20
 type keeper struct {
 	mu   sync.Mutex
 	idle map[string][]int // socket path → idle connections
-	// answers are kept answers by readKey; gen moves whenever the
-	// KeepUntilWrite ones are forgotten, so that a read that raced with
-	// a write does not keep an answer from before it.
-	answers map[string]*Response
+	// answers are kept answers by readKey.
+	answers map[string]keptAnswer
 	size    int
-	gen     uint64
+	// gens is the latest write generation each run (by socket path)
+	// answered with.
+	gens map[string]uint64
+	// others counts the other processes of the hook running now
+	// (Outside); epoch moves whenever one starts or ends. checked is the
+	// epoch of the last answer no other process could have overtaken:
+	// answers kept until a write are given only while checked is the
+	// epoch and others is 0.
+	others  int
+	epoch   uint64
+	checked uint64
+}
+
+// keptAnswer is an answer and the run it came from.
+type keptAnswer struct {
+	socket string
+	resp   *Response
 }
 
 var kept keeper
+
+// Outside runs fn, which runs another process of the hook (one that may
+// call the tools itself, writes included) and waits for it. While it runs,
+// and after it until an answer from the run shows which writes it made,
+// answers kept until a write are asked for again.
+func Outside(fn func() error) error { return kept.outside(fn) }
+
+func (k *keeper) outside(fn func() error) error {
+	k.mu.Lock()
+	k.others++
+	k.epoch++
+	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.others--
+		k.epoch++
+		k.mu.Unlock()
+	}()
+	return fn()
+}
 
 // readKey names a call: the same tool with the same arguments in the same
 // hook context of the same run.
@@ -44,27 +86,51 @@ func readKey(socket string, req *Request) string {
 	return string(b)
 }
 
-// answer returns the kept answer of the call named key.
+// answer returns the kept answer of the call named key, if it still
+// holds.
 func (k *keeper) answer(key string) (*Response, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	r, ok := k.answers[key]
-	return r, ok
+	a, ok := k.answers[key]
+	if !ok {
+		return nil, false
+	}
+	if a.resp.Keep == KeepForHook {
+		return a.resp, true
+	}
+	if k.others > 0 || k.checked != k.epoch || a.resp.Gen != k.gens[a.socket] {
+		return nil, false
+	}
+	return a.resp, true
 }
 
-// generation is the current generation, read before a call is sent.
-func (k *keeper) generation() uint64 {
+// sending is read before a call is sent: the epoch, and whether this
+// process is the hook's only one.
+func (k *keeper) sending() (epoch uint64, alone bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.gen
+	return k.epoch, k.others == 0
 }
 
-// keep keeps an answer the run said may be kept, unless a write's answer
-// came since gen.
-func (k *keeper) keep(key string, gen uint64, r *Response) {
+// heard takes the run's answer r to the call named key, sent at epoch
+// (alone: no other process of the hook was running). A generation newer
+// than the last retires the answers kept until a write; an answer no
+// other process could have overtaken confirms the rest; an answer the
+// run says may be kept, and no older than a write already heard, is kept.
+func (k *keeper) heard(socket, key string, epoch uint64, alone bool, r *Response) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if gen != k.gen || r.Keep == KeepNot {
+	if k.gens == nil {
+		k.gens = map[string]uint64{}
+	}
+	if r.Gen > k.gens[socket] {
+		k.gens[socket] = r.Gen
+		k.drop(func(a keptAnswer) bool { return a.socket == socket && a.resp.Keep != KeepForHook })
+	}
+	if alone && epoch == k.epoch && k.others == 0 && r.Gen == k.gens[socket] {
+		k.checked = epoch
+	}
+	if r.Keep == KeepNot || r.Gen < k.gens[socket] {
 		return
 	}
 	n := len(key) + len(r.Stdout) + len(r.Stderr)
@@ -75,21 +141,29 @@ func (k *keeper) keep(key string, gen uint64, r *Response) {
 		k.answers, k.size = nil, 0
 	}
 	if k.answers == nil {
-		k.answers = map[string]*Response{}
+		k.answers = map[string]keptAnswer{}
 	}
-	k.answers[key] = r
+	if old, ok := k.answers[key]; ok {
+		k.size -= len(key) + len(old.resp.Stdout) + len(old.resp.Stderr)
+	}
+	k.answers[key] = keptAnswer{socket: socket, resp: r}
 	k.size += n
 }
 
-// forget drops the answers a write may have changed (KeepUntilWrite).
+// forget drops the answers a write may have changed (KeepUntilWrite): a
+// call that failed on the way may have written.
 func (k *keeper) forget() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.gen++
-	for key, r := range k.answers {
-		if r.Keep != KeepForHook {
+	k.drop(func(a keptAnswer) bool { return a.resp.Keep != KeepForHook })
+}
+
+// drop deletes the kept answers that match; k.mu is held.
+func (k *keeper) drop(match func(keptAnswer) bool) {
+	for key, a := range k.answers {
+		if match(a) {
 			delete(k.answers, key)
-			k.size -= len(key) + len(r.Stdout) + len(r.Stderr)
+			k.size -= len(key) + len(a.resp.Stdout) + len(a.resp.Stderr)
 		}
 	}
 }

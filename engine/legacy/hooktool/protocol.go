@@ -32,7 +32,7 @@ const (
 // agent asks a fixpoint-hook it finds on disk for it (fixpoint-hook
 // --protocol) and uses that program only when it matches, so that a stale
 // install beside a newer fixpoint is not trusted to speak the protocol.
-const ProtocolVersion = 2
+const ProtocolVersion = 3
 
 // MaxRequest bounds one tool request (a relation-set --file included).
 const MaxRequest = 16 << 20
@@ -52,13 +52,17 @@ type Request struct {
 	File *string `json:"file,omitempty"`
 }
 
-// Response is what the tool prints and its exit code, and how long the
-// caller may keep it in place of asking again (Keep).
+// Response is what the tool prints and its exit code, how long the
+// caller may keep it in place of asking again (Keep), and the run's write
+// generation when it was answered (Gen).
 type Response struct {
 	Code   int    `json:"code"`
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
 	Keep   int    `json:"keep,omitempty"`
+	// Gen counts the writes the run took so far, from any process of the
+	// hook: an answer kept until a write holds while Gen stands still.
+	Gen uint64 `json:"gen,omitempty"`
 }
 
 // How long a caller may keep an answer, in the same hook context, for the
@@ -70,8 +74,8 @@ const (
 	KeepNot = 0
 	// KeepUntilWrite is for a read of what the hook's own tool calls may
 	// change (its unit's or its service's settings, leader data, status,
-	// ports): the same answer until the hook calls a tool whose answer
-	// is KeepNot.
+	// ports): the same answer until the run's write generation (Gen)
+	// moves, whichever process of the hook wrote.
 	KeepUntilWrite = 1
 	// KeepForHook is for a read of the universe the run began with
 	// (config, other units' settings, members, leadership), which no

@@ -78,7 +78,8 @@ func appendString(b []byte, s string) []byte {
 }
 
 // parseResponse reads the server's answer: one JSON object with "code",
-// "stdout", "stderr" and "keep", each optional; other members are skipped.
+// "stdout", "stderr", "keep" and "gen", each optional; other members are
+// skipped.
 func parseResponse(data []byte) (*Response, error) {
 	p := &parser{data: data}
 	var resp Response
@@ -116,6 +117,10 @@ func parseResponse(data []byte) (*Response, error) {
 			}
 		case "keep":
 			if resp.Keep, err = p.int(); err != nil {
+				return nil, err
+			}
+		case "gen":
+			if resp.Gen, err = p.uint(); err != nil {
 				return nil, err
 			}
 		default:
@@ -183,6 +188,19 @@ func (p *parser) int() (int, error) {
 	n, err := strconv.Atoi(string(p.data[start:p.pos]))
 	if err != nil {
 		return 0, p.fail("not an integer")
+	}
+	return n, nil
+}
+
+// uint reads a non-negative integer.
+func (p *parser) uint() (uint64, error) {
+	start := p.pos
+	for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
+		p.pos++
+	}
+	n, err := strconv.ParseUint(string(p.data[start:p.pos]), 10, 64)
+	if err != nil {
+		return 0, p.fail("not a non-negative integer")
 	}
 	return n, nil
 }

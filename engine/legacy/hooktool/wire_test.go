@@ -38,7 +38,7 @@ func TestWireMatchesEncodingJSON(t *testing.T) {
 				t.Errorf("request: got %+v, encoding/json round trip gives %+v", got, want)
 			}
 		}
-		for _, resp := range []Response{{Code: 0, Stdout: s}, {Code: 2, Stderr: s}, {Code: -1, Stdout: s, Stderr: s + "!"}, {Stdout: s, Keep: KeepForHook}, {}} {
+		for _, resp := range []Response{{Code: 0, Stdout: s}, {Code: 2, Stderr: s}, {Code: -1, Stdout: s, Stderr: s + "!"}, {Stdout: s, Keep: KeepForHook}, {Stdout: s, Keep: KeepUntilWrite, Gen: 1<<64 - 1}, {}} {
 			var buf bytes.Buffer
 			if err := json.NewEncoder(&buf).Encode(&resp); err != nil {
 				t.Fatal(err)
