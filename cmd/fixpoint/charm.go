@@ -208,7 +208,7 @@ same hash. Archives and builds are cached in the user's cache directory.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "also copy the archive to this file")
+	cmd.Flags().StringVar(&out, "output", "", "also copy the archive to this file")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the content hash")
 	return cmd
 }

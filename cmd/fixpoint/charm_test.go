@@ -65,7 +65,7 @@ func TestCharmInitTestPackUp(t *testing.T) {
 	if r.code != 0 || !charmHashRE.MatchString(hash) {
 		t.Fatalf("pack -q exited %d: %q %s", r.code, r.stdout, r.stderr)
 	}
-	r = fixpoint(t, 2*time.Minute, "charm", "pack", dir, "-o", filepath.Join(t.TempDir(), "hello.charm"))
+	r = fixpoint(t, 2*time.Minute, "charm", "pack", dir, "--output", filepath.Join(t.TempDir(), "hello.charm"))
 	if r.code != 0 || !strings.Contains(r.stdout, "hash       "+hash+"\n") || !strings.Contains(r.stdout, "built from src/") ||
 		!strings.Contains(r.stdout, "provides website (http)") || !strings.Contains(r.stdout, "port (int, default 8080)") {
 		t.Fatalf("second pack (same hash expected):\n%s\n%s", r.stdout, r.stderr)
