@@ -40,6 +40,9 @@ func newUpCmd() *cobra.Command {
 machine "local" in one process. It applies ENV (only what changed since the last
 run on the same --data-dir), shows units as they settle, and keeps running until
 interrupted; with --until-converged it exits at the fixed point instead.
+Services, relations and units the file no longer declares are removed without
+asking, unlike apply: up is the development loop on its own data dir (run
+fixpoint plan -f ENV.cue first to see what a run would remove).
 
 Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 4 the timeout passed first, 5 the fixed point except units on lost machines.`,
@@ -168,7 +171,9 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		fmt.Printf("dashboard at %s/ui/ (it asks for the token in %s)\n", n.addr, filepath.Join(dataDir, operatorTokenFile))
 	}
 	client := api.NewClient([]string{n.addr}, creds.operator, nil)
-	if err := deploy(ctx, client, prep, false); err != nil {
+	// up is the development loop on its own data dir: the file is what
+	// runs, removals included, without asking (plan shows them first).
+	if err := deploy(ctx, client, prep, false, nil); err != nil {
 		return err
 	}
 	if srv != nil {
