@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
 )
 
 // writeDemoVariant writes an environment next to a copy of the demo's
@@ -66,5 +68,58 @@ relations: "web-db": ["web:db", "db:db"]`)
 	r = fixpoint(t, 2*time.Minute, "apply", "-f", small, "--yes", "--data-dir", data)
 	if r.code != exitOK || !strings.Contains(r.stdout, "- service web") || !strings.Contains(r.stdout, "applied at index") {
 		t.Fatalf("apply --yes: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestResolvedServiceAndAll: `resolved SERVICE` marks every unit of the
+// service in error as one command and names them; with nothing left in
+// error, a service or --all says so and exits 0; an unknown service, or
+// a service with --all, exits 1. Completion offers units and services
+// for resolved, units only for show-unit, services only for config.
+func TestResolvedServiceAndAll(t *testing.T) {
+	data := t.TempDir()
+	up := startProc(t, "up", "-f", repo("testdata", "envs", "flaky.cue"), "--data-dir", data, "--retry-min", "10m", "--retry-max", "10m")
+	eventually(t, "both flaky units in error", 2*time.Minute, func() (bool, string) {
+		st := statusOf(t, data)
+		if st == nil {
+			return false, up.out.String()
+		}
+		for _, name := range []string{"flaky/0", "flaky/1"} {
+			if u := st.Units[name]; u == nil || u.Phase != engine.Error {
+				return false, jsonString(st)
+			}
+		}
+		return true, ""
+	})
+	for args, want := range map[string]string{
+		"show-unit": "flaky/0\t", "config": "flaky\tservice", "resolved": "flaky\tservice",
+	} {
+		r := fixpoint(t, time.Minute, "__complete", args, "--data-dir", data, "")
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("completion of %s offers no %q:\n%s", args, want, r.stdout)
+		}
+		if strings.Contains(r.stdout, "flaky\tservice") && args == "show-unit" || strings.Contains(r.stdout, "flaky/0\t") && args == "config" {
+			t.Errorf("completion of %s offers the wrong kind of name:\n%s", args, r.stdout)
+		}
+	}
+	if r := fixpoint(t, time.Minute, "resolved", "nosuch", "--data-dir", data); r.code != exitFailed || !strings.Contains(r.stderr, "service nosuch does not exist") {
+		t.Errorf("resolved nosuch: exit %d, %s", r.code, r.stderr)
+	}
+	if r := fixpoint(t, time.Minute, "resolved", "flaky", "--all", "--data-dir", data); r.code != exitFailed || !strings.Contains(r.stderr, "not both") {
+		t.Errorf("resolved flaky --all: exit %d, %s", r.code, r.stderr)
+	}
+	r := fixpoint(t, time.Minute, "resolved", "flaky", "--no-retry", "--data-dir", data)
+	if r.code != exitOK || !strings.Contains(r.stdout, "2 units marked reconciled without a retry: flaky/0, flaky/1") {
+		t.Fatalf("resolved flaky --no-retry: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	eventually(t, "converged after resolved flaky --no-retry", 2*time.Minute, func() (bool, string) {
+		st := statusOf(t, data)
+		return st != nil && st.Converged, jsonString(st)
+	})
+	for _, args := range [][]string{{"resolved", "flaky"}, {"resolved", "--all"}} {
+		r := fixpoint(t, time.Minute, append(args, "--data-dir", data)...)
+		if r.code != exitOK || !strings.Contains(r.stdout, "nothing to resolve") {
+			t.Errorf("%v with nothing in error: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }
