@@ -50,6 +50,12 @@ func LoadEnvironment(paths ...string) (*Env, error) {
 	}
 	idx := indexFiles(syntax, files[0])
 	v, err := validate(user, def, idx)
+	if e, ok := err.(*Error); ok {
+		if e.Partial = partial(user, e.Problems); e.Partial != nil {
+			e.Partial.Dir, e.Partial.Files, e.Partial.idx = dir, files, idx
+		}
+		return nil, e
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +160,11 @@ func decodeEnvironment(v cue.Value) (*model.Environment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding environment: %w", err)
 	}
+	return decodeJSON(data)
+}
+
+// decodeJSON decodes an environment written as JSON.
+func decodeJSON(data []byte) (*model.Environment, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var env model.Environment
