@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -165,11 +166,24 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	fmt.Printf("control plane at %s (data in %s)\n", n.addr, dataDir)
 	// The token in the URL saves pasting it, but only onto a terminal:
 	// redirected output ends up in logs, which must hold no secret.
-	if isTerminal(os.Stdout) {
-		fmt.Printf("dashboard at %s/ui/#token=%s\n", n.addr, creds.operator)
-	} else {
-		fmt.Printf("dashboard at %s/ui/ (it asks for the token in %s)\n", n.addr, filepath.Join(dataDir, operatorTokenFile))
+	// With --until-converged the page goes when up exits: say so, or an
+	// operator opens it after the fixed point and finds nothing there.
+	var notes []string
+	if !isTerminal(os.Stdout) {
+		notes = append(notes, "it asks for the token in "+filepath.Join(dataDir, operatorTokenFile))
 	}
+	if cfg.untilConverged {
+		notes = append(notes, "it closes when up exits at the fixed point; run up without --until-converged to keep it")
+	}
+	url := n.addr + "/ui/"
+	if isTerminal(os.Stdout) {
+		url += "#token=" + creds.operator
+	}
+	if len(notes) > 0 {
+		url += " (" + strings.Join(notes, "; ") + ")"
+	}
+	fmt.Printf("dashboard at %s\n", url)
+
 	client := api.NewClient([]string{n.addr}, creds.operator, nil)
 	// up is the development loop on its own data dir: the file is what
 	// runs, removals included, without asking (plan shows them first).
