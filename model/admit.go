@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Admit tells, from s alone, what applying c as the next entry would do:
 // err when the FSM would refuse it, noop when it would change nothing. The
@@ -75,22 +78,54 @@ func (s *State) checkRegister(m *RegisterMachine) (noop bool, err error) {
 
 // checkResolve refuses `resolved` of a unit that does not exist, is not
 // in error, or is already marked resolved the other way; marking it again
-// the same way is a no-op.
+// the same way is a no-op. A resolve of a service refuses only a service
+// that does not exist; of its units, and of all units, it takes those
+// resolvable (resolvable) and skips the others, and is a no-op when none
+// is.
 func (s *State) checkResolve(r *ResolveUnit) (noop bool, err error) {
+	if r.Unit == "" {
+		if _, ok := s.Services[r.Service]; !ok && !r.All {
+			return false, fmt.Errorf("service %s does not exist (services: %s)", r.Service, listOr(sortedKeys(s.Services)))
+		}
+		return len(s.resolveBatch(r)) == 0, nil
+	}
 	u, ok := s.Units[r.Unit]
 	if !ok {
 		return false, fmt.Errorf("unit %s does not exist", r.Unit)
 	}
+	return resolvable(u, r.NoRetry)
+}
+
+// resolvable is the rule for one unit: refused when it is not in error or
+// is marked resolved the other way; a no-op when it is marked the same way.
+func resolvable(u *Unit, noRetry bool) (noop bool, err error) {
 	if u.Error == nil {
-		return false, fmt.Errorf("unit %s is not in error; there is nothing to resolve", r.Unit)
+		return false, fmt.Errorf("unit %s is not in error; there is nothing to resolve", u.Name)
 	}
 	if u.Resolved != nil {
-		if u.Resolved.NoRetry != r.NoRetry {
-			return false, fmt.Errorf("unit %s is already marked resolved (%s); it cannot also be marked %s", r.Unit, retryMode(u.Resolved.NoRetry), retryMode(r.NoRetry))
+		if u.Resolved.NoRetry != noRetry {
+			return false, fmt.Errorf("unit %s is already marked resolved (%s); it cannot also be marked %s", u.Name, retryMode(u.Resolved.NoRetry), retryMode(noRetry))
 		}
 		return true, nil
 	}
 	return false, nil
+}
+
+// resolveBatch returns, by name, the units a resolve of a service or of
+// all units marks: those of its scope that resolvable admits and that are
+// not marked already.
+func (s *State) resolveBatch(r *ResolveUnit) []*Unit {
+	var out []*Unit
+	for _, u := range s.Units {
+		if !r.All && u.Service != r.Service {
+			continue
+		}
+		if noop, err := resolvable(u, r.NoRetry); err == nil && !noop {
+			out = append(out, u)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return UnitLess(out[i].Name, out[j].Name) })
+	return out
 }
 
 // checkReset refuses a reset of a machine that is not registered; a reset

@@ -54,20 +54,28 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			}
 		}
 	case OpResolve:
-		var svc string
-		if u, ok := s.Units[c.Resolve.Unit]; ok {
-			svc = u.Service
+		var marked []*Unit
+		marked, err = s.resolve(index, c.Resolve)
+		for _, u := range marked {
+			t.Units = append(t.Units, u.Name)
+			if _, kept := s.Units[u.Name]; !kept {
+				// resolved --no-retry ended a dying unit: its service may
+				// now finish dying too.
+				t.All = true
+				sc.addService(s, u.Service)
+			} else if s.unsettled(u) {
+				// resolved --no-retry may let go of a dying relation.
+				sc.addService(s, u.Service)
+			}
 		}
-		err = s.resolve(index, c.Resolve)
-		t.Units = append(t.Units, c.Resolve.Unit)
-		if u, ok := s.Units[c.Resolve.Unit]; ok && s.unsettled(u) {
-			// resolved --no-retry may let go of a dying relation.
-			sc.addService(s, u.Service)
-		} else if !ok && err == nil && svc != "" {
-			// resolved --no-retry ended a dying unit: its service may
-			// now finish dying too.
-			t.All = true
-			sc.addService(s, svc)
+		if c.Resolve.Unit == "" {
+			for i, u := range marked {
+				if i == MaxListedResolved {
+					resp.ResolvedMore = len(marked) - i
+					break
+				}
+				resp.Resolved = append(resp.Resolved, u.Name)
+			}
 		}
 	case OpLiveness:
 		for _, name := range sortedKeys(s.Machines) {
@@ -401,13 +409,26 @@ func (s *State) removeUnit(u *Unit) {
 	}
 }
 
-func (s *State) resolve(index uint64, r *ResolveUnit) error {
+func (s *State) resolve(index uint64, r *ResolveUnit) (marked []*Unit, err error) {
 	if noop, err := s.checkResolve(r); noop || err != nil {
-		return err
+		return nil, err
 	}
-	u := s.Units[r.Unit]
+	if r.Unit != "" {
+		marked = []*Unit{s.Units[r.Unit]}
+	} else {
+		marked = s.resolveBatch(r)
+	}
+	for _, u := range marked {
+		s.resolveUnit(index, u, r.NoRetry)
+	}
+	return marked, nil
+}
+
+// resolveUnit marks u, in error, resolved: retried now, or with noRetry
+// its failed universe taken as reconciled.
+func (s *State) resolveUnit(index uint64, u *Unit, noRetry bool) {
 	u.Index = index
-	if r.NoRetry {
+	if noRetry {
 		// The failed run counts as done, exactly as a success would.
 		u.Reconciled = u.Error.Hash
 		seen := u.Error.Seen
@@ -420,16 +441,15 @@ func (s *State) resolve(index uint64, r *ResolveUnit) error {
 		if lastRun(u, seen) {
 			s.removeUnit(u)
 		}
-		return nil
+		return
 	}
-	u.Resolved = &Resolved{NoRetry: r.NoRetry, Index: index}
+	u.Resolved = &Resolved{NoRetry: noRetry, Index: index}
 	e := *u.Error // a fresh record: a snapshot being written may share it
 	e.RetryAt = 0
 	u.Error = &e
 	if u.Error.Kind == ErrDiverged {
 		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
 	}
-	return nil
 }
 
 func retryMode(noRetry bool) string {

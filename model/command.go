@@ -119,10 +119,28 @@ type Result struct {
 	Timer bool `json:"timer,omitempty"`
 }
 
-// ResolveUnit is `fixpoint resolved`.
+// ResolveUnit is `fixpoint resolved`: of one unit (Unit), of every unit
+// of a service in error (Service), or of every unit in error (All);
+// exactly one is set. A batch is one entry whatever its size: the FSM
+// picks the units in error when it applies it, skipping the others.
 type ResolveUnit struct {
 	Unit    string `json:"unit"`
+	Service string `json:"service,omitempty"`
+	All     bool   `json:"all,omitempty"`
 	NoRetry bool   `json:"no_retry"`
+}
+
+// check refuses a resolve that names no unit, or more than one way.
+func (r *ResolveUnit) check() error {
+	switch {
+	case r.All && (r.Unit != "" || r.Service != ""), r.Unit != "" && r.Service != "":
+		return fmt.Errorf("resolved names a unit, a service or all units, not several")
+	case r.All:
+		return nil
+	case r.Service != "":
+		return CheckName(KindService, r.Service)
+	}
+	return CheckUnitName(r.Unit)
 }
 
 // SetLiveness records which machines' agents are lost.
@@ -139,7 +157,16 @@ type Response struct {
 	Changes []Change `json:"changes,omitempty"`
 	// Skipped lists results refused, with reasons.
 	Skipped []string `json:"skipped,omitempty"`
+	// Resolved lists the units a resolve of a service or of all units
+	// marked, the first MaxListedResolved by name; ResolvedMore counts
+	// the others.
+	Resolved     []string `json:"resolved,omitempty"`
+	ResolvedMore int      `json:"resolved_more,omitempty"`
 }
+
+// MaxListedResolved caps Response.Resolved: the answer to resolving a
+// million units names a page of them, not all.
+const MaxListedResolved = 100
 
 // Bounds on a command, checked before it is proposed and again by the FSM.
 const (
@@ -222,7 +249,7 @@ func (c *Command) Check() (*Desired, error) {
 		if c.Resolve == nil {
 			return nil, missing()
 		}
-		return nil, CheckUnitName(c.Resolve.Unit)
+		return nil, c.Resolve.check()
 	case OpLiveness:
 		if c.Liveness == nil {
 			return nil, missing()

@@ -380,6 +380,44 @@ func TestResolvedRules(t *testing.T) {
 	}
 }
 
+// TestResolvedBatch: resolving a service marks every unit of it in error
+// and skips the others (healthy, or marked the other way); resolving all
+// does so across services; a batch names no unit and is one command.
+func TestResolvedBatch(t *testing.T) {
+	s := NewState()
+	apply(t, s, 1, &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "a", Address: "10.0.0.1"}})
+	e := env(nil)
+	e.Services["web"] = ServiceSpec{Charm: "./web", CharmHash: "h-web", Units: intp(4)}
+	apply(t, s, 2, deployCmd(e))
+	apply(t, s, 3, &Command{Op: OpResults, Results: []Result{
+		{Unit: "web/0", Hash: "h0", Error: "boom"}, {Unit: "web/2", Hash: "h2", Error: "boom"},
+		{Unit: "web/3", Hash: "h3", Error: "boom"}, {Unit: "db/0", Hash: "d0", Error: "boom"}}})
+	apply(t, s, 4, &Command{Op: OpResolve, Resolve: &ResolveUnit{Unit: "web/3", NoRetry: true}})
+	apply(t, s, 5, &Command{Op: OpResults, Results: []Result{{Unit: "web/3", Hash: "h4", Error: "again"}}})
+	apply(t, s, 6, &Command{Op: OpResolve, Resolve: &ResolveUnit{Unit: "web/3"}})
+	resp := apply(t, s, 7, &Command{Op: OpResolve, Resolve: &ResolveUnit{Service: "web", NoRetry: true}})
+	if strings.Join(resp.Resolved, " ") != "web/0 web/2" {
+		t.Fatalf("resolved web --no-retry marked %v, want web/0 web/2 (web/1 is healthy, web/3 marked to retry)", resp.Resolved)
+	}
+	for _, name := range []string{"web/0", "web/2"} {
+		if u := s.Units[name]; u.Error != nil || u.Index != 7 {
+			t.Errorf("%s after resolved web --no-retry: %+v", name, u)
+		}
+	}
+	if u := s.Units["db/0"]; u.Error == nil || u.Resolved != nil {
+		t.Errorf("resolved web touched db/0: %+v", u)
+	}
+	resp = apply(t, s, 8, &Command{Op: OpResolve, Resolve: &ResolveUnit{All: true}})
+	if strings.Join(resp.Resolved, " ") != "db/0" || s.Units["db/0"].Resolved == nil {
+		t.Fatalf("resolved --all marked %v", resp.Resolved)
+	}
+	for _, bad := range []*ResolveUnit{{}, {Unit: "web/0", Service: "web"}, {All: true, Service: "web"}, {Service: "Web!"}} {
+		if err := (&Command{Op: OpResolve, Resolve: bad}).Validate(); err == nil {
+			t.Errorf("resolve %+v validated", bad)
+		}
+	}
+}
+
 func TestDivergenceBound(t *testing.T) {
 	s := NewState()
 	apply(t, s, 1, &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "a", Address: "10.0.0.1"}})

@@ -40,18 +40,18 @@ func (c Change) String() string {
 	case AddService:
 		return fmt.Sprintf("+ service %s (charm %s)", c.Service, ShortHash(c.New))
 	case RemoveService:
-		return fmt.Sprintf("- service %s (units go dying: %s)", c.Service, strings.Join(c.Units, ", "))
+		return fmt.Sprintf("- service %s (units go dying: %s)", c.Service, UnitList(c.Units))
 	case UpgradeCharm:
 		return fmt.Sprintf("~ service %s charm %s -> %s", c.Service, ShortHash(c.Old), ShortHash(c.New))
 	case SetConfig:
 		return fmt.Sprintf("~ service %s config %s: %s -> %s", c.Service, c.Key, c.Old, c.New)
 	case AddUnits:
-		return fmt.Sprintf("+ units %s", strings.Join(c.Units, ", "))
+		return fmt.Sprintf("+ units %s", UnitList(c.Units))
 	case RemoveUnits:
 		if c.Note != "" {
-			return fmt.Sprintf("- units %s (go dying: %s)", strings.Join(c.Units, ", "), c.Note)
+			return fmt.Sprintf("- units %s (go dying: %s)", UnitList(c.Units), c.Note)
 		}
-		return fmt.Sprintf("- units %s (go dying)", strings.Join(c.Units, ", "))
+		return fmt.Sprintf("- units %s (go dying)", UnitList(c.Units))
 	case SetPlacement:
 		return fmt.Sprintf("~ service %s placement %s -> %s", c.Service, c.Old, c.New)
 	case AddRelation:
@@ -60,6 +60,12 @@ func (c Change) String() string {
 		return fmt.Sprintf("- relation %s (%s)", c.Key, c.Old)
 	}
 	return c.Kind
+}
+
+// Removes reports whether the change takes something away: a service, a
+// relation or units. `apply` asks before applying such a plan.
+func (c Change) Removes() bool {
+	return c.Kind == RemoveService || c.Kind == RemoveUnits || c.Kind == RemoveRelation
 }
 
 // ShortHash abbreviates a content hash for people: its first 12 characters,

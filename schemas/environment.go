@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -21,6 +23,10 @@ type Env struct {
 	Dir string
 	// Files are the files the environment was loaded from, absolute.
 	Files []string
+	// Expect is what `fixpoint charm test` requires of each service's
+	// units at the fixed point, by service (the file's expect:). It is
+	// no part of the environment the control plane runs.
+	Expect map[string]Expect
 
 	idx *posIndex
 }
@@ -50,14 +56,48 @@ func LoadEnvironment(paths ...string) (*Env, error) {
 	}
 	idx := indexFiles(syntax, files[0])
 	v, err := validate(user, def, idx)
+	if e, ok := err.(*Error); ok {
+		if e.Partial = partial(user, e.Problems); e.Partial != nil {
+			e.Partial.Dir, e.Partial.Files, e.Partial.idx = dir, files, idx
+		}
+		return nil, e
+	}
 	if err != nil {
 		return nil, err
 	}
-	env, err := decodeEnvironment(v)
+	env, expect, err := decodeEnvironment(v)
 	if err != nil {
 		return nil, err
 	}
-	return &Env{Env: env, Dir: dir, Files: files, idx: idx}, nil
+	e := &Env{Env: env, Dir: dir, Files: files, Expect: expect, idx: idx}
+	if err := e.checkExpect(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Expect is what `fixpoint charm test` requires of every unit of a
+// service at the fixed point: its workload status, and its message when
+// Message is set.
+type Expect struct {
+	Status  string  `json:"status"`
+	Message *string `json:"message,omitempty"`
+}
+
+// checkExpect refuses an expectation of a service the environment does
+// not declare.
+func (e *Env) checkExpect() error {
+	errs := &Error{}
+	for _, name := range slices.Sorted(maps.Keys(e.Expect)) {
+		if _, ok := e.Env.Services[name]; !ok {
+			errs.Problems = append(errs.Problems, e.Problem(model.Problem{Path: []string{"expect", name}, Msg: fmt.Sprintf("no service %s in services; expect names services of this environment", name)}))
+		}
+	}
+	if err := errs.errOrNil(); err != nil {
+		errs.Partial = &Env{Env: e.Env, Dir: e.Dir, Files: e.Files, idx: e.idx}
+		return err
+	}
+	return nil
 }
 
 // validate unifies the user's value with a definition and returns the
@@ -149,11 +189,26 @@ func (e *Env) Problem(p model.Problem) Problem {
 // goes through JSON rather than Value.Decode, which is about twice as slow
 // on large environments; numbers keep CUE's distinction between int
 // (int64) and float (float64), as Value.Decode would.
-func decodeEnvironment(v cue.Value) (*model.Environment, error) {
+func decodeEnvironment(v cue.Value) (*model.Environment, map[string]Expect, error) {
 	data, err := v.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("decoding environment: %w", err)
+		return nil, nil, fmt.Errorf("decoding environment: %w", err)
 	}
+	env, err := decodeJSON(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	var extra struct {
+		Expect map[string]Expect `json:"expect"`
+	}
+	if err := json.Unmarshal(data, &extra); err != nil {
+		return nil, nil, fmt.Errorf("decoding environment: %w", err)
+	}
+	return env, extra.Expect, nil
+}
+
+// decodeJSON decodes an environment written as JSON.
+func decodeJSON(data []byte) (*model.Environment, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var env model.Environment

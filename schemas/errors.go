@@ -59,6 +59,10 @@ func (p Problem) String() string {
 // lists each on its own line so that none is hidden.
 type Error struct {
 	Problems []Problem
+	// Partial is, for an environment that fails its schema, the rest of
+	// it: without the fields the problems name (partial), for the
+	// checks that can still run on it. Nil otherwise.
+	Partial *Env
 }
 
 // Error lists every problem, one per line.

@@ -181,7 +181,7 @@ func main() {
 			index := must(deployPacked(addr, token, d))
 			return fmt.Sprintf("applied at index %d", index), time.Now()
 		}
-		cmd := exec.Command(bin, "apply", "-f", path, "--controller", addr, "--data-dir", dir)
+		cmd := exec.Command(bin, "apply", "-f", path, "--yes", "--controller", addr, "--data-dir", dir)
 		cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
 		said, err := cmd.CombinedOutput()
 		exited = time.Now()

@@ -323,7 +323,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		}()
 	}
 	start := time.Now()
-	apply := exec.Command(bin, append([]string{"apply", "-f", envPath, "--controller", strings.Join(addrs, ","), "--data-dir", dir}, secure.ClientFlags()...)...)
+	apply := exec.Command(bin, append([]string{"apply", "-f", envPath, "--yes", "--controller", strings.Join(addrs, ","), "--data-dir", dir}, secure.ClientFlags()...)...)
 	apply.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
 	if out, err := apply.CombinedOutput(); err != nil {
 		check(fmt.Errorf("apply: %v\n%s", err, tail(string(out))))

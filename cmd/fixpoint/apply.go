@@ -74,8 +74,10 @@ func planFromState(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, 
 }
 
 // deploy uploads the charms and applies the environment as one command,
-// stamped with the index it was planned against. It prints the plan.
-func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
+// stamped with the index it was planned against. It prints the plan. A
+// plan that removes something goes through confirm first (nil: it is
+// applied as it is).
+func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm *confirmRemovals) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	plan, err := planAgainst(ctx, c, p)
@@ -87,6 +89,10 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 			fmt.Println("environment unchanged")
 		}
 		return nil
+	}
+	printed, err := confirm.check(plan)
+	if err != nil {
+		return err
 	}
 	for _, hash := range plan.Missing {
 		path, ok := p.paths[hash]
@@ -103,7 +109,7 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 	if err != nil {
 		return refusal("apply", p.env, err)
 	}
-	if !quiet {
+	if !quiet && !printed {
 		for _, ch := range resp.Changes {
 			fmt.Println(ch.String())
 		}
@@ -115,12 +121,16 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool) error {
 func newPlanCmd() *cobra.Command {
 	var r remote
 	var files []string
+	var warnUnits int
 	cmd := &cobra.Command{
 		Use:   "plan -f ENV.cue",
 		Short: "Show what applying ENV would change",
 		Long: `plan compares ENV with the running environment and lists what would change:
 services, units added or going dying, relations, config keys (old -> new) and
-charm revisions. Exit code 0: nothing would change; 2: something would.`,
+charm revisions. A list of more than 10 units is summarised by its first and
+last unit and its count; a service of more units than --warn-units (default
+1,000) is warned about on stderr. Exit code 0: nothing would change; 2:
+something would.`,
 		Example: `  fixpoint plan -f env.cue && echo up to date`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -139,6 +149,7 @@ charm revisions. Exit code 0: nothing would change; 2: something would.`,
 			if plan.Name != "" && plan.Name != p.deploy.Env.Name {
 				fmt.Fprintf(os.Stderr, "warning: the running environment is named %q; applying this one renames it to %q (is --controller or --data-dir the one you meant?)\n", plan.Name, p.deploy.Env.Name)
 			}
+			warnLarge(os.Stderr, p.env, warnUnits)
 			if len(plan.Changes) == 0 {
 				fmt.Printf("no changes (environment at index %d)\n", plan.EnvIndex)
 				return nil
@@ -152,13 +163,14 @@ charm revisions. Exit code 0: nothing would change; 2: something would.`,
 	}
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
+	warnUnitsFlag(cmd, &warnUnits)
 	return cmd
 }
 
 func newApplyCmd() *cobra.Command {
 	var r remote
 	var files []string
-	var wait, failOnBlocked, keepGoing bool
+	var wait, failOnBlocked, keepGoing, yes bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "apply -f ENV.cue",
@@ -172,9 +184,14 @@ judges the environment after this change: an error a unit had before it,
 on a unit the change reaches, is not the answer (the unit runs again).
 --keep-going waits for every unit not in error to settle before it names
 the units in error and exits 3. The last line says how many units are
-blocked, and --fail-on-blocked makes that exit 6.`,
-		Example: `  fixpoint apply -f env.cue --wait --timeout 5m`,
-		Args:    cobra.NoArgs,
+blocked, and --fail-on-blocked makes that exit 6.
+
+A plan that removes services, relations or units is shown first and applied
+only when confirmed: on a terminal apply asks; otherwise it needs --yes, and
+without it exits 2 with the plan, having changed nothing.`,
+		Example: `  fixpoint apply -f env.cue --wait --timeout 5m
+  fixpoint apply -f env.cue --yes     # in a script, removals included`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := r.client()
 			if err != nil {
@@ -184,7 +201,7 @@ blocked, and --fail-on-blocked makes that exit 6.`,
 			if err != nil {
 				return err
 			}
-			if err := deploy(cmd.Context(), c, p, false); err != nil {
+			if err := deploy(cmd.Context(), c, p, false, newConfirm(yes)); err != nil {
 				return err
 			}
 			if !wait {
@@ -200,6 +217,7 @@ blocked, and --fail-on-blocked makes that exit 6.`,
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
+	cmd.Flags().BoolVar(&yes, "yes", false, "apply a plan that removes services, relations or units without asking")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
 	keepGoingFlag(cmd, &keepGoing)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")

@@ -27,6 +27,11 @@ const fixpointModule = "github.com/fixpoint/fixpoint"
 // but not all to the same fixed point.
 const exitDiffers = 5
 
+// exitUnmet is `charm test`'s exit code when every schedule converges to
+// one fixed point that misses the environment's expect:: converged, but
+// not as wanted, as --fail-on-blocked's 6 elsewhere.
+const exitUnmet = exitBlocked
+
 func newCharmCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "charm",
@@ -208,7 +213,7 @@ same hash. Archives and builds are cached in the user's cache directory.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "also copy the archive to this file")
+	cmd.Flags().StringVar(&out, "output", "", "also copy the archive to this file")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the content hash")
 	return cmd
 }
@@ -310,9 +315,15 @@ charm with --units units, related wherever one provides an interface
 another requires. With -f it is the environment file (the DIRs, if any,
 must be charms it deploys).
 
-Exit codes: 0 every schedule converged to one fixed point; 1 bad input;
-3 some schedule did not converge, or a hook is not a function of its
-universe; 5 schedules converged to different fixed points.
+It prints each unit's workload status at the fixed point. An environment
+file may declare what it must be, per service, in expect: (e.g. expect: web:
+{status: "active"}, with message: to require the message too); up and apply
+ignore it.
+
+Exit codes: 0 every schedule converged to one fixed point that meets the
+expect:; 1 bad input; 3 some schedule did not converge, or a hook is not a
+function of its universe; 5 schedules converged to different fixed points;
+6 they converged to one that misses the expect:.
 
 When a schedule has nothing left to run, the update-status timer fires once
 (as it would every --update-status-interval under up): the settled units of
@@ -380,8 +391,10 @@ changed anything. --no-update-status leaves it out.`,
 			switch {
 			case rep.OK():
 				return nil
-			case rep.Converged() == len(rep.Schedules) && len(rep.Nondeterministic) == 0:
+			case rep.Converged() == len(rep.Schedules) && len(rep.Nondeterministic) == 0 && len(rep.FixedPoints) > 1:
 				return exitf(exitDiffers, "the schedules reached %d different fixed points", len(rep.FixedPoints))
+			case rep.Converged() == len(rep.Schedules) && len(rep.Nondeterministic) == 0:
+				return exitf(exitUnmet, "%d unit(s) end with another status than the environment's expect: says", len(rep.Unmet))
 			}
 			return exitf(exitUnitErr, "%d of %d schedule(s) did not converge", len(rep.Schedules)-rep.Converged(), len(rep.Schedules))
 		},

@@ -65,7 +65,7 @@ func TestCharmInitTestPackUp(t *testing.T) {
 	if r.code != 0 || !charmHashRE.MatchString(hash) {
 		t.Fatalf("pack -q exited %d: %q %s", r.code, r.stdout, r.stderr)
 	}
-	r = fixpoint(t, 2*time.Minute, "charm", "pack", dir, "-o", filepath.Join(t.TempDir(), "hello.charm"))
+	r = fixpoint(t, 2*time.Minute, "charm", "pack", dir, "--output", filepath.Join(t.TempDir(), "hello.charm"))
 	if r.code != 0 || !strings.Contains(r.stdout, "hash       "+hash+"\n") || !strings.Contains(r.stdout, "built from src/") ||
 		!strings.Contains(r.stdout, "provides website (http)") || !strings.Contains(r.stdout, "port (int, default 8080)") {
 		t.Fatalf("second pack (same hash expected):\n%s\n%s", r.stdout, r.stderr)
@@ -238,5 +238,33 @@ func TestCharmPackReportsBadMetadata(t *testing.T) {
 	r = fixpoint(t, time.Minute, "charm", "pack", t.TempDir())
 	if r.code != exitFailed || !strings.Contains(r.stderr, "not a charm") {
 		t.Errorf("exited %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestCharmTestExpectations: charm test prints each unit's final status;
+// an environment whose expect: the fixed point meets passes, one it
+// misses exits 6 naming the unit, what it ended with and what was
+// expected; an expect: of a service not declared is bad input at its
+// file:line:col.
+func TestCharmTestExpectations(t *testing.T) {
+	demo := func(expect string) string {
+		return writeDemoVariant(t, "env.cue", `services: {
+	db: {charm: "CHARMS/db", units: 1}
+	web: {charm: "CHARMS/web", units: 1}
+}
+relations: "web-db": ["web:db", "db:db"]
+`+expect)
+	}
+	r := fixpoint(t, 3*time.Minute, "charm", "test", "-f", demo(`expect: web: status: "active"`), "--schedules", "2")
+	if r.code != exitOK || !strings.Contains(r.stdout, "final status at the fixed point:") || !strings.Contains(r.stdout, "web/0  active: connected to") || !strings.Contains(r.stdout, "expectations met") {
+		t.Fatalf("met expectation: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = fixpoint(t, 3*time.Minute, "charm", "test", "-f", demo(`expect: {web: status: "active", db: {status: "active", message: "primary, 9 clients"}}`), "--schedules", "2")
+	if r.code != exitUnmet || !strings.Contains(r.stdout, `db/0 ends active: primary, 1 client; expected active: primary, 9 clients`) || strings.Contains(r.stdout, "web/0 ends") || !strings.Contains(r.stderr, "1 unit(s) end with another status") {
+		t.Fatalf("unmet expectation: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = fixpoint(t, time.Minute, "charm", "test", "-f", demo(`expect: cache: status: "active"`))
+	if r.code != exitFailed || !strings.Contains(r.stderr, "env.cue:8:9:") || !strings.Contains(r.stderr, "expect.cache: no service cache") {
+		t.Fatalf("expectation of an unknown service: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -95,7 +95,7 @@ type runFlavour struct {
 
 func (f *runFlavour) apply(t *testing.T, env string) {
 	t.Helper()
-	r := fixpoint(t, 4*time.Minute, "apply", "-f", env, "--wait", "--timeout", "3m", "--data-dir", f.data)
+	r := fixpoint(t, 4*time.Minute, "apply", "-f", env, "--yes", "--wait", "--timeout", "3m", "--data-dir", f.data)
 	if r.code != 0 {
 		t.Fatalf("%sdb/web: apply %s exited %d\nstdout:\n%s\nstderr:\n%s\nup:\n%s", f.name, filepath.Base(env), r.code, r.stdout, r.stderr, f.up.out)
 	}

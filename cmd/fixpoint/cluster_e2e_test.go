@@ -189,7 +189,7 @@ func testClusterWithAgents(t *testing.T, withTLS bool) {
 	})
 	c.agent("m2")
 	// Apply through a follower: writes reach the leader.
-	if r := c.cli("apply", "-f", repo("testdata", "envs", "leader.cue"), "--wait", "--timeout", "3m"); r.code != 0 {
+	if r := c.cli("apply", "-f", repo("testdata", "envs", "leader.cue"), "--yes", "--wait", "--timeout", "3m"); r.code != 0 {
 		t.Fatalf("apply: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	st := c.status()

@@ -63,9 +63,13 @@ func wireCompletions(root *cobra.Command) {
 			c.Example = strings.Join(ex, "\n")
 		}
 		switch c.CommandPath() {
-		case "fixpoint resolved", "fixpoint debug universe", "fixpoint debug explain":
+		case "fixpoint debug explain":
 			if c.ValidArgsFunction == nil {
 				c.ValidArgsFunction = completeUnits
+			}
+		case "fixpoint resolved":
+			if c.ValidArgsFunction == nil {
+				c.ValidArgsFunction = completeUnitsAndServices
 			}
 		}
 		if c.Flags().Lookup("file") != nil {
@@ -86,21 +90,29 @@ func completeUnits(cmd *cobra.Command, args []string, toComplete string) ([]stri
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return names(cmd, toComplete, false), cobra.ShellCompDirectiveNoFileComp
+	return names(cmd, toComplete, true, false), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeServices completes one service name.
+func completeServices(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return names(cmd, toComplete, false, true), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeUnitsAndServices completes unit and service names.
 func completeUnitsAndServices(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	if cmd.Name() == "logs" && len(args) > 0 {
+	if (cmd.Name() == "logs" || cmd.Name() == "resolved") && len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return names(cmd, toComplete, true), cobra.ShellCompDirectiveNoFileComp
+	return names(cmd, toComplete, true, true), cobra.ShellCompDirectiveNoFileComp
 }
 
-// names asks the control plane, briefly, for the units (and services)
-// starting with prefix, each with its phase as the description. Nothing
-// is offered when it does not answer.
-func names(cmd *cobra.Command, prefix string, services bool) []string {
+// names asks the control plane, briefly, for the units and/or services
+// starting with prefix, each unit with its phase as the description.
+// Nothing is offered when it does not answer.
+func names(cmd *cobra.Command, prefix string, units, services bool) []string {
 	var r remote
 	r.controller, _ = cmd.Flags().GetString("controller")
 	r.dataDir, _ = cmd.Flags().GetString("data-dir")
@@ -126,7 +138,7 @@ func names(cmd *cobra.Command, prefix string, services bool) []string {
 		}
 	}
 	for name, u := range st.Units {
-		if strings.HasPrefix(name, prefix) {
+		if units && strings.HasPrefix(name, prefix) {
 			out = append(out, fmt.Sprintf("%s\t%s %s", name, u.Phase, u.Status.State))
 		}
 	}

@@ -34,7 +34,7 @@ operator credential only.`,
 		Example: `  fixpoint config db
   fixpoint config web -o json | jq '.config.port.value'`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeUnitsAndServices,
+		ValidArgsFunction: completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err

@@ -20,7 +20,7 @@ func newDebugUniverseCmd() *cobra.Command {
 		Short:             "Print the universe UNIT's hook would be given now",
 		Example:           `  fixpoint debug universe web/0 | jq .relations`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeUnitsAndServices,
+		ValidArgsFunction: completeUnits,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := r.client()
 			if err != nil {

@@ -91,7 +91,7 @@ func TestDemoConvergesAndRerunIsANoop(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("up exited %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"converged at index", "web/0", "web/1", "db/0*", "settled", "connected to"} {
+	for _, want := range []string{"converged at index", "web/0", "web/1", "db/0*", "settled", "connected to", "/ui/ (it asks for the token in " + filepath.Join(data, operatorTokenFile) + "; it closes when up exits at the fixed point"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("up output lacks %q:\n%s", want, r.stdout)
 		}

@@ -87,3 +87,38 @@ func TestHelpShowsFlagTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestShorthandsMeanOneFlag holds every command to one meaning of each
+// shorthand: -f was the environment file for up, plan and apply but
+// --follow for logs.
+func TestShorthandsMeanOneFlag(t *testing.T) {
+	meaning := map[string]string{}
+	where := map[string]string{}
+	for _, c := range allCommands(newRootCmd()) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Shorthand == "" {
+				return
+			}
+			if want, ok := shorthands[f.Shorthand]; ok && f.Name != want {
+				t.Errorf("%s: -%s is --%s; in fixpoint -%s is --%s", c.CommandPath(), f.Shorthand, f.Name, f.Shorthand, want)
+			}
+			if m, ok := meaning[f.Shorthand]; ok && m != f.Name {
+				t.Errorf("-%s is --%s in %s but --%s in %s", f.Shorthand, f.Name, c.CommandPath(), m, where[f.Shorthand])
+			}
+			meaning[f.Shorthand], where[f.Shorthand] = f.Name, c.CommandPath()
+		})
+	}
+}
+
+// TestRetiredShorthandSaysWhich: `logs -f` is refused with the flag it
+// meant, not only "unknown shorthand".
+func TestRetiredShorthandSaysWhich(t *testing.T) {
+	root := newRootCmd()
+	root.SetArgs([]string{"logs", "-f"})
+	root.SetOut(&bytes.Buffer{})
+	root.SetErr(&bytes.Buffer{})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), "did you mean --follow?") {
+		t.Fatalf("logs -f: %v", err)
+	}
+}

@@ -108,7 +108,7 @@ func TestHooksOfKilledAgentsAndRemovedUnitsAreEnded(t *testing.T) {
 		}
 	}
 
-	r := fixpoint(t, 4*time.Minute, "apply", "-f", repo("testdata", "envs", "hang-removed.cue"), "--wait", "--timeout", "3m", "--data-dir", data)
+	r := fixpoint(t, 4*time.Minute, "apply", "-f", repo("testdata", "envs", "hang-removed.cue"), "--yes", "--wait", "--timeout", "3m", "--data-dir", data)
 	if r.code != exitOK {
 		t.Fatalf("apply exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

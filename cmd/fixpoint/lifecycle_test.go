@@ -233,7 +233,7 @@ func (l *lifecycleWalk) step(n int, want []string) (*engine.Status, *model.State
 		t.Errorf("step %d: plan does not end with %q:\n%s", n, wantTail, r.stdout)
 	}
 
-	r = fixpoint(t, 4*time.Minute, "apply", "-f", env, "--wait", "--timeout", "3m", "--data-dir", l.data)
+	r = fixpoint(t, 4*time.Minute, "apply", "-f", env, "--yes", "--wait", "--timeout", "3m", "--data-dir", l.data)
 	if r.code != exitOK {
 		t.Fatalf("step %d: apply --wait exited %d\nstdout:\n%s\nstderr:\n%s", n, r.code, r.stdout, r.stderr)
 	}

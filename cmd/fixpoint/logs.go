@@ -93,7 +93,7 @@ operator credential only.`,
 	}
 	r.flags(cmd)
 	r.revealFlag(cmd)
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new runs as they are reported")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new runs as they are reported")
 	cmd.Flags().IntVarP(&tail, "tail", "n", 0, "show only the last N runs (0: all kept)")
 	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text, or json (one run per line)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))

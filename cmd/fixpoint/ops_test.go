@@ -92,7 +92,7 @@ func (r *opsRun) charmFile(t *testing.T, unit, name string) string {
 
 func (r *opsRun) apply(t *testing.T, env string) {
 	t.Helper()
-	res := fixpoint(t, 22*time.Minute, "apply", "-f", env, "--wait", "--timeout", "20m", "--data-dir", r.data)
+	res := fixpoint(t, 22*time.Minute, "apply", "-f", env, "--yes", "--wait", "--timeout", "20m", "--data-dir", r.data)
 	if res.code != 0 {
 		t.Fatalf("apply %s exited %d\nstdout:\n%s\nstderr:\n%s\nup:\n%s", filepath.Base(env), res.code, res.stdout, res.stderr, r.up.out)
 	}

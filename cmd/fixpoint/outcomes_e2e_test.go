@@ -26,7 +26,7 @@ func TestClusterOutcomesNeverLie(t *testing.T) {
 		st := c.status()
 		return st != nil && st.Machines["m1"] != nil && st.Machines["m2"] != nil, m1.out.String()
 	})
-	if r := c.cli("apply", "-f", repo("testdata", "envs", "leader.cue"), "--wait", "--timeout", "3m"); r.code != exitOK {
+	if r := c.cli("apply", "-f", repo("testdata", "envs", "leader.cue"), "--yes", "--wait", "--timeout", "3m"); r.code != exitOK {
 		t.Fatalf("apply: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 

@@ -128,7 +128,7 @@ func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
 		t.Helper()
 		return runIn(t, s.ns, token, bin, append(args, "--controller", s.addr)...)
 	}
-	if r := cli(leader, "apply", "-f", v1); r.code != 0 {
+	if r := cli(leader, "apply", "-f", v1, "--yes"); r.code != 0 {
 		t.Fatalf("apply v1: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
@@ -152,7 +152,7 @@ func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
 	// The majority elects one of its own and takes writes.
 	newLeader := leaderAmong("a new leader in the majority", majority...)
 	t.Logf("majority elected %s", newLeader.id)
-	r := cli(majority[0], "apply", "-f", v2)
+	r := cli(majority[0], "apply", "-f", v2, "--yes")
 	if r.code != 0 {
 		t.Fatalf("apply v2 on the majority side: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -171,7 +171,7 @@ func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "no leader") {
 		t.Fatalf("raw write through the cut-off node: %d %s, want 503 saying it has no leader", code, body)
 	}
-	if r := cli(leader, "apply", "-f", v1); r.code == 0 || !strings.Contains(r.stderr, "no leader") {
+	if r := cli(leader, "apply", "-f", v1, "--yes"); r.code == 0 || !strings.Contains(r.stderr, "no leader") {
 		t.Fatalf("apply through the cut-off node: exit %d, want a failure saying it has no leader:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	// Its own copy never saw the majority's write.
@@ -212,7 +212,7 @@ func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
 		t.Fatalf("leadership moved from %s to %s after healing", final.id, again.id)
 	}
 	// The healed node takes writes again.
-	if r := cli(leader, "apply", "-f", v1); r.code != 0 {
+	if r := cli(leader, "apply", "-f", v1, "--yes"); r.code != 0 {
 		t.Fatalf("apply through the healed node: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("after healing %s leads; all three at env_index %d, then the healed node took a write", final.id, st.EnvIndex)

@@ -42,7 +42,7 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 		t.Fatalf("no leader: %s", jsonString(c.members(-1)))
 	}
 	fi := (li + 1) % 3
-	r := c.cliAt(c.addrs[fi], "apply", "-f", v1)
+	r := c.cliAt(c.addrs[fi], "apply", "-f", v1, "--yes")
 	if r.code != 0 {
 		t.Fatalf("apply through follower n%d: %d\n%s\n%s", fi+1, r.code, r.stdout, r.stderr)
 	}
@@ -79,7 +79,7 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 
 	// New writes are accepted: a changed environment, applied through
 	// whichever survivor answers.
-	r = c.cli("apply", "-f", v2)
+	r = c.cli("apply", "-f", v2, "--yes")
 	if r.code != 0 {
 		t.Fatalf("apply v2 after the leader's death: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -117,7 +117,7 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 	// wiped node sees them. (The write goes through another node: a wiped
 	// node has no charm archives, and POST /v1/deploy refuses charms it
 	// does not hold locally, even ones the state already knows.)
-	r = c.cliAt(c.addrs[(wiped+1)%3], "apply", "-f", v1)
+	r = c.cliAt(c.addrs[(wiped+1)%3], "apply", "-f", v1, "--yes")
 	if r.code != 0 {
 		t.Fatalf("apply v1 after the wipe: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

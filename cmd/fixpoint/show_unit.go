@@ -49,7 +49,7 @@ operator credential only.`,
 		Example: `  fixpoint show-unit web/0
   fixpoint show-unit db/0 -o json | jq '.relations[].settings'`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeUnitsAndServices,
+		ValidArgsFunction: completeUnits,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "table" {
 				format = "yaml"

@@ -445,7 +445,7 @@ services: {
 }
 relations: "web-db": ["web:db", "db:db"]
 `)
-	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", scaled, "--wait", "--timeout", "4m"}, dd...)...)
+	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", scaled, "--yes", "--wait", "--timeout", "4m"}, dd...)...)
 	if r.code != exitOK || !strings.Contains(r.stdout, "web/2") || !strings.Contains(r.stdout, "== converged at index") {
 		t.Fatalf("apply --wait exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -466,7 +466,7 @@ services: {
 }
 relations: "fail-timeout-db": ["fail-timeout:db", "db:db"]
 `)
-	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", slow, "--wait", "--timeout", "3s"}, dd...)...)
+	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", slow, "--yes", "--wait", "--timeout", "3s"}, dd...)...)
 	if r.code != exitTimeout || !strings.Contains(r.stderr, "no fixed point after 3s") {
 		t.Fatalf("apply --wait on a hanging hook exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -483,7 +483,7 @@ services: {
 }
 relations: "fail-exit-db": ["fail-exit:db", "db:db"]
 `)
-	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", failing, "--wait", "--timeout", "4m"}, dd...)...)
+	r = fixpoint(t, 5*time.Minute, append([]string{"apply", "-f", failing, "--yes", "--wait", "--timeout", "4m"}, dd...)...)
 	if r.code != exitUnitErr || !strings.Contains(r.stderr, "unit fail-exit/0 is in error") {
 		t.Fatalf("apply --wait on a failing hook exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -26,7 +26,7 @@ func TestTLSClusterConvergesTheDemoWithinAPoll(t *testing.T) {
 		return st != nil && st.Machines["m1"] != nil, m1.out.String()
 	})
 	start := time.Now()
-	r := c.cli("apply", "-f", repo("testdata", "demo", "env.cue"), "--wait", "--timeout", "3m")
+	r := c.cli("apply", "-f", repo("testdata", "demo", "env.cue"), "--yes", "--wait", "--timeout", "3m")
 	took := time.Since(start)
 	if r.code != 0 {
 		t.Fatalf("apply: %d\n%s\n%s\n%s", r.code, r.stdout, r.stderr, m1.out.String())

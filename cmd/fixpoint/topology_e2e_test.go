@@ -344,7 +344,7 @@ var topologyScenarios = []struct {
 		s.maxConn = 300
 		tp.killAgent("m1")
 		start := time.Now()
-		if r := tp.cli("apply", "-f", s.write(tp, "agent-restart")); r.code != 0 {
+		if r := tp.cli("apply", "-f", s.write(tp, "agent-restart"), "--yes"); r.code != 0 {
 			t.Fatalf("apply: %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		tp.startAgent("m1", tp.c.addrs)

@@ -155,7 +155,7 @@ func (tp *topology) apply(env string, want int) run {
 		tp.t.Fatalf("plan %s: %d\n%s%s", filepath.Base(env), r.code, r.stdout, r.stderr)
 	}
 	start := time.Now()
-	r := tp.cli("apply", "-f", env, "--wait", "--timeout", waitTimeout)
+	r := tp.cli("apply", "-f", env, "--yes", "--wait", "--timeout", waitTimeout)
 	tp.bound("apply --wait", time.Since(start))
 	if r.code != want {
 		tp.t.Fatalf("apply -f %s --wait exited %d, want %d\n%s%s", filepath.Base(env), r.code, want, r.stdout, r.stderr)

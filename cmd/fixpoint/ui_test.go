@@ -233,7 +233,7 @@ relations: "web-db": ["web:db", "db:db"]
 	eventually(t, "the dashboard loading", 2*time.Minute, func() (bool, string) {
 		return loaded() > before, "no GET /v1/relations yet"
 	})
-	if r := fixpoint(t, 5*time.Minute, "apply", "-f", scaled, "--data-dir", data); r.code != 0 {
+	if r := fixpoint(t, 5*time.Minute, "apply", "-f", scaled, "--yes", "--data-dir", data); r.code != 0 {
 		t.Fatalf("apply: %d %s", r.code, r.stderr)
 	}
 	dom = live.wait(t)
@@ -262,7 +262,7 @@ relations: {
 	"fail-exit-db": ["fail-exit:db", "db:db"]
 }
 `)
-	if r := fixpoint(t, 5*time.Minute, "apply", "-f", failing, "--data-dir", data); r.code != 0 {
+	if r := fixpoint(t, 5*time.Minute, "apply", "-f", failing, "--yes", "--data-dir", data); r.code != 0 {
 		t.Fatalf("apply: %d %s", r.code, r.stderr)
 	}
 	// At rest: the error is of fail-exit/0's current universe (db's

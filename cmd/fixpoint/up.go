@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,6 +41,9 @@ func newUpCmd() *cobra.Command {
 machine "local" in one process. It applies ENV (only what changed since the last
 run on the same --data-dir), shows units as they settle, and keeps running until
 interrupted; with --until-converged it exits at the fixed point instead.
+Services, relations and units the file no longer declares are removed without
+asking, unlike apply: up is the development loop on its own data dir (run
+fixpoint plan -f ENV.cue first to see what a run would remove).
 
 Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 4 the timeout passed first, 5 the fixed point except units on lost machines.`,
@@ -162,13 +166,28 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	fmt.Printf("control plane at %s (data in %s)\n", n.addr, dataDir)
 	// The token in the URL saves pasting it, but only onto a terminal:
 	// redirected output ends up in logs, which must hold no secret.
-	if isTerminal(os.Stdout) {
-		fmt.Printf("dashboard at %s/ui/#token=%s\n", n.addr, creds.operator)
-	} else {
-		fmt.Printf("dashboard at %s/ui/ (it asks for the token in %s)\n", n.addr, filepath.Join(dataDir, operatorTokenFile))
+	// With --until-converged the page goes when up exits: say so, or an
+	// operator opens it after the fixed point and finds nothing there.
+	var notes []string
+	if !isTerminal(os.Stdout) {
+		notes = append(notes, "it asks for the token in "+filepath.Join(dataDir, operatorTokenFile))
 	}
+	if cfg.untilConverged {
+		notes = append(notes, "it closes when up exits at the fixed point; run up without --until-converged to keep it")
+	}
+	url := n.addr + "/ui/"
+	if isTerminal(os.Stdout) {
+		url += "#token=" + creds.operator
+	}
+	if len(notes) > 0 {
+		url += " (" + strings.Join(notes, "; ") + ")"
+	}
+	fmt.Printf("dashboard at %s\n", url)
+
 	client := api.NewClient([]string{n.addr}, creds.operator, nil)
-	if err := deploy(ctx, client, prep, false); err != nil {
+	// up is the development loop on its own data dir: the file is what
+	// runs, removals included, without asking (plan shows them first).
+	if err := deploy(ctx, client, prep, false, nil); err != nil {
 		return err
 	}
 	if srv != nil {

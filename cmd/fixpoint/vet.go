@@ -13,6 +13,7 @@ import (
 func newVetCmd() *cobra.Command {
 	var files []string
 	var limits limitFlags
+	var warnUnits int
 	cmd := &cobra.Command{
 		Use:   "vet ENV.cue... | vet DIR",
 		Short: "Check an environment and its charms without running anything",
@@ -28,7 +29,8 @@ flags here).
 
 It warns (on stderr, without failing) about Juju features a charm declares
 that fixpoint has no counterpart for: actions, storage, resources, workload
-containers, secret options. It prints every problem, one per line, as
+containers, secret options; and about a service of more units than
+--warn-units (default 1,000), more often a typo than a plan. It prints every problem, one per line, as
   file:line:col: path: what is wrong and how to fix it
 and exits 1; or prints "ok: N services, M relations" and exits 0. Nothing is
 built, packed or sent anywhere.`,
@@ -57,12 +59,14 @@ built, packed or sent anywhere.`,
 			for _, w := range c.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w.String())
 			}
+			warnLarge(cmd.ErrOrStderr(), c.Env, warnUnits)
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d services, %d relations\n", len(c.Env.Env.Services), len(c.Env.Env.Relations))
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "environment file or directory (repeatable; same as naming them as arguments)")
 	limits.flags(cmd.Flags())
+	warnUnitsFlag(cmd, &warnUnits)
 	return cmd
 }
 

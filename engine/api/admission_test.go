@@ -151,6 +151,22 @@ func TestNoOpsAndRefusalsDoNotGrowTheLog(t *testing.T) {
 	if after := lastIndex(t, n); after != before {
 		t.Fatalf("resolving again grew the Raft log from %d to %d", before, after)
 	}
+	// A batch with nothing left to mark is a no-op too; one that marks
+	// units is one entry, and names them.
+	if resp, err := op.ResolveBatch(ctxT(t), "db", false); err != nil || len(resp.Resolved) != 0 || lastIndex(t, n) != before {
+		t.Errorf("resolve db with db/0 marked already: %+v, %v; log from %d to %d", resp, err, before, lastIndex(t, n))
+	}
+	if _, err := op.ResolveBatch(ctxT(t), "nope", false); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "service nope does not exist") {
+		t.Errorf("resolve a service that does not exist: %v", err)
+	}
+	if _, err := n.store.Apply(ctxT(t), &model.Command{Op: model.OpResults, Results: []model.Result{{Unit: "db/1", Hash: "y", Error: "boom"}}}); err != nil {
+		t.Fatal(err)
+	}
+	before = lastIndex(t, n)
+	resp, err := op.ResolveBatch(ctxT(t), "", true)
+	if err != nil || strings.Join(resp.Resolved, " ") != "db/1" || lastIndex(t, n) != before+1 {
+		t.Errorf("resolve all --no-retry: %+v, %v; log from %d to %d, want db/1 in one entry", resp, err, before, lastIndex(t, n))
+	}
 }
 
 // TestAFollowerConfirmsARefusalWithTheLeader: a follower whose copy lags

@@ -273,6 +273,15 @@ func (c *Client) Resolved(ctx context.Context, unit string, noRetry bool) error 
 	return c.postJSON(ctx, "/v1/resolved", Resolve{Unit: unit, NoRetry: noRetry}, nil)
 }
 
+// ResolveBatch marks every unit of service in error resolved, or with
+// service "" every unit in error, as one command; the answer lists the
+// units marked (model.Response.Resolved).
+func (c *Client) ResolveBatch(ctx context.Context, service string, noRetry bool) (*model.Response, error) {
+	var resp model.Response
+	err := c.postJSON(ctx, "/v1/resolved", Resolve{Service: service, All: service == "", NoRetry: noRetry}, &resp)
+	return &resp, err
+}
+
 // Universe returns what unit's hook would be given now.
 func (c *Client) Universe(ctx context.Context, unit string) (json.RawMessage, error) {
 	var raw json.RawMessage

@@ -333,9 +333,14 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 	s.propose(w, r, &model.Command{Op: model.OpDeploy, Deploy: &d})
 }
 
-// Resolve is the body of POST /v1/resolved.
+// Resolve is the body of POST /v1/resolved: one unit, every unit of a
+// service in error, or every unit in error (exactly one of Unit, Service
+// and All). A batch is one command; the answer's resolved lists the
+// units it marked.
 type Resolve struct {
 	Unit    string `json:"unit"`
+	Service string `json:"service,omitempty"`
+	All     bool   `json:"all,omitempty"`
 	NoRetry bool   `json:"no_retry"`
 }
 
@@ -344,7 +349,7 @@ func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	s.propose(w, r, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: req.Unit, NoRetry: req.NoRetry}})
+	s.propose(w, r, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: req.Unit, Service: req.Service, All: req.All, NoRetry: req.NoRetry}})
 }
 
 func (s *Server) universe(w http.ResponseWriter, r *http.Request) {

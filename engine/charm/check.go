@@ -66,7 +66,14 @@ func PlaceholderHash(dir string) string { return "unpacked:" + dir }
 
 func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, error) {
 	env, err := schemas.LoadEnvironment(paths...)
-	if err != nil {
+	// An environment that fails its schema is checked further as far as
+	// the rest of it goes (schemas.Error.Partial): one run reports a
+	// config typo next to a units typo.
+	var schemaErr *schemas.Error
+	switch {
+	case errors.As(err, &schemaErr) && schemaErr.Partial != nil:
+		env = schemaErr.Partial
+	case err != nil:
 		return nil, err
 	}
 	c := &Checked{
@@ -145,6 +152,11 @@ func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, err
 		for _, p := range limits.Check(desired) {
 			problems.Problems = append(problems.Problems, env.Problem(p))
 		}
+	}
+	if schemaErr != nil {
+		schemaErr.Partial = nil
+		schemaErr.Merge(problems.Problems)
+		return nil, schemaErr
 	}
 	if len(problems.Problems) > 0 {
 		problems.Sort()

@@ -45,6 +45,7 @@ type Service struct {
 	units     int
 	config    map[string]any
 	placement []string
+	expect    *schemas.Expect
 }
 
 // NewEnv returns an empty environment.
@@ -140,6 +141,9 @@ func LoadEnv(paths ...string) (*Env, error) {
 		}
 		for k, v := range spec.Config {
 			s.config[k] = v
+		}
+		if want, ok := checked.Env.Expect[name]; ok {
+			s.expect = &want
 		}
 		e.services[name] = s
 	}

@@ -31,6 +31,11 @@ type Report struct {
 	// (generated.go): their values differ between runs without that
 	// counting as non-determinism or as different fixed points.
 	Generated []GeneratedKey
+	// Unmet lists the units whose status at a fixed point is not what
+	// their service's expectation (Service.Expect) names; Expected says
+	// whether any service has one.
+	Unmet    []*Unmet
+	Expected bool
 	// Replay formats, from the seed and a schedule's index, how to run
 	// that schedule again; `fixpoint charm test` sets its command line.
 	Replay func(seed uint64, schedule int) string
@@ -120,9 +125,10 @@ func (s *Schedule) Universe(unit string) *charmapi.Universe {
 }
 
 // OK reports whether every schedule converged, all to the same fixed
-// point, and every hook returned the same result for the same universe.
+// point that meets every expectation, and every hook returned the same
+// result for the same universe.
 func (r *Report) OK() bool {
-	return r.Converged() == len(r.Schedules) && len(r.FixedPoints) == 1 && len(r.Nondeterministic) == 0
+	return r.Converged() == len(r.Schedules) && len(r.FixedPoints) == 1 && len(r.Nondeterministic) == 0 && len(r.Unmet) == 0
 }
 
 // Converged counts the schedules that reached a fixed point.
@@ -281,6 +287,7 @@ func (r *Report) String() string {
 		}
 		b.WriteString("\n")
 	}
+	r.writeFinal(&b)
 	if len(r.FixedPoints) > 1 {
 		a, c := r.FixedPoints[0], r.FixedPoints[1]
 		fmt.Fprintf(&b, "\nnot one fixed point: %d schedule(s) end at settings %s (%s), %d at %s (%s); they differ in:\n",

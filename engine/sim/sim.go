@@ -147,6 +147,7 @@ func (e *Env) Simulate(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	rep.summarize()
+	rep.checkExpect(e.expectations())
 	return rep, nil
 }
 
