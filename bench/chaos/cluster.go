@@ -57,7 +57,7 @@ type nodeStatus struct {
 // data dir on a tmpfs of diskMiB when the bench may mount one) and the
 // agents, and returns once three voters have a leader and every agent has
 // registered its machine.
-func startCluster(ctx context.Context, bin, root string, nw *network, diskMiB int) (*cluster, error) {
+func startCluster(ctx context.Context, bin, root string, nw *network, diskMiB int, logLevel string) (*cluster, error) {
 	c := &cluster{bin: bin, root: root, nw: nw}
 	tlsDir := filepath.Join(root, "tls")
 	if err := c.fixpoint("tls", "init", "--dir", tlsDir); err != nil {
@@ -106,7 +106,7 @@ func startCluster(ctx context.Context, bin, root string, nw *network, diskMiB in
 			"--http-addr", fmt.Sprintf("%s:%d", s.host, ports[2*i+1]),
 			"--tls-cert", filepath.Join(tlsDir, id+".pem"), "--tls-key", filepath.Join(tlsDir, id+"-key.pem"),
 			"--tls-ca", filepath.Join(tlsDir, "ca.pem"),
-			"--log-level", "warn",
+			"--log-level", logLevel,
 			// The timer's runs would keep the log moving after the heal.
 			"--update-status-interval", "0",
 		}}

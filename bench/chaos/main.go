@@ -31,6 +31,7 @@ type config struct {
 	bin        string
 	root       string // work dir; "" makes and removes a temporary one
 	keep       bool
+	serverLog  string
 	duration   time.Duration
 	writers    int
 	readers    int
@@ -74,6 +75,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.bin, "bin", "", "the fixpoint binary, with fixpoint-hook and fixpoint-sh beside it (default: build them)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work dir (logs, data) and print where it is")
+	flag.StringVar(&cfg.serverLog, "server-log-level", "warn", "the servers' --log-level (debug shows each vote and election)")
 	flag.DurationVar(&cfg.duration, "duration", 10*time.Minute, "how long the nemesis runs")
 	flag.IntVar(&cfg.writers, "writers", 2, "concurrent operator writers")
 	flag.IntVar(&cfg.readers, "readers", 2, "concurrent readers")
@@ -136,7 +138,7 @@ func run(ctx context.Context, cfg config) (res *result, checks []check, err erro
 		return nil, nil, err
 	}
 	defer nw.teardown()
-	c, err := startCluster(ctx, bin, root, nw, cfg.diskMiB)
+	c, err := startCluster(ctx, bin, root, nw, cfg.diskMiB, cfg.serverLog)
 	defer c.unmount(cfg.keep)
 	defer c.stop()
 	if err != nil {
