@@ -243,6 +243,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		_ = trans.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
+	trans.setNode(s.raft)
 	s.watchContacts()
 	log.Info("raft started", "raft_addr", s.raftAddr, "http_addr", cfg.HTTPAddr, "existing_state", hasState, "index", s.fsm.appliedIndex())
 

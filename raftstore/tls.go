@@ -107,10 +107,11 @@ func (t *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net
 
 // newTransport makes the Raft transport over mutual TLS; every node runs
 // it, whether the operator gave TLS material or the cluster made its own.
-func newTransport(addr string, log hclog.Logger) (*raft.NetworkTransport, *tlsStream, error) {
+// Its heartbeats of a newer term reach raft's main loop (termGuard).
+func newTransport(addr string, log hclog.Logger) (*termGuard, *tlsStream, error) {
 	stream, err := newTLSStream(addr, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	return raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, log), stream, nil
+	return guardTerms(raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, log)), stream, nil
 }
