@@ -17,6 +17,7 @@ import (
 // a unit reads the source's application bag in its -relation-changed,
 // relation-get --app KEY UNIT reads UNIT's application's bag, and both
 // units, whose charms never call status-set, end with Juju's "unknown".
+// A read that fails fails the sink's hook, and the environment with it.
 func TestQuietCharmsMatchJuju(t *testing.T) {
 	dir := t.TempDir()
 	env := filepath.Join(dir, "quiet.cue")
