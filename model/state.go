@@ -21,8 +21,10 @@ type Status struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Workload status states a hook may report.
-var StatusStates = []string{"active", "blocked", "waiting", "maintenance"}
+// Workload status states a hook may report. "unknown" is the one Juju's
+// uniter reports for a charm that has set none by the end of its start
+// hook; the old-hook adapter reports it likewise.
+var StatusStates = []string{"active", "blocked", "waiting", "maintenance", "unknown"}
 
 // Bag is a settings map with the index that last changed it.
 type Bag struct {

@@ -136,7 +136,7 @@ func TestRunReportsWhatIsWrong(t *testing.T) {
 			return &charmapi.Result{Status: &charmapi.Status{State: "happy"}}, nil
 		}), u)
 	})
-	if !strings.Contains(f.fatal, `status.state: status state must be "active", "blocked", "waiting" or "maintenance"; got "happy"`) {
+	if !strings.Contains(f.fatal, `status.state: status state must be "active", "blocked", "waiting", "maintenance" or "unknown"; got "happy"`) {
 		t.Errorf("bad status: %q", f.fatal)
 	}
 

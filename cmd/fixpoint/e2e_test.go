@@ -239,7 +239,7 @@ func TestFailingHooksPutTheUnitInError(t *testing.T) {
 		"fail-exit":     "exited with status 3: boom: cannot reach backend",
 		"fail-json":     "stdout is not a result object",
 		"fail-relation": `not in relation "nosuch:99"`,
-		"fail-schema":   `status state must be "active", "blocked", "waiting" or "maintenance"; got "happy"`,
+		"fail-schema":   `status state must be "active", "blocked", "waiting", "maintenance" or "unknown"; got "happy"`,
 	}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -110,3 +110,52 @@ func TestOpsCharmRunsUnderTheAdapter(t *testing.T) {
 		t.Errorf("ops kept no StoredState in the unit's charm dir: %v", err)
 	}
 }
+
+// TestOpsSeesJujusMembershipAndStatus runs an ops charm that never sets a
+// status through a first call: ops's relation.units (relation-list) holds
+// no source unit before its -relation-joined, and the unit's status (from
+// status-get) is Juju's "maintenance" while installing and "unknown" once
+// started.
+func TestOpsSeesJujusMembershipAndStatus(t *testing.T) {
+	charm := opsCharm(t, "ops-peek")
+	u := &charmapi.Universe{
+		API: charmapi.API, Unit: "ops-peek/0", Service: "ops-peek", Charm: "sha256:c", Life: "alive", Leader: true,
+		Machine: "m1", Address: "10.0.0.9", Config: map[string]any{}, LeaderData: map[string]string{}, State: map[string]string{},
+		Relations: []charmapi.Relation{
+			{Ident: "source:0", ID: 0, Name: "source", Interface: "dummy-token", Role: "requires", RemoteService: "dummy-source",
+				Local: map[string]string{}, App: map[string]string{}, RemoteApp: map[string]string{"token": "abc"},
+				Units: map[string]map[string]string{"dummy-source/0": {}}},
+		},
+		Events: []charmapi.Event{
+			ev("install", "", "", "", ""),
+			ev("source-relation-created", "source:0", "", "dummy-source", ""),
+			ev("leader-elected", "", "", "", ""),
+			ev("config-changed", "", "", "", ""),
+			ev("start", "", "", "", ""),
+			ev("source-relation-changed", "source:0", "", "dummy-source", ""),
+			ev("source-relation-joined", "source:0", "dummy-source/0", "dummy-source", ""),
+			ev("source-relation-changed", "source:0", "dummy-source/0", "dummy-source", ""),
+		},
+	}
+	res, _, unitDir, err := runHooks(t, charm, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(filepath.Join(unitDir, "charm", "peek.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalLines(t, "what ops saw", strings.Split(strings.TrimRight(string(log), "\n"), "\n"), []string{
+		"install - units= status=maintenance:installing charm software",
+		"source-relation-created - units= status=maintenance:installing charm software",
+		"leader-elected - units= status=maintenance:installing charm software",
+		"config-changed - units= status=maintenance:installing charm software",
+		"start - units= status=maintenance:installing charm software",
+		"source-relation-changed - units= status=unknown:",
+		"source-relation-joined dummy-source/0 units=dummy-source/0 status=unknown:",
+		"source-relation-changed dummy-source/0 units=dummy-source/0 status=unknown:",
+	})
+	if res.Status == nil || *res.Status != (charmapi.Status{State: "unknown"}) {
+		t.Errorf("status = %+v; want unknown", res.Status)
+	}
+}

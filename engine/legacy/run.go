@@ -197,9 +197,11 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		if err != nil {
 			return nil, stats, err
 		}
+		sess.before(ev)
 		if !ok {
 			stats.Skipped = append(stats.Skipped, ev.Hook)
 			log.Debug("charm has no such hook; skipped", "hook", ev.Hook)
+			sess.after(ev)
 			continue
 		}
 		contextID := fmt.Sprintf("%s-%s-%d-%s", u.Unit, ev.Hook, i, token[:8])
@@ -224,6 +226,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 			stats.ToolCalls = int(srv.calls.Load())
 			return nil, stats, herr
 		}
+		sess.after(ev)
 	}
 	stats.ToolCalls = int(srv.calls.Load())
 	return sess.result(), stats, nil

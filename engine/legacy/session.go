@@ -39,6 +39,11 @@ type session struct {
 	ports      map[string]bool
 	portsSet   bool
 
+	// members is the unit's view of each relation's membership (see
+	// initialMembers): the remote units whose joined hook has been
+	// committed and whose departed hook has not.
+	members map[string]map[string]bool
+
 	cur *hookContext // the hook running now; nil between hooks
 	// gen counts the calls of tools that write (Response.Gen): a caller
 	// that kept an answer from an older generation asks again, whichever
@@ -101,6 +106,7 @@ func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, l
 			s.ghosts[ev.Relation] = ghost{endpoint: ep, remoteApp: ev.RemoteApp}
 		}
 	}
+	s.members = initialMembers(s.rels, c.Events)
 	if status != nil {
 		st := *status
 		s.status = &st
@@ -220,19 +226,4 @@ func (s *session) result() *charmapi.Result {
 		res.State = maps.Clone(s.state)
 	}
 	return res
-}
-
-// remoteUnits lists the remote members of ident, sorted as the model
-// sorts units.
-func (s *session) remoteUnits(ident string) []string {
-	r, ok := s.rels[ident]
-	if !ok {
-		return []string{}
-	}
-	out := make([]string, 0, len(r.Units))
-	for u := range r.Units {
-		out = append(out, u)
-	}
-	charmapi.SortUnits(out)
-	return out
 }

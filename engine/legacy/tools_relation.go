@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fixpoint/fixpoint/charmapi"
 )
 
 var (
@@ -63,12 +65,25 @@ func relationGet(s *session, c *call) (any, error) {
 		args = args[1:]
 	}
 	app := c.f.bool("app")
-	target := c.event().RemoteUnit
-	if app {
+	ev := c.event()
+	var target string
+	switch {
+	case len(args) > 0:
+		// A unit named with --app stands for its application, as in
+		// Juju.
+		if target, args = args[0], args[1:]; app && charmapi.UnitNumber(target) >= 0 {
+			target = charmapi.ServiceOf(target)
+		}
+	case app:
 		target = s.remoteService(ident)
-	}
-	if len(args) > 0 {
-		target, args = args[0], args[1:]
+	case ev.RemoteUnit != "":
+		target = ev.RemoteUnit
+	case ev.RemoteApp != "":
+		// A hook with a remote application but no remote unit (an
+		// application bag's -relation-changed, -relation-created,
+		// -relation-broken) reads that application's bag, as Juju's
+		// relation-get does.
+		target, app = ev.RemoteApp, true
 	}
 	if target == "" {
 		return nil, usagef("no unit or application specified")
@@ -216,7 +231,8 @@ func relationIDs(s *session, c *call) (any, error) {
 }
 
 // relationList is `relation-list [-r ID] [--app]`: the remote members in
-// scope, or with --app the remote service's name.
+// the unit's view of the relation (see remoteUnits), or with --app the
+// remote service's name.
 func relationList(s *session, c *call) (any, error) {
 	ident, err := s.relationArg(c)
 	if err != nil {
@@ -228,7 +244,7 @@ func relationList(s *session, c *call) (any, error) {
 	if c.f.bool("app") {
 		return s.remoteService(ident), nil
 	}
-	return s.remoteUnits(ident), nil
+	return s.remoteUnits(ident, c.event()), nil
 }
 
 // parseKeyValues parses key=value arguments as Juju's keyvalues.Parse

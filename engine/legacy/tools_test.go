@@ -45,6 +45,7 @@ type toolCase struct {
 func toolCases() []toolCase {
 	changed := ev("db-relation-changed", "db:3", "db/1", "db", "")
 	install := ev("install", "", "", "", "")
+	configChanged := ev("config-changed", "", "", "", "")
 	leader := testUniverse()
 	leader.Leader = true
 	return []toolCase{
@@ -68,8 +69,19 @@ func toolCases() []toolCase {
 			stderr: "ERROR cannot read settings for application \"nope\" in relation \"db:3\": not in the relation\n"},
 		{name: "relation-get too many args", e: changed, tool: "relation-get", args: []string{"a", "db/0", "extra"}, code: 2,
 			stderr: "ERROR unrecognized args: [\"extra\"]\n"},
-		{name: "relation-get in an app-bag change needs a unit", e: ev("db-relation-changed", "db:3", "", "db", ""), tool: "relation-get", code: 2,
+		{name: "relation-get in an app-bag change reads the remote app", e: ev("db-relation-changed", "db:3", "", "db", ""), tool: "relation-get",
+			stdout: "schema: v2\n"},
+		{name: "relation-get key in an app-bag change", e: ev("db-relation-changed", "db:3", "", "db", ""), tool: "relation-get", args: []string{"schema"},
+			stdout: "v2\n"},
+		{name: "relation-get in relation-created reads the remote app", e: ev("db-relation-created", "db:3", "", "db", ""), tool: "relation-get",
+			args: []string{"--format=json"}, stdout: `{"schema":"v2"}` + "\n"},
+		{name: "relation-get with neither remote unit nor app", e: install, tool: "relation-get", args: []string{"-r", "db:3"}, code: 2,
 			stderr: "ERROR no unit or application specified\n"},
+		{name: "relation-get --app of a remote unit reads its app", e: changed, tool: "relation-get", args: []string{"--app", "schema", "db/0"}, stdout: "v2\n"},
+		{name: "relation-get --app of an own unit reads the own app", e: install, tool: "relation-get", args: []string{"-r", "cluster:1", "--app", "-", "web/0"},
+			stdout: "primary: web/1\n"},
+		{name: "relation-get --app of a unit of no app in the relation", e: changed, tool: "relation-get", args: []string{"--app", "-", "nope/3"}, code: 1,
+			stderr: "ERROR cannot read settings for application \"nope\" in relation \"db:3\": not in the relation\n"},
 		{name: "relation-get departed unit reads empty", e: ev("db-relation-departed", "db:3", "db/7", "db", "db/7"), tool: "relation-get", stdout: "{}\n"},
 		{name: "relation-ids defaults to the hook's endpoint", e: changed, tool: "relation-ids", stdout: "db:3\n"},
 		{name: "relation-ids by name json", e: install, tool: "relation-ids", args: []string{"cluster", "--format", "json"}, stdout: `["cluster:1"]` + "\n"},
@@ -84,8 +96,8 @@ func toolCases() []toolCase {
 		{name: "is-leader json", u: leader, e: install, tool: "is-leader", args: []string{"--format=json"}, stdout: "true\n"},
 		{name: "leader-get all", e: install, tool: "leader-get", stdout: "primary: web/1\n"},
 		{name: "leader-get key", e: install, tool: "leader-get", args: []string{"primary"}, stdout: "web/1\n"},
-		{name: "status-get unset", e: install, tool: "status-get", stdout: "unknown\n"},
-		{name: "status-get --include-data", e: install, tool: "status-get", args: []string{"--include-data", "--format", "json"},
+		{name: "status-get unset", e: configChanged, tool: "status-get", stdout: "unknown\n"},
+		{name: "status-get --include-data", e: configChanged, tool: "status-get", args: []string{"--include-data", "--format", "json"},
 			stdout: `{"message":"","status":"unknown","status-data":{}}` + "\n"},
 		{name: "status-set --application refused for a follower", e: install, tool: "status-set", args: []string{"--application", "active"}, code: 1,
 			stderr: "ERROR this unit is not the leader\n"},
