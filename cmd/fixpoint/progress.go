@@ -260,8 +260,8 @@ type statusSource interface {
 // with keepGoing, once every unit not in error settled) or the timeout
 // (4), showing progress; it returns the exit code and the last summary
 // (engine.Summary.Outcome is the rule). Waiters poll the summary, not the
-// status: at 100,000 units the status is 36 MB, built under the lock
-// hand-outs wait for, and a waiter needs only the counts and the first
+// status: the status grows with the units and is built under the lock
+// hand-outs wait for, while a waiter needs only the counts and the first
 // units in error.
 func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, keepGoing bool) (int, *engine.Summary, error) {
 	if timeout > 0 {
