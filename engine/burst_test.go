@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // logStore is a memStore that also says what is in its log (InFlight):
@@ -48,8 +50,8 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 	ctl := NewController(s, Options{Window: time.Hour})
 	ctx := running(t, ctl)
 
-	claim := func() <-chan []Work {
-		out := make(chan []Work, 1)
+	claim := func() <-chan []wire.Work {
+		out := make(chan []wire.Work, 1)
 		go func() {
 			work, err := ctl.Claim(ctx, "a0", 0, time.Hour)
 			if err != nil {
@@ -85,7 +87,7 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 	if len(work) != 1 || fmt.Sprint(work[0].Universe.Config["n"]) != "3" {
 		t.Fatalf("a0 got %+v (config %#v); want its unit with both changes (n=3)", work, work[0].Universe.Config)
 	}
-	if _, err := ctl.Accept(ctx, "a0", []Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
+	if _, err := ctl.Accept(ctx, "a0", []wire.Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // fullWalk is how the controller chose before the queue kept an index:
@@ -106,7 +107,7 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 		deploy()
 		now := time.Unix(1_000_000, 0)
 		ctl := NewController(s, Options{Window: 1, Lease: 3 * time.Minute, UpdateStatus: 4 * time.Minute, Now: func() time.Time { return now }})
-		inFlight := map[string][]Work{}
+		inFlight := map[string][]wire.Work{}
 		lost := map[string]bool{}
 		var trail []string
 		for step := range steps {
@@ -121,9 +122,9 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 				ran += len(work)
 				trail = append(trail, fmt.Sprintf("claim %s: %d", m, len(work)))
 			case 3, 4:
-				var reps []Report
+				var reps []wire.Report
 				for _, w := range inFlight[m] {
-					rep := Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}
+					rep := wire.Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}
 					if rng.IntN(4) == 0 {
 						rep.Output, rep.Error = nil, "exit status 1"
 					}

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // claim is a unit handed to an agent and not yet reported. It holds the
@@ -27,27 +27,6 @@ type claim struct {
 	timer bool
 }
 
-// Work is one stale unit handed to an agent.
-type Work struct {
-	Unit     string             `json:"unit"`
-	Hash     string             `json:"hash"`
-	Charm    string             `json:"charm"`
-	Legacy   bool               `json:"legacy,omitempty"`
-	Universe *charmapi.Universe `json:"universe"`
-	// Environment, Principal, Status and Ports are what old hooks read
-	// back through the hook tools beyond the universe.
-	Environment string           `json:"environment,omitempty"`
-	Principal   string           `json:"principal,omitempty"`
-	Status      *charmapi.Status `json:"status,omitempty"`
-	Ports       []string         `json:"ports,omitempty"`
-	// UniverseJSON is Universe encoded: by the controller when it built
-	// the universe ahead of the claim (the answer then sends these
-	// bytes), and on the agent's side as the server sent it
-	// (api.Client.Claim), which the agent hands to the hook as it is
-	// rather than encoding Universe again. Nil when neither did.
-	UniverseJSON json.RawMessage `json:"-"`
-}
-
 // Claim waits up to wait for stale units on machine, claims them for the
 // caller and returns them. It returns no work, and no error, when the wait
 // ends first.
@@ -57,7 +36,7 @@ type Work struct {
 // it (lookQueue). A sleeping poll's look is queued by the wake itself
 // when everything in the log at the wake is applied (push); otherwise
 // the woken poll first lets those entries land (burst).
-func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]Work, error) {
+func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
 	deadline := c.opts.Now().Add(wait)
 	l := &look{machine: machine, max: max, ctx: ctx}
 	defer func() {
@@ -132,7 +111,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 // claimLocked picks the units of machine that may run now and claims
 // them. It also returns the earliest future retry among that machine's
 // failing units.
-func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]Work, time.Time) {
+func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]wire.Work, time.Time) {
 	c.refreshLocked(st)
 	now := c.opts.Now()
 	for {
@@ -222,8 +201,8 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 // hand claims the picked units for machine and returns their work. Each
 // claim holds its universe until the result comes back. timer says they
 // are update-status runs (timerWork).
-func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool) []Work {
-	work := make([]Work, 0, len(ps))
+func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool) []wire.Work {
+	work := make([]wire.Work, 0, len(ps))
 	for _, p := range ps {
 		v := c.views[p.name]
 		u := st.Units[p.name]
@@ -240,7 +219,7 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 		c.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.hash)}
 		c.watchLeaseLocked(now.Add(c.opts.Lease))
-		work = append(work, Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
+		work = append(work, wire.Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
 			UniverseJSON: encoded})
 		if !timer {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestDepartedSettingsReachTheDepartedHook removes db/1 while web/0's
@@ -59,11 +60,11 @@ func TestDepartedSettingsReachTheDepartedHook(t *testing.T) {
 			if len(work) == 0 {
 				return got
 			}
-			var reps []Report
+			var reps []wire.Report
 			for _, w := range work {
 				got[w.Unit] = w.Universe
 				out, _ := json.Marshal(hook(w.Universe))
-				reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+				reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
 			}
 			if _, err := ctl.Accept(ctx, m, reps); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // memStore applies commands to a model.State in memory: the same state
@@ -170,12 +171,12 @@ func runAll(t *testing.T, s *memStore, hooks map[string]func(*charmapi.Universe)
 		if len(work) == 0 {
 			return runs
 		}
-		var reps []Report
+		var reps []wire.Report
 		for _, w := range work {
 			runs[w.Unit]++
 			res := hooks[w.Universe.Service](w.Universe)
 			out, _ := json.Marshal(res)
-			reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+			reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
 		}
 		if _, err := ctl.Accept(ctx, "m", reps); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // look is one work poll's look at its machine's work: what it asks, and
@@ -36,7 +37,7 @@ type look struct {
 	// lock once more per poll, in a queue behind the whole batch.
 	polling bool
 
-	work []Work
+	work []wire.Work
 	next time.Time
 	sig  *signal
 	err  error

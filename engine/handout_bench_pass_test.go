@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // BenchmarkPassOfLooks measures what the polls a config change wakes cost
@@ -71,7 +72,7 @@ func BenchmarkPassOfLooks(b *testing.B) {
 					// events are the difference from this run, as they
 					// are in a running environment.
 					w := l.work[0]
-					if _, err := ctl.Accept(ctx, l.machine, []Report{{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{}`)}}); err != nil {
+					if _, err := ctl.Accept(ctx, l.machine, []wire.Report{{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{}`)}}); err != nil {
 						b.Fatal(err)
 					}
 				}

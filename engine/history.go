@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // DefaultHistory is how many runs of each unit the history keeps.
@@ -159,7 +160,7 @@ func (h *History) Wait(ctx context.Context, filter string, after uint64) ([]Run,
 // reports by unit; a report without a result was stale. Reports for units
 // machine does not run are not recorded at all: an agent writes only into
 // its own units' history, and never invents a unit or a service there.
-func (h *History) record(store Store, machine string, reports []Report, results []model.Result, now time.Time) {
+func (h *History) record(store Store, machine string, reports []wire.Report, results []model.Result, now time.Time) {
 	byUnit := make(map[string]*model.Result, len(results))
 	for i := range results {
 		byUnit[results[i].Unit] = &results[i]

@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // claimAll claims machine m's stale units, by unit.
-func claimAll(t *testing.T, ctl *Controller) map[string]Work {
+func claimAll(t *testing.T, ctl *Controller) map[string]wire.Work {
 	t.Helper()
 	work, err := ctl.Claim(context.Background(), "m", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]Work{}
+	out := map[string]wire.Work{}
 	for _, w := range work {
 		out[w.Unit] = w
 	}
@@ -38,7 +39,7 @@ func TestHistoryRecordsRunsWithDiffsAndStderr(t *testing.T) {
 	r := charmapi.NewResult()
 	r.SetLocal(w.Universe.RelationsNamed("db")[0].Ident, map[string]string{"database": "shop"})
 	out, _ := json.Marshal(r.Waiting("waiting for db access"))
-	if _, err := ctl.Accept(ctx, "m", []Report{{Unit: "web/0", Hash: w.Hash, Output: out, Duration: 40 * time.Millisecond, Stderr: "connecting\nno access yet\n"}}); err != nil {
+	if _, err := ctl.Accept(ctx, "m", []wire.Report{{Unit: "web/0", Hash: w.Hash, Output: out, Duration: 40 * time.Millisecond, Stderr: "connecting\nno access yet\n"}}); err != nil {
 		t.Fatal(err)
 	}
 	runs, seq := ctl.History().Runs("web/0", 0)
@@ -61,7 +62,7 @@ func TestHistoryRecordsRunsWithDiffsAndStderr(t *testing.T) {
 
 	// A failing run says why.
 	w = claimed["db/0"]
-	if _, err := ctl.Accept(ctx, "m", []Report{{Unit: "db/0", Hash: w.Hash, Error: "hook reconcile exited with status 3", Stderr: "boom"}}); err != nil {
+	if _, err := ctl.Accept(ctx, "m", []wire.Report{{Unit: "db/0", Hash: w.Hash, Error: "hook reconcile exited with status 3", Stderr: "boom"}}); err != nil {
 		t.Fatal(err)
 	}
 	runs, _ = ctl.History().Runs("", 1)
@@ -69,7 +70,7 @@ func TestHistoryRecordsRunsWithDiffsAndStderr(t *testing.T) {
 		t.Fatalf("after seq 1: %+v", runs)
 	}
 	// A report for a universe that is not current is a stale run.
-	if _, err := ctl.Accept(ctx, "m", []Report{{Unit: "web/0", Hash: "nope"}}); err != nil {
+	if _, err := ctl.Accept(ctx, "m", []wire.Report{{Unit: "web/0", Hash: "nope"}}); err != nil {
 		t.Fatal(err)
 	}
 	runs, _ = ctl.History().Runs("web", 0)

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"testing"
+
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestUniversesInFlightFollowTheHookSlots drives 120 units (two pairs of
@@ -17,7 +19,7 @@ func TestUniversesInFlightFollowTheHookSlots(t *testing.T) {
 	pairs(t, s, 2, 30)
 	ctl := NewController(s, Options{Window: 1})
 	ctx := context.Background()
-	var running []Work
+	var running []wire.Work
 	runs := 0
 	for round := 0; ; round++ {
 		if round > 10000 {
@@ -36,7 +38,7 @@ func TestUniversesInFlightFollowTheHookSlots(t *testing.T) {
 		w := running[0]
 		running = running[1:]
 		runs++
-		if _, err := ctl.Accept(ctx, "m", []Report{{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}}); err != nil {
+		if _, err := ctl.Accept(ctx, "m", []wire.Report{{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}}); err != nil {
 			t.Fatal(err)
 		}
 		if st := ctl.Stats(); st.PeakClaims > slots {

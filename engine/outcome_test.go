@@ -10,6 +10,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 func TestOutcomeRule(t *testing.T) {
@@ -108,15 +109,15 @@ func runGreeting(t *testing.T, ctl *Controller) []string {
 		t.Fatal(err)
 	}
 	var ran []string
-	var reps []Report
+	var reps []wire.Report
 	for _, w := range work {
 		ran = append(ran, w.Unit)
 		if w.Universe.Config["greeting"] == "fail" {
-			reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Error: "greeting failed"})
+			reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Error: "greeting failed"})
 			continue
 		}
 		out, _ := json.Marshal(charmapi.NewResult().Active(""))
-		reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+		reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
 	}
 	if _, err := ctl.Accept(ctx, "m", reps); err != nil {
 		t.Fatal(err)

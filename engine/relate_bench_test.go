@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // slotted drives ctl to the fixed point as an agent with slots hook
@@ -11,7 +13,7 @@ import (
 // a time. It returns the runs.
 func slotted(tb testing.TB, ctl *Controller, slots int) int {
 	ctx := context.Background()
-	var running []Work
+	var running []wire.Work
 	runs := 0
 	for {
 		if free := slots - len(running); free > 0 {
@@ -27,7 +29,7 @@ func slotted(tb testing.TB, ctl *Controller, slots int) int {
 		w := running[0]
 		running = running[1:]
 		runs++
-		if _, err := ctl.Accept(ctx, "m", []Report{{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}}); err != nil {
+		if _, err := ctl.Accept(ctx, "m", []wire.Report{{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}}); err != nil {
 			tb.Fatal(err)
 		}
 	}

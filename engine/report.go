@@ -2,29 +2,14 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
-
-// Report is what an agent says about one hook run.
-type Report struct {
-	Unit string `json:"unit"`
-	Hash string `json:"hash"`
-	// Output is the hook's stdout: the result JSON, carried as JSON (not
-	// base64) so that the agent's report reads as what the hook printed.
-	Output json.RawMessage `json:"output,omitempty"`
-	// Error is set when the hook failed (exit status, timeout, ...).
-	Error    string        `json:"error,omitempty"`
-	Duration time.Duration `json:"duration,omitempty"`
-	// Stderr is the tail of the hook's standard error, for the history.
-	Stderr string `json:"stderr,omitempty"`
-}
 
 // ErrStaleReport means the report is for a universe this controller no
 // longer knows; the unit will simply be handed out again.
@@ -35,7 +20,7 @@ var ErrStaleReport = errors.New("report for a universe that is no longer current
 // its claim (handed out before a leader change, or dropped meanwhile) is
 // skipped, and the unit simply runs again: the controller keeps no
 // universe beyond the claims, so that memory follows the hooks in flight.
-func (c *Controller) Accept(ctx context.Context, machine string, reports []Report) (*model.Response, error) {
+func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.Report) (*model.Response, error) {
 	if len(reports) == 0 {
 		return &model.Response{}, nil
 	}

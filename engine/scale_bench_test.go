@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // pairs deploys n pairs of services, db<i> (k units, peers) related to
@@ -44,9 +45,9 @@ func converge(tb testing.TB, ctl *Controller) int {
 		if len(work) == 0 {
 			return runs
 		}
-		reps := make([]Report, len(work))
+		reps := make([]wire.Report, len(work))
 		for i, w := range work {
-			reps[i] = Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}
+			reps[i] = wire.Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}
 		}
 		runs += len(work)
 		if _, err := ctl.Accept(ctx, "m", reps); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Charm logic as pure Go functions, after the demo: db grants every client
@@ -144,7 +145,7 @@ func driveRandom(t *testing.T, s *memStore, rng *rand.Rand) (rounds, runs int) {
 	ctl := NewController(s, Options{Window: 1})
 	ctx := context.Background()
 	for rounds = 0; rounds < 500; rounds++ {
-		var work []Work
+		var work []wire.Work
 		// A machine may find nothing while another's unit holds the
 		// wave and turns out unchanged; a second pass sees past it, as
 		// a woken agent's next poll would.
@@ -162,10 +163,10 @@ func driveRandom(t *testing.T, s *memStore, rng *rand.Rand) (rounds, runs int) {
 		}
 		rng.Shuffle(len(work), func(i, j int) { work[i], work[j] = work[j], work[i] })
 		chosen := work[:1+rng.IntN(len(work))]
-		byMachine := map[string][]Report{}
+		byMachine := map[string][]wire.Report{}
 		for _, w := range chosen {
 			runs++
-			byMachine[w.Universe.Machine] = append(byMachine[w.Universe.Machine], Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)})
+			byMachine[w.Universe.Machine] = append(byMachine[w.Universe.Machine], wire.Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)})
 		}
 		for m, reps := range byMachine {
 			for len(reps) > 0 {
@@ -267,7 +268,7 @@ func drive(t *testing.T, s *memStore, victim string, at crashAt) map[string][]st
 		if len(work) == 0 {
 			return accepted
 		}
-		var reps []Report
+		var reps []wire.Report
 		var evs = map[string][]string{}
 		for _, w := range work {
 			if !crashed && w.Unit == victim && at == beforeHook {
@@ -280,7 +281,7 @@ func drive(t *testing.T, s *memStore, victim string, at crashAt) map[string][]st
 			for _, e := range w.Universe.Events {
 				evs[w.Unit] = append(evs[w.Unit], e.String())
 			}
-			reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+			reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
 			if !crashed && w.Unit == victim && at == afterHookBeforePost {
 				crashed = true
 				reps = nil // the hook ran; the agent died before posting

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // impliedSummary is what the full status says a summary must be, worked
@@ -127,18 +128,18 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var reps []Report
+			var reps []wire.Report
 			for _, w := range work {
 				switch rng.Intn(5) {
 				case 0:
 					// Left claimed: reconciling until its lease ends.
 				case 1:
-					reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Error: "boom on " + w.Unit})
+					reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Error: "boom on " + w.Unit})
 				case 2:
 					out, _ := json.Marshal(charmapi.NewResult().Blockedf("%s needs a hand", w.Unit))
-					reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+					reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
 				default:
-					reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)})
+					reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)})
 				}
 			}
 			if _, err := ctl.Accept(ctx, "m", reps); err != nil {

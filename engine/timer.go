@@ -6,6 +6,7 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // The update-status timer's bookkeeping (the rule is
@@ -69,7 +70,7 @@ func (c *Controller) syncTimers() {
 // whose timer fired; it also returns when the next one fires. Called with
 // mu, when the machine has nothing else to run: Juju too runs
 // update-status only on an idle unit.
-func (c *Controller) timerWork(st *model.State, machine string, max int, now time.Time) ([]Work, time.Time) {
+func (c *Controller) timerWork(st *model.State, machine string, max int, now time.Time) ([]wire.Work, time.Time) {
 	if c.opts.UpdateStatus <= 0 {
 		return nil, time.Time{}
 	}

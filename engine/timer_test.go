@@ -9,6 +9,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -41,18 +42,18 @@ func classicShop(t *testing.T, s *memStore) {
 
 // runRound claims machine m's work once, runs fn on every universe and
 // reports; it returns the work handed out.
-func runRound(t *testing.T, ctl *Controller, fn func(*charmapi.Universe) (*charmapi.Result, string)) []Work {
+func runRound(t *testing.T, ctl *Controller, fn func(*charmapi.Universe) (*charmapi.Result, string)) []wire.Work {
 	t.Helper()
 	ctx := context.Background()
 	work, err := ctl.Claim(ctx, "m", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reps []Report
+	var reps []wire.Report
 	for _, w := range work {
 		res, herr := fn(w.Universe)
 		out, _ := json.Marshal(res)
-		reps = append(reps, Report{Unit: w.Unit, Hash: w.Hash, Output: out, Error: herr})
+		reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out, Error: herr})
 	}
 	if _, err := ctl.Accept(ctx, "m", reps); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // UnitDetail is one unit as `fixpoint show-unit` and the dashboard's
@@ -82,9 +82,9 @@ func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
 }
 
 // ErrNotFound is what a lookup of a unit that is not there is (errors.Is):
-// forward's, which the API and its client use, so that one sentinel says
+// wire's, which the API and its client use, so that one sentinel says
 // "not found" on both sides of the wire.
-var ErrNotFound = forward.ErrNotFound
+var ErrNotFound = wire.ErrNotFound
 
 // notFound is a lookup that found nothing; its message says what is
 // there instead.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // twoServices deploys a and b, five units each, a pinned to machines a0..a4
@@ -133,7 +134,7 @@ func tenMachinesSettled(t *testing.T) (*memStore, *Controller, []string) {
 		if err != nil || len(work) != 1 {
 			t.Fatalf("%s: claim = %d units, %v; want its one unit", m, len(work), err)
 		}
-		if _, err := ctl.Accept(ctx, m, []Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
+		if _, err := ctl.Accept(ctx, m, []wire.Report{{Unit: work[0].Unit, Hash: work[0].Hash, Output: []byte(`{}`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/internal/backoff"
-	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // retryable reports whether err may go away by trying again, possibly at
@@ -35,7 +35,7 @@ func retryable(err error) bool {
 		errors.Is(err, raft.ErrNotVoter):
 		return true
 	}
-	var fe *forward.Error
+	var fe *wire.Error
 	if errors.As(err, &fe) {
 		return fe.Kind.Retryable()
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // maxBody bounds request bodies other than backups.
@@ -57,9 +58,9 @@ func forwarded(r *http.Request) bool { return forward.Forwarded(r) }
 
 // notLeader is the answer of a follower to a request that only the leader
 // may answer.
-func (s *Store) notLeader() *forward.Error {
+func (s *Store) notLeader() *wire.Error {
 	id, addr := s.leader()
-	e := forward.Errorf(forward.KindNotLeader, "node %s is not the leader and knows no leader", s.cfg.NodeID)
+	e := wire.Errorf(wire.KindNotLeader, "node %s is not the leader and knows no leader", s.cfg.NodeID)
 	if id != "" {
 		e.Message = fmt.Sprintf("node %s is not the leader (the leader is %s at %s)", s.cfg.NodeID, id, addr)
 	}
@@ -231,33 +232,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // raftstore's and raft's errors first, then from the forward kinds err
 // wraps (an answer relayed from another node keeps its kind).
 func writeError(w http.ResponseWriter, err error) {
-	forward.Write(w, forward.From(err, kindOf(err)))
+	wire.Write(w, wire.From(err, kindOf(err)))
 }
 
 // kindOf is the kind of the errors of this package and of raft; the rest
-// is left to forward.KindOf.
-func kindOf(err error) forward.Kind {
+// is left to wire.KindOf.
+func kindOf(err error) wire.Kind {
 	var bad *badRequest
 	var nf *notFound
 	var conflict *conflictError
 	switch {
 	case errors.Is(err, ErrRefused):
-		return forward.KindRefused
+		return wire.KindRefused
 	case errors.As(err, &bad):
-		return forward.KindBadRequest
+		return wire.KindBadRequest
 	case errors.As(err, &nf):
-		return forward.KindNotFound
+		return wire.KindNotFound
 	case errors.As(err, &conflict), errors.Is(err, errNotMember):
-		return forward.KindConflict
+		return wire.KindConflict
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrNotVoter):
-		return forward.KindNotLeader
+		return wire.KindNotLeader
 	case errors.Is(err, context.DeadlineExceeded):
-		return forward.KindTimeout
+		return wire.KindTimeout
 	case errors.Is(err, ErrClosed), errors.Is(err, raft.ErrRaftShutdown),
 		errors.Is(err, context.Canceled), errors.Is(err, raft.ErrLeadershipLost),
 		errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout),
 		errors.Is(err, raft.ErrAbortedByRestore):
-		return forward.KindUnavailable
+		return wire.KindUnavailable
 	}
-	return forward.KindOf(err, forward.KindInternal)
+	return wire.KindOf(err, wire.KindInternal)
 }

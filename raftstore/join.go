@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/internal/backoff"
-	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // joinRequest is the body of POST /v1/raft/join.
@@ -78,7 +78,7 @@ func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAns
 				}
 				return nil
 			}
-			var fe *forward.Error
+			var fe *wire.Error
 			if errors.As(err, &fe) && !fe.Kind.Retryable() {
 				return fmt.Errorf("join %s: %w", addr, err)
 			}

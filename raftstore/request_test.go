@@ -9,6 +9,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // A request id that reaches the leader forwarded by another node is bound
@@ -44,7 +45,7 @@ func TestForwardedRequestIDIsBoundToItsCommand(t *testing.T) {
 		t.Fatalf("a retry of the same command: %v", err)
 	}
 	err := send("b")
-	var fe *forward.Error
+	var fe *wire.Error
 	if !errors.As(err, &fe) || fe.Status != http.StatusConflict {
 		t.Fatalf("the same id with another command: %v; want a 409 refusal", err)
 	}

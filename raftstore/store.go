@@ -27,19 +27,20 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Errors callers can test with errors.Is.
 var (
 	// ErrNoLeader means no leader could be reached before the context
 	// ended; the message names the nodes tried.
-	ErrNoLeader = forward.ErrNoLeader
+	ErrNoLeader = wire.ErrNoLeader
 	// ErrRefused means the model refused the command (the caller's
 	// mistake): it changed nothing and retrying it will not help.
-	ErrRefused = forward.ErrRefused
+	ErrRefused = wire.ErrRefused
 	// ErrNotLeader means a node that does not lead was asked what only
 	// the leader answers; nothing was proposed.
-	ErrNotLeader = forward.ErrNotLeader
+	ErrNotLeader = wire.ErrNotLeader
 	// ErrClosed means the store was closed.
 	ErrClosed = errors.New("raftstore: store closed")
 )

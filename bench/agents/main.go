@@ -63,6 +63,7 @@ import (
 	"github.com/fixpoint/fixpoint/bench/internal/rawhttp"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 func main() {
@@ -146,9 +147,9 @@ func main() {
 					fmt.Fprintln(os.Stderr, "agents:", err)
 					continue
 				}
-				reps := make([]engine.Report, len(work))
+				reps := make([]wire.Report, len(work))
 				for j, w := range work {
-					reps[j] = engine.Report{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{"status": {"state": "active"}}`)}
+					reps[j] = wire.Report{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{"status": {"state": "active"}}`)}
 				}
 				_ = a.report(ctx, reps)
 			}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/bench/internal/rawhttp"
-	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // rawAgent is one simulated agent's connection to the server
@@ -70,7 +70,7 @@ func handedIn(machine string, body []byte) ([]handed, error) {
 }
 
 // report sends the results of a run, as an agent does.
-func (a *rawAgent) report(ctx context.Context, reps []engine.Report) error {
+func (a *rawAgent) report(ctx context.Context, reps []wire.Report) error {
 	body, err := json.Marshal(reps)
 	if err != nil {
 		return err

@@ -41,6 +41,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 var (
@@ -465,10 +466,10 @@ func simulate(ctx context.Context, c *api.Client, machine string) {
 		if len(work) == 0 {
 			continue
 		}
-		reps := make([]engine.Report, len(work))
+		reps := make([]wire.Report, len(work))
 		for i, w := range work {
 			out, _ := json.Marshal(logic(w.Universe))
-			reps[i] = engine.Report{Unit: w.Unit, Hash: w.Hash, Output: out}
+			reps[i] = wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out}
 		}
 		for ctx.Err() == nil {
 			if err := c.Report(ctx, machine, reps); err == nil {

@@ -27,14 +27,14 @@ import (
 	"github.com/fixpoint/fixpoint/engine/legacy"
 	"github.com/fixpoint/fixpoint/internal/backoff"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Client is the agent's view of the control plane.
 type Client interface {
 	Register(ctx context.Context, machine, address string) error
-	Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error)
-	Report(ctx context.Context, machine string, reports []engine.Report) error
+	Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error)
+	Report(ctx context.Context, machine string, reports []wire.Report) error
 	// Heartbeat says the agent is alive even while every slot is busy; it
 	// returns the running units no longer placed on the machine.
 	Heartbeat(ctx context.Context, machine string, running []string) (gone []string, err error)
@@ -62,7 +62,7 @@ type Config struct {
 	// Heartbeat is how often the agent says it is alive.
 	Heartbeat time.Duration
 	// Observe, when set, is told about every finished run.
-	Observe func(w engine.Work, r engine.Report)
+	Observe func(w wire.Work, r wire.Report)
 	Log     hclog.Logger
 }
 
@@ -135,7 +135,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// A refusal for good ends the posting and the heartbeats too.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	reports := make(chan engine.Report, 1024)
+	reports := make(chan wire.Report, 1024)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -207,7 +207,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.mu.Unlock()
 			slots <- struct{}{}
 			wg.Add(1)
-			go func(w engine.Work) {
+			go func(w wire.Work) {
 				defer wg.Done()
 				runCtx, stop := context.WithCancel(ctx)
 				a.mu.Lock()
@@ -235,9 +235,9 @@ func (a *Agent) Run(ctx context.Context) error {
 
 // post sends finished runs, batching whatever finished meanwhile into one
 // request: fewer round trips and fewer Raft entries.
-func (a *Agent) post(ctx context.Context, reports <-chan engine.Report) {
+func (a *Agent) post(ctx context.Context, reports <-chan wire.Report) {
 	for {
-		var batch []engine.Report
+		var batch []wire.Report
 		select {
 		case <-ctx.Done():
 			return
@@ -285,8 +285,8 @@ const maxReportBytes = 1 << 20
 // splitReports cuts a batch into requests of about max encoded bytes
 // each; a single larger report goes alone (the control plane then says
 // why it is too large).
-func splitReports(batch []engine.Report, max int) [][]engine.Report {
-	var parts [][]engine.Report
+func splitReports(batch []wire.Report, max int) [][]wire.Report {
+	var parts [][]wire.Report
 	start, size := 0, 0
 	for i, r := range batch {
 		// Output travels base64-encoded: 4 bytes per 3.
@@ -335,8 +335,8 @@ func (a *Agent) heartbeat(ctx context.Context) {
 }
 
 // runOne runs a unit's hook (or the old-hook adapter) on its universe.
-func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
-	rep = engine.Report{Unit: w.Unit, Hash: w.Hash}
+func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
+	rep = wire.Report{Unit: w.Unit, Hash: w.Hash}
 	start := time.Now()
 	defer func() {
 		rep.Duration = time.Since(start)
@@ -419,7 +419,7 @@ func (a *Agent) runOne(ctx context.Context, w engine.Work) (rep engine.Report) {
 // value to travel inside the report; stdout that is not is reported as the
 // error the engine's result decoder gives it, so the hook's author reads
 // the same message either way.
-func output(w engine.Work, stdout []byte) (json.RawMessage, string) {
+func output(w wire.Work, stdout []byte) (json.RawMessage, string) {
 	stdout = bytes.TrimSpace(stdout)
 	if len(stdout) == 0 || json.Valid(stdout) {
 		return stdout, ""
@@ -482,7 +482,7 @@ func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) 
 // applied the credential the agent just registered.
 func permanent(err error) bool {
 	var e *api.Error
-	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != forward.KindUnauthorized
+	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != wire.KindUnauthorized
 }
 
 // retryDelay spaces the agent's retries of the control plane: 100 ms

@@ -21,7 +21,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/charm"
-	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // fakePlane speaks the agent's half of the control-plane API over real
@@ -83,7 +83,7 @@ printf '{"status": {"state": "active", "message": "%s"}}\n' "$FIXPOINT_UNIT"
 func (f *fakePlane) register(w http.ResponseWriter, r *http.Request) {
 	var req api.Register
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		forward.Write(w, forward.Errorf(forward.KindBadRequest, "%v", err))
+		wire.Write(w, wire.Errorf(wire.KindBadRequest, "%v", err))
 		return
 	}
 	f.mu.Lock()
@@ -101,16 +101,16 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case f.forbidWork:
 		f.mu.Unlock()
-		forward.Write(w, forward.Errorf(forward.KindForbidden, "agent of machine other may not claim for %s", machine))
+		wire.Write(w, wire.Errorf(wire.KindForbidden, "agent of machine other may not claim for %s", machine))
 		return
 	case f.failClaims > 0:
 		f.failClaims--
 		f.mu.Unlock()
-		forward.Write(w, forward.Errorf(forward.KindNoLeader, "no leader"))
+		wire.Write(w, wire.Errorf(wire.KindNoLeader, "no leader"))
 		return
 	case !f.registered[machine]:
 		f.mu.Unlock()
-		forward.Write(w, forward.Errorf(forward.KindNotRegistered, "machine %s is not registered", machine))
+		wire.Write(w, wire.Errorf(wire.KindNotRegistered, "machine %s is not registered", machine))
 		return
 	case !f.handed:
 		f.handed = true
@@ -134,7 +134,7 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 	case <-time.After(wait):
 	case <-r.Context().Done():
 	}
-	writeJSON(w, []engine.Work{})
+	writeJSON(w, []wire.Work{})
 }
 
 // sentUniverse is the universe the fake plane hands out, spaced and
@@ -151,12 +151,12 @@ func (f *fakePlane) results(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 	if fail {
-		forward.Write(w, forward.Errorf(forward.KindUnavailable, "busy"))
+		wire.Write(w, wire.Errorf(wire.KindUnavailable, "busy"))
 		return
 	}
 	var reps []json.RawMessage
 	if err := json.NewDecoder(r.Body).Decode(&reps); err != nil {
-		forward.Write(w, forward.Errorf(forward.KindBadRequest, "%v", err))
+		wire.Write(w, wire.Errorf(wire.KindBadRequest, "%v", err))
 		return
 	}
 	f.reports <- reps
@@ -217,7 +217,7 @@ func startLogged(t *testing.T, url, dataDir string, log hclog.Logger) (stop func
 
 // report waits for the next accepted result post and returns its one
 // report, checking the output came as the hook's JSON (not base64).
-func (f *fakePlane) report(t *testing.T) engine.Report {
+func (f *fakePlane) report(t *testing.T) wire.Report {
 	t.Helper()
 	var reps []json.RawMessage
 	select {
@@ -228,14 +228,14 @@ func (f *fakePlane) report(t *testing.T) engine.Report {
 	if len(reps) != 1 {
 		t.Fatalf("%d reports, want 1", len(reps))
 	}
-	var wire struct {
+	var raw struct {
 		Output json.RawMessage `json:"output"`
 	}
-	must(t, json.Unmarshal(reps[0], &wire))
-	if !strings.HasPrefix(string(wire.Output), "{") {
-		t.Errorf("output travels as %s, want the hook's JSON object", wire.Output)
+	must(t, json.Unmarshal(reps[0], &raw))
+	if !strings.HasPrefix(string(raw.Output), "{") {
+		t.Errorf("output travels as %s, want the hook's JSON object", raw.Output)
 	}
-	var rep engine.Report
+	var rep wire.Report
 	must(t, json.Unmarshal(reps[0], &rep))
 	return rep
 }
@@ -341,7 +341,7 @@ func TestOutputThatIsNotJSON(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("no report within a minute")
 	}
-	var rep engine.Report
+	var rep wire.Report
 	must(t, json.Unmarshal(reps[0], &rep))
 	if len(rep.Output) != 0 || !strings.Contains(rep.Error, "stdout is not a result object") {
 		t.Fatalf("report %+v, want the decoder's error and no output", rep)

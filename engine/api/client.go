@@ -20,7 +20,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Client talks to a control plane through any of its nodes, moving on to
@@ -108,7 +108,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 			continue
 		}
 		if resp.StatusCode >= 300 {
-			e := forward.Decode(resp.StatusCode, data)
+			e := wire.Decode(resp.StatusCode, data)
 			if e.Node == "" {
 				e.Node = addr
 			}
@@ -414,11 +414,11 @@ func (c *Client) setToken(token string) {
 // universe comes back decoded and, in UniverseJSON, as the bytes the
 // server sent, which the agent passes to the hook without encoding them
 // again.
-func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]engine.Work, error) {
+func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
 	// The outer Universe field shadows the embedded one, so the first
 	// pass only delimits each universe.
-	var wire []struct {
-		engine.Work
+	var raw []struct {
+		wire.Work
 		Universe json.RawMessage `json:"universe"`
 	}
 	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s", url.QueryEscape(machine), max, wait)
@@ -426,14 +426,14 @@ func (c *Client) Claim(ctx context.Context, machine string, max int, wait time.D
 	// answer is held on the way and the poll is asked again.
 	pctx, cancel := context.WithTimeout(ctx, wait+pollGrace(wait))
 	defer cancel()
-	if _, err := c.do(pctx, http.MethodGet, path, nil, &wire); err != nil {
+	if _, err := c.do(pctx, http.MethodGet, path, nil, &raw); err != nil {
 		if ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("%w (%s and %s): its answer is held on the way", ErrPollTimeout, wait, pollGrace(wait))
 		}
 		return nil, err
 	}
-	work := make([]engine.Work, len(wire))
-	for i, w := range wire {
+	work := make([]wire.Work, len(raw))
+	for i, w := range raw {
 		work[i] = w.Work
 		if len(w.Universe) == 0 || string(w.Universe) == "null" {
 			return nil, fmt.Errorf("work for %s: unit %q came without its universe", machine, w.Unit)
@@ -460,7 +460,7 @@ func (c *Client) Heartbeat(ctx context.Context, machine string, running []string
 }
 
 // Report posts finished runs (agent).
-func (c *Client) Report(ctx context.Context, machine string, reports []engine.Report) error {
+func (c *Client) Report(ctx context.Context, machine string, reports []wire.Report) error {
 	return c.postJSON(ctx, "/v1/agent/results?machine="+url.QueryEscape(machine), reports, nil)
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // The reads of one unit or one service. `show-unit` and `config` used to
@@ -47,7 +47,7 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 		check = func(n string) error { return model.CheckName(model.KindService, n) }
 	}
 	if err := check(name); err != nil {
-		writeKind(w, forward.KindBadRequest, "%v", err)
+		writeKind(w, wire.KindBadRequest, "%v", err)
 		return
 	}
 	reveal, ok := s.reveal(w, r)
@@ -56,7 +56,7 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.ctl.Unit(name)
 	if errors.Is(err, engine.ErrNotFound) {
-		writeKind(w, forward.KindNotFound, "%v", err)
+		writeKind(w, wire.KindNotFound, "%v", err)
 		return
 	}
 	if err != nil {
@@ -73,7 +73,7 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serviceConfig(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("service")
 	if err := model.CheckName(model.KindService, name); err != nil {
-		writeKind(w, forward.KindBadRequest, "%v", err)
+		writeKind(w, wire.KindBadRequest, "%v", err)
 		return
 	}
 	reveal, ok := s.reveal(w, r)
@@ -87,7 +87,7 @@ func (s *Server) serviceConfig(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		writeKind(w, forward.KindNotFound, "%v", err)
+		writeKind(w, wire.KindNotFound, "%v", err)
 		return
 	}
 	if !reveal {

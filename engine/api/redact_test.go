@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Secrets of the fixture: db's secret option, the password db/0 hands
@@ -58,18 +58,18 @@ func deploySecrets(t *testing.T, n *testNode) (*api.Client, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var reports []engine.Report
+		var reports []wire.Report
 		done := false
 		for _, w := range work {
 			if w.Unit != "db/0" || len(w.Universe.Relations) == 0 {
-				reports = append(reports, engine.Report{Unit: w.Unit, Hash: w.Hash, Output: json.RawMessage(`{}`)})
+				reports = append(reports, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: json.RawMessage(`{}`)})
 				continue
 			}
 			ident := w.Universe.Relations[0].Ident
 			res := charmapi.NewResult().SetLocal(ident, map[string]string{"host": "10.0.0.1", "password": secretPassword})
 			res.LeaderData = map[string]string{"admin-token": secretToken, "mode": "ha"}
 			out, _ := json.Marshal(res)
-			reports = append(reports, engine.Report{Unit: w.Unit, Hash: w.Hash, Output: out, Stderr: "granting web with " + secretPassword})
+			reports = append(reports, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out, Stderr: "granting web with " + secretPassword})
 			done = true
 		}
 		if len(reports) > 0 {

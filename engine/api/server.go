@@ -24,6 +24,7 @@ import (
 	"github.com/fixpoint/fixpoint/internal/cork"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Node is the control-plane node the API serves: the replicated store and
@@ -155,16 +156,16 @@ func (s *Server) leaderOr(h http.HandlerFunc, relay func(w http.ResponseWriter, 
 		}
 		leader := s.node.LeaderHTTP()
 		if leader == "" {
-			e := forward.Errorf(forward.KindNoLeader, "node %s has no leader to forward to; the control plane may have lost its quorum, try again or ask another node", s.node.NodeID())
+			e := wire.Errorf(wire.KindNoLeader, "node %s has no leader to forward to; the control plane may have lost its quorum, try again or ask another node", s.node.NodeID())
 			e.Node = s.node.NodeID()
-			forward.Write(w, e)
+			wire.Write(w, e)
 			return
 		}
 		if forward.Forwarded(r) {
-			e := forward.Errorf(forward.KindNotLeader, "node %s is not the leader either (it takes %s for the leader); leadership is moving, try again",
+			e := wire.Errorf(wire.KindNotLeader, "node %s is not the leader either (it takes %s for the leader); leadership is moving, try again",
 				s.node.NodeID(), leader)
 			e.Leader, e.Node = leader, s.node.NodeID()
-			forward.Write(w, e)
+			wire.Write(w, e)
 			return
 		}
 		relay(w, r, leader)
@@ -409,7 +410,7 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if !registered {
-		writeKind(w, forward.KindNotRegistered, "machine %s is not registered; the agent registers it on start", machine)
+		writeKind(w, wire.KindNotRegistered, "machine %s is not registered; the agent registers it on start", machine)
 		return
 	}
 	wait, err := pollWait(q)
@@ -482,7 +483,7 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) results(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
-	var reports []engine.Report
+	var reports []wire.Report
 	if !decode(w, r, &reports) {
 		return
 	}

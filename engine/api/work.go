@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // MaxWork is the most units one work request hands out. An agent asks for
@@ -40,7 +40,7 @@ func workMax(s string) (int, error) {
 // were most of what the 100 answers of a change allocated (bench/agents'
 // profile), and the collections they set off ran in the middle of the
 // next hand-outs.
-func writeWork(w http.ResponseWriter, work []engine.Work) {
+func writeWork(w http.ResponseWriter, work []wire.Work) {
 	bp := workBufs.Get().(*[]byte)
 	defer func() {
 		if cap(*bp) <= workKeep {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 func TestWorkMax(t *testing.T) {
@@ -32,16 +32,16 @@ func TestWorkMax(t *testing.T) {
 // streams a large one; what it writes must read back as the same array,
 // empty batches included.
 func TestWriteWorkReadsBack(t *testing.T) {
-	big := make([]engine.Work, 40)
+	big := make([]wire.Work, 40)
 	for i := range big {
 		units := map[string]map[string]string{"web/0": {"database": "shop"}}
 		for j := range 50 {
 			units[fmt.Sprintf("web/%d", j+1)] = map[string]string{"blob": strings.Repeat("x", 100)}
 		}
 		name := fmt.Sprintf("db/%d", i)
-		big[i] = engine.Work{Unit: name, Hash: "h", Universe: &charmapi.Universe{Unit: name, Relations: []charmapi.Relation{{Ident: "db:1", Units: units}}}}
+		big[i] = wire.Work{Unit: name, Hash: "h", Universe: &charmapi.Universe{Unit: name, Relations: []charmapi.Relation{{Ident: "db:1", Units: units}}}}
 	}
-	for _, work := range [][]engine.Work{nil, {
+	for _, work := range [][]wire.Work{nil, {
 		{Unit: "db/0", Hash: "h0", Universe: &charmapi.Universe{Unit: "db/0", Relations: []charmapi.Relation{{Ident: "db:1", Units: map[string]map[string]string{"web/0": {"database": "shop"}}}}}},
 		{Unit: "db/1", Hash: "h1", Universe: &charmapi.Universe{Unit: "db/1"}},
 	}, big} {
@@ -54,7 +54,7 @@ func TestWriteWorkReadsBack(t *testing.T) {
 		case !small && length != "":
 			t.Errorf("%d units, %d bytes streamed with Content-Length %q", len(work), rec.Body.Len(), length)
 		}
-		var got []engine.Work
+		var got []wire.Work
 		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 			t.Fatalf("%q: %v", rec.Body.String(), err)
 		}

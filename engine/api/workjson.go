@@ -1,8 +1,8 @@
 package api
 
 import (
-	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/unijson"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // appendWork appends w as encoding/json writes it (same bytes: fields in
@@ -10,7 +10,7 @@ import (
 // reflection (unijson). A universe the controller encoded as it built it
 // (w.UniverseJSON) goes out as it is. TestAppendWorkIsEncodingJSON pins
 // the equality, field by field.
-func appendWork(b []byte, w *engine.Work) ([]byte, error) {
+func appendWork(b []byte, w *wire.Work) ([]byte, error) {
 	b = append(b, `{"unit":`...)
 	b = unijson.AppendString(b, w.Unit)
 	b = append(b, `,"hash":`...)

@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/unijson"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // fullWork sets every field of a Work, its universe, relation, event and
 // status, with strings that need escaping.
-func fullWork() engine.Work {
+func fullWork() wire.Work {
 	odd := "a\"b\\c\n\r\t\b\f\x01<>&\u2028\u2029é\xff日"
 	bag := map[string]string{"z": odd, "a": "1", odd: "k"}
-	return engine.Work{Unit: "db/0", Hash: "h", Charm: "c", Legacy: true, Environment: "env", Principal: "web/0",
+	return wire.Work{Unit: "db/0", Hash: "h", Charm: "c", Legacy: true, Environment: "env", Principal: "web/0",
 		Status: &charmapi.Status{State: "active", Message: odd}, Ports: []string{"80/tcp", "443/tcp"},
 		UniverseJSON: json.RawMessage(`{}`),
 		Universe: &charmapi.Universe{API: charmapi.API, Unit: "db/0", Service: "db", Charm: "c", Life: "alive", Leader: true,
@@ -63,7 +63,7 @@ func TestAppendWorkIsEncodingJSON(t *testing.T) {
 	if missing := unset(reflect.ValueOf(full), ""); len(missing) > 0 {
 		t.Fatalf("fullWork leaves %v unset: set them here, and encode them in appendWork", missing)
 	}
-	works := []engine.Work{full, {}, {Universe: &charmapi.Universe{}},
+	works := []wire.Work{full, {}, {Universe: &charmapi.Universe{}},
 		{Universe: &charmapi.Universe{Relations: []charmapi.Relation{{}}, Events: []charmapi.Event{{}}, LeaderData: map[string]string{}}},
 		{Status: &charmapi.Status{}, Ports: []string{}}}
 	// Encoded ahead, as a pass of hand-outs does: the same bytes again.
@@ -100,7 +100,7 @@ func BenchmarkWriteWork(b *testing.B) {
 	for i := 0; i < 99; i++ {
 		units["db/"+string(rune('a'+i%26))+string(rune('a'+i/26))] = map[string]string{"address": "10.0.0.1", "port": "5432", "user": "db", "ready": "true"}
 	}
-	w := engine.Work{Unit: "db/0", Hash: "0123456789abcdef", Charm: "c", Environment: "agents", Status: &charmapi.Status{State: "active"},
+	w := wire.Work{Unit: "db/0", Hash: "0123456789abcdef", Charm: "c", Environment: "agents", Status: &charmapi.Status{State: "active"},
 		Universe: &charmapi.Universe{API: charmapi.API, Unit: "db/0", Service: "db", Charm: "c", Life: "alive", Machine: "m1", Address: "10.0.0.1",
 			Config: map[string]any{"max_connections": 101.0}, LeaderData: map[string]string{"password": "x"}, State: map[string]string{},
 			Relations: []charmapi.Relation{{Ident: "cluster:1", ID: 1, Name: "cluster", Interface: "c", Role: "peer", Scope: "global", RemoteService: "db",

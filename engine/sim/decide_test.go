@@ -16,6 +16,7 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // store is the replicated state without Raft, for the controller.
@@ -159,7 +160,7 @@ func TestControllerAndSimulatorDecideAlike(t *testing.T) {
 		ctl := engine.NewController(s, engine.Options{Window: 1, Now: func() time.Time { return now }})
 		ctx := context.Background()
 		type flight struct {
-			w       engine.Work
+			w       wire.Work
 			machine string
 		}
 		var inFlight []flight
@@ -244,12 +245,12 @@ func TestControllerAndSimulatorDecideAlike(t *testing.T) {
 			inFlight = slices.Clone(inFlight[k:])
 			for len(done) > 0 {
 				machine := done[0].machine
-				var reps []engine.Report
+				var reps []wire.Report
 				var rest []flight
 				for _, f := range done {
 					if f.machine == machine && (len(reps) == 0 || rng.IntN(2) == 0) {
 						out, herr := propHook(f.w.Universe)
-						reps = append(reps, engine.Report{Unit: f.w.Unit, Hash: f.w.Hash, Output: out, Error: herr})
+						reps = append(reps, wire.Report{Unit: f.w.Unit, Hash: f.w.Hash, Output: out, Error: herr})
 					} else {
 						rest = append(rest, f)
 					}

@@ -12,6 +12,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/events"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestControllerAndSimulatorTimeAlike holds the controller's update-status
@@ -50,14 +51,14 @@ func TestControllerAndSimulatorTimeAlike(t *testing.T) {
 			return start // the controller starts a unit's timer when it first sees it
 		}
 		type flight struct {
-			w       engine.Work
+			w       wire.Work
 			machine string
 		}
 		var inFlight []flight
 		report := func(fs []flight) {
 			for _, f := range fs {
 				out, herr := propHook(f.w.Universe)
-				if _, err := ctl.Accept(ctx, f.machine, []engine.Report{{Unit: f.w.Unit, Hash: f.w.Hash, Output: out, Error: herr}}); err != nil {
+				if _, err := ctl.Accept(ctx, f.machine, []wire.Report{{Unit: f.w.Unit, Hash: f.w.Hash, Output: out, Error: herr}}); err != nil {
 					t.Fatal(err)
 				}
 				lastRun[f.w.Unit] = now

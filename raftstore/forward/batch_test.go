@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 func sampleBatch() []wireRequest {
@@ -110,7 +112,7 @@ const nodeToken = "node-token"
 func (l *leaderStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == BatchPath {
 		if r.Header.Get("Authorization") != "Bearer "+nodeToken {
-			Write(w, Errorf(KindUnauthorized, "batches come from nodes"))
+			wire.Write(w, wire.Errorf(wire.KindUnauthorized, "batches come from nodes"))
 			return
 		}
 		l.batches.Add(1)
@@ -122,9 +124,9 @@ func (l *leaderStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-l.gate
 	}
 	if r.Header.Get("Authorization") == "Bearer refuse" {
-		e := Errorf(KindForbidden, "not yours")
+		e := wire.Errorf(wire.KindForbidden, "not yours")
 		e.Node = "n1"
-		Write(w, e)
+		wire.Write(w, e)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -242,8 +244,8 @@ func TestProxyBatchAnswersAndStreams(t *testing.T) {
 	stub, f := stubbedFollower(t)
 
 	resp, body := postAs(t, f.URL+"/v1/agent/register", "refuse", "{}")
-	e := Decode(resp.StatusCode, []byte(body))
-	if resp.StatusCode != http.StatusForbidden || !errors.Is(e, ErrForbidden) || e.Node != "n1" {
+	e := wire.Decode(resp.StatusCode, []byte(body))
+	if resp.StatusCode != http.StatusForbidden || !errors.Is(e, wire.ErrForbidden) || e.Node != "n1" {
 		t.Errorf("refusal through the batch: %d %+v", resp.StatusCode, e)
 	}
 	if stub.batches.Load() != 1 {
@@ -313,8 +315,8 @@ func TestProxyBatchLeaderDown(t *testing.T) {
 	f := follower(p, addr)
 	defer f.Close()
 	resp, body := postAs(t, f.URL+"/v1/agent/register", "t", "{}")
-	e := Decode(resp.StatusCode, []byte(body))
-	if resp.StatusCode != http.StatusBadGateway || !errors.Is(e, ErrBadGateway) || e.Leader != addr || e.Node != "n2" {
+	e := wire.Decode(resp.StatusCode, []byte(body))
+	if resp.StatusCode != http.StatusBadGateway || !errors.Is(e, wire.ErrBadGateway) || e.Leader != addr || e.Node != "n2" {
 		t.Errorf("leader down: %d %+v", resp.StatusCode, e)
 	}
 }
@@ -345,8 +347,8 @@ func TestProxyBatchCallerGone(t *testing.T) {
 	}
 	cancel()
 	<-done
-	e := Decode(rec.Code, rec.Body.Bytes())
-	if rec.Code != http.StatusServiceUnavailable || !errors.Is(e, ErrUnavailable) || e.Leader != leader.URL {
+	e := wire.Decode(rec.Code, rec.Body.Bytes())
+	if rec.Code != http.StatusServiceUnavailable || !errors.Is(e, wire.ErrUnavailable) || e.Leader != leader.URL {
 		t.Errorf("caller gone: %d %+v", rec.Code, e)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // What a node batches, and how.
@@ -187,10 +189,10 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBatchedBody+1))
 	if err != nil {
 		if e := bodyError(r, err); e != nil {
-			Write(w, e)
+			wire.Write(w, e)
 			return true
 		}
-		Write(w, Errorf(KindBadRequest, "read the request body: %v", err))
+		wire.Write(w, wire.Errorf(wire.KindBadRequest, "read the request body: %v", err))
 		return true
 	}
 	if len(body) > maxBatchedBody {
@@ -215,12 +217,12 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 		// The caller is gone, or the node is shutting down: its request
 		// stays in the batch and its outcome is unknown. Say so rather
 		// than let net/http answer an empty 200.
-		e := Errorf(KindUnavailable, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
+		e := wire.Errorf(wire.KindUnavailable, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
 		if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
-			e = Errorf(KindTimeout, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
+			e = wire.Errorf(wire.KindTimeout, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
 		}
 		e.Leader, e.Node = addr, p.node
-		Write(w, e)
+		wire.Write(w, e)
 		return true
 	}
 	if errors.Is(m.err, errNoBatch) {
@@ -228,9 +230,9 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 		return false
 	}
 	if m.err != nil {
-		e := Errorf(KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, m.err)
+		e := wire.Errorf(wire.KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, m.err)
 		e.Leader, e.Node = addr, p.node
-		Write(w, e)
+		wire.Write(w, e)
 		return true
 	}
 	h := w.Header()

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // A body over the cap a follower's API puts on it is the caller's error:
@@ -37,7 +39,7 @@ func TestOversizedBodyThroughAFollowerIs413(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if e := Decode(resp.StatusCode, b); resp.StatusCode != http.StatusRequestEntityTooLarge || !errors.Is(e, ErrTooLarge) {
+		if e := wire.Decode(resp.StatusCode, b); resp.StatusCode != http.StatusRequestEntityTooLarge || !errors.Is(e, wire.ErrTooLarge) {
 			t.Errorf("%s: %d %s; want 413 too_large", name, resp.StatusCode, b)
 		}
 	}

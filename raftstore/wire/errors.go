@@ -1,11 +1,11 @@
-// Package forward is the one path a request takes from one control-plane
-// node to another: writes a follower passes to the leader, leader-only API
-// requests, Raft membership calls and charm replication. It owns the
-// pooled transport they share, the header that marks a forwarded request,
-// the JSON error envelope every node answers with, and the typed errors
-// that envelope turns back into, so that errors.Is works the same on either
-// side of a hop.
-package forward
+// Package wire is the vocabulary every hop of fixpoint speaks: the JSON
+// error envelope every node answers with, the kinds of error it names and
+// the sentinels those kinds turn back into, so that errors.Is works the
+// same on the leader, on a follower and in an agent three hops away; and
+// the work an agent is handed and the report it sends back. Both sides of
+// each hop (raftstore, engine/api, engine/agent, the controller) import
+// it; it imports only model and charmapi.
+package wire
 
 import (
 	"bytes"
@@ -41,8 +41,8 @@ const (
 	KindTimeout       Kind = "timeout"        // 504: the deadline passed first
 )
 
-// Errors to test with errors.Is, one per kind. raftstore and engine/api
-// alias them, so a refusal on the leader is the same error on a follower
+// Errors to test with errors.Is, one per kind. raftstore, engine and
+// engine/api alias them, so a refusal on the leader is the same error on a follower
 // and in an agent three hops away.
 var (
 	ErrBadRequest    = errors.New("bad request")
