@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fixpoint/fixpoint/engine/legacy"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -16,9 +15,9 @@ func TestStatusShowsTheLeadersApplicationStatus(t *testing.T) {
 	shop(t, s, 2, 0)
 	results := []model.Result{
 		{Unit: "db/0", Hash: hashOf(s, "db/0"), Leader: true, Seen: &model.Seen{Life: model.Alive},
-			State: map[string]string{legacy.StateAppStatus: `{"state":"active","message":"db ready"}`, legacy.StateAppVersion: "1.0"}},
+			State: map[string]string{model.StateAppStatus: `{"state":"active","message":"db ready"}`, model.StateAppVersion: "1.0"}},
 		{Unit: "db/1", Hash: hashOf(s, "db/1"), Seen: &model.Seen{Life: model.Alive},
-			State: map[string]string{legacy.StateAppStatus: `{"state":"blocked","message":"a stale follower's"}`}},
+			State: map[string]string{model.StateAppStatus: `{"state":"blocked","message":"a stale follower's"}`}},
 	}
 	if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpResults, Results: results}); err != nil {
 		t.Fatal(err)

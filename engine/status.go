@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fixpoint/fixpoint/engine/legacy"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -73,19 +72,19 @@ type ServiceStatus struct {
 
 // appStatus reads what an old-hook or ops leader set for its application
 // from the unit's private state, where the hook tools keep it
-// (legacy.StateAppStatus): a status that does not parse is left out.
+// (model.StateAppStatus): a status that does not parse is left out.
 func appStatus(u *model.Unit) (*model.Status, string) {
 	if u == nil {
 		return nil, ""
 	}
 	var st *model.Status
-	if raw, ok := u.State[legacy.StateAppStatus]; ok {
+	if raw, ok := u.State[model.StateAppStatus]; ok {
 		var s model.Status
 		if json.Unmarshal([]byte(raw), &s) == nil && s.State != "" {
 			st = &s
 		}
 	}
-	return st, u.State[legacy.StateAppVersion]
+	return st, u.State[model.StateAppVersion]
 }
 
 // UnitStatus is one unit's line in status.

@@ -122,6 +122,16 @@ type Machine struct {
 	Replaced uint64 `json:"credential_replaced,omitempty"`
 }
 
+// Keys of a unit's private state (Unit.State) where the Juju adapter
+// (engine/legacy) keeps what Juju records per application and a result has
+// no field for: the status and the version a leader sets. Kept there, they
+// survive to later hook runs, and status shows the leader's as its
+// service's.
+const (
+	StateAppStatus  = "juju.application-status"
+	StateAppVersion = "juju.application-version"
+)
+
 // Unit is one instance of a service.
 type Unit struct {
 	Name    string `json:"name"`

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // opsFramework finds Canonical's ops framework beside the checkout,
@@ -103,7 +104,7 @@ func TestOpsCharmRunsUnderTheAdapter(t *testing.T) {
 	if strings.Join(res.Ports, ",") != "5432/tcp" {
 		t.Errorf("ports = %v", res.Ports)
 	}
-	if res.State[StateAppVersion] != "1.0" || !strings.Contains(res.State[StateAppStatus], "db ready") {
+	if res.State[model.StateAppVersion] != "1.0" || !strings.Contains(res.State[model.StateAppStatus], "db ready") {
 		t.Errorf("state = %v; want the application version and status", res.State)
 	}
 	if _, err := os.Stat(filepath.Join(unitDir, "charm", ".unit-state.db")); err != nil {

@@ -7,15 +7,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-)
-
-// Keys of the unit's private state where the adapter keeps what Juju
-// records per application and the result has no field for: the status
-// and the version a leader sets. Kept there, they survive to later calls
-// (status-get --application reads them back).
-const (
-	StateAppStatus  = "juju.application-status"
-	StateAppVersion = "juju.application-version"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // setState writes one key of the unit's private state.
@@ -34,7 +26,7 @@ func (s *session) applicationStatus() *charmapi.Status {
 	if s.appStatus != nil {
 		return s.appStatus
 	}
-	raw, ok := s.state[StateAppStatus]
+	raw, ok := s.state[model.StateAppStatus]
 	if !ok {
 		return nil
 	}
@@ -56,7 +48,7 @@ func applicationVersionSet(s *session, c *call) (any, error) {
 	if err := checkEmpty(args[1:]); err != nil {
 		return nil, err
 	}
-	s.setState(StateAppVersion, args[0])
+	s.setState(model.StateAppVersion, args[0])
 	return noOutput{}, nil
 }
 

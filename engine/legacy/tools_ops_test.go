@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // TestOpsToolOutputs checks the tools ops calls, with the flags ops passes
@@ -131,7 +132,7 @@ func TestApplicationStatusAndVersionAreKept(t *testing.T) {
 		t.Fatalf("application-version-set: %+v", r)
 	}
 	res := s.result()
-	if res.State[StateAppVersion] != "2.4.1" || !strings.Contains(res.State[StateAppStatus], "serving 3 units") {
+	if res.State[model.StateAppVersion] != "2.4.1" || !strings.Contains(res.State[model.StateAppStatus], "serving 3 units") {
 		t.Fatalf("result state = %v", res.State)
 	}
 	if res.Status != nil {

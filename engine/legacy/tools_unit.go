@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // configGet is `config-get [KEY] [--all]`: one option, or every option
@@ -160,7 +161,7 @@ func statusSet(s *session, c *call) (any, error) {
 			return nil, err
 		}
 		s.appStatus = st
-		s.setState(StateAppStatus, string(b))
+		s.setState(model.StateAppStatus, string(b))
 		return noOutput{}, nil
 	}
 	s.status, s.statusSet = st, true
