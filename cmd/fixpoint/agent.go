@@ -98,7 +98,7 @@ charms again and carries on.`,
 	f.StringVar(&dataDir, "data-dir", "", "where charms are unpacked and units keep their files")
 	f.StringVar(&address, "address", "", "this machine's address, its units' private-address (default: the address that reaches the controller)")
 	f.IntVar(&concurrency, "concurrency", agent.DefaultConcurrency(), "hooks that may run at once; the default is two per CPU")
-	f.DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
+	hookTimeoutFlag(f, &hookTimeout)
 	hookShellFlag(f, &hookShell)
 	f.StringVar(&logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")

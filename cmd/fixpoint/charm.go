@@ -406,7 +406,7 @@ changed anything. --no-update-status leaves it out.`,
 	cmd.Flags().IntVar(&schedule, "schedule", 0, "run only the schedule with this number, and print its trace")
 	cmd.Flags().IntVar(&machines, "machines", 1, "machines to spread units over (1: \"local\" at 127.0.0.1, as up)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "print every step of every schedule")
-	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", time.Minute, "how long one hook run may take before it is killed")
+	hookTimeoutFlag(cmd.Flags(), &hookTimeout)
 	cmd.Flags().BoolVar(&noTimer, "no-update-status", false, "do not fire the update-status timer when a schedule has nothing left to run")
 	return cmd
 }

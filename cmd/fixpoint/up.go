@@ -72,7 +72,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --until-converged, how long to wait for the fixed point")
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error")
 	cmd.Flags().BoolVar(&logJSON, "log-json", false, "log as JSON lines")
-	cmd.Flags().DurationVar(&hookTimeout, "hook-timeout", 5*time.Minute, "how long one hook run may take before it is killed")
+	hookTimeoutFlag(cmd.Flags(), &hookTimeout)
 	hookShellFlag(cmd.Flags(), &hookShell)
 	tune.flags(cmd.Flags())
 	limits.flags(cmd.Flags())

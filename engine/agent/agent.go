@@ -97,7 +97,7 @@ func New(client Client, cfg Config) *Agent {
 		cfg.Concurrency = DefaultConcurrency()
 	}
 	if cfg.HookTimeout <= 0 {
-		cfg.HookTimeout = 5 * time.Minute
+		cfg.HookTimeout = hookrun.DefaultTimeout
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 30 * time.Second

@@ -18,6 +18,17 @@ import (
 	"time"
 )
 
+// Defaults for a Spec's limits left zero, and for every setting that
+// passes them on (the --hook-timeout flags, the agent, the Juju adapter,
+// the simulator).
+const (
+	// DefaultTimeout is how long one hook run may take before it is
+	// killed.
+	DefaultTimeout = 5 * time.Minute
+	// DefaultMaxOutput caps a hook's stdout, in bytes.
+	DefaultMaxOutput = 1 << 20
+)
+
 // Spec describes one hook run.
 type Spec struct {
 	// Path is the executable.
@@ -29,9 +40,11 @@ type Spec struct {
 	InputEnv string
 	// Env is the run's own variables, added to BaseEnv; nothing else of
 	// the agent's environment reaches the hook.
-	Env     []string
+	Env []string
+	// Timeout bounds the run; default DefaultTimeout.
 	Timeout time.Duration
-	// MaxOutput caps stdout; a hook that prints more fails.
+	// MaxOutput caps stdout; a hook that prints more fails. Default
+	// DefaultMaxOutput.
 	MaxOutput int
 	// Track, if not nil, is told where the run's processes are (a
 	// *UnitLock records them for an agent restarted after a crash).
@@ -66,10 +79,10 @@ func (e *Error) Error() string {
 // Run executes spec and waits for it.
 func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	if spec.Timeout <= 0 {
-		spec.Timeout = 5 * time.Minute
+		spec.Timeout = DefaultTimeout
 	}
 	if spec.MaxOutput <= 0 {
-		spec.MaxOutput = 1 << 20
+		spec.MaxOutput = DefaultMaxOutput
 	}
 	name := filepath.Base(spec.Path)
 	// Never os.Environ(): the agent's environment holds its credentials.

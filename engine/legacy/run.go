@@ -18,12 +18,6 @@ import (
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 )
 
-// Defaults for Options left zero.
-const (
-	DefaultTimeout   = 5 * time.Minute
-	DefaultMaxOutput = 1 << 20
-)
-
 // Options configure one Run.
 type Options struct {
 	// CharmDir is the unpacked charm: dispatch, hooks/<name>, ...
@@ -46,14 +40,14 @@ type Options struct {
 	// "" every hook runs as its own executable.
 	ShellBinary string
 	// Timeout bounds each hook, as the operator's --hook-timeout says
-	// ("how long one hook run may take"); default DefaultTimeout. It does
+	// ("how long one hook run may take"); default hookrun.DefaultTimeout. It does
 	// not bound the whole call: the number of hooks in one call grows with
 	// what changed (a unit that sees 50 new units join runs 100 hooks),
 	// and a shared budget would fail such a call every time it is retried.
 	// ctx bounds the call.
 	Timeout time.Duration
 	// MaxOutput caps each hook's logged output; more is dropped, never an
-	// error. Default DefaultMaxOutput.
+	// error. Default hookrun.DefaultMaxOutput.
 	MaxOutput int
 	// Env is added to hookrun.BaseEnv for every hook; nothing else of the
 	// agent's environment reaches a hook.
@@ -268,10 +262,10 @@ func (o *Options) fill() error {
 		o.ShellBinary = ShellProgram(o.Log)
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = hookrun.DefaultTimeout
 	}
 	if o.MaxOutput <= 0 {
-		o.MaxOutput = DefaultMaxOutput
+		o.MaxOutput = hookrun.DefaultMaxOutput
 	}
 	return nil
 }

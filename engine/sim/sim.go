@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -39,7 +40,7 @@ type Options struct {
 	Machines int
 	// Parallel bounds the schedules run at once (default GOMAXPROCS).
 	Parallel int
-	// HookTimeout bounds one hook run (default one minute).
+	// HookTimeout bounds one hook run (default hookrun.DefaultTimeout).
 	HookTimeout time.Duration
 	// ToolsBinary is what old-hook charms' hook tools run as: fixpoint-hook
 	// or a fixpoint executable ("" means legacy.ToolsProgram's choice).
@@ -99,7 +100,7 @@ func (e *Env) Simulate(ctx context.Context, opts Options) (*Report, error) {
 		opts.Parallel = runtime.GOMAXPROCS(0)
 	}
 	if opts.HookTimeout <= 0 {
-		opts.HookTimeout = time.Minute
+		opts.HookTimeout = hookrun.DefaultTimeout
 	}
 	s := &sim{opts: opts, env: e.name, hooks: map[string]Hook{}, work: opts.WorkDir}
 	if s.work == "" {
