@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -377,9 +378,11 @@ func sortedMembers(st *model.State, rel int, units []*model.Unit) []*member {
 	return ms
 }
 
-// memberCache holds the sides of a state's relations, kept with the state
-// (model.State.Memo) so that every universe built from it shares them:
-// a hand-out's, a view's rebuild, a claim's pick.
+// memberCache holds the sides of a state's relations, kept for as long as
+// the state lives (membersOf) so that every universe built from it shares
+// them: a hand-out's, a view's rebuild, a claim's pick. The state changes
+// under it, so each side is checked against the state it is used with
+// (side); readers share it under the store's read lock, several at once.
 type memberCache struct {
 	mu    sync.Mutex
 	sides map[sideKey]*side
@@ -390,11 +393,23 @@ type sideKey struct {
 	svc string
 }
 
-// membersKey names the memberCache among the state's memos.
-type membersKey struct{}
+// memberCaches maps each state universes are built from, held weakly, to
+// its memberCache; an entry goes when its state is collected. A decoded or
+// cloned state is another state and starts with a cache of its own.
+var memberCaches sync.Map // weak.Pointer[model.State] -> *memberCache
 
+// membersOf returns st's memberCache, made the first time it is asked
+// for. Two first callers may both make one; one wins and both get it.
 func membersOf(st *model.State) *memberCache {
-	return st.Memo(membersKey{}, func() any { return &memberCache{sides: map[sideKey]*side{}} }).(*memberCache)
+	k := weak.Make(st)
+	if c, ok := memberCaches.Load(k); ok {
+		return c.(*memberCache)
+	}
+	c, loaded := memberCaches.LoadOrStore(k, &memberCache{sides: map[sideKey]*side{}})
+	if !loaded {
+		runtime.AddCleanup(st, func(k weak.Pointer[model.State]) { memberCaches.Delete(k) }, k)
+	}
+	return c.(*memberCache)
 }
 
 // side returns the side of relation rel made of service svc's units.

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+	"weak"
 
 	"github.com/fixpoint/fixpoint/engine/unijson"
 	"github.com/fixpoint/fixpoint/model"
@@ -281,4 +283,43 @@ func TestAPassFindsEachSideOnce(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// Each state has its own memberCache, kept while the state lives: a clone
+// starts with its own, and a collected state's cache goes with it.
+func TestMemberCacheLivesWithItsState(t *testing.T) {
+	s := newMemStore()
+	shop(t, s, 2, 2)
+	var st *model.State
+	_ = s.View(func(v *model.State) error { st = v.Clone(); return nil })
+	c := membersOf(st)
+	if membersOf(st) != c {
+		t.Fatal("a state's cache is made again on the second ask")
+	}
+	if uni, _ := Build(st, "web/0"); uni == nil || len(uni.Relations) == 0 {
+		t.Fatalf("web/0 sees %+v, want its relation to db", uni)
+	}
+	if len(c.sides) == 0 {
+		t.Fatal("a universe built from the state left no side in its cache")
+	}
+	clone := st.Clone()
+	if membersOf(clone) == c {
+		t.Fatal("a clone shares its original's cache")
+	}
+	k := weak.Make(clone)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		runtime.GC()
+		if _, ok := memberCaches.Load(k); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cache of a collected state is still kept")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, ok := memberCaches.Load(weak.Make(st)); !ok {
+		t.Fatal("the cache of a live state went")
+	}
+	runtime.KeepAlive(st)
 }

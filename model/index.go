@@ -3,7 +3,6 @@ package model
 import (
 	"slices"
 	"sort"
-	"sync"
 )
 
 // index holds lookups derived from the state: a unit's universe and every
@@ -18,9 +17,6 @@ type index struct {
 	units map[string][]*Unit
 	// relations maps a service to the relations it takes part in, by id.
 	relations map[string][]*Relation
-	// memos holds what readers derive from the state and keep with it
-	// (State.Memo).
-	memos sync.Map
 }
 
 func (s *State) lookups() *index {
