@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/fixpoint/fixpoint/internal/backoff"
+	"github.com/fixpoint/fixpoint/raftstore/backoff"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fixpoint/fixpoint/internal/conncap"
+	"github.com/fixpoint/fixpoint/cmd/fixpoint/internal/conncap"
 )
 
 // What one client can hold of a node's API. A cluster's agents each keep

@@ -14,10 +14,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
 
+	"github.com/fixpoint/fixpoint/cmd/fixpoint/internal/gcidle"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
-	"github.com/fixpoint/fixpoint/internal/cork"
-	"github.com/fixpoint/fixpoint/internal/gcidle"
+	"github.com/fixpoint/fixpoint/engine/api/cork"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
@@ -185,7 +185,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 // apiTLS is the TLS config the API is served with: conf's identity, and
 // HTTP/1.1 whatever the client offers, as over plain HTTP. One request
 // at a time per connection is what lets a work answer go out in one
-// write (internal/cork) and keeps a long poll from sharing its
+// write (engine/api/cork) and keeps a long poll from sharing its
 // connection with the answers an agent waits for.
 func apiTLS(conf *tls.Config) *tls.Config {
 	c := conf.Clone()

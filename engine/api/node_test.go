@@ -16,8 +16,8 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
-	"github.com/fixpoint/fixpoint/internal/cork"
-	"github.com/fixpoint/fixpoint/internal/cork/corktest"
+	"github.com/fixpoint/fixpoint/engine/api/cork"
+	"github.com/fixpoint/fixpoint/engine/api/cork/corktest"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"

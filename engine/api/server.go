@@ -20,8 +20,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api/cork"
 	"github.com/fixpoint/fixpoint/engine/charm"
-	"github.com/fixpoint/fixpoint/internal/cork"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
@@ -431,7 +431,7 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 	writeWork(w, work)
 }
 
-// corked sends each answer of h in one write (internal/cork): a change's
+// corked sends each answer of h in one write (engine/api/cork): a change's
 // 100 work answers of ~5 KiB went out in two writes each, on the leader
 // and again on a follower relaying them. Only for handlers that write
 // one bounded answer: what a corked handler flushes is held.

@@ -1,6 +1,6 @@
 package schedule
 
-import "github.com/fixpoint/fixpoint/internal/backoff"
+import "github.com/fixpoint/fixpoint/raftstore/backoff"
 
 // Backoff spaces a failed unit's retries.
 type Backoff = backoff.Policy

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixpoint/fixpoint/internal/cork/corktest"
+	"github.com/fixpoint/fixpoint/engine/api/cork/corktest"
 )
 
 // answer writes size bytes as one answer with its length, corked if
