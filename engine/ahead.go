@@ -16,10 +16,9 @@ type aheadJob struct {
 }
 
 // builders build a pass's universes ahead on every processor (prebuild),
-// each job as soon as it is chosen. Started after the choice, they waited
-// for all of it: 0.2-0.4 ms of one core under mu for a change's 100 looks
-// (bench/agents' traced stages). The choice holds mu, so adding a job
-// never waits for the workers.
+// each job as soon as it is chosen, so that building overlaps the choice
+// instead of following it. The choice holds mu, so adding a job never
+// waits for the workers.
 type builders struct {
 	st     *model.State
 	shared *pass
@@ -127,8 +126,7 @@ func buildAhead(st *model.State, j aheadJob, shared *pass, size int) *prebuilt {
 		p.rehashed = true
 	}
 	p.run = schedule.RunUniverse(st, st.Units[j.name], p.uni, p.hash, p.seen)
-	// Grown once: appended to from empty, a 4 KB universe was copied
-	// eight times as it grew.
+	// Sized from the universe's estimate, so the buffer grows once.
 	if b, err := unijson.Append(make([]byte, 0, size), &p.run, appendUnits(members)); err == nil {
 		p.runJSON = b
 	}

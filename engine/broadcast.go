@@ -14,10 +14,9 @@ type broadcast struct {
 	// learns of a notify it was not yet waiting for.
 	gen uint64
 	// taken says cur was handed to a waiter since the last notify. A
-	// notify nobody waits for closes nothing: each report of a change
-	// notified the machines of every queued unit, and the channels
-	// made for rounds no poll had taken were 8 of the 101 MB the
-	// server allocated in 6 s of bench/agents' change rounds.
+	// notify nobody waits for closes nothing and makes no channel:
+	// every report notifies the machines of every queued unit, most
+	// with no poll waiting.
 	taken bool
 }
 
@@ -112,10 +111,9 @@ func (c *Controller) wakeMachine(machine string, b *broadcast, last uint64) {
 
 // logLast is the last index in the store's log, applied or not, or 0 if
 // the store cannot tell (InFlight). A woken work poll lets the entries
-// that were in the log when it was woken land before it looks (burst):
-// read when the poll gets to run instead, it took in the results that
-// the first agents of the same change had sent meanwhile, and the 100th
-// poll of a change waited for the first 99's reports to be applied.
+// that were in the log when it was woken land before it looks (burst).
+// It is read at the wake, not when the poll gets to run, so that a poll
+// never waits for the results other agents sent for the same change.
 func (c *Controller) logLast() uint64 {
 	if log, ok := c.store.(InFlight); ok {
 		return log.LastIndex()
@@ -136,10 +134,8 @@ func (c *Controller) wakeQueued() {
 	if left == 0 || c.queue.Len() == 0 {
 		return
 	}
-	// One set kept for every call: each settled unit's report calls
-	// this, and a set made per call, sized for the 1,000 machines
-	// known, was half of what the server allocated during bench/agents'
-	// change rounds.
+	// One set kept for every call and cleared after it: every settled
+	// unit's report calls this, so it allocates nothing per call.
 	seen := c.wokeQueued
 	defer clear(seen)
 	last := c.logLast()

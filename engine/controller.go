@@ -35,7 +35,7 @@ type InFlight interface {
 // Backoff spaces automatic retries of a failing hook (engine/schedule).
 type Backoff = schedule.Backoff
 
-// DefaultBackoff is DESIGN's 5 s doubling to 5 min.
+// DefaultBackoff doubles from 5 s to 5 min, as DESIGN.md fixes.
 var DefaultBackoff = schedule.DefaultBackoff
 
 // DefaultUpdateStatus is the update-status timer's interval, Juju's 5 min.

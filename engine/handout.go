@@ -33,8 +33,8 @@ type look struct {
 	pushed bool
 	// polling says the poll is counted in Controller.polling: from its
 	// first look to the look that finds work, which ends the count in
-	// the same pass. Ending it after the answer took the controller's
-	// lock once more per poll, in a queue behind the whole batch.
+	// the same pass, so that no poll takes the controller's lock again
+	// after its answer.
 	polling bool
 
 	work []wire.Work
@@ -50,12 +50,9 @@ type look struct {
 // lookQueue batches the looks of work polls that arrive together: one
 // goroutine serves every look queued, all of them in one pass under the
 // store's read lock and the controller's lock, and answers each as soon
-// as its claim is made. A change of a 100-unit service wakes 100 polls at
-// once; looking one poll at a time, each took the controller's lock in
-// turn, and every hand-over of that lock waited for the next poll's
-// goroutine to be scheduled: the 100th poll got its work 60 ms after the
-// commit for ~15 ms of claims (bench/agents, "Agents waking" in
-// bench/README.md).
+// as its claim is made. The polls one change wakes are served together,
+// so the controller's lock is taken once per pass, not once per poll, and
+// no hand-over of it waits for another poll's goroutine to be scheduled.
 type lookQueue struct {
 	mu      sync.Mutex
 	pending []*look
@@ -76,9 +73,9 @@ type lookQueue struct {
 // their looks at once. maxPass bounds the looks one pass claims, all
 // under mu, which status and reports wait for; maxAhead bounds about how
 // many universes it builds ahead, which it holds with their encodings
-// until its last claim: each look may ask for up to 256 units, and the
-// ten polls of bench/scale's 100,000-unit run, pushed into one pass,
-// raised the leader's peak from 1,686 to 1,802 MiB (1,723 MiB bounded).
+// until its last claim: each look may ask for up to 256 units, so the
+// bound keeps a pass's memory to about maxAhead universes however many
+// polls are pushed into it.
 const maxPass = 256
 
 var maxAhead = 1024 // a variable for the tests
@@ -114,14 +111,12 @@ func (q *lookQueue) serve(c *Controller) {
 	for {
 		// The polls one signal wakes are on the run queues behind this
 		// goroutine, which their first look started: yielding once lets
-		// them queue their looks for this pass. Without it a change's
-		// 100 looks were served in up to 75 passes, most of one look,
-		// each built alone under the lock (bench/agents' stage stamps).
+		// them queue their looks for this pass rather than one pass
+		// each. Only batching depends on it, never correctness.
 		runtime.Gosched()
 		// A wake that pushes looks (push.go) holds mu while it pushes
 		// every look of its change: the pass waits for it to end, and
-		// then serves them all. Taken at its first push, the pass held
-		// 10 of a change's 100 looks and the rest waited for the next.
+		// then serves them all rather than the first few.
 		c.mu.Lock()
 		c.mu.Unlock() //lint:ignore SA2001 an empty critical section: the wait is the point
 		q.mu.Lock()
@@ -183,9 +178,9 @@ func (c *Controller) servePass(batch []*look) (handed bool) {
 // answerLocked is lookLocked and the look's answer, with the wakes its
 // claim made held until l.done is closed. A claim that rebuilds its
 // unit's view requeues it and wakes the machine: made at once, the
-// wake's signal woke the poll being answered, which a push had already
-// queued, a moment before its answer (WorkStats.WokenTwice, flaky in
-// TestAChangeIsHandedOutInOnePass). Held, it reaches the machine's
+// wake's signal would wake the poll being answered, which a push had
+// already queued, a moment before its answer (WorkStats.WokenTwice). Held,
+// it reaches the machine's
 // other polls, and this one if it found nothing, in the same pass.
 // It says whether the look was handed work. Called with mu.
 func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
@@ -265,9 +260,9 @@ type prebuilt struct {
 // the pass serves: the looks whose universes fit in maxAhead, and at
 // least one. Called with the store's read lock, not mu: the
 // state cannot move until the claims are made under the same read lock,
-// and building (universe, hash, events) is what the claims cost; serial
-// under mu, the 100 claims of a change took one core for 15-25 ms while
-// the other idled. What the claims then choose is decided afresh under
+// and building (universe, hash, events) is what the claims cost, so it
+// runs on every processor outside mu. What the claims then choose is
+// decided afresh under
 // mu: a unit built here and not chosen is dropped, and one chosen and not
 // built here is built as before (takePrebuilt, lookQueue.run).
 func (c *Controller) prebuild(st *model.State, batch []*look) int {

@@ -26,7 +26,8 @@ func Hash(u *charmapi.Universe) string {
 // hashCounted is Hash that also says how many bytes it hashed. It writes
 // a canonical encoding straight into the hash - every string
 // length-prefixed, every map in key order - instead of going through
-// encoding/json's reflection, which was 40% of the control plane's CPU.
+// encoding/json's reflection, which would cost more than the rest of a
+// rebuild.
 func hashCounted(u *charmapi.Universe) (string, int) {
 	return hashWith(u, nil)
 }

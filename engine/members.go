@@ -15,10 +15,8 @@ import (
 
 // member is one relation member's settings as the universes that show it
 // hold them, made once and shared read-only by every one of them: a
-// change of a 100-unit peer service builds 100 universes of 99 members
-// each, and making each member's map (with private-address added) and
-// its encoding in every universe was 10,000 map copies per change where
-// 100 differ.
+// change of an n-unit peer service builds n universes of n-1 members
+// each, and only the members that changed are made again.
 type member struct {
 	name string
 	// bag and addr are what data was made from; a member whose settings
@@ -30,17 +28,14 @@ type member struct {
 	// made on a copy (TestUniverseMapsAreNotWritten).
 	data map[string]string
 	// hashed is the member's part of a universe's hash encoding (its
-	// name and data), made by the first universe hashed with it: the 99
-	// peers of a 100-unit service were encoded again, keys sorted, in
-	// each of the 100 universes of a change. Kept for good, with the
-	// members strongly held, these were 35 MB at 100,000 units; a member
-	// is now held only while universes use it (side.slots).
+	// name and data), made by the first universe hashed with it and
+	// shared by every universe that shows the member; it lives as long
+	// as the member, which universes hold (side.slots).
 	hashed atomic.Pointer[[]byte]
 	// encoded is the member as a universe's JSON shows it among its
 	// relation's units, made by the first universe encoded with it:
-	// found by name in each universe's map and appended from a cache
-	// keyed by relation and name, the members of a change's 100
-	// universes were a fifth of building them ahead (prebuild).
+	// shared by every universe that shows the member, so encoding a
+	// universe appends its members' bytes rather than encoding them.
 	encoded atomic.Pointer[[]byte]
 }
 
@@ -109,11 +104,10 @@ type side struct {
 	// slots holds each unit's member, made by the first universe that
 	// shows it; universes are built on several processors at once.
 	// Members and views are held weakly, for as long as something else
-	// holds them (the universes of a pass, the views they share): kept
-	// for good, the members of 100,000 units were 78 MB of the leader's
-	// heap at the fixed point, and its peak came within 90 MiB of the 2
-	// GiB bound. A member collected is made again by the next universe
-	// that shows it.
+	// holds them (the universes of a pass, the views they share), so
+	// that the leader's memory at the fixed point does not grow with
+	// every member ever shown. A member collected is made again by the
+	// next universe that shows it.
 	slots []atomic.Pointer[weak.Pointer[member]]
 	// shared is the last view made for the other side's units, which
 	// all see the same members (side.view).
@@ -164,10 +158,9 @@ type memberView struct {
 // viewers of the other side all see the same members, and share one view
 // while those are the same: a change that touches none of them (a config
 // change) makes no map and no member set again. Each peer sees all but
-// itself, so its view is its own; it is made per universe (kept, they
-// would be n maps of n-1 members: 4 KB per unit at 100 units, 40 KB at
-// 1,000, more than the rest of a unit's memory on the leader), with its
-// member set made once per side (side.allBut). shared false (container
+// itself, so its view is its own; it is made per universe and not kept
+// (kept, they would be n maps of n-1 members, growing with the square of
+// the service), with its member set made once per side (side.allBut). shared false (container
 // scope) makes a view for this universe alone.
 func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, jn *joined, shared bool) *memberView {
 	// at holds the members shown by their place on the side; pooled,

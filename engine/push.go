@@ -4,11 +4,9 @@ import "slices"
 
 // A sleeping work poll is answered by the wake that concerns it: the wake,
 // made under the controller's lock, queues the poll's look itself, so
-// that the pass starts at once with every look of the change. Left to
-// their goroutines, the 100 polls of one change woke over 0.3-2.6 ms;
-// the first few started a pass of their own, and the rest waited for it
-// to end before theirs began (bench/agents' stage stamps: passes of 2
-// and 98, of 14 and 86 looks).
+// that the pass starts at once with every look of the change, instead of
+// the first polls to wake starting a pass of their own and the rest
+// waiting for it to end.
 //
 // A look is pushed only when the entries in the log at the wake are all
 // applied, which is what the woken poll's burst would wait for; otherwise
@@ -83,10 +81,9 @@ func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 // notify then has nobody to wake. A pushed poll waits for its answer as
 // well as for the signal; a poll that looked before the wake but is not
 // asleep yet, or one that a pass served and is going back to sleep, is
-// parked and not pushed, so it still gets the signal. Each pushed poll
-// used to be woken twice, by the signal and then by its answer: 100
-// goroutines of one change woken on the other core while the wake loop
-// ran, each taking the queue's lock back from it (bench/agents' trace).
+// parked and not pushed, so it still gets the signal. A pushed poll is
+// woken once, by its answer, not also by the signal, so the wake loop
+// does not race the goroutines it wakes for the queue's lock.
 func (c *Controller) push(machine string, last uint64) (all bool) {
 	q := &c.looks
 	q.mu.Lock()

@@ -9,11 +9,9 @@ import (
 
 // tally keeps what a status summary counts, unit by unit, between
 // summaries, so that a summary recounts the units whose phase may have
-// moved since the last one rather than every unit. A walk of every unit
-// under the controller's lock cost 5 ms at 10,000 units and 94-172 ms at
-// 100,000, paid by every waiter's poll after a change: an operator's
-// `apply --wait` asked at the commit, and its walk took a core from the
-// hand-outs of that very change (bench/agents' trace, bench/README.md).
+// moved since the last one rather than every unit: a summary's cost under
+// the controller's lock follows what changed, not the environment's size,
+// so a waiter's poll at a commit does not slow that commit's hand-outs.
 //
 // A unit's phase moves with its own record and its view (marked where
 // the controller learns of them: refreshLocked, rebuilt) and with its
@@ -167,9 +165,9 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
 }
 
 // walkLocked yields every unit as it counts now and counts it in s: the
-// summary of a busy tally, which keeps no count per unit. Writing one per
-// unit at every summary of a first convergence of 100,000 units made
-// the count 1.2x the walk it replaced, and the leader's peak higher.
+// summary of a busy tally, which keeps no count per unit: while most
+// units move at once (a first convergence), counting afresh costs less
+// than keeping a count per unit.
 func (c *Controller) walkLocked(st *model.State, now time.Time, s *Summary) iter.Seq2[string, unitTally] {
 	return func(yield func(string, unitTally) bool) {
 		t := &c.tally

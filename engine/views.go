@@ -12,9 +12,8 @@ import (
 // the hash, not the universe. Universes are built when they are handed
 // out, held by the claim until the result comes back, and dropped: the
 // memory they take is bounded by the hooks in flight, not by the
-// environment. (Views that kept the universe, or only its Seen record,
-// held one entry per member per unit: 2,000 units of 2,000-member
-// universes took ~2 GiB.)
+// environment: a view never holds a universe or its Seen record, which
+// grow with the members each unit sees.
 type view struct {
 	hash    string
 	machine string
