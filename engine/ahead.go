@@ -126,7 +126,8 @@ func buildAhead(st *model.State, j aheadJob, shared *pass, size int) *prebuilt {
 		p.rehashed = true
 	}
 	p.run = schedule.RunUniverse(st, st.Units[j.name], p.uni, p.hash, p.seen)
-	// Sized from the universe's estimate, so the buffer grows once.
+	// Sized for the largest encoding this worker has made, so the
+	// buffer seldom grows.
 	if b, err := unijson.Append(make([]byte, 0, size), &p.run, appendUnits(members)); err == nil {
 		p.runJSON = b
 	}

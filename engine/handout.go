@@ -179,10 +179,10 @@ func (c *Controller) servePass(batch []*look) (handed bool) {
 // claim made held until l.done is closed. A claim that rebuilds its
 // unit's view requeues it and wakes the machine: made at once, the
 // wake's signal would wake the poll being answered, which a push had
-// already queued, a moment before its answer (WorkStats.WokenTwice). Held,
-// it reaches the machine's
-// other polls, and this one if it found nothing, in the same pass.
-// It says whether the look was handed work. Called with mu.
+// already queued, a moment before its answer (WorkStats.WokenTwice).
+// Held, it reaches the machine's other polls, and this one if it found
+// nothing, in the same pass. It says whether the look was handed work.
+// Called with mu.
 func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
 	c.looking = true
 	c.lookLocked(st, l)
@@ -258,13 +258,12 @@ type prebuilt struct {
 // units the looks of batch would claim now, and keeps them for the pass's
 // claims (take, run). It returns how many of the looks, from the first,
 // the pass serves: the looks whose universes fit in maxAhead, and at
-// least one. Called with the store's read lock, not mu: the
-// state cannot move until the claims are made under the same read lock,
-// and building (universe, hash, events) is what the claims cost, so it
-// runs on every processor outside mu. What the claims then choose is
-// decided afresh under
-// mu: a unit built here and not chosen is dropped, and one chosen and not
-// built here is built as before (takePrebuilt, lookQueue.run).
+// least one. Called with the store's read lock, not mu: the state cannot
+// move until the claims are made under the same read lock, and building
+// (universe, hash, events) is what the claims cost, so it runs on every
+// processor outside mu. What the claims then choose is decided afresh
+// under mu: a unit built here and not chosen is dropped, and one chosen
+// and not built here is built as before (takePrebuilt, lookQueue.run).
 func (c *Controller) prebuild(st *model.State, batch []*look) int {
 	// The state's lazily built lookups are built here, once, before the
 	// workers read them.
