@@ -77,11 +77,11 @@ var closed = func() chan struct{} {
 // readyFor returns machine's wake-up signal, made on first use. Called
 // with mu.
 func (c *Controller) readyFor(machine string) *broadcast {
-	b := c.ready[machine]
+	b := c.disp.ready[machine]
 	if b == nil {
 		nb := newBroadcast()
 		b = &nb
-		c.ready[machine] = b
+		c.disp.ready[machine] = b
 	}
 	return b
 }
@@ -89,7 +89,7 @@ func (c *Controller) readyFor(machine string) *broadcast {
 // wake tells machine's work polls to look again, once the entries in the
 // log by now are applied. Called with mu.
 func (c *Controller) wake(machine string) {
-	if b := c.ready[machine]; b != nil {
+	if b := c.disp.ready[machine]; b != nil {
 		c.wakeMachine(machine, b, c.logLast())
 	}
 }
@@ -99,8 +99,8 @@ func (c *Controller) wake(machine string) {
 // asleep (push); when push took every one, there is nobody left to
 // signal. Called with mu.
 func (c *Controller) wakeMachine(machine string, b *broadcast, last uint64) {
-	if c.looking {
-		c.held = append(c.held, heldWake{machine, last})
+	if c.disp.looking {
+		c.disp.held = append(c.disp.held, heldWake{machine, last})
 		return
 	}
 	if c.push(machine, last) {
@@ -130,25 +130,25 @@ func (c *Controller) logLast() uint64 {
 // and a full walk per settled unit made the leader's cost quadratic (89 %
 // of its CPU in a profile at 100,000 units).
 func (c *Controller) wakeQueued() {
-	left := len(c.ready)
-	if left == 0 || c.queue.Len() == 0 {
+	left := len(c.disp.ready)
+	if left == 0 || c.disp.queue.Len() == 0 {
 		return
 	}
 	// One set kept for every call and cleared after it: every settled
 	// unit's report calls this, so it allocates nothing per call.
-	seen := c.wokeQueued
+	seen := c.disp.wokeQueued
 	defer clear(seen)
 	last := c.logLast()
-	for name := range c.queue.All() {
+	for name := range c.disp.queue.All() {
 		if left == 0 {
 			return
 		}
-		v := c.views[name]
+		v := c.stale.views[name]
 		if v == nil || seen[v.machine] {
 			continue
 		}
 		seen[v.machine] = true
-		if b := c.ready[v.machine]; b != nil {
+		if b := c.disp.ready[v.machine]; b != nil {
 			c.wakeMachine(v.machine, b, last)
 			left--
 		}
@@ -159,7 +159,7 @@ func (c *Controller) wakeQueued() {
 // Called with mu.
 func (c *Controller) wakeAll() {
 	last := c.logLast()
-	for machine, b := range c.ready {
+	for machine, b := range c.disp.ready {
 		c.wakeMachine(machine, b, last)
 	}
 }

@@ -52,10 +52,10 @@ func TestWakeQueuedAllocatesNothing(t *testing.T) {
 	for i := range 1000 {
 		ctl.readyFor(fmt.Sprintf("m%04d", i))
 	}
-	for name := range ctl.views {
-		ctl.queue.Add(name)
+	for name := range ctl.stale.views {
+		ctl.disp.queue.Add(name)
 	}
-	if ctl.queue.Len() == 0 {
+	if ctl.disp.queue.Len() == 0 {
 		t.Fatal("nothing queued: the test would measure nothing")
 	}
 	if n := testing.AllocsPerRun(100, ctl.wakeQueued); n != 0 {

@@ -60,9 +60,9 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 			out <- work
 		}()
 		waitFor(t, "a0's poll asleep, its look parked for a push", func() bool {
-			ctl.looks.mu.Lock()
-			defer ctl.looks.mu.Unlock()
-			return len(ctl.looks.asleep["a0"]) > 0
+			ctl.disp.looks.mu.Lock()
+			defer ctl.disp.looks.mu.Unlock()
+			return len(ctl.disp.looks.asleep["a0"]) > 0
 		})
 		return out
 	}

@@ -20,19 +20,19 @@ import (
 func (c *Controller) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
 	var next time.Time
 	cands := func(yield func(schedule.Candidate) bool) {
-		for name, cl := range c.claims {
-			if v := c.views[name]; v != nil && now.Before(cl.until) && !cl.timer {
+		for name, cl := range c.disp.claims {
+			if v := c.stale.views[name]; v != nil && now.Before(cl.until) && !cl.timer {
 				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
 					return
 				}
 			}
 		}
-		for name, at := range c.queue.All() {
-			v := c.views[name]
+		for name, at := range c.disp.queue.All() {
+			v := c.stale.views[name]
 			if v == nil {
 				continue
 			}
-			if cl, ok := c.claims[name]; ok && now.Before(cl.until) {
+			if cl, ok := c.disp.claims[name]; ok && now.Before(cl.until) {
 				continue
 			}
 			if now.Before(at) {
@@ -41,7 +41,7 @@ func (c *Controller) fullWalk(st *model.State, machine string, now time.Time) sc
 				}
 				continue
 			}
-			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.outdated[name] == viewHashUnknown}) {
+			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.outdated[name] == viewHashUnknown}) {
 				return
 			}
 		}
@@ -184,7 +184,7 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 				defer ctl.mu.Unlock()
 				ctl.refreshLocked(st)
 				for _, m := range machines {
-					got, want := ctl.queue.Choose(st, m, now, ctl.entry), ctl.fullWalk(st, m, now)
+					got, want := ctl.disp.queue.Choose(st, m, now, ctl.entry), ctl.fullWalk(st, m, now)
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("seed %d step %d machine %s: index %+v, full walk %+v; last steps %v", seed, step, m, got, want, trail)
 					}

@@ -45,20 +45,20 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			return
 		}
 		c.mu.Lock()
-		c.polling[machine]--
+		c.disp.polling[machine]--
 		if l.parked {
-			c.parked[machine]--
+			c.disp.parked[machine]--
 		}
 		// A pass that could not read the store answered without
 		// looking.
 		c.unpush(l)
-		c.contact[machine] = c.opts.Now()
+		c.disp.contact[machine] = c.opts.Now()
 		c.mu.Unlock()
 	}()
 	answered := false
 	for {
 		if !answered {
-			c.looks.do(c, l)
+			c.disp.looks.do(c, l)
 		}
 		answered = false
 		if l.err != nil || len(l.work) > 0 {
@@ -76,7 +76,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		// Read before sleep: once asleep, a pushed look's pass writes
 		// the look.
 		sig := l.sig
-		c.looks.sleep(l)
+		c.disp.looks.sleep(l)
 		signalled := false
 		select {
 		case <-ctx.Done():
@@ -88,7 +88,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			// the machine signals none of them.
 		}
 		t.Stop()
-		if c.looks.awake(l, signalled) {
+		if c.disp.looks.awake(l, signalled) {
 			// A wake pushed the look: the pass answers it as if the
 			// poll had looked.
 			<-l.done
@@ -143,12 +143,12 @@ type picked struct {
 // entry is what schedule.Queue.Choose needs of one unit besides the
 // queue: its view and its claim. Called with mu.
 func (c *Controller) entry(name string) schedule.Entry {
-	v := c.views[name]
+	v := c.stale.views[name]
 	if v == nil {
 		return schedule.Entry{}
 	}
-	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.outdated[name] == viewHashUnknown}
-	if cl := c.claims[name]; cl != nil {
+	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.outdated[name] == viewHashUnknown}
+	if cl := c.disp.claims[name]; cl != nil {
 		e.Claimed, e.Until, e.Timer = true, cl.until, cl.timer
 	}
 	return e
@@ -162,12 +162,12 @@ func (c *Controller) entry(name string) schedule.Entry {
 // the wave must be looked at again. Only the units handed out have a
 // universe built, so at most max are alive at once.
 func (c *Controller) pick(st *model.State, machine string, max int, now time.Time) (out []picked, next time.Time, changedBack bool) {
-	choice := c.queue.Choose(st, machine, now, c.entry)
+	choice := c.disp.queue.Choose(st, machine, now, c.entry)
 	for _, name := range choice.Run {
 		if max > 0 && len(out) >= max {
 			break
 		}
-		if c.outdated[name] != viewCurrent {
+		if c.stale.outdated[name] != viewCurrent {
 			var uni *charmapi.Universe
 			var seen *model.Seen
 			if p := c.takePrebuilt(name, ""); p != nil {
@@ -175,7 +175,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 			} else {
 				uni, seen = c.rebuild(st, name)
 			}
-			v := c.views[name]
+			v := c.stale.views[name]
 			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok || uni == nil {
 				// It changed back: it must not hold the wave any more.
 				changedBack = true
@@ -186,7 +186,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		}
 		// The hash is current: only the content is built, and not
 		// hashed again.
-		if p := c.takePrebuilt(name, c.views[name].hash); p != nil {
+		if p := c.takePrebuilt(name, c.stale.views[name].hash); p != nil {
 			c.work.Built++
 			out = append(out, picked{name, p.uni, p.seen})
 			continue
@@ -204,32 +204,32 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool) []wire.Work {
 	work := make([]wire.Work, 0, len(ps))
 	for _, p := range ps {
-		v := c.views[p.name]
+		v := c.stale.views[p.name]
 		u := st.Units[p.name]
 		var uni charmapi.Universe
 		var encoded []byte
 		if timer {
 			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.hash, p.seen)
-		} else if run, b := c.looks.run(p.name, p.uni, v.hash); run != nil {
+		} else if run, b := c.disp.looks.run(p.name, p.uni, v.hash); run != nil {
 			uni, encoded = *run, b
 		} else {
 			uni = schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
 		}
 		ch := st.Charms[uni.Charm]
-		c.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease),
+		c.disp.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.hash)}
 		c.watchLeaseLocked(now.Add(c.opts.Lease))
 		work = append(work, wire.Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
 			UniverseJSON: encoded})
 		if !timer {
-			c.runs[p.name]++
+			c.disp.runs[p.name]++
 		}
 	}
-	c.work.PeakClaims = max(c.work.PeakClaims, int64(len(c.claims)))
+	c.work.PeakClaims = max(c.work.PeakClaims, int64(len(c.disp.claims)))
 	if len(ps) > 0 {
 		// Pending to reconciling: status long polls look again.
-		c.changed.notify()
+		c.stat.changed.notify()
 	}
 	return work
 }
@@ -239,15 +239,15 @@ func (c *Controller) Release(machine string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	released := false
-	for name, cl := range c.claims {
+	for name, cl := range c.disp.claims {
 		if cl.machine == machine {
-			delete(c.claims, name)
+			delete(c.disp.claims, name)
 			released = true
 		}
 	}
 	if released {
-		c.changed.notify()
+		c.stat.changed.notify()
 	}
-	c.contact[machine] = c.opts.Now()
+	c.disp.contact[machine] = c.opts.Now()
 	c.wakeQueued()
 }

@@ -105,32 +105,50 @@ func (o *Options) defaults() {
 // poll for them.
 //
 // The rules (what is stale, which wave runs, when a failure retries, what
-// a run is given) are engine/schedule's; the controller holds the lock,
-// the cached views, the claims and their leases, and the long polls.
-// Claims are soft state that a new leader rebuilds from scratch.
+// a run is given) are engine/schedule's. The controller's state is kept by
+// job: staleness (what each unit would see, and whether that moved),
+// dispatch (who gets which work when) and status (what status shows and
+// who waits for it to move); all three are guarded by mu (see the package
+// doc for the lock order). Claims are soft state that a new leader
+// rebuilds from scratch.
 type Controller struct {
 	store Store
 	opts  Options
 
 	mu    sync.Mutex
+	stale staleness
+	disp  dispatch
+	stat  statusState
+	work  WorkStats
+}
+
+// staleness is, for each unit, the hash of the universe it would see at
+// index (its view) and how far that view is behind the state. It holds
+// no universe but the last reconciled one of each often-run unit, and
+// runs no goroutine: it is read and written under the store's read lock,
+// so that views and state agree.
+type staleness struct {
 	index uint64
+	// views is nil when none is built: the next refresh builds them all.
 	views map[string]*view
 	// outdated holds the units whose view is behind the state, and how.
 	outdated map[string]viewState
+	// last is the universe each often-run unit last reconciled, to name
+	// the keys that keep changing should it diverge.
+	last map[string]*charmapi.Universe
+}
+
+// dispatch is who gets which work when: the queue of units that may need
+// a run, the claims handed out and their leases, the long polls waiting
+// for work and the wakes that reach them, the update-status timers and
+// when each machine's agent was last heard. It owns every poll counter.
+type dispatch struct {
 	// queue holds the units that may need a run, so that claims look at
 	// those and not at every unit.
 	queue  *schedule.Queue
 	claims map[string]*claim
 	// lease fires when the earliest claim's lease ends (lease.go).
-	lease leaseWatch
-	// lastSummary is the last status summary, shared by the waiters
-	// that ask at the same index and generation (summary.go).
-	lastSummary *cachedSummary
-	// tally keeps the summary's counts between summaries (tally.go).
-	tally tally
-	// last is the universe each often-run unit last reconciled, to name
-	// the keys that keep changing should it diverge.
-	last    map[string]*charmapi.Universe
+	lease   leaseWatch
 	contact map[string]time.Time
 	// polling counts each machine's open long polls: an agent waiting
 	// for work is alive, however long it waits.
@@ -142,11 +160,8 @@ type Controller struct {
 	pushed map[string]int
 	// looks batches the work polls' looks (handout.go).
 	looks lookQueue
-	work  WorkStats
 	// runs counts hand-outs per unit since the views were last rebuilt.
 	runs map[string]int
-	// changed wakes status long polls: views or phases moved.
-	changed broadcast
 	// ready wakes one machine's work polls: a unit of that machine was
 	// queued, or what held its queued units back moved. An agent with
 	// nothing to do is never woken by a change elsewhere.
@@ -158,12 +173,26 @@ type Controller struct {
 	// wokeQueued is wakeQueued's set of machines woken, empty between
 	// calls.
 	wokeQueued map[string]bool
-	hist       *History
-	// phases is when status first showed each unit in its phase.
-	phases map[string]phaseMark
 	// lastRun is when each unit last ran, by machine, for the
 	// update-status timer (timer.go).
 	lastRun map[string]map[string]time.Time
+}
+
+// statusState is what status shows beyond the state and the views: when
+// each unit entered its phase, the counts kept between summaries, the last
+// summary, the hook runs' history, and the generation its long polls wait
+// on.
+type statusState struct {
+	// lastSummary is the last status summary, shared by the waiters
+	// that ask at the same index and generation (summary.go).
+	lastSummary *cachedSummary
+	// tally keeps the summary's counts between summaries (tally.go).
+	tally tally
+	// changed wakes status long polls: views or phases moved.
+	changed broadcast
+	hist    *History
+	// phases is when status first showed each unit in its phase.
+	phases map[string]phaseMark
 }
 
 // NewController returns a controller over store. Call Run to keep it in
@@ -171,23 +200,29 @@ type Controller struct {
 func NewController(store Store, opts Options) *Controller {
 	opts.defaults()
 	return &Controller{
-		store:      store,
-		opts:       opts,
-		views:      map[string]*view{},
-		outdated:   map[string]viewState{},
-		queue:      schedule.NewQueue(opts.Backoff),
-		claims:     map[string]*claim{},
-		last:       map[string]*charmapi.Universe{},
-		contact:    map[string]time.Time{},
-		polling:    map[string]int{},
-		parked:     map[string]int{},
-		pushed:     map[string]int{},
-		runs:       map[string]int{},
-		changed:    newBroadcast(),
-		ready:      map[string]*broadcast{},
-		wokeQueued: map[string]bool{},
-		hist:       NewHistory(DefaultHistory),
-		lastRun:    map[string]map[string]time.Time{},
+		store: store,
+		opts:  opts,
+		stale: staleness{
+			views:    map[string]*view{},
+			outdated: map[string]viewState{},
+			last:     map[string]*charmapi.Universe{},
+		},
+		disp: dispatch{
+			queue:      schedule.NewQueue(opts.Backoff),
+			claims:     map[string]*claim{},
+			contact:    map[string]time.Time{},
+			polling:    map[string]int{},
+			parked:     map[string]int{},
+			pushed:     map[string]int{},
+			runs:       map[string]int{},
+			ready:      map[string]*broadcast{},
+			wokeQueued: map[string]bool{},
+			lastRun:    map[string]map[string]time.Time{},
+		},
+		stat: statusState{
+			changed: newBroadcast(),
+			hist:    NewHistory(DefaultHistory),
+		},
 	}
 }
 
@@ -224,7 +259,7 @@ func (c *Controller) Run(ctx context.Context) error {
 func (c *Controller) Changed() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.changed.wait()
+	return c.stat.changed.wait()
 }
 
 // ChangedSince is closed once what status shows moved past generation gen
@@ -233,7 +268,7 @@ func (c *Controller) Changed() <-chan struct{} {
 func (c *Controller) ChangedSince(gen uint64) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.changed.since(gen)
+	return c.stat.changed.since(gen)
 }
 
 // NoteChange moves the status generation for a change status shows that
@@ -241,24 +276,24 @@ func (c *Controller) ChangedSince(gen uint64) <-chan struct{} {
 func (c *Controller) NoteChange() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.changed.notify()
+	c.stat.changed.notify()
 }
 
 // forget drops every view: the next refresh rebuilds them all.
 func (c *Controller) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.views == nil && len(c.claims) == 0 {
+	if c.stale.views == nil && len(c.disp.claims) == 0 {
 		return
 	}
-	c.views, c.index = nil, 0
-	c.last = map[string]*charmapi.Universe{}
+	c.stale.views, c.stale.index = nil, 0
+	c.stale.last = map[string]*charmapi.Universe{}
 	// Claims are the leader's: while another node leads, agents report
 	// there, and claims kept here would hold the wave back on our return.
-	c.claims = map[string]*claim{}
+	c.disp.claims = map[string]*claim{}
 	// Timers too: on our return every unit's starts afresh.
-	c.lastRun = map[string]map[string]time.Time{}
-	c.changed.notify()
+	c.disp.lastRun = map[string]map[string]time.Time{}
+	c.stat.changed.notify()
 	c.wakeAll()
 }
 
@@ -293,8 +328,8 @@ func (c *Controller) Stats() WorkStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w := c.work
-	c.looks.mu.Lock()
-	w.WokenTwice = c.looks.wokenTwice
-	c.looks.mu.Unlock()
+	c.disp.looks.mu.Lock()
+	w.WokenTwice = c.disp.looks.wokenTwice
+	c.disp.looks.mu.Unlock()
 	return w
 }

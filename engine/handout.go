@@ -148,16 +148,16 @@ func (c *Controller) servePass(batch []*look) (handed bool) {
 	err := c.store.View(func(st *model.State) error {
 		if n := c.prebuild(st, batch); n < len(batch) {
 			// Served by the next pass, first.
-			c.looks.mu.Lock()
-			c.looks.pending = append(slices.Clip(batch[n:]), c.looks.pending...)
-			c.looks.mu.Unlock()
+			c.disp.looks.mu.Lock()
+			c.disp.looks.pending = append(slices.Clip(batch[n:]), c.disp.looks.pending...)
+			c.disp.looks.mu.Unlock()
 			batch = batch[:n]
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.work.Passes++
 		// What the claims did not take is garbage after the pass.
-		defer func() { c.looks.pre, c.looks.taken = nil, nil }()
+		defer func() { c.disp.looks.pre, c.disp.looks.taken = nil, nil }()
 		for _, l := range batch {
 			if c.answerLocked(st, l) {
 				handed = true
@@ -184,18 +184,18 @@ func (c *Controller) servePass(batch []*look) (handed bool) {
 // nothing, in the same pass. It says whether the look was handed work.
 // Called with mu.
 func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
-	c.looking = true
+	c.disp.looking = true
 	c.lookLocked(st, l)
 	handed = len(l.work) > 0
 	close(l.done)
-	c.looking = false
-	for i, w := range c.held {
-		if b := c.ready[w.machine]; b != nil {
+	c.disp.looking = false
+	for i, w := range c.disp.held {
+		if b := c.disp.ready[w.machine]; b != nil {
 			c.wakeMachine(w.machine, b, w.last)
 		}
-		c.held[i] = heldWake{}
+		c.disp.held[i] = heldWake{}
 	}
-	c.held = c.held[:0]
+	c.disp.held = c.disp.held[:0]
 	return handed
 }
 
@@ -207,12 +207,12 @@ func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
 // as polling.
 func (c *Controller) lookLocked(st *model.State, l *look) {
 	if !l.polling {
-		c.polling[l.machine]++
+		c.disp.polling[l.machine]++
 		l.polling = true
 	}
-	c.contact[l.machine] = c.opts.Now()
+	c.disp.contact[l.machine] = c.opts.Now()
 	if l.parked {
-		c.parked[l.machine]--
+		c.disp.parked[l.machine]--
 		l.parked = false
 	}
 	c.unpush(l)
@@ -227,12 +227,12 @@ func (c *Controller) lookLocked(st *model.State, l *look) {
 		l.work, l.next = c.claimLocked(st, l.machine, l.max)
 	}
 	if len(l.work) == 0 {
-		c.parked[l.machine]++
+		c.disp.parked[l.machine]++
 		l.parked = true
 		return
 	}
 	// The poll ends with this answer.
-	c.polling[l.machine]--
+	c.disp.polling[l.machine]--
 	l.polling = false
 }
 
@@ -279,17 +279,17 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 			served = li
 			break
 		}
-		choice := c.queue.Choose(st, l.machine, now, c.entry)
+		choice := c.disp.queue.Choose(st, l.machine, now, c.entry)
 		for i, name := range choice.Run {
 			if l.max > 0 && i >= l.max {
 				break
 			}
-			v := c.views[name]
-			if v == nil || c.claims[name] != nil {
+			v := c.stale.views[name]
+			if v == nil || c.disp.claims[name] != nil {
 				continue
 			}
 			j := aheadJob{name: name}
-			if c.outdated[name] == viewCurrent {
+			if c.stale.outdated[name] == viewCurrent {
 				j.hash = v.hash
 			}
 			// One universe alone has nothing to share between
@@ -312,7 +312,7 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 	}
 	built := b.wait()
 	c.mu.Lock()
-	c.looks.pre = built
+	c.disp.looks.pre = built
 	c.mu.Unlock()
 	return served
 }
@@ -321,7 +321,7 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 // it was built with the view's hash (hash, "" for a view to rebuild).
 // Called with mu.
 func (c *Controller) takePrebuilt(name, hash string) *prebuilt {
-	q := &c.looks
+	q := &c.disp.looks
 	p := q.pre[name]
 	if p == nil || p.rehashed != (hash == "") || (hash != "" && p.hash != hash) {
 		return nil

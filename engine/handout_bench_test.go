@@ -61,7 +61,7 @@ func BenchmarkHandOut(b *testing.B) {
 					b.Fatalf("claim: %d units, %v", len(work), err)
 				}
 				ctl.mu.Lock()
-				delete(ctl.claims, work[0].Unit)
+				delete(ctl.disp.claims, work[0].Unit)
 				ctl.mu.Unlock()
 			}
 			handOut(0) // builds every view

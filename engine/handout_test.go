@@ -53,7 +53,7 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 				t.Fatalf("%s: %s batched got %s %s %+v; one at a time %s %s %+v", c.name, m,
 					got[0].Unit, got[0].Hash, got[0].Universe, want[0].Unit, want[0].Hash, want[0].Universe)
 			}
-			if cl := c.batched.claims[got[0].Unit]; cl == nil || cl.uni != got[0].Universe || cl.hash != got[0].Hash {
+			if cl := c.batched.disp.claims[got[0].Unit]; cl == nil || cl.uni != got[0].Universe || cl.hash != got[0].Hash {
 				t.Fatalf("%s: the claim of %s does not hold the universe handed out", c.name, got[0].Unit)
 			}
 			// Built ahead, it was encoded ahead: the bytes the answer
@@ -95,10 +95,10 @@ func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
 			t.Fatalf("%d looks still pending after five passes", len(batch))
 		}
 		ctl.servePass(batch)
-		ctl.looks.mu.Lock()
-		left := ctl.looks.pending
-		ctl.looks.pending = nil
-		ctl.looks.mu.Unlock()
+		ctl.disp.looks.mu.Lock()
+		left := ctl.disp.looks.pending
+		ctl.disp.looks.pending = nil
+		ctl.disp.looks.mu.Unlock()
 		served := batch[:len(batch)-len(left)]
 		if want := min(2, len(batch)); len(served) != want || !slices.Equal(left, batch[len(served):]) {
 			t.Fatalf("pass %d served %d of %d looks and left %d; want %d served and the rest left in order", pass, len(served), len(batch), len(left), want)
@@ -133,9 +133,9 @@ func TestServedWhenTheLooksAreServed(t *testing.T) {
 		t.Fatalf("claim with nothing to do = %d units, %v", len(work), err)
 	}
 	for deadline := time.Now().Add(time.Minute); ; runtime.Gosched() {
-		ctl.looks.mu.Lock()
-		serving := ctl.looks.serving
-		ctl.looks.mu.Unlock()
+		ctl.disp.looks.mu.Lock()
+		serving := ctl.disp.looks.serving
+		ctl.disp.looks.mu.Unlock()
 		if !serving {
 			break
 		}

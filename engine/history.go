@@ -72,7 +72,7 @@ func NewHistory(max int) *History {
 }
 
 // History returns the controller's record of recent hook runs.
-func (c *Controller) History() *History { return c.hist }
+func (c *Controller) History() *History { return c.stat.hist }
 
 // Observe calls fn with every run added from now on (metrics use it). fn
 // must not block.

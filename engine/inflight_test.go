@@ -53,7 +53,7 @@ func TestUniversesInFlightFollowTheHookSlots(t *testing.T) {
 		t.Fatalf("no fixed point after %d runs: %s", runs, st.Summary)
 	}
 	ctl.mu.Lock()
-	held := len(ctl.claims)
+	held := len(ctl.disp.claims)
 	ctl.mu.Unlock()
 	if held != 0 {
 		t.Fatalf("%d claims, each holding a universe, left at the fixed point", held)

@@ -23,7 +23,7 @@ type leaseWatch struct {
 // watchLeaseLocked makes sure the lease watch fires by until, the end of a
 // claim's lease. Called with mu.
 func (c *Controller) watchLeaseLocked(until time.Time) {
-	w := &c.lease
+	w := &c.disp.lease
 	if w.timer != nil && !w.at.After(until) {
 		return
 	}
@@ -41,12 +41,12 @@ func (c *Controller) watchLeaseLocked(until time.Time) {
 func (c *Controller) expireLeases() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := &c.lease
+	w := &c.disp.lease
 	w.timer = nil
 	now := c.opts.Now()
 	ended := false
 	var next time.Time
-	for _, cl := range c.claims {
+	for _, cl := range c.disp.claims {
 		switch {
 		case !now.Before(cl.until):
 			ended = ended || cl.until.After(w.seen)
@@ -56,7 +56,7 @@ func (c *Controller) expireLeases() {
 	}
 	w.seen = now
 	if ended {
-		c.changed.notify()
+		c.stat.changed.notify()
 		c.wakeQueued()
 	}
 	if !next.IsZero() {

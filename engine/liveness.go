@@ -11,7 +11,7 @@ import (
 // Touch records that machine's agent is alive.
 func (c *Controller) Touch(machine string) {
 	c.mu.Lock()
-	c.contact[machine] = c.opts.Now()
+	c.disp.contact[machine] = c.opts.Now()
 	c.mu.Unlock()
 }
 
@@ -48,8 +48,8 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 				if m.Lost {
 					cur[name] = true
 				}
-				last := c.contact[name]
-				if c.polling[name] > 0 {
+				last := c.disp.contact[name]
+				if c.disp.polling[name] > 0 {
 					last = now
 				}
 				if !m.Lost && last.Before(since) {
@@ -85,16 +85,16 @@ func (c *Controller) Running(machine string, units []string) {
 	}
 	cutoff := c.opts.Now().Add(-claimGrace)
 	dropped := false
-	for name, cl := range c.claims {
+	for name, cl := range c.disp.claims {
 		if cl.machine == machine && !running[name] && cl.at.Before(cutoff) {
-			delete(c.claims, name)
+			delete(c.disp.claims, name)
 			dropped = true
 		}
 	}
 	// A heartbeat that changes nothing wakes nobody: only a dropped claim
 	// can let a wave, or a unit's phase, move.
 	if dropped {
-		c.changed.notify()
+		c.stat.changed.notify()
 		c.wakeQueued()
 	}
 }

@@ -85,7 +85,7 @@ func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 // woken once, by its answer, not also by the signal, so the wake loop
 // does not race the goroutines it wakes for the queue's lock.
 func (c *Controller) push(machine string, last uint64) (all bool) {
-	q := &c.looks
+	q := &c.disp.looks
 	q.mu.Lock()
 	// The log is asked only for a machine with a poll asleep: a report
 	// wakes the machines of every queued unit, most of them running
@@ -109,13 +109,13 @@ func (c *Controller) push(machine string, last uint64) (all bool) {
 		for _, l := range pushed {
 			l.pushed = true
 		}
-		c.pushed[machine] += len(pushed)
+		c.disp.pushed[machine] += len(pushed)
 		c.work.Pushed += int64(len(pushed))
 		q.enqueue(c, pushed...)
 	}
 	// Pushed by this wake or by an earlier one of the same refresh.
-	n := c.pushed[machine]
-	return n > 0 && n == c.parked[machine]
+	n := c.disp.pushed[machine]
+	return n > 0 && n == c.disp.parked[machine]
 }
 
 // unpush ends l's count as pushed: a pass served it, or its poll ended.
@@ -125,7 +125,7 @@ func (c *Controller) unpush(l *look) {
 		return
 	}
 	l.pushed = false
-	if c.pushed[l.machine]--; c.pushed[l.machine] == 0 {
-		delete(c.pushed, l.machine)
+	if c.disp.pushed[l.machine]--; c.disp.pushed[l.machine] == 0 {
+		delete(c.disp.pushed, l.machine)
 	}
 }

@@ -19,10 +19,10 @@ func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 	ctl := NewController(s, Options{Window: time.Hour})
 	results := pollAll(running(t, ctl), ctl, machines)
 	waitFor(t, "every poll asleep, its look parked for a push", func() bool {
-		ctl.looks.mu.Lock()
-		defer ctl.looks.mu.Unlock()
+		ctl.disp.looks.mu.Lock()
+		defer ctl.disp.looks.mu.Unlock()
 		for _, m := range machines {
-			if len(ctl.looks.asleep[m]) == 0 {
+			if len(ctl.disp.looks.asleep[m]) == 0 {
 				return false
 			}
 		}
@@ -85,9 +85,9 @@ func TestWakesAskTheLogOnlyForSleepingPolls(t *testing.T) {
 	}
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
-	for name, v := range ctl.views {
+	for name, v := range ctl.stale.views {
 		ctl.readyFor(v.machine)
-		ctl.queue.Add(name)
+		ctl.disp.queue.Add(name)
 	}
 	ctl.wakeQueued()
 	ctl.wakeAll()
@@ -131,7 +131,7 @@ func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
 	if len(asleep.work)+len(looking.work) != 0 {
 		t.Fatal("a settled machine's looks found work")
 	}
-	ctl.looks.sleep(asleep)
+	ctl.disp.looks.sleep(asleep)
 	wake("a0")
 	if !closedNow(looking.sig.ch) {
 		t.Fatal("the wake pushed the poll asleep and left the one not asleep yet unsignalled")
@@ -139,7 +139,7 @@ func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
 
 	served := &look{machine: "a1", ctx: context.Background()}
 	look2(served)
-	ctl.looks.sleep(served)
+	ctl.disp.looks.sleep(served)
 	sig := served.sig
 	wake("a1")
 	if closedNow(sig.ch) {

@@ -28,23 +28,23 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	var results []model.Result
 	var stale []string
 	c.mu.Lock()
-	c.contact[machine] = now
+	c.disp.contact[machine] = now
 	for _, rep := range reports {
-		cl := c.claims[rep.Unit]
+		cl := c.disp.claims[rep.Unit]
 		if cl == nil || cl.hash != rep.Hash || cl.machine != machine {
 			stale = append(stale, rep.Unit)
 			continue
 		}
-		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.last[rep.Unit])
+		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.stale.last[rep.Unit])
 		res.Timer = cl.timer
 		c.noteRan(rep.Unit, machine, now)
 		if res.Error != "" {
-			res.RetryAt = c.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
+			res.RetryAt = c.disp.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
 		}
 		results = append(results, *res)
 	}
 	c.mu.Unlock()
-	c.hist.record(c.store, machine, reports, results, now)
+	c.stat.hist.record(c.store, machine, reports, results, now)
 	if len(results) == 0 {
 		return &model.Response{Skipped: stale}, nil
 	}
@@ -59,10 +59,10 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	}
 	c.mu.Lock()
 	for _, r := range results {
-		if cl := c.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
-			delete(c.claims, r.Unit)
-			if r.Error == "" && schedule.KeepLast(c.runs[r.Unit]) {
-				c.last[r.Unit] = cl.uni
+		if cl := c.disp.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
+			delete(c.disp.claims, r.Unit)
+			if r.Error == "" && schedule.KeepLast(c.disp.runs[r.Unit]) {
+				c.stale.last[r.Unit] = cl.uni
 			}
 		}
 	}
@@ -70,7 +70,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	c.wakeQueued()
 	// Reconciling to settled, after the refresh's notify and with no new
 	// entry: status long polls must hear of it too.
-	c.changed.notify()
+	c.stat.changed.notify()
 	c.mu.Unlock()
 	for _, u := range stale {
 		resp.Skipped = append(resp.Skipped, u+": universe moved on; it will run again")

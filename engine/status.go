@@ -132,7 +132,7 @@ func (c *Controller) Status() (*Status, error) {
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
 		out = c.statusLocked(st)
-		out.Generation = c.changed.gen
+		out.Generation = c.stat.changed.gen
 		return nil
 	})
 	return out, err
@@ -190,7 +190,7 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 		Reconciles: u.Reconciles,
 		Ports:      u.Ports,
 	}
-	cl := c.claims[name]
+	cl := c.disp.claims[name]
 	us.Phase = c.phaseLocked(name, u, cl, now)
 	switch us.Phase {
 	case Error:
@@ -199,7 +199,7 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 			us.Reason = fmt.Sprintf("attempt %d failed; retrying in %s", u.Error.Attempts, time.Until(time.Unix(0, u.Error.RetryAt)).Round(time.Second))
 		}
 	case Pending:
-		v := c.views[name]
+		v := c.stale.views[name]
 		switch {
 		case u.Error != nil && u.Resolved != nil:
 			us.Reason = "resolved: retrying"
@@ -224,17 +224,17 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 // phaseLocked is unit name's phase, the one rule status and its summary
 // share; cl is its claim, if any. Called with mu.
 func (c *Controller) phaseLocked(name string, u *model.Unit, cl *claim, now time.Time) string {
-	v := c.views[name]
+	v := c.stale.views[name]
 	switch {
 	case cl != nil && now.Before(cl.until) && !cl.timer:
 		// An update-status run leaves a settled unit settled.
 		return Reconciling
-	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, c.outdated[name]):
+	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, c.stale.outdated[name]):
 		return Error
 	case u.Error != nil:
 		// Resolved, or what it sees changed since: it runs again.
 		return Pending
-	case v == nil || c.outdated[name] == viewHashUnknown || v.hash != u.Reconciled:
+	case v == nil || c.stale.outdated[name] == viewHashUnknown || v.hash != u.Reconciled:
 		return Pending
 	default:
 		return Settled
@@ -264,9 +264,9 @@ func lostOn(st *model.State, u *model.Unit) bool {
 // prunePhasesLocked forgets the phase marks of units that are gone.
 // Called with mu.
 func (c *Controller) prunePhasesLocked(st *model.State) {
-	for name := range c.phases {
+	for name := range c.stat.phases {
 		if st.Units[name] == nil {
-			delete(c.phases, name)
+			delete(c.stat.phases, name)
 		}
 	}
 }
@@ -274,17 +274,17 @@ func (c *Controller) prunePhasesLocked(st *model.State) {
 // phaseSinceLocked is when unit name entered phase: the hand-out time of a
 // reconciling unit, otherwise the first status that showed the phase.
 func (c *Controller) phaseSinceLocked(name, phase string, now time.Time, cl *claim) time.Time {
-	if c.phases == nil {
-		c.phases = map[string]phaseMark{}
+	if c.stat.phases == nil {
+		c.stat.phases = map[string]phaseMark{}
 	}
 	if phase == Reconciling && cl != nil {
-		c.phases[name] = phaseMark{phase, cl.at}
+		c.stat.phases[name] = phaseMark{phase, cl.at}
 		return cl.at
 	}
-	m, ok := c.phases[name]
+	m, ok := c.stat.phases[name]
 	if !ok || m.phase != phase {
 		m = phaseMark{phase, now}
-		c.phases[name] = m
+		c.stat.phases[name] = m
 	}
 	return m.since
 }

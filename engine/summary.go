@@ -147,14 +147,14 @@ func (c *Controller) Summary(limit int) (*Summary, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
-		last := c.lastSummary
-		if last == nil || last.Index != st.Index || last.Generation != c.changed.gen || last.limit != limit {
+		last := c.stat.lastSummary
+		if last == nil || last.Index != st.Index || last.Generation != c.stat.changed.gen || last.limit != limit {
 			// Everything a summary shows moves the index or the
 			// generation (a lease that ends included): waiters woken
 			// by one change share one walk of the units.
 			last = &cachedSummary{Summary: c.summaryLocked(st, limit), limit: limit}
-			last.Generation = c.changed.gen
-			c.lastSummary = last
+			last.Generation = c.stat.changed.gen
+			c.stat.lastSummary = last
 		}
 		out = *last.Summary
 		return nil
@@ -171,7 +171,7 @@ type cachedSummary struct {
 
 func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	now := c.opts.Now()
-	t := &c.tally
+	t := &c.stat.tally
 	s := &Summary{
 		Index:       st.Index,
 		Environment: st.Name,
@@ -209,7 +209,7 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 		if phase == Settled {
 			continue
 		}
-		since := c.phaseSinceLocked(name, phase, now, c.claims[name])
+		since := c.phaseSinceLocked(name, phase, now, c.disp.claims[name])
 		if phase == Error {
 			errs++
 			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, byName)
@@ -221,7 +221,7 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	s.MoreBlocked = blocked - len(s.Blocked)
 	s.MoreStuck = stuck - len(s.Stuck)
 	s.LostMachines = lostOn.list()
-	if len(c.phases) > len(st.Units) {
+	if len(c.stat.phases) > len(st.Units) {
 		// Marks of removed units: only then is the walk of the marks
 		// worth it (the full status walks them every time).
 		c.prunePhasesLocked(st)
@@ -235,8 +235,8 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 // status, without adding marks: a unit status has shown in another phase
 // is settled from now. Called with mu.
 func (c *Controller) settledMarkLocked(name string, now time.Time) {
-	if m, ok := c.phases[name]; ok && m.phase != Settled {
-		c.phases[name] = phaseMark{Settled, now}
+	if m, ok := c.stat.phases[name]; ok && m.phase != Settled {
+		c.stat.phases[name] = phaseMark{Settled, now}
 	}
 }
 

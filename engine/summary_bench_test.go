@@ -121,7 +121,7 @@ func BenchmarkSummaryAfterAChange(b *testing.B) {
 					peerWrite(b, s, unit, map[string]string{"bump": fmt.Sprint(bump)})
 					if walk {
 						ctl.mu.Lock()
-						ctl.tally.recountAll()
+						ctl.stat.tally.recountAll()
 						ctl.mu.Unlock()
 					}
 					b.StartTimer()

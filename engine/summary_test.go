@@ -219,7 +219,7 @@ func TestLeaseWatchFiresByItself(t *testing.T) {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
 	ctl.mu.Lock()
-	gen := ctl.changed.gen
+	gen := ctl.stat.changed.gen
 	ctl.mu.Unlock()
 	select {
 	case <-ctl.ChangedSince(gen):

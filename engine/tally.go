@@ -126,17 +126,17 @@ func (t *tally) start(units int) {
 // holds a count per unit; if not (busy), the summary counts every unit as
 // it walks them (walkLocked). Called with mu, after refreshLocked.
 func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
-	t := &c.tally
+	t := &c.stat.tally
 	if !t.all && t.units != nil {
 		for name := range t.dirty {
 			c.recountUnitLocked(st, name, now)
 		}
 		for name := range t.claimed {
-			if _, still := c.claims[name]; !still {
+			if _, still := c.disp.claims[name]; !still {
 				c.recountUnitLocked(st, name, now)
 			}
 		}
-		for name := range c.claims {
+		for name := range c.disp.claims {
 			c.recountUnitLocked(st, name, now)
 		}
 	}
@@ -158,7 +158,7 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
 	if t.claimed == nil {
 		t.claimed = map[string]struct{}{}
 	}
-	for name := range c.claims {
+	for name := range c.disp.claims {
 		t.claimed[name] = struct{}{}
 	}
 	return true
@@ -170,7 +170,7 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
 // than keeping a count per unit.
 func (c *Controller) walkLocked(st *model.State, now time.Time, s *Summary) iter.Seq2[string, unitTally] {
 	return func(yield func(string, unitTally) bool) {
-		t := &c.tally
+		t := &c.stat.tally
 		for name, u := range st.Units {
 			t.recounted++
 			n := c.unitTallyLocked(st, name, u, now)
@@ -192,7 +192,7 @@ func (c *Controller) walkLocked(st *model.State, now time.Time, s *Summary) iter
 // once.
 func (c *Controller) listedLocked() iter.Seq2[string, unitTally] {
 	return func(yield func(string, unitTally) bool) {
-		t := &c.tally
+		t := &c.stat.tally
 		for name := range t.out {
 			if !yield(name, t.units[name]) {
 				return
@@ -216,7 +216,7 @@ func (c *Controller) listedLocked() iter.Seq2[string, unitTally] {
 // recountUnitLocked takes unit name's old count out of the tally and puts
 // its count now in.
 func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Time) {
-	t := &c.tally
+	t := &c.stat.tally
 	u := st.Units[name]
 	if old, ok := t.units[name]; ok {
 		if u == nil {
@@ -237,7 +237,7 @@ func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Ti
 
 // countUnitLocked puts unit name, not counted, in the tally.
 func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit, now time.Time) {
-	t := &c.tally
+	t := &c.stat.tally
 	t.recounted++
 	n := c.unitTallyLocked(st, name, u, now)
 	t.units[name] = n
@@ -261,7 +261,7 @@ func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit
 
 // unitTallyLocked is what unit name counts as now.
 func (c *Controller) unitTallyLocked(st *model.State, name string, u *model.Unit, now time.Time) unitTally {
-	phase := c.phaseLocked(name, u, c.claims[name], now)
+	phase := c.phaseLocked(name, u, c.disp.claims[name], now)
 	if phase == Settled {
 		c.settledMarkLocked(name, now)
 	}

@@ -18,10 +18,10 @@ import (
 // noteRan records that unit, on machine, ran (or was first seen) at at.
 // Called with mu.
 func (c *Controller) noteRan(unit, machine string, at time.Time) {
-	m := c.lastRun[machine]
+	m := c.disp.lastRun[machine]
 	if m == nil {
 		m = map[string]time.Time{}
-		c.lastRun[machine] = m
+		c.disp.lastRun[machine] = m
 	}
 	m[unit] = at
 }
@@ -34,7 +34,7 @@ func (c *Controller) noteView(unit string, old, v *view, now time.Time) {
 	if old != nil {
 		oldMachine = old.machine
 	}
-	last, ok := c.lastRun[oldMachine][unit]
+	last, ok := c.disp.lastRun[oldMachine][unit]
 	if ok && oldMachine != v.machine {
 		c.dropTimer(unit, oldMachine)
 	}
@@ -46,10 +46,10 @@ func (c *Controller) noteView(unit string, old, v *view, now time.Time) {
 
 // dropTimer forgets unit's timer. Called with mu.
 func (c *Controller) dropTimer(unit, machine string) {
-	if m := c.lastRun[machine]; m != nil {
+	if m := c.disp.lastRun[machine]; m != nil {
 		delete(m, unit)
 		if len(m) == 0 {
-			delete(c.lastRun, machine)
+			delete(c.disp.lastRun, machine)
 		}
 	}
 }
@@ -57,9 +57,9 @@ func (c *Controller) dropTimer(unit, machine string) {
 // syncTimers drops the timers of units that have no view any more, after
 // every view was rebuilt. Called with mu.
 func (c *Controller) syncTimers() {
-	for machine, m := range c.lastRun {
+	for machine, m := range c.disp.lastRun {
 		for unit := range m {
-			if v := c.views[unit]; v == nil || v.machine != machine {
+			if v := c.stale.views[unit]; v == nil || v.machine != machine {
 				c.dropTimer(unit, machine)
 			}
 		}
@@ -76,12 +76,12 @@ func (c *Controller) timerWork(st *model.State, machine string, max int, now tim
 	}
 	var due []string
 	var next time.Time
-	for name, last := range c.lastRun[machine] {
-		u, v := st.Units[name], c.views[name]
-		if u == nil || v == nil || c.queue.Has(name) || c.outdated[name] == viewHashUnknown {
+	for name, last := range c.disp.lastRun[machine] {
+		u, v := st.Units[name], c.stale.views[name]
+		if u == nil || v == nil || c.disp.queue.Has(name) || c.stale.outdated[name] == viewHashUnknown {
 			continue
 		}
-		if cl := c.claims[name]; cl != nil && now.Before(cl.until) {
+		if cl := c.disp.claims[name]; cl != nil && now.Before(cl.until) {
 			continue
 		}
 		ok, at := schedule.UpdateStatusDue(st, u, v.hash, last, c.opts.UpdateStatus, now)
@@ -98,11 +98,11 @@ func (c *Controller) timerWork(st *model.State, machine string, max int, now tim
 		if max > 0 && len(ps) >= max {
 			break
 		}
-		if c.outdated[name] != viewCurrent {
+		if c.stale.outdated[name] != viewCurrent {
 			uni, seen := c.rebuild(st, name)
 			// The rebuilt view may show it is not settled after all;
 			// it is then queued for a run of its own.
-			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], c.views[name].hash, c.lastRun[machine][name], c.opts.UpdateStatus, now)
+			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], c.stale.views[name].hash, c.disp.lastRun[machine][name], c.opts.UpdateStatus, now)
 			if ok && uni != nil {
 				ps = append(ps, picked{name, uni, seen})
 			}

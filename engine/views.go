@@ -49,14 +49,14 @@ func (c *Controller) Refresh() error {
 // see what changed are rebuilt; a gap in the state's journal (a restart, a
 // restore, an operator change) rebuilds them all.
 func (c *Controller) refreshLocked(st *model.State) {
-	if st.Index == c.index && c.views != nil {
+	if st.Index == c.stale.index && c.stale.views != nil {
 		return
 	}
-	changes, ok := st.ChangesSince(c.index)
+	changes, ok := st.ChangesSince(c.stale.index)
 	for _, t := range changes {
 		ok = ok && !t.All
 	}
-	if !ok || c.views == nil {
+	if !ok || c.stale.views == nil {
 		// Rebuilding requeues every unit that needs a run, which wakes its
 		// machine; the others sleep on.
 		c.rebuildAll(st)
@@ -97,10 +97,10 @@ func (c *Controller) refreshLocked(st *model.State) {
 		for name := range self {
 			// Its wave, error or life moved: the queue's index looks
 			// at it again, queued or not (a claim holds a wave too).
-			c.queue.Touch(name)
-			c.tally.mark(name)
-			if !affected[name] && c.outdated[name] != viewHashUnknown {
-				c.outdated[name] = viewLacksOwnWrites
+			c.disp.queue.Touch(name)
+			c.stat.tally.mark(name)
+			if !affected[name] && c.stale.outdated[name] != viewHashUnknown {
+				c.stale.outdated[name] = viewLacksOwnWrites
 				c.requeue(st, name)
 			}
 		}
@@ -108,19 +108,19 @@ func (c *Controller) refreshLocked(st *model.State) {
 		// rebuilt and hashed only when they are handed out, once however
 		// many changes landed meanwhile.
 		for name := range affected {
-			c.tally.mark(name)
+			c.stat.tally.mark(name)
 			if _, ok := st.Units[name]; !ok {
-				if v := c.views[name]; v != nil {
+				if v := c.stale.views[name]; v != nil {
 					c.dropTimer(name, v.machine)
 				}
-				delete(c.views, name)
-				delete(c.outdated, name)
-				c.queue.Forget(name)
+				delete(c.stale.views, name)
+				delete(c.stale.outdated, name)
+				c.disp.queue.Forget(name)
 				continue
 			}
-			c.outdated[name] = viewHashUnknown
-			c.queue.Add(name)
-			if v := c.views[name]; v != nil {
+			c.stale.outdated[name] = viewHashUnknown
+			c.disp.queue.Add(name)
+			if v := c.stale.views[name]; v != nil {
 				c.wake(v.machine)
 			}
 		}
@@ -128,39 +128,39 @@ func (c *Controller) refreshLocked(st *model.State) {
 			// An operator change that a full rebuild used to follow:
 			// the run counts start over as they did then, and the
 			// queued units, whose waves are 0 again, may run sooner.
-			c.runs = map[string]int{}
-			c.queue.Rewave()
+			c.disp.runs = map[string]int{}
+			c.disp.queue.Rewave()
 			c.touchClaims()
 			c.wakeQueued()
 		}
 	}
-	c.index = st.Index
-	c.changed.notify()
+	c.stale.index = st.Index
+	c.stat.changed.notify()
 }
 
 // rebuildAll rebuilds every view.
 func (c *Controller) rebuildAll(st *model.State) {
-	c.views = make(map[string]*view, len(st.Units))
-	c.tally.recountAll()
-	c.queue.Clear()
-	c.outdated = map[string]viewState{}
-	c.runs = map[string]int{}
+	c.stale.views = make(map[string]*view, len(st.Units))
+	c.stat.tally.recountAll()
+	c.disp.queue.Clear()
+	c.stale.outdated = map[string]viewState{}
+	c.disp.runs = map[string]int{}
 	for name := range st.Units {
 		// Only the hash is kept: the universe is garbage at once, so a
 		// new leader of 10,000 units never holds them all.
 		c.rebuild(st, name)
 	}
-	for name := range c.claims {
-		if _, ok := c.views[name]; !ok {
-			delete(c.claims, name)
+	for name := range c.disp.claims {
+		if _, ok := c.stale.views[name]; !ok {
+			delete(c.disp.claims, name)
 		}
 	}
 	// The queue's index started over with the queue; claims hold waves
 	// too.
 	c.touchClaims()
-	for name := range c.last {
-		if _, ok := c.views[name]; !ok {
-			delete(c.last, name)
+	for name := range c.stale.last {
+		if _, ok := c.stale.views[name]; !ok {
+			delete(c.stale.last, name)
 		}
 	}
 	c.syncTimers()
@@ -169,8 +169,8 @@ func (c *Controller) rebuildAll(st *model.State) {
 // touchClaims has the queue's index look at every claimed unit again.
 // Called with mu.
 func (c *Controller) touchClaims() {
-	for name := range c.claims {
-		c.queue.Touch(name)
+	for name := range c.disp.claims {
+		c.disp.queue.Touch(name)
 	}
 }
 
@@ -179,12 +179,12 @@ func (c *Controller) touchClaims() {
 // record its reconcile leaves; the view keeps neither.
 func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
 	if _, ok := st.Units[name]; !ok {
-		if old := c.views[name]; old != nil {
+		if old := c.stale.views[name]; old != nil {
 			c.dropTimer(name, old.machine)
 		}
-		delete(c.views, name)
-		c.tally.mark(name)
-		c.queue.Forget(name)
+		delete(c.stale.views, name)
+		c.stat.tally.mark(name)
+		c.disp.queue.Forget(name)
 		return nil, nil
 	}
 	uni, seen, h, n := buildHashed(st, name)
@@ -195,17 +195,17 @@ func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, 
 // and hashed (h, n bytes) by rebuild or ahead of a hand-out (prebuild),
 // and returns uni and seen.
 func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Universe, seen *model.Seen, h string, n int) (*charmapi.Universe, *model.Seen) {
-	u, old := st.Units[name], c.views[name]
+	u, old := st.Units[name], c.stale.views[name]
 	v := &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
-	c.views[name] = v
+	c.stale.views[name] = v
 	c.noteView(name, old, v, c.opts.Now())
-	delete(c.outdated, name)
-	c.tally.mark(name)
+	delete(c.stale.outdated, name)
+	c.stat.tally.mark(name)
 	if u.Error != nil {
 		// Its phase follows its view (errorStands): pending while what
 		// it sees is unknown, in error again if that turned out the
 		// universe that failed. Status long polls look again.
-		c.changed.notify()
+		c.stat.changed.notify()
 	}
 	c.work.Rebuilt++
 	c.work.HashedBytes += int64(n)
@@ -216,17 +216,17 @@ func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Univers
 // requeue puts a unit in the queue if it may need a run, with the wait the
 // state says, and takes it out if not.
 func (c *Controller) requeue(st *model.State, name string) {
-	u, v := st.Units[name], c.views[name]
+	u, v := st.Units[name], c.stale.views[name]
 	if u == nil || v == nil {
-		c.queue.Forget(name)
+		c.disp.queue.Forget(name)
 		return
 	}
 	if schedule.NeedsRun(u, v.hash) {
-		c.queue.Set(name, schedule.NotBefore(u, v.hash))
+		c.disp.queue.Set(name, schedule.NotBefore(u, v.hash))
 		c.wake(v.machine)
-	} else if c.queue.Forget(name) {
+	} else if c.disp.queue.Forget(name) {
 		// It may have held the lowest wave: whoever waits looks again.
-		c.changed.notify()
+		c.stat.changed.notify()
 		c.wakeQueued()
 	}
 }
@@ -255,11 +255,11 @@ func (c *Controller) watchers(st *model.State, unit string, rel int, set map[str
 // as long as it needs it. Called with mu.
 func (c *Controller) currentView(st *model.State, unit string) (*view, *charmapi.Universe, *model.Seen) {
 	c.refreshLocked(st)
-	if c.outdated[unit] != viewCurrent {
+	if c.stale.outdated[unit] != viewCurrent {
 		uni, seen := c.rebuild(st, unit)
-		return c.views[unit], uni, seen
+		return c.stale.views[unit], uni, seen
 	}
-	v := c.views[unit]
+	v := c.stale.views[unit]
 	if v == nil {
 		return nil, nil, nil
 	}

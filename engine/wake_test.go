@@ -36,7 +36,7 @@ func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
 		ctl.mu.Lock()
 		defer ctl.mu.Unlock()
 		for _, m := range machines {
-			if ctl.parked[m] == 0 {
+			if ctl.disp.parked[m] == 0 {
 				return false
 			}
 		}
