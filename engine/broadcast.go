@@ -143,7 +143,7 @@ func (c *Controller) wakeQueued() {
 		if left == 0 {
 			return
 		}
-		v := c.stale.views[name]
+		v := c.stale.view(name)
 		if v == nil || seen[v.machine] {
 			continue
 		}

@@ -52,7 +52,7 @@ func TestWakeQueuedAllocatesNothing(t *testing.T) {
 	for i := range 1000 {
 		ctl.readyFor(fmt.Sprintf("m%04d", i))
 	}
-	for name := range ctl.stale.views {
+	for name := range ctl.stale.all() {
 		ctl.disp.queue.Add(name)
 	}
 	if ctl.disp.queue.Len() == 0 {

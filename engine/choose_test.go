@@ -21,14 +21,14 @@ func (c *Controller) fullWalk(st *model.State, machine string, now time.Time) sc
 	var next time.Time
 	cands := func(yield func(schedule.Candidate) bool) {
 		for name, cl := range c.disp.claims {
-			if v := c.stale.views[name]; v != nil && now.Before(cl.until) && !cl.timer {
+			if v := c.stale.view(name); v != nil && now.Before(cl.until) && !cl.timer {
 				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
 					return
 				}
 			}
 		}
 		for name, at := range c.disp.queue.All() {
-			v := c.stale.views[name]
+			v := c.stale.view(name)
 			if v == nil {
 				continue
 			}
@@ -41,7 +41,7 @@ func (c *Controller) fullWalk(st *model.State, machine string, now time.Time) sc
 				}
 				continue
 			}
-			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.outdated[name] == viewHashUnknown}) {
+			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.behind(name) == viewHashUnknown}) {
 				return
 			}
 		}

@@ -143,11 +143,11 @@ type picked struct {
 // entry is what schedule.Queue.Choose needs of one unit besides the
 // queue: its view and its claim. Called with mu.
 func (c *Controller) entry(name string) schedule.Entry {
-	v := c.stale.views[name]
+	v := c.stale.view(name)
 	if v == nil {
 		return schedule.Entry{}
 	}
-	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.outdated[name] == viewHashUnknown}
+	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.behind(name) == viewHashUnknown}
 	if cl := c.disp.claims[name]; cl != nil {
 		e.Claimed, e.Until, e.Timer = true, cl.until, cl.timer
 	}
@@ -167,7 +167,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		if max > 0 && len(out) >= max {
 			break
 		}
-		if c.stale.outdated[name] != viewCurrent {
+		if c.stale.behind(name) != viewCurrent {
 			var uni *charmapi.Universe
 			var seen *model.Seen
 			if p := c.takePrebuilt(name, ""); p != nil {
@@ -175,7 +175,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 			} else {
 				uni, seen = c.rebuild(st, name)
 			}
-			v := c.stale.views[name]
+			v := c.stale.view(name)
 			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok || uni == nil {
 				// It changed back: it must not hold the wave any more.
 				changedBack = true
@@ -186,7 +186,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		}
 		// The hash is current: only the content is built, and not
 		// hashed again.
-		if p := c.takePrebuilt(name, c.stale.views[name].hash); p != nil {
+		if p := c.takePrebuilt(name, c.stale.view(name).hash); p != nil {
 			c.work.Built++
 			out = append(out, picked{name, p.uni, p.seen})
 			continue
@@ -204,7 +204,7 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool) []wire.Work {
 	work := make([]wire.Work, 0, len(ps))
 	for _, p := range ps {
-		v := c.stale.views[p.name]
+		v := c.stale.view(p.name)
 		u := st.Units[p.name]
 		var uni charmapi.Universe
 		var encoded []byte

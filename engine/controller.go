@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -122,22 +121,6 @@ type Controller struct {
 	work  WorkStats
 }
 
-// staleness is, for each unit, the hash of the universe it would see at
-// index (its view) and how far that view is behind the state. It holds
-// no universe but the last reconciled one of each often-run unit, and
-// runs no goroutine: it is read and written under the store's read lock,
-// so that views and state agree.
-type staleness struct {
-	index uint64
-	// views is nil when none is built: the next refresh builds them all.
-	views map[string]*view
-	// outdated holds the units whose view is behind the state, and how.
-	outdated map[string]viewState
-	// last is the universe each often-run unit last reconciled, to name
-	// the keys that keep changing should it diverge.
-	last map[string]*charmapi.Universe
-}
-
 // dispatch is who gets which work when: the queue of units that may need
 // a run, the claims handed out and their leases, the long polls waiting
 // for work and the wakes that reach them, the update-status timers and
@@ -202,11 +185,8 @@ func NewController(store Store, opts Options) *Controller {
 	return &Controller{
 		store: store,
 		opts:  opts,
-		stale: staleness{
-			views:    map[string]*view{},
-			outdated: map[string]viewState{},
-			last:     map[string]*charmapi.Universe{},
-		},
+		stale: newStaleness(),
+
 		disp: dispatch{
 			queue:      schedule.NewQueue(opts.Backoff),
 			claims:     map[string]*claim{},
@@ -283,11 +263,10 @@ func (c *Controller) NoteChange() {
 func (c *Controller) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stale.views == nil && len(c.disp.claims) == 0 {
+	if !c.stale.built() && len(c.disp.claims) == 0 {
 		return
 	}
-	c.stale.views, c.stale.index = nil, 0
-	c.stale.last = map[string]*charmapi.Universe{}
+	c.stale.forget()
 	// Claims are the leader's: while another node leads, agents report
 	// there, and claims kept here would hold the wave back on our return.
 	c.disp.claims = map[string]*claim{}

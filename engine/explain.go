@@ -40,7 +40,7 @@ func (c *Controller) Explain(unit string) (*Explanation, error) {
 		uni := schedule.RunUniverse(st, u, built, v.hash, seen)
 		status := c.statusLocked(st).Units[unit]
 		e := &Explanation{Unit: unit, Phase: status.Phase, Stale: v.hash != u.Reconciled, Reconciled: u.Reconciled, Current: v.hash, Events: uni.Events, Error: u.Error}
-		switch last := c.stale.last[unit]; {
+		switch last := c.stale.lastOf(unit); {
 		case last != nil:
 			e.Changes = Diff(last, &uni)
 			markSecretConfig(st, u.Service, e.Changes)

@@ -284,12 +284,12 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 			if l.max > 0 && i >= l.max {
 				break
 			}
-			v := c.stale.views[name]
+			v := c.stale.view(name)
 			if v == nil || c.disp.claims[name] != nil {
 				continue
 			}
 			j := aheadJob{name: name}
-			if c.stale.outdated[name] == viewCurrent {
+			if c.stale.behind(name) == viewCurrent {
 				j.hash = v.hash
 			}
 			// One universe alone has nothing to share between

@@ -85,7 +85,7 @@ func TestWakesAskTheLogOnlyForSleepingPolls(t *testing.T) {
 	}
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
-	for name, v := range ctl.stale.views {
+	for name, v := range ctl.stale.all() {
 		ctl.readyFor(v.machine)
 		ctl.disp.queue.Add(name)
 	}

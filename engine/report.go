@@ -35,7 +35,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 			stale = append(stale, rep.Unit)
 			continue
 		}
-		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.stale.last[rep.Unit])
+		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.stale.lastOf(rep.Unit))
 		res.Timer = cl.timer
 		c.noteRan(rep.Unit, machine, now)
 		if res.Error != "" {
@@ -62,7 +62,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 		if cl := c.disp.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
 			delete(c.disp.claims, r.Unit)
 			if r.Error == "" && schedule.KeepLast(c.disp.runs[r.Unit]) {
-				c.stale.last[r.Unit] = cl.uni
+				c.stale.keepLast(r.Unit, cl.uni)
 			}
 		}
 	}

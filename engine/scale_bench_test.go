@@ -76,7 +76,7 @@ func BenchmarkSingleChange(b *testing.B) {
 			uni, _ := Build(st, unit)
 			h = Hash(uni)
 			set := map[string]bool{}
-			ctl.watchers(st, unit, relOfState(st, unit, "cluster"), set)
+			watchers(st, unit, relOfState(st, unit, "cluster"), set)
 			see = len(set)
 			return nil
 		})

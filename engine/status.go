@@ -199,7 +199,7 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 			us.Reason = fmt.Sprintf("attempt %d failed; retrying in %s", u.Error.Attempts, time.Until(time.Unix(0, u.Error.RetryAt)).Round(time.Second))
 		}
 	case Pending:
-		v := c.stale.views[name]
+		v := c.stale.view(name)
 		switch {
 		case u.Error != nil && u.Resolved != nil:
 			us.Reason = "resolved: retrying"
@@ -224,17 +224,17 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 // phaseLocked is unit name's phase, the one rule status and its summary
 // share; cl is its claim, if any. Called with mu.
 func (c *Controller) phaseLocked(name string, u *model.Unit, cl *claim, now time.Time) string {
-	v := c.stale.views[name]
+	v := c.stale.view(name)
 	switch {
 	case cl != nil && now.Before(cl.until) && !cl.timer:
 		// An update-status run leaves a settled unit settled.
 		return Reconciling
-	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, c.stale.outdated[name]):
+	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, c.stale.behind(name)):
 		return Error
 	case u.Error != nil:
 		// Resolved, or what it sees changed since: it runs again.
 		return Pending
-	case v == nil || c.stale.outdated[name] == viewHashUnknown || v.hash != u.Reconciled:
+	case v == nil || c.stale.behind(name) == viewHashUnknown || v.hash != u.Reconciled:
 		return Pending
 	default:
 		return Settled

@@ -59,7 +59,7 @@ func (c *Controller) dropTimer(unit, machine string) {
 func (c *Controller) syncTimers() {
 	for machine, m := range c.disp.lastRun {
 		for unit := range m {
-			if v := c.stale.views[unit]; v == nil || v.machine != machine {
+			if v := c.stale.view(unit); v == nil || v.machine != machine {
 				c.dropTimer(unit, machine)
 			}
 		}
@@ -77,8 +77,8 @@ func (c *Controller) timerWork(st *model.State, machine string, max int, now tim
 	var due []string
 	var next time.Time
 	for name, last := range c.disp.lastRun[machine] {
-		u, v := st.Units[name], c.stale.views[name]
-		if u == nil || v == nil || c.disp.queue.Has(name) || c.stale.outdated[name] == viewHashUnknown {
+		u, v := st.Units[name], c.stale.view(name)
+		if u == nil || v == nil || c.disp.queue.Has(name) || c.stale.behind(name) == viewHashUnknown {
 			continue
 		}
 		if cl := c.disp.claims[name]; cl != nil && now.Before(cl.until) {
@@ -98,11 +98,11 @@ func (c *Controller) timerWork(st *model.State, machine string, max int, now tim
 		if max > 0 && len(ps) >= max {
 			break
 		}
-		if c.stale.outdated[name] != viewCurrent {
+		if c.stale.behind(name) != viewCurrent {
 			uni, seen := c.rebuild(st, name)
 			// The rebuilt view may show it is not settled after all;
 			// it is then queued for a run of its own.
-			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], c.stale.views[name].hash, c.disp.lastRun[machine][name], c.opts.UpdateStatus, now)
+			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], c.stale.view(name).hash, c.disp.lastRun[machine][name], c.opts.UpdateStatus, now)
 			if ok && uni != nil {
 				ps = append(ps, picked{name, uni, seen})
 			}

@@ -44,87 +44,44 @@ func (c *Controller) Refresh() error {
 	})
 }
 
-// refreshLocked brings the views up to st; the caller holds mu and the
-// store's read lock, so views and state agree. Only the universes that can
-// see what changed are rebuilt; a gap in the state's journal (a restart, a
-// restore, an operator change) rebuilds them all.
+// refreshLocked brings the views up to st and acts on what moved: the
+// queue, the wakes, the status counts. The caller holds mu and the
+// store's read lock, so views and state agree. A gap in the state's
+// journal (a restart, a restore, an operator change) rebuilds every view.
 func (c *Controller) refreshLocked(st *model.State) {
-	if st.Index == c.stale.index && c.stale.views != nil {
+	n, moved := c.stale.refresh(st)
+	if !moved {
 		return
 	}
-	changes, ok := st.ChangesSince(c.stale.index)
-	for _, t := range changes {
-		ok = ok && !t.All
-	}
-	if !ok || c.stale.views == nil {
+	if n.rebuild {
 		// Rebuilding requeues every unit that needs a run, which wakes its
 		// machine; the others sleep on.
 		c.rebuildAll(st)
 	} else {
-		affected, self := map[string]bool{}, map[string]bool{}
-		waves := false
-		for _, t := range changes {
-			for _, ub := range t.Settings {
-				c.watchers(st, ub.Unit, ub.Relation, affected)
-			}
-			for _, id := range t.Apps {
-				if r := st.Relations[id]; r != nil {
-					for _, e := range r.Endpoints {
-						for _, u := range st.UnitsOf(e.Service) {
-							affected[u.Name] = true
-						}
-					}
-				}
-			}
-			for _, svc := range t.LeaderData {
-				for _, u := range st.UnitsOf(svc) {
-					affected[u.Name] = true
-				}
-			}
-			for _, svc := range t.Config {
-				for _, u := range st.UnitsOf(svc) {
-					affected[u.Name] = true
-				}
-			}
-			waves = waves || t.Waves
-			for _, name := range t.Units {
-				self[name] = true
-			}
-		}
-		// A unit's own writes do not change its hash, so they do not
-		// make it stale; but the universe it is handed next must carry
-		// them (its local settings, its state).
-		for name := range self {
+		for _, name := range n.self {
 			// Its wave, error or life moved: the queue's index looks
 			// at it again, queued or not (a claim holds a wave too).
 			c.disp.queue.Touch(name)
 			c.stat.tally.mark(name)
-			if !affected[name] && c.stale.outdated[name] != viewHashUnknown {
-				c.stale.outdated[name] = viewLacksOwnWrites
-				c.requeue(st, name)
+		}
+		for _, name := range n.lacking {
+			c.requeue(st, name)
+		}
+		for _, u := range n.gone {
+			c.stat.tally.mark(u.name)
+			if u.view != nil {
+				c.dropTimer(u.name, u.view.machine)
+			}
+			c.disp.queue.Forget(u.name)
+		}
+		for _, u := range n.stale {
+			c.stat.tally.mark(u.name)
+			c.disp.queue.Add(u.name)
+			if u.view != nil {
+				c.wake(u.view.machine)
 			}
 		}
-		// Everyone who sees a change is stale; their universes are
-		// rebuilt and hashed only when they are handed out, once however
-		// many changes landed meanwhile.
-		for name := range affected {
-			c.stat.tally.mark(name)
-			if _, ok := st.Units[name]; !ok {
-				if v := c.stale.views[name]; v != nil {
-					c.dropTimer(name, v.machine)
-				}
-				delete(c.stale.views, name)
-				delete(c.stale.outdated, name)
-				c.disp.queue.Forget(name)
-				continue
-			}
-			c.stale.outdated[name] = viewHashUnknown
-			c.disp.queue.Add(name)
-			if v := c.stale.views[name]; v != nil {
-				c.wake(v.machine)
-			}
-		}
-		if waves {
+		if n.waves {
 			// An operator change that a full rebuild used to follow:
 			// the run counts start over as they did then, and the
 			// queued units, whose waves are 0 again, may run sooner.
@@ -134,16 +91,15 @@ func (c *Controller) refreshLocked(st *model.State) {
 			c.wakeQueued()
 		}
 	}
-	c.stale.index = st.Index
+	c.stale.caughtUp(st)
 	c.stat.changed.notify()
 }
 
 // rebuildAll rebuilds every view.
 func (c *Controller) rebuildAll(st *model.State) {
-	c.stale.views = make(map[string]*view, len(st.Units))
+	c.stale.reset(len(st.Units))
 	c.stat.tally.recountAll()
 	c.disp.queue.Clear()
-	c.stale.outdated = map[string]viewState{}
 	c.disp.runs = map[string]int{}
 	for name := range st.Units {
 		// Only the hash is kept: the universe is garbage at once, so a
@@ -151,18 +107,14 @@ func (c *Controller) rebuildAll(st *model.State) {
 		c.rebuild(st, name)
 	}
 	for name := range c.disp.claims {
-		if _, ok := c.stale.views[name]; !ok {
+		if c.stale.view(name) == nil {
 			delete(c.disp.claims, name)
 		}
 	}
 	// The queue's index started over with the queue; claims hold waves
 	// too.
 	c.touchClaims()
-	for name := range c.stale.last {
-		if _, ok := c.stale.views[name]; !ok {
-			delete(c.stale.last, name)
-		}
-	}
+	c.stale.pruneLast()
 	c.syncTimers()
 }
 
@@ -179,10 +131,9 @@ func (c *Controller) touchClaims() {
 // record its reconcile leaves; the view keeps neither.
 func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
 	if _, ok := st.Units[name]; !ok {
-		if old := c.stale.views[name]; old != nil {
+		if old := c.stale.drop(name); old != nil {
 			c.dropTimer(name, old.machine)
 		}
-		delete(c.stale.views, name)
 		c.stat.tally.mark(name)
 		c.disp.queue.Forget(name)
 		return nil, nil
@@ -195,11 +146,10 @@ func (c *Controller) rebuild(st *model.State, name string) (*charmapi.Universe, 
 // and hashed (h, n bytes) by rebuild or ahead of a hand-out (prebuild),
 // and returns uni and seen.
 func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Universe, seen *model.Seen, h string, n int) (*charmapi.Universe, *model.Seen) {
-	u, old := st.Units[name], c.stale.views[name]
+	u := st.Units[name]
 	v := &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
-	c.stale.views[name] = v
+	old := c.stale.install(name, v)
 	c.noteView(name, old, v, c.opts.Now())
-	delete(c.stale.outdated, name)
 	c.stat.tally.mark(name)
 	if u.Error != nil {
 		// Its phase follows its view (errorStands): pending while what
@@ -216,7 +166,7 @@ func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Univers
 // requeue puts a unit in the queue if it may need a run, with the wait the
 // state says, and takes it out if not.
 func (c *Controller) requeue(st *model.State, name string) {
-	u, v := st.Units[name], c.stale.views[name]
+	u, v := st.Units[name], c.stale.view(name)
 	if u == nil || v == nil {
 		c.disp.queue.Forget(name)
 		return
@@ -231,35 +181,17 @@ func (c *Controller) requeue(st *model.State, name string) {
 	}
 }
 
-// watchers adds to set the units whose universe shows unit's settings in
-// relation rel: the other side's members (its peers for a peer relation).
-func (c *Controller) watchers(st *model.State, unit string, rel int, set map[string]bool) {
-	u, r := st.Units[unit], st.Relations[rel]
-	if u == nil || r == nil {
-		return
-	}
-	remote, ok := r.Remote(u.Service)
-	if !ok {
-		return
-	}
-	for _, o := range st.UnitsOf(remote.Service) {
-		if o.Name != unit && (r.Scope != model.Container || st.Sees(o, u, r)) {
-			set[o.Name] = true
-		}
-	}
-}
-
 // currentView brings unit's view up to st and returns it with the
 // universe it stands for and the Seen record that universe's reconcile
 // leaves, or nil if the unit is gone. The caller holds the universe only
 // as long as it needs it. Called with mu.
 func (c *Controller) currentView(st *model.State, unit string) (*view, *charmapi.Universe, *model.Seen) {
 	c.refreshLocked(st)
-	if c.stale.outdated[unit] != viewCurrent {
+	if c.stale.behind(unit) != viewCurrent {
 		uni, seen := c.rebuild(st, unit)
-		return c.stale.views[unit], uni, seen
+		return c.stale.view(unit), uni, seen
 	}
-	v := c.stale.views[unit]
+	v := c.stale.view(unit)
 	if v == nil {
 		return nil, nil, nil
 	}

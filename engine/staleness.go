@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"iter"
+	"maps"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// staleness is, for each unit, the hash of the universe it would see at
+// index (its view) and how far that view is behind the state. It holds no
+// universe but the last reconciled one of each often-run unit, and runs no
+// goroutine: it is read and written under the store's read lock, by one
+// caller at a time (the controller's mu), so that views and state agree.
+// What moved it says in a staleNote; the queue, the wakes and the status
+// counts are the caller's.
+type staleness struct {
+	index uint64
+	// views is nil when none is built: the next refresh builds them all.
+	views map[string]*view
+	// outdated holds the units whose view is behind the state, and how.
+	outdated map[string]viewState
+	// last is the universe each often-run unit last reconciled, to name
+	// the keys that keep changing should it diverge.
+	last map[string]*charmapi.Universe
+}
+
+func newStaleness() staleness {
+	return staleness{views: map[string]*view{}, outdated: map[string]viewState{}, last: map[string]*charmapi.Universe{}}
+}
+
+// staleNote is what a refresh found moved since the index.
+type staleNote struct {
+	// rebuild says the journal cannot say what moved (a restart, a
+	// restore, an operator change) or no view is built: every view must
+	// be rebuilt (rebuildAll).
+	rebuild bool
+	// self are the units whose own record moved (wave, error, life).
+	self []string
+	// lacking are those of self whose view now lacks their own writes:
+	// their hash holds, but they may need a run.
+	lacking []string
+	// gone are the units that saw a change and no longer exist, with
+	// the view they had (nil if none); their views are dropped.
+	gone []unitView
+	// stale are the units that see a change: their hash is unknown
+	// until rebuilt. The view is the one they had (nil if none).
+	stale []unitView
+	// waves says an operator change started the waves over.
+	waves bool
+}
+
+type unitView struct {
+	name string
+	view *view
+}
+
+// view is unit name's view, nil if it has none.
+func (s *staleness) view(name string) *view { return s.views[name] }
+
+// all yields every unit's view.
+func (s *staleness) all() iter.Seq2[string, *view] { return maps.All(s.views) }
+
+// behind says how far unit name's view is behind the state.
+func (s *staleness) behind(name string) viewState { return s.outdated[name] }
+
+// built says whether views are kept; after forget none is until the next
+// refresh rebuilds them all.
+func (s *staleness) built() bool { return s.views != nil }
+
+// forget drops every view and last universe.
+func (s *staleness) forget() {
+	s.views, s.index = nil, 0
+	s.last = map[string]*charmapi.Universe{}
+}
+
+// reset empties the views for a rebuild of every one of units units.
+func (s *staleness) reset(units int) {
+	s.views = make(map[string]*view, units)
+	s.outdated = map[string]viewState{}
+}
+
+// install makes v unit name's view, current, and returns the one it
+// replaces.
+func (s *staleness) install(name string, v *view) (old *view) {
+	old = s.views[name]
+	s.views[name] = v
+	delete(s.outdated, name)
+	return old
+}
+
+// drop removes unit name's view and returns it.
+func (s *staleness) drop(name string) (old *view) {
+	old = s.views[name]
+	delete(s.views, name)
+	delete(s.outdated, name)
+	return old
+}
+
+// lastOf is the universe unit name last reconciled, if kept.
+func (s *staleness) lastOf(name string) *charmapi.Universe { return s.last[name] }
+
+// keepLast keeps uni as the universe unit name last reconciled.
+func (s *staleness) keepLast(name string, uni *charmapi.Universe) { s.last[name] = uni }
+
+// pruneLast forgets the last universes of units without a view.
+func (s *staleness) pruneLast() {
+	for name := range s.last {
+		if _, ok := s.views[name]; !ok {
+			delete(s.last, name)
+		}
+	}
+}
+
+// refresh reads st's journal since the index, marks the views that fall
+// behind, and says what moved; moved is false when st is at the index
+// already. The caller acts on the note and then calls caughtUp. Only the
+// universes that can see what changed are marked.
+func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
+	if st.Index == s.index && s.views != nil {
+		return n, false
+	}
+	changes, ok := st.ChangesSince(s.index)
+	for _, t := range changes {
+		ok = ok && !t.All
+	}
+	if !ok || s.views == nil {
+		n.rebuild = true
+		return n, true
+	}
+	affected, self := map[string]bool{}, map[string]bool{}
+	for _, t := range changes {
+		for _, ub := range t.Settings {
+			watchers(st, ub.Unit, ub.Relation, affected)
+		}
+		for _, id := range t.Apps {
+			if r := st.Relations[id]; r != nil {
+				for _, e := range r.Endpoints {
+					for _, u := range st.UnitsOf(e.Service) {
+						affected[u.Name] = true
+					}
+				}
+			}
+		}
+		for _, svc := range t.LeaderData {
+			for _, u := range st.UnitsOf(svc) {
+				affected[u.Name] = true
+			}
+		}
+		for _, svc := range t.Config {
+			for _, u := range st.UnitsOf(svc) {
+				affected[u.Name] = true
+			}
+		}
+		n.waves = n.waves || t.Waves
+		for _, name := range t.Units {
+			self[name] = true
+		}
+	}
+	// A unit's own writes do not change its hash, so they do not make it
+	// stale; but the universe it is handed next must carry them (its
+	// local settings, its state).
+	for name := range self {
+		n.self = append(n.self, name)
+		if !affected[name] && s.outdated[name] != viewHashUnknown {
+			s.outdated[name] = viewLacksOwnWrites
+			n.lacking = append(n.lacking, name)
+		}
+	}
+	// Everyone who sees a change is stale; their universes are rebuilt
+	// and hashed only when they are handed out, once however many
+	// changes landed meanwhile.
+	for name := range affected {
+		if _, ok := st.Units[name]; !ok {
+			n.gone = append(n.gone, unitView{name, s.drop(name)})
+			continue
+		}
+		s.outdated[name] = viewHashUnknown
+		n.stale = append(n.stale, unitView{name, s.views[name]})
+	}
+	return n, true
+}
+
+// caughtUp records that the views stand for st's index.
+func (s *staleness) caughtUp(st *model.State) { s.index = st.Index }
+
+// watchers adds to set the units whose universe shows unit's settings in
+// relation rel: the other side's members (its peers for a peer relation).
+func watchers(st *model.State, unit string, rel int, set map[string]bool) {
+	u, r := st.Units[unit], st.Relations[rel]
+	if u == nil || r == nil {
+		return
+	}
+	remote, ok := r.Remote(u.Service)
+	if !ok {
+		return
+	}
+	for _, o := range st.UnitsOf(remote.Service) {
+		if o.Name != unit && (r.Scope != model.Container || st.Sees(o, u, r)) {
+			set[o.Name] = true
+		}
+	}
+}
