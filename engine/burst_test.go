@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -59,7 +60,7 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 			}
 			out <- work
 		}()
-		waitFor(t, "a0's poll asleep, its look parked for a push", func() bool {
+		rafttest.Until(t, time.Minute, "a0's poll asleep, its look parked for a push", func() bool {
 			ctl.disp.looks.mu.Lock()
 			defer ctl.disp.looks.mu.Unlock()
 			return len(ctl.disp.looks.asleep["a0"]) > 0

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // A heartbeat that changes nothing must not wake the long polls waiting on
@@ -97,7 +98,7 @@ func TestNewLeaderKeepsLostMachinesLost(t *testing.T) {
 		})
 	}()
 	// Each tick asks isLeader first: after n asks, n-1 ticks have judged.
-	waitFor(t, "three liveness ticks", func() bool { return ticks.Load() >= 4 })
+	rafttest.Until(t, time.Minute, "three liveness ticks", func() bool { return ticks.Load() >= 4 })
 	for _, d := range s.decisions()[1:] {
 		if !d["a"] {
 			t.Fatalf("the new leader marked lost machine a alive: %v", d)
@@ -120,7 +121,7 @@ func TestNewLeaderKeepsLostMachinesLost(t *testing.T) {
 	// a's agent reaches the new leader: a is back.
 	before := len(s.decisions())
 	ctl.Touch("a")
-	waitFor(t, "a marked alive after its agent was heard", func() bool {
+	rafttest.Until(t, time.Minute, "a marked alive after its agent was heard", func() bool {
 		for _, d := range s.decisions()[before:] {
 			if !d["a"] {
 				return true

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // TestAChangeIsHandedOutInOnePass: the five polls a change of service a
@@ -18,7 +19,7 @@ func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 	s := &logStore{memStore: mem, asked: make(chan uint64, 1)}
 	ctl := NewController(s, Options{Window: time.Hour})
 	results := pollAll(running(t, ctl), ctl, machines)
-	waitFor(t, "every poll asleep, its look parked for a push", func() bool {
+	rafttest.Until(t, time.Minute, "every poll asleep, its look parked for a push", func() bool {
 		ctl.disp.looks.mu.Lock()
 		defer ctl.disp.looks.mu.Unlock()
 		for _, m := range machines {

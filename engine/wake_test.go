@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -32,7 +33,7 @@ func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
 	ctx := running(t, ctl)
 	// Every agent long-polls.
 	results := pollAll(ctx, ctl, machines)
-	waitFor(t, "every agent's poll asleep", func() bool {
+	rafttest.Until(t, time.Minute, "every agent's poll asleep", func() bool {
 		ctl.mu.Lock()
 		defer ctl.mu.Unlock()
 		for _, m := range machines {
@@ -97,18 +98,6 @@ func pollAll(ctx context.Context, ctl *Controller, machines []string) <-chan pol
 		}()
 	}
 	return results
-}
-
-// waitFor polls cond until it holds; the deadline only bounds a failure.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // tenMachinesSettled is services a and b (twoServices), one unit on each

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // benchCluster starts n nodes, the first bootstrapped, and waits until all
@@ -22,7 +23,7 @@ func benchCluster(b *testing.B, n int) []*node {
 			nodes[i].start(false, []string{nodes[0].httpAddr})
 		}
 	}
-	eventually(b, 20*time.Second, "leader known", func() error {
+	rafttest.Eventually(b, 20*time.Second, "leader known", func() error {
 		for _, x := range nodes {
 			if x.s.LeaderHTTP() == "" {
 				return fmt.Errorf("%s knows no leader", x.id)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // A leader of term T that a heartbeat of term T+1 reaches (a paused
@@ -39,7 +41,7 @@ func TestHeartbeatOfNewerTermForgesNoEntry(t *testing.T) {
 	}
 	for round := range 5 {
 		r := n1.s.raft
-		eventually(t, 30*time.Second, "n1 leads", func() error {
+		rafttest.Eventually(t, 30*time.Second, "n1 leads", func() error {
 			if r.State() != raft.Leader {
 				return fmt.Errorf("n1 is %s", r.State())
 			}
@@ -64,7 +66,7 @@ func TestHeartbeatOfNewerTermForgesNoEntry(t *testing.T) {
 		}
 		// The node elects itself again, in a later term: the entry, had
 		// it been written, would now be committed and applied.
-		eventually(t, 30*time.Second, "n1 leads again", func() error {
+		rafttest.Eventually(t, 30*time.Second, "n1 leads again", func() error {
 			if r.State() != raft.Leader || r.CurrentTerm() <= term+1 {
 				return fmt.Errorf("n1 is %s in term %d", r.State(), r.CurrentTerm())
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // testLogger logs through t, at the level in RAFTSTORE_TEST_LOG (default
@@ -126,22 +127,6 @@ func newNode(t testing.TB, log hclog.Logger, id string) *node {
 	return n
 }
 
-// eventually polls cond until it returns nil or the timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // stateBytes is the JSON of a store's state.
 func stateBytes(t testing.TB, s *Store) string {
 	t.Helper()
@@ -234,7 +219,7 @@ func converged(t testing.TB, nodes ...*node) error {
 func waitLeader(t testing.TB, nodes ...*node) *node {
 	t.Helper()
 	var l *node
-	eventually(t, 20*time.Second, "one leader that all know", func() (err error) {
+	rafttest.Eventually(t, 20*time.Second, "one leader that all know", func() (err error) {
 		if l, err = leaderOf(nodes...); err != nil {
 			return err
 		}
@@ -259,7 +244,7 @@ func waitLeader(t testing.TB, nodes ...*node) *node {
 // and would otherwise land in the middle of a test that counts indexes.
 func settled(t testing.TB, n *node) {
 	t.Helper()
-	eventually(t, 20*time.Second, n.id+" registered", func() error {
+	rafttest.Eventually(t, 20*time.Second, n.id+" registered", func() error {
 		if !n.s.IsLeader() {
 			return fmt.Errorf("%s does not lead", n.id)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // The linearizability test: clients read and write a few registers through
@@ -316,7 +317,7 @@ func linearizableRun(t *testing.T, seed uint64, set linSettings) {
 			h.add(porcupine.Operation{ClientId: h.clientID(), Input: linOp{Key: k}, Call: call, Output: linOut{Value: v}, Return: ret})
 		}
 	}
-	eventually(t, 30*time.Second, "replicas agree", func() error {
+	rafttest.Eventually(t, 30*time.Second, "replicas agree", func() error {
 		var first string
 		for i, n := range nodes {
 			b := stateBytes(t, n.store())
@@ -484,7 +485,7 @@ func linNemesis(ctx context.Context, t *testing.T, log hclog.Logger, nodes []*li
 // its address, and all three are voters.
 func linWaitHealthy(t *testing.T, nodes []*linNode, within time.Duration) {
 	t.Helper()
-	eventually(t, within, "a healthy three-node cluster", func() error {
+	rafttest.Eventually(t, within, "a healthy three-node cluster", func() error {
 		leaders := 0
 		for _, n := range nodes {
 			s := n.store()

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // replayHeapBound is how much the heap may grow while a node replays a log
@@ -106,7 +107,7 @@ func replayChild(t *testing.T, dir, raftAddr string) {
 	n := &node{t: t, log: testLogger(t), id: "n1", dir: dir, raftAddr: raftAddr}
 	t.Cleanup(n.stop)
 	n.start(false, nil)
-	eventually(t, 30*time.Second, "the node leads and has applied its log", func() error {
+	rafttest.Eventually(t, 30*time.Second, "the node leads and has applied its log", func() error {
 		if !n.s.IsLeader() || n.s.Index() <= at {
 			return fmt.Errorf("leader %v, applied index %d, entry at %d", n.s.IsLeader(), n.s.Index(), at)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // TestSingleNodeRestart: what a node applied survives a restart, first
@@ -41,7 +42,7 @@ func TestSingleNodeRestart(t *testing.T) {
 	want, idx := stateBytes(t, n.s), n.s.Index()
 	n.stop()
 	n.start(true, nil) // Bootstrap again must be a no-op on existing state.
-	eventually(t, 20*time.Second, "replay after restart", func() error {
+	rafttest.Eventually(t, 20*time.Second, "replay after restart", func() error {
 		if err := n.s.Linearize(ctx); err != nil {
 			return err
 		}

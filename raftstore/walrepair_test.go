@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/raft-wal/metadb"
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
+
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // editMeta changes the meta data of the closed WAL in path with f.
@@ -245,7 +247,7 @@ func TestASealedTailThatWasNotRotatedIsRotatedOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	storeEach(t, l, 1, last, "old")
-	eventually(t, 10*time.Second, "the second segment", func() error {
+	rafttest.Eventually(t, 10*time.Second, "the second segment", func() error {
 		if files, _ := filepath.Glob(filepath.Join(path, "*.wal")); len(files) != 2 {
 			return fmt.Errorf("%d segment files", len(files))
 		}

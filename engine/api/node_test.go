@@ -21,6 +21,7 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // The tokens every test node is bootstrapped with.
@@ -134,7 +135,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 		_ = store.Close()
 	})
 	if len(join) == 0 {
-		waitFor(t, id+" leads", func() error {
+		rafttest.Eventually(t, 20*time.Second, id+" leads", func() error {
 			if !store.IsLeader() {
 				return errors.New("not leader yet")
 			}
@@ -154,7 +155,7 @@ func cluster(t *testing.T) (leader, follower *testNode) {
 	t.Helper()
 	leader = startNode(t, "n1")
 	follower = startNode(t, "n2", leader.addr)
-	waitFor(t, "n2 follows n1 and has its credentials", func() error {
+	rafttest.Eventually(t, 20*time.Second, "n2 follows n1 and has its credentials", func() error {
 		if follower.store.LeaderHTTP() != leader.addr {
 			return fmt.Errorf("n2 takes %q for the leader", follower.store.LeaderHTTP())
 		}
@@ -175,22 +176,6 @@ func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// waitFor polls cond until it holds, for at most 20 s.
-func waitFor(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // testWriter logs through t until the test ends: raft's goroutines may

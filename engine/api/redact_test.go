@@ -11,6 +11,7 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -103,7 +104,7 @@ func TestSecretsAreRedactedInEveryAnswer(t *testing.T) {
 		"/v1/logs?unit=db/0":     {secretPassword, secretToken},
 	}
 	// web/0's universe has db/0's password once the result is applied.
-	waitFor(t, "web/0 sees db/0's password", func() error {
+	rafttest.Eventually(t, 20*time.Second, "web/0 sees db/0's password", func() error {
 		_, _, body := call(t, "GET", n.addr+"/v1/universe/web/0?reveal=1", operatorToken, nil)
 		if !strings.Contains(string(body), secretPassword) {
 			return errors.New("not yet")

@@ -10,6 +10,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // A status long poll hears of a phase change that takes no log entry (a
@@ -31,7 +32,7 @@ func TestStatusWaitSeesPhaseChangeWithoutNewEntry(t *testing.T) {
 	}
 	op := api.NewClient([]string{n.addr}, operatorToken, nil)
 	var before *engine.Status
-	waitFor(t, "a/0 pending", func() error {
+	rafttest.Eventually(t, 20*time.Second, "a/0 pending", func() error {
 		st, err := op.Status(ctx, false, 0, 0)
 		if err == nil && (st.Units["a/0"] == nil || st.Units["a/0"].Phase != engine.Pending) {
 			err = fmt.Errorf("a/0 is %+v", st.Units["a/0"])
@@ -100,7 +101,7 @@ func TestStatusSummaryLongPoll(t *testing.T) {
 
 	op := api.NewClient([]string{n.addr}, operatorToken, nil)
 	var before *engine.Summary
-	waitFor(t, "two units pending", func() error {
+	rafttest.Eventually(t, 20*time.Second, "two units pending", func() error {
 		sum, err := op.WaitSummary(ctx, false, nil, 0)
 		if err == nil && (sum.Phases.Pending != 2 || sum.Services["a"] == nil || sum.Services["a"].Pending != 2) {
 			err = fmt.Errorf("summary %+v", sum)
