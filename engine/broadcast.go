@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -65,6 +66,46 @@ func (b *broadcast) since(gen uint64) <-chan struct{} {
 		return closed
 	}
 	return b.wait()
+}
+
+// generation is status's change counter and the wake of its long polls,
+// with its own lock: a status long poll waits on it without the
+// controller's lock, and a change may be noted with or without that lock
+// held. Its lock is a leaf: nothing else is taken while it is held.
+type generation struct {
+	mu sync.Mutex
+	b  broadcast
+}
+
+func newGeneration() *generation { return &generation{b: newBroadcast()} }
+
+// note moves the generation and wakes its waiters.
+func (g *generation) note() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.b.notify()
+}
+
+// current is the generation now.
+func (g *generation) current() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.b.gen
+}
+
+// wait returns a channel closed at the next note.
+func (g *generation) wait() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.b.wait()
+}
+
+// since returns a channel closed at the next note, or already closed if
+// the generation moved past gen.
+func (g *generation) since(gen uint64) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.b.since(gen)
 }
 
 // closed is a channel that is always closed.

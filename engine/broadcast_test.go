@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -60,5 +61,41 @@ func TestWakeQueuedAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, ctl.wakeQueued); n != 0 {
 		t.Fatalf("wakeQueued allocated %.0f times per call with no poll waiting; want 0", n)
+	}
+}
+
+// A status generation moves at each note and wakes who waits for the next
+// one; a wait for one already past is over at once, so a long poll that
+// passes the generation it saw misses no note, from any goroutine.
+func TestGenerationMissesNoNote(t *testing.T) {
+	g := newGeneration()
+	gen := g.current()
+	next := g.wait()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g.note()
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-next:
+	default:
+		t.Fatal("a wait was not woken by the notes after it")
+	}
+	if got := g.current(); got != gen+8 {
+		t.Fatalf("generation %d after 8 notes from %d", got, gen)
+	}
+	select {
+	case <-g.since(gen):
+	default:
+		t.Fatal("a wait since a past generation is not over at once")
+	}
+	select {
+	case <-g.since(g.current()):
+		t.Fatal("a wait since the current generation is over before any note")
+	default:
 	}
 }

@@ -229,7 +229,7 @@ func (c *Controller) hand(st *model.State, machine string, ps []picked, now time
 	c.work.PeakClaims = max(c.work.PeakClaims, int64(len(c.disp.claims)))
 	if len(ps) > 0 {
 		// Pending to reconciling: status long polls look again.
-		c.stat.changed.notify()
+		c.stat.changed.note()
 	}
 	return work
 }
@@ -246,7 +246,7 @@ func (c *Controller) Release(machine string) {
 		}
 	}
 	if released {
-		c.stat.changed.notify()
+		c.stat.changed.note()
 	}
 	c.disp.contact[machine] = c.opts.Now()
 	c.wakeQueued()

@@ -172,7 +172,7 @@ type statusState struct {
 	// tally keeps the summary's counts between summaries (tally.go).
 	tally tally
 	// changed wakes status long polls: views or phases moved.
-	changed broadcast
+	changed *generation
 	hist    *History
 	// phases is when status first showed each unit in its phase.
 	phases map[string]phaseMark
@@ -200,7 +200,7 @@ func NewController(store Store, opts Options) *Controller {
 			lastRun:    map[string]map[string]time.Time{},
 		},
 		stat: statusState{
-			changed: newBroadcast(),
+			changed: newGeneration(),
 			hist:    NewHistory(DefaultHistory),
 		},
 	}
@@ -237,8 +237,6 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // Changed is closed at the controller's next change of views or phases.
 func (c *Controller) Changed() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.stat.changed.wait()
 }
 
@@ -246,17 +244,13 @@ func (c *Controller) Changed() <-chan struct{} {
 // (Status.Generation): at once if it already has. A status long poll that
 // passes the generation it last saw misses no change in between.
 func (c *Controller) ChangedSince(gen uint64) <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.stat.changed.since(gen)
 }
 
 // NoteChange moves the status generation for a change status shows that
 // the controller does not hold (the API's "applying environment").
 func (c *Controller) NoteChange() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stat.changed.notify()
+	c.stat.changed.note()
 }
 
 // forget drops every view: the next refresh rebuilds them all.
@@ -272,7 +266,7 @@ func (c *Controller) forget() {
 	c.disp.claims = map[string]*claim{}
 	// Timers too: on our return every unit's starts afresh.
 	c.disp.lastRun = map[string]map[string]time.Time{}
-	c.stat.changed.notify()
+	c.stat.changed.note()
 	c.wakeAll()
 }
 

@@ -56,7 +56,7 @@ func (c *Controller) expireLeases() {
 	}
 	w.seen = now
 	if ended {
-		c.stat.changed.notify()
+		c.stat.changed.note()
 		c.wakeQueued()
 	}
 	if !next.IsZero() {

@@ -94,7 +94,7 @@ func (c *Controller) Running(machine string, units []string) {
 	// A heartbeat that changes nothing wakes nobody: only a dropped claim
 	// can let a wave, or a unit's phase, move.
 	if dropped {
-		c.stat.changed.notify()
+		c.stat.changed.note()
 		c.wakeQueued()
 	}
 }

@@ -70,7 +70,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	c.wakeQueued()
 	// Reconciling to settled, after the refresh's notify and with no new
 	// entry: status long polls must hear of it too.
-	c.stat.changed.notify()
+	c.stat.changed.note()
 	c.mu.Unlock()
 	for _, u := range stale {
 		resp.Skipped = append(resp.Skipped, u+": universe moved on; it will run again")

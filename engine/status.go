@@ -132,7 +132,7 @@ func (c *Controller) Status() (*Status, error) {
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
 		out = c.statusLocked(st)
-		out.Generation = c.stat.changed.gen
+		out.Generation = c.stat.changed.current()
 		return nil
 	})
 	return out, err

@@ -148,12 +148,12 @@ func (c *Controller) Summary(limit int) (*Summary, error) {
 		defer c.mu.Unlock()
 		c.refreshLocked(st)
 		last := c.stat.lastSummary
-		if last == nil || last.Index != st.Index || last.Generation != c.stat.changed.gen || last.limit != limit {
+		if last == nil || last.Index != st.Index || last.Generation != c.stat.changed.current() || last.limit != limit {
 			// Everything a summary shows moves the index or the
 			// generation (a lease that ends included): waiters woken
 			// by one change share one walk of the units.
 			last = &cachedSummary{Summary: c.summaryLocked(st, limit), limit: limit}
-			last.Generation = c.stat.changed.gen
+			last.Generation = c.stat.changed.current()
 			c.stat.lastSummary = last
 		}
 		out = *last.Summary

@@ -218,9 +218,7 @@ func TestLeaseWatchFiresByItself(t *testing.T) {
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
-	ctl.mu.Lock()
-	gen := ctl.stat.changed.gen
-	ctl.mu.Unlock()
+	gen := ctl.stat.changed.current()
 	select {
 	case <-ctl.ChangedSince(gen):
 	case <-time.After(time.Minute):

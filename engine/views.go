@@ -92,7 +92,7 @@ func (c *Controller) refreshLocked(st *model.State) {
 		}
 	}
 	c.stale.caughtUp(st)
-	c.stat.changed.notify()
+	c.stat.changed.note()
 }
 
 // rebuildAll rebuilds every view.
@@ -155,7 +155,7 @@ func (c *Controller) rebuilt(st *model.State, name string, uni *charmapi.Univers
 		// Its phase follows its view (errorStands): pending while what
 		// it sees is unknown, in error again if that turned out the
 		// universe that failed. Status long polls look again.
-		c.stat.changed.notify()
+		c.stat.changed.note()
 	}
 	c.work.Rebuilt++
 	c.work.HashedBytes += int64(n)
@@ -176,7 +176,7 @@ func (c *Controller) requeue(st *model.State, name string) {
 		c.wake(v.machine)
 	} else if c.disp.queue.Forget(name) {
 		// It may have held the lowest wave: whoever waits looks again.
-		c.stat.changed.notify()
+		c.stat.changed.note()
 		c.wakeQueued()
 	}
 }
