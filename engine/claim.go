@@ -45,14 +45,14 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			return
 		}
 		c.mu.Lock()
-		c.disp.polling[machine]--
+		c.disp.agents.pollEnded(machine)
 		if l.parked {
 			c.disp.parked[machine]--
 		}
 		// A pass that could not read the store answered without
 		// looking.
 		c.unpush(l)
-		c.disp.contact[machine] = c.opts.Now()
+		c.disp.agents.heard(machine, c.opts.Now())
 		c.mu.Unlock()
 	}()
 	answered := false
@@ -248,6 +248,6 @@ func (c *Controller) Release(machine string) {
 	if released {
 		c.stat.changed.note()
 	}
-	c.disp.contact[machine] = c.opts.Now()
+	c.disp.agents.heard(machine, c.opts.Now())
 	c.wakeQueued()
 }

@@ -131,11 +131,10 @@ type dispatch struct {
 	queue  *schedule.Queue
 	claims map[string]*claim
 	// lease fires when the earliest claim's lease ends (lease.go).
-	lease   leaseWatch
-	contact map[string]time.Time
-	// polling counts each machine's open long polls: an agent waiting
-	// for work is alive, however long it waits.
-	polling map[string]int
+	lease leaseWatch
+	// agents is when each machine's agent was last heard and its open
+	// long polls (liveness.go), under a lock of its own.
+	agents *agents
 	// parked counts each machine's long polls asleep waiting for a wake.
 	parked map[string]int
 	// pushed counts the parked polls, by machine, whose looks a wake
@@ -190,8 +189,7 @@ func NewController(store Store, opts Options) *Controller {
 		disp: dispatch{
 			queue:      schedule.NewQueue(opts.Backoff),
 			claims:     map[string]*claim{},
-			contact:    map[string]time.Time{},
-			polling:    map[string]int{},
+			agents:     newAgents(),
 			parked:     map[string]int{},
 			pushed:     map[string]int{},
 			runs:       map[string]int{},

@@ -9,7 +9,7 @@
 //
 // Locks are taken in one order, never the other way: the store's read
 // lock (Store.View); Controller.mu; lookQueue.mu and builders.mu; then the
-// leaves memberCache.mu, pass.mu, History.mu and generation.mu, which are
-// never held while another lock is taken. Controller.mu is never held while waiting
+// leaves memberCache.mu, pass.mu, History.mu, generation.mu and agents.mu,
+// which are never held while another lock is taken. Controller.mu is never held while waiting
 // for the store.
 package engine

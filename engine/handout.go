@@ -31,7 +31,7 @@ type look struct {
 	// Controller.pushed until a pass serves it; guarded by the
 	// controller's mu.
 	pushed bool
-	// polling says the poll is counted in Controller.polling: from its
+	// polling says the poll is counted in agents.polling: from its
 	// first look to the look that finds work, which ends the count in
 	// the same pass, so that no poll takes the controller's lock again
 	// after its answer.
@@ -207,10 +207,10 @@ func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
 // as polling.
 func (c *Controller) lookLocked(st *model.State, l *look) {
 	if !l.polling {
-		c.disp.polling[l.machine]++
+		c.disp.agents.pollStarted(l.machine)
 		l.polling = true
 	}
-	c.disp.contact[l.machine] = c.opts.Now()
+	c.disp.agents.heard(l.machine, c.opts.Now())
 	if l.parked {
 		c.disp.parked[l.machine]--
 		l.parked = false
@@ -232,7 +232,7 @@ func (c *Controller) lookLocked(st *model.State, l *look) {
 		return
 	}
 	// The poll ends with this answer.
-	c.disp.polling[l.machine]--
+	c.disp.agents.pollEnded(l.machine)
 	l.polling = false
 }
 

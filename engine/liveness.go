@@ -3,16 +3,64 @@ package engine
 import (
 	"context"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
 )
 
+// agents is when each machine's agent was last heard and how many of its
+// long polls are open: an agent waiting for work is alive, however long
+// it waits. Its lock is a leaf of its own, so that an agent's call notes
+// its contact, and the liveness watch reads it, without the controller's
+// lock.
+type agents struct {
+	mu      sync.Mutex
+	contact map[string]time.Time
+	polling map[string]int
+}
+
+func newAgents() *agents {
+	return &agents{contact: map[string]time.Time{}, polling: map[string]int{}}
+}
+
+// heard records that machine's agent was heard at.
+func (a *agents) heard(machine string, at time.Time) {
+	a.mu.Lock()
+	a.contact[machine] = at
+	a.mu.Unlock()
+}
+
+// pollStarted counts one more open long poll of machine's agent.
+func (a *agents) pollStarted(machine string) {
+	a.mu.Lock()
+	a.polling[machine]++
+	a.mu.Unlock()
+}
+
+// pollEnded counts one open long poll of machine's agent fewer.
+func (a *agents) pollEnded(machine string) {
+	a.mu.Lock()
+	if a.polling[machine]--; a.polling[machine] <= 0 {
+		delete(a.polling, machine)
+	}
+	a.mu.Unlock()
+}
+
+// lastHeard is when machine's agent was last heard: now while one of its
+// long polls is open.
+func (a *agents) lastHeard(machine string, now time.Time) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.polling[machine] > 0 {
+		return now
+	}
+	return a.contact[machine]
+}
+
 // Touch records that machine's agent is alive.
 func (c *Controller) Touch(machine string) {
-	c.mu.Lock()
-	c.disp.contact[machine] = c.opts.Now()
-	c.mu.Unlock()
+	c.disp.agents.heard(machine, c.opts.Now())
 }
 
 // WatchAgents marks machines whose agents stay silent past the TTL as lost
@@ -41,17 +89,12 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 		}
 		var cur, want map[string]bool
 		_ = c.store.View(func(st *model.State) error {
-			c.mu.Lock()
-			defer c.mu.Unlock()
 			cur, want = map[string]bool{}, map[string]bool{}
 			for name, m := range st.Machines {
 				if m.Lost {
 					cur[name] = true
 				}
-				last := c.disp.contact[name]
-				if c.disp.polling[name] > 0 {
-					last = now
-				}
+				last := c.disp.agents.lastHeard(name, now)
 				if !m.Lost && last.Before(since) {
 					last = since
 				}

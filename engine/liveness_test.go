@@ -132,3 +132,28 @@ func TestNewLeaderKeepsLostMachinesLost(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// An agent is last heard when it last called, or now while one of its
+// long polls is open, however long that poll has waited.
+func TestAgentsAreHeardWhileTheyPoll(t *testing.T) {
+	a := newAgents()
+	t0 := time.Unix(1000, 0)
+	now := t0.Add(time.Hour)
+	if got := a.lastHeard("m", now); !got.IsZero() {
+		t.Fatalf("a machine never heard was last heard at %v", got)
+	}
+	a.heard("m", t0)
+	if got := a.lastHeard("m", now); !got.Equal(t0) {
+		t.Fatalf("last heard %v, want its call at %v", got, t0)
+	}
+	a.pollStarted("m")
+	a.pollStarted("m")
+	a.pollEnded("m")
+	if got := a.lastHeard("m", now); !got.Equal(now) {
+		t.Fatalf("with a poll open, last heard %v, want now (%v)", got, now)
+	}
+	a.pollEnded("m")
+	if got := a.lastHeard("m", now); !got.Equal(t0) {
+		t.Fatalf("with every poll ended, last heard %v, want its call at %v", got, t0)
+	}
+}

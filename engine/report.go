@@ -28,7 +28,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	var results []model.Result
 	var stale []string
 	c.mu.Lock()
-	c.disp.contact[machine] = now
+	c.disp.agents.heard(machine, now)
 	for _, rep := range reports {
 		cl := c.disp.claims[rep.Unit]
 		if cl == nil || cl.hash != rep.Hash || cl.machine != machine {
