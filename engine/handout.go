@@ -146,7 +146,8 @@ func (q *lookQueue) serve(c *Controller) {
 func (c *Controller) servePass(batch []*look) (handed bool) {
 	answered := 0
 	err := c.store.View(func(st *model.State) error {
-		if n := c.prebuild(st, batch); n < len(batch) {
+		n, built := c.prebuild(st, batch)
+		if n < len(batch) {
 			// Served by the next pass, first.
 			c.disp.looks.mu.Lock()
 			c.disp.looks.pending = append(slices.Clip(batch[n:]), c.disp.looks.pending...)
@@ -156,6 +157,7 @@ func (c *Controller) servePass(batch []*look) (handed bool) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.work.Passes++
+		c.disp.looks.pre = built
 		// What the claims did not take is garbage after the pass.
 		defer func() { c.disp.looks.pre, c.disp.looks.taken = nil, nil }()
 		for _, l := range batch {
@@ -255,16 +257,16 @@ type prebuilt struct {
 }
 
 // prebuild builds, with one worker per processor, the universes of the
-// units the looks of batch would claim now, and keeps them for the pass's
-// claims (take, run). It returns how many of the looks, from the first,
-// the pass serves: the looks whose universes fit in maxAhead, and at
-// least one. Called with the store's read lock, not mu: the state cannot
+// units the looks of batch would claim now, and returns them, by unit,
+// for the pass's claims (takePrebuilt, lookQueue.run), with how many of
+// the looks, from the first, the pass serves: the looks whose universes
+// fit in maxAhead, and at least one. Called with the store's read lock, not mu: the state cannot
 // move until the claims are made under the same read lock, and building
 // (universe, hash, events) is what the claims cost, so it runs on every
 // processor outside mu. What the claims then choose is decided afresh
 // under mu: a unit built here and not chosen is dropped, and one chosen
 // and not built here is built as before (takePrebuilt, lookQueue.run).
-func (c *Controller) prebuild(st *model.State, batch []*look) int {
+func (c *Controller) prebuild(st *model.State, batch []*look) (int, map[string]*prebuilt) {
 	// The state's lazily built lookups are built here, once, before the
 	// workers read them.
 	st.UnitsOf("")
@@ -308,13 +310,9 @@ func (c *Controller) prebuild(st *model.State, batch []*look) int {
 	}
 	c.mu.Unlock()
 	if b == nil {
-		return served
+		return served, nil
 	}
-	built := b.wait()
-	c.mu.Lock()
-	c.disp.looks.pre = built
-	c.mu.Unlock()
-	return served
+	return served, b.wait()
 }
 
 // takePrebuilt returns the universe built ahead for unit name, once, if
