@@ -34,6 +34,7 @@ func TestChaosShort(t *testing.T) {
 		gap:        2 * time.Second,
 		hold:       3 * time.Second,
 		diskMiB:    192,
+		serverLog:  "warn",
 		partition:  true,
 		bound:      90 * time.Second,
 		checkLimit: time.Minute,

@@ -274,7 +274,7 @@ func (c *cluster) waitServing(ctx context.Context, i int, within time.Duration) 
 		if _, err := c.status(ctx, i); err == nil {
 			return nil
 		} else if !s.alive() {
-			return fmt.Errorf("%s exited (%s); see %s", s.id, s.exited(), s.log)
+			return fmt.Errorf("%s exited (%s); see %s%s", s.id, s.exited(), s.log, tail(s.log))
 		} else if time.Now().After(deadline) {
 			return fmt.Errorf("%s does not answer within %s: %v; see %s", s.id, within, err, s.log)
 		}
@@ -332,7 +332,7 @@ func (c *cluster) waitMachines(ctx context.Context) error {
 		last = fmt.Errorf("%d of %d machines registered (%v)", len(st.Machines), len(c.agents), err)
 		for _, a := range c.agents {
 			if !a.alive() {
-				return fmt.Errorf("agent %s exited (%s); see %s", a.name, a.exited(), a.log)
+				return fmt.Errorf("agent %s exited (%s); see %s%s", a.name, a.exited(), a.log, tail(a.log))
 			}
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
