@@ -17,6 +17,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/unijson"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // membersEnv is db (provides kv, peers) and web (requires kv, peers) with
@@ -307,17 +308,11 @@ func TestMemberCacheLivesWithItsState(t *testing.T) {
 		t.Fatal("a clone shares its original's cache")
 	}
 	k := weak.Make(clone)
-	deadline := time.Now().Add(time.Minute)
-	for {
+	rafttest.Until(t, time.Minute, "the cache of a collected state goes", func() bool {
 		runtime.GC()
-		if _, ok := memberCaches.Load(k); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cache of a collected state is still kept")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		_, ok := memberCaches.Load(k)
+		return !ok
+	})
 	if _, ok := memberCaches.Load(weak.Make(st)); !ok {
 		t.Fatal("the cache of a live state went")
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // serveLimited serves a handler that refuses every request, as the API
@@ -129,14 +131,8 @@ func TestAPIClosesIdleConnections(t *testing.T) {
 	if n, err := c.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("idle connection: read %d bytes, %v; want it closed by the server", n, err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if open, _ := counts(); open == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the closed idle connection still holds a slot")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	rafttest.Until(t, time.Minute, "the closed idle connection gives its slot back", func() bool {
+		open, _ := counts()
+		return open == 0
+	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -385,19 +386,15 @@ func newLog(b *logBuffer) hclog.Logger {
 // waitLog waits for the agent to log a line at warn level holding want.
 func waitLog(t *testing.T, b *logBuffer, want string, also func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	rafttest.Eventually(t, time.Minute, fmt.Sprintf("a warning with %q", want), func() error {
 		out := b.String()
 		for _, line := range strings.Split(out, "\n") {
 			if strings.Contains(line, "[WARN]") && strings.Contains(line, want) && (also == nil || also()) {
-				return
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning with %q within a minute; the agent logged:\n%s", want, out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("the agent logged:\n%s", out)
+	})
 }
 
 // A work poll whose answer does not come by its wait (and the grace a

@@ -2,11 +2,14 @@ package legacy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // TestSocketBoundsItsConnections: connections wait between requests
@@ -75,25 +78,24 @@ func TestSocketBuffersOneLargeRequestAtATime(t *testing.T) {
 	// One reads its request whole; every other stops at the small bound
 	// and waits for it.
 	least := int64(len(body) + (conns-1)*(smallRequest-4096))
-	deadline := time.Now().Add(time.Minute)
-	for srv.buffered.Load() < least || srv.waiting.Load() != conns-1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d bytes buffered, %d requests waiting; want one unfinished request read whole (%d bytes in all) and %d waiting", srv.buffered.Load(), srv.waiting.Load(), least, conns-1)
+	rafttest.Eventually(t, time.Minute, "one unfinished request read whole, the others waiting", func() error {
+		if srv.buffered.Load() < least || srv.waiting.Load() != conns-1 {
+			return fmt.Errorf("%d bytes buffered, %d requests waiting; want %d bytes in all and %d waiting", srv.buffered.Load(), srv.waiting.Load(), least, conns-1)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	if most := int64(len(body) + (conns-1)*smallRequest); srv.peak.Load() > most {
 		t.Errorf("%d unfinished requests of %d bytes buffered %d bytes; want at most %d", conns, len(body), srv.peak.Load(), most)
 	}
 	for _, c := range open {
 		c.Close()
 	}
-	for srv.buffered.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d bytes still buffered after the connections closed", srv.buffered.Load())
+	rafttest.Eventually(t, time.Minute, "nothing buffered once the connections closed", func() error {
+		if n := srv.buffered.Load(); n != 0 {
+			return fmt.Errorf("%d bytes still buffered", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	c, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)
