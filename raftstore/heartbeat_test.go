@@ -1,8 +1,6 @@
 package raftstore
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"testing"
 	"time"
@@ -24,14 +22,9 @@ import (
 // peer with a server certificate of the cluster's CA that never appends
 // anything, so any entry of term T+1 in the node's log is a forged one.
 func TestHeartbeatOfNewerTermForgesNoEntry(t *testing.T) {
-	ca, caKey, err := NewCA("operator CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	ca, caKey := operatorCA(t)
 	n1 := newNode(t, testLogger(t), "n1")
-	n1.raftTLS = &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleServer, "n1")}, RootCAs: pool}
+	speakRaftAs(t, n1, ca, caKey)
 	n1.start(true, nil)
 	settled(t, n1)
 	peer := peerTransport(t, pair(t, ca, caKey, RoleServer, "n9"), ca)
@@ -99,16 +92,11 @@ func forged(t *testing.T, n *node, term uint64) *raft.Log {
 // term a follower is in. A newer term, or a node that does not follow,
 // goes to the main loop.
 func TestHeartbeatFastPathOnlyInFollowersTerm(t *testing.T) {
-	ca, caKey, err := NewCA("operator CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	ca, caKey := operatorCA(t)
 	log := testLogger(t)
 	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
-	n1.raftTLS = &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleServer, "n1")}, RootCAs: pool}
-	n2.raftTLS = &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleServer, "n2")}, RootCAs: pool}
+	speakRaftAs(t, n1, ca, caKey)
+	speakRaftAs(t, n2, ca, caKey)
 	f := cluster2(t, n1, n2)
 	l := n1
 	if f == n1 {

@@ -32,6 +32,25 @@ func pair(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, role, nam
 	return tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
 }
 
+// operatorCA makes a CA as `fixpoint tls init` does.
+func operatorCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	ca, caKey, err := NewCA("operator CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, caKey
+}
+
+// speakRaftAs gives n a server certificate of ca, named n's id, to speak
+// Raft with, trusting ca alone.
+func speakRaftAs(t *testing.T, n *node, ca *x509.Certificate, caKey *ecdsa.PrivateKey) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	n.raftTLS = &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleServer, n.id)}, RootCAs: pool}
+}
+
 // peerTransport is hashicorp/raft's network transport over this package's
 // TLS stream layer, presenting cert: a peer that holds cert as its own.
 func peerTransport(t *testing.T, cert tls.Certificate, trust *x509.Certificate) *raft.NetworkTransport {
@@ -84,16 +103,11 @@ func refused(t *testing.T, what string, trans raft.Transport, f *node) {
 // are refused at the handshake. A server certificate of the CA is
 // accepted, which shows the refusals are the role's and the CA's doing.
 func TestAgentCertificateRefusedAsRaftPeer(t *testing.T) {
-	ca, caKey, err := NewCA("operator CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	ca, caKey := operatorCA(t)
 	log := testLogger(t)
 	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
-	n1.raftTLS = &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleServer, "n1")}, RootCAs: pool}
-	n2.raftTLS = &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleServer, "n2")}, RootCAs: pool}
+	speakRaftAs(t, n1, ca, caKey)
+	speakRaftAs(t, n2, ca, caKey)
 	f := cluster2(t, n1, n2)
 
 	refused(t, "agent certificate", peerTransport(t, pair(t, ca, caKey, RoleAgent, "agent-m1"), ca), f)
@@ -128,7 +142,7 @@ func TestAgentCertificateRefusedAsRaftPeer(t *testing.T) {
 	n3 := newNode(t, log, "n3")
 	_, err = Open(ctxT(t, 10*time.Second), Config{
 		NodeID: "n3", DataDir: n3.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{n1.httpAddr}, Logger: log,
-		RaftTLS: &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleAgent, "n3")}, RootCAs: pool},
+		RaftTLS: &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleAgent, "n3")}, RootCAs: n1.raftTLS.RootCAs},
 	})
 	if err == nil || !strings.Contains(err.Error(), "can not speak Raft") {
 		t.Errorf("open with an agent certificate: err = %v, want it refused", err)
