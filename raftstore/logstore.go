@@ -81,8 +81,9 @@ func openLog(dir string, bolt *raftboltdb.BoltStore, segment int, log hclog.Logg
 	return w, nil
 }
 
-// readAll reads every entry of the log in path. Raft reads them all when
-// it starts, and panics on one it cannot read: here that is an error that
+// readAll reads every entry of the log in path. Raft reads every entry
+// past its last snapshot when it starts, scanning for configuration
+// changes, and panics on one it cannot read: here that is an error that
 // says what to do.
 func readAll(l raft.LogStore, path string) error {
 	first, err := l.FirstIndex()
