@@ -213,12 +213,18 @@ func TestLeaseExpiryMovesTheGeneration(t *testing.T) {
 func TestLeaseWatchFiresByItself(t *testing.T) {
 	s := newMemStore()
 	shop(t, s, 1, 1)
-	ctl := NewController(s, Options{Window: 1, Lease: 10 * time.Millisecond})
+	// The controller's clock stands still until the test moves it, so the
+	// lease cannot end before the waiter has read the generation; the
+	// watch's timer still runs on real time and finds it ended.
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	lease := 10 * time.Millisecond
+	ctl := NewController(s, Options{Window: 1, Now: clock.Now, Lease: lease})
 	work, err := ctl.Claim(context.Background(), "m", 0, 0)
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
 	gen := ctl.stat.changed.current()
+	clock.Add(2 * lease)
 	select {
 	case <-ctl.ChangedSince(gen):
 	case <-time.After(time.Minute):
