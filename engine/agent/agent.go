@@ -485,6 +485,7 @@ func permanent(err error) bool {
 	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != wire.KindUnauthorized
 }
 
-// retryDelay spaces the agent's retries of the control plane: 100 ms
-// doubling to 6.4 s, each jittered down by up to half.
+// retryDelay spaces the agent's retries of the control plane: doubling
+// from Min to Max, each jittered down by up to half, so that agents that
+// lost the control plane together do not come back together.
 var retryDelay = backoff.Policy{Min: 100 * time.Millisecond, Max: 6400 * time.Millisecond, Jitter: 0.5}.Delay

@@ -14,11 +14,10 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
-// The reads of one unit or one service. `show-unit` and `config` used to
-// read the whole state (and show-unit the full status): at 100,000 units
-// that was about ten seconds and 670 MiB in the CLI for one unit's lines.
-// These answer from the leader's state, at a cost that grows with the unit
-// or service asked about.
+// The reads of one unit or one service, for `show-unit` and `config`.
+// They answer from the leader's state, at a cost that grows with the unit
+// or service asked about, not with the environment: a client never reads
+// the whole state (or the full status) for one unit's lines.
 
 // ConfigValue is one option of a service as `fixpoint config` shows it.
 type ConfigValue struct {

@@ -273,8 +273,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	st.UnreachableNodes = engine.UnreachableNodes(s.node.Unreachable())
 	w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
 	w.Header().Set("X-Fixpoint-Generation", strconv.FormatUint(st.Generation, 10))
-	// Compact: the CLI and the dashboard re-render it, and at 100,000
-	// units indenting its 36 MB took a tenth of the leader's CPU.
+	// Compact: the CLI and the dashboard re-render it, and indenting a
+	// status that grows with the environment costs the leader CPU for
+	// bytes nobody reads.
 	writeCompact(w, http.StatusOK, st)
 }
 
@@ -426,10 +427,10 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 	writeWork(w, work)
 }
 
-// corked sends each answer of h in one write (engine/api/cork): a change's
-// 100 work answers of ~5 KiB went out in two writes each, on the leader
-// and again on a follower relaying them. Only for handlers that write
-// one bounded answer: what a corked handler flushes is held.
+// corked sends each answer of h in one write (engine/api/cork), not a
+// header and a body apart, on the leader and again on a follower relaying
+// it. Only for handlers that write one bounded answer: what a corked
+// handler flushes is held.
 func corked(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if c := cork.For(r); c != nil {

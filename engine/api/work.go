@@ -32,14 +32,12 @@ func workMax(s string) (int, error) {
 
 // writeWork writes a batch of work as a JSON array, one unit at a time,
 // into a pooled buffer: an answer that fits in it (a change's usual
-// answer, one unit of a few KiB) goes out in one write with its
-// Content-Length; a larger one is streamed whenever the buffer holds
-// workFlush bytes, since universes of 2,000 members are ~200 KB of JSON
-// each and a whole batch at once held it two or three times over. A
-// 64 KiB writer allocated per answer, and the unit's buffer grown afresh,
-// were most of what the 100 answers of a change allocated (bench/agents'
-// profile), and the collections they set off ran in the middle of the
-// next hand-outs.
+// answer, one unit) goes out in one write with its Content-Length; a
+// larger one is streamed whenever the buffer holds workFlush bytes, since
+// a universe grows with its relations' members and a whole batch at once
+// would be held several times over. The buffer is pooled, not allocated
+// per answer, so that the answers of one change do not set off
+// collections in the middle of the next hand-outs.
 func writeWork(w http.ResponseWriter, work []wire.Work) {
 	bp := workBufs.Get().(*[]byte)
 	defer func() {
