@@ -82,7 +82,8 @@ func TestBrokenEnvironmentsAgainstRunningUp(t *testing.T) {
 			t.Logf("up output:\n%s", up.out)
 		}
 	})
-	up = startUpEnv(t, data, repo("testdata", "lifecycle", "step1.cue"))
+	up = startUp(t, data, repo("testdata", "lifecycle", "step1.cue"))
+	up.waitConverged(t, converges)
 	before, beforeJSON := stateJSON(t, data)
 	if before.EnvIndex == 0 || len(before.Units) == 0 {
 		t.Fatalf("up did not deploy its environment: env_index %d, %d units", before.EnvIndex, len(before.Units))
@@ -149,7 +150,8 @@ func TestControlPlaneRefusesBadDeploys(t *testing.T) {
 		}
 	})
 	env := repo("testdata", "lifecycle", "step1.cue")
-	up = startUpEnv(t, data, env)
+	up = startUp(t, data, env)
+	up.waitConverged(t, converges)
 	// The same environment, packed as apply packs it: its charms are the
 	// ones up already uploaded.
 	good, err := charm.CheckAndPack(filepath.Join(data, "cache"), env)

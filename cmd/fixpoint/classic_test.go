@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -68,20 +66,6 @@ func (s envShape) writeEnv(t *testing.T, dir, name, flavour string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// startUpOn is startUp with another environment; it does not wait.
-func startUpOn(t *testing.T, data, env string) *upProc {
-	t.Helper()
-	out := &bytes.Buffer{}
-	cmd := exec.Command(fixpointBin(t), "up", "-f", env, "--data-dir", data)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &upProc{cmd: cmd, data: data, out: out}
-	t.Cleanup(func() { p.kill() })
-	return p
 }
 
 // runFlavour is one of the two side-by-side runs.
@@ -279,10 +263,10 @@ func TestClassicCharmsBehaveLikeTheReconcileCharms(t *testing.T) {
 	envs := t.TempDir()
 	classic := &runFlavour{name: "classic-", data: t.TempDir()}
 	recon := &runFlavour{name: "", data: t.TempDir()}
-	classic.up = startUpOn(t, classic.data, repo("testdata", "classic", "env.cue"))
-	recon.up = startUpOn(t, recon.data, classicBase.writeEnv(t, envs, "recon-classicBase", ""))
-	classic.status = classic.up.waitConverged(t)
-	recon.status = recon.up.waitConverged(t)
+	classic.up = startUp(t, classic.data, repo("testdata", "classic", "env.cue"))
+	recon.up = startUp(t, recon.data, classicBase.writeEnv(t, envs, "recon-classicBase", ""))
+	classic.status = classic.up.waitConverged(t, converges)
+	recon.status = recon.up.waitConverged(t, converges)
 	// step applies s to both runs and compares where they settle.
 	step := func(name string, s envShape) map[string]settledView {
 		t.Helper()

@@ -2,88 +2,14 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
 )
-
-// binPath is the fixpoint binary TestMain built for the end-to-end tests,
-// binErr why it could not be built.
-var (
-	binPath string
-	binErr  error
-)
-
-func fixpointBin(t *testing.T) string {
-	t.Helper()
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-// repo returns a path inside the repository root.
-func repo(parts ...string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(append([]string{filepath.Dir(file), "..", ".."}, parts...)...)
-}
-
-type run struct {
-	code           int
-	stdout, stderr string
-}
-
-// fixpoint runs the binary to completion.
-func fixpoint(t *testing.T, timeout time.Duration, args ...string) run {
-	t.Helper()
-	return runFixpoint(t, timeout, "", nil, args...)
-}
-
-// runFixpoint runs the binary to completion in dir ("" for here) with
-// extra environment variables, and returns its exit code and output; it
-// fails the test only when the binary could not run at all.
-func runFixpoint(t *testing.T, timeout time.Duration, dir string, env []string, args ...string) run {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, fixpointBin(t), args...)
-	cmd.Dir = dir
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("fixpoint %v: %v", args, err)
-	}
-	return run{code, stdout.String(), stderr.String()}
-}
-
-func statusJSON(t *testing.T, dataDir string) *engine.Status {
-	t.Helper()
-	r := fixpoint(t, time.Minute, "status", "--format", "json", "--data-dir", dataDir)
-	if r.code != 0 {
-		t.Fatalf("status exited %d: %s", r.code, r.stderr)
-	}
-	var st engine.Status
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-		t.Fatalf("status JSON: %v\n%s", err, r.stdout)
-	}
-	return &st
-}
 
 func TestDemoConvergesAndRerunIsANoop(t *testing.T) {
 	data := t.TempDir()
@@ -139,75 +65,10 @@ func unitLines(out string) []string {
 	return lines
 }
 
-// upProc is an `up` running in the background.
-type upProc struct {
-	cmd  *exec.Cmd
-	data string
-	out  *bytes.Buffer
-}
-
-func startUp(t *testing.T, data string, flags ...string) *upProc {
-	t.Helper()
-	out := &bytes.Buffer{}
-	args := append([]string{"up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", data}, flags...)
-	cmd := exec.Command(fixpointBin(t), args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	_ = os.Remove(filepath.Join(data, endpointFile))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &upProc{cmd: cmd, data: data, out: out}
-	t.Cleanup(func() { p.kill() })
-	return p
-}
-
-func (p *upProc) kill() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	}
-}
-
-func (p *upProc) stop(t *testing.T) {
-	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		p.kill()
-		t.Fatalf("up did not stop on SIGTERM:\n%s", p.out)
-	}
-}
-
-// waitConverged polls status until the running up reports the fixed point.
-func (p *upProc) waitConverged(t *testing.T) *engine.Status {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(p.data, endpointFile)); err == nil {
-			r := fixpoint(t, time.Minute, "status", "--format", "json", "--data-dir", p.data)
-			if r.code == 0 {
-				var st engine.Status
-				if err := json.Unmarshal([]byte(r.stdout), &st); err == nil && st.Converged {
-					return &st
-				}
-			}
-		}
-		if p.cmd.ProcessState != nil {
-			t.Fatalf("up exited early:\n%s", p.out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("up did not converge:\n%s", p.out)
-	return nil
-}
-
 func TestStatusJSONAgainstRunningUp(t *testing.T) {
 	data := t.TempDir()
-	p := startUp(t, data)
-	st := p.waitConverged(t)
+	p := startUp(t, data, demoEnv)
+	st := p.waitConverged(t, converges)
 	if len(st.Units) != 4 || st.Index == 0 {
 		t.Fatalf("status: %+v", st)
 	}

@@ -2,106 +2,16 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
-
-// proc is a fixpoint process running in the background.
-type proc struct {
-	cmd *exec.Cmd
-	out *syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe to read while the process writes.
-type syncBuffer struct {
-	mu  chan struct{}
-	buf bytes.Buffer
-}
-
-func newSyncBuffer() *syncBuffer { return &syncBuffer{mu: make(chan struct{}, 1)} }
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu <- struct{}{}
-	defer func() { <-b.mu }()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu <- struct{}{}
-	defer func() { <-b.mu }()
-	return b.buf.String()
-}
-
-func startProc(t *testing.T, args ...string) *proc {
-	t.Helper()
-	return startProcFor(t, t, args...)
-}
-
-// startProcFor is startProc for a process that outlives the (sub)test t
-// starting it: owner's cleanup kills it.
-func startProcFor(t, owner *testing.T, args ...string) *proc {
-	t.Helper()
-	out := newSyncBuffer()
-	cmd := exec.Command(fixpointBin(t), args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	// Die with the test process, even when a timeout kills it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, out: out}
-	owner.Cleanup(p.kill)
-	return p
-}
-
-func (p *proc) kill() {
-	if p.cmd.ProcessState == nil {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	}
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, within time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %s; last seen: %s", what, within, last)
-}
-
-// statusOf reads status --format json from the up whose data dir is data;
-// nil while it is not answering yet.
-func statusOf(t *testing.T, data string) *engine.Status {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(data, endpointFile)); err != nil {
-		return nil
-	}
-	r := fixpoint(t, time.Minute, "status", "--format", "json", "--data-dir", data)
-	if r.code != 0 {
-		return nil
-	}
-	var st engine.Status
-	if json.Unmarshal([]byte(r.stdout), &st) != nil {
-		return nil
-	}
-	return &st
-}
 
 func TestDivergenceIsReportedWithTheKeys(t *testing.T) {
 	cases := map[string][]string{
@@ -127,13 +37,13 @@ func TestRetryBackoffAndResolved(t *testing.T) {
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "flaky.cue"), "--data-dir", data, "--retry-min", "300ms", "--retry-max", "600ms")
 	// Failing hooks are retried on their own: the attempt count grows.
-	eventually(t, "flaky/0 retried after failing", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "flaky/0 retried after failing", func() error {
 		st := statusOf(t, data)
 		if st == nil {
-			return false, up.out.String()
+			return errors.New(up.out.String())
 		}
 		u := st.Units["flaky/0"]
-		return u != nil && u.Phase == engine.Error && strings.Contains(u.Error, "backend not ready") && u.Reconciles >= 3, jsonString(st)
+		return holds(u != nil && u.Phase == engine.Error && strings.Contains(u.Error, "backend not ready") && u.Reconciles >= 3, jsonString(st))
 	})
 	// Resolving a healthy unit, or an unknown one, is refused.
 	if r := fixpoint(t, time.Minute, "resolved", "nosuch/0", "--data-dir", data); r.code == 0 || !strings.Contains(r.stderr, "does not exist") {
@@ -159,9 +69,9 @@ func TestRetryBackoffAndResolved(t *testing.T) {
 	if r := fixpoint(t, time.Minute, "resolved", "flaky/1", "--no-retry", "--data-dir", data); r.code != 0 {
 		t.Fatalf("resolved --no-retry flaky/1: %d %s", r.code, r.stderr)
 	}
-	eventually(t, "both units settled", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "both units settled", func() error {
 		st := statusOf(t, data)
-		return st != nil && st.Converged, jsonString(st)
+		return holds(st != nil && st.Converged, jsonString(st))
 	})
 	st := statusOf(t, data)
 	if got := st.Units["flaky/0"].Status.Message; got != "recovered" {
@@ -177,41 +87,35 @@ func TestRetryBackoffAndResolved(t *testing.T) {
 	}
 }
 
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 func TestLeadershipMovesWhenTheLeadersAgentDies(t *testing.T) {
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", data, "--agent-ttl", "2s")
-	eventually(t, "up serving", 2*time.Minute, func() (bool, string) { return statusOf(t, data) != nil, up.out.String() })
+	rafttest.Eventually(t, 2*time.Minute, "up serving", func() error { return holds(statusOf(t, data) != nil, up.out.String()) })
 	addr := readEndpoint(t, data)
 	join := readFile(t, filepath.Join(data, joinTokenFile))
 	// m1 first, so that db/0 on m1 is the first unit able to lead.
 	m1 := startProc(t, "agent", "--controller", addr, "--machine", "m1", "--data-dir", t.TempDir(), "--address", "127.0.0.1", "--token", join)
-	eventually(t, "m1 registered", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "m1 registered", func() error {
 		st := statusOf(t, data)
-		return st != nil && st.Machines["m1"] != nil, m1.out.String()
+		return holds(st != nil && st.Machines["m1"] != nil, m1.out.String())
 	})
 	startProc(t, "agent", "--controller", addr, "--machine", "m2", "--data-dir", t.TempDir(), "--address", "127.0.0.1", "--token", join)
-	eventually(t, "converged with db/0 leading", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "converged with db/0 leading", func() error {
 		st := statusOf(t, data)
-		return st != nil && st.Converged && st.Units["db/0"].Leader && st.Units["db/0"].Status.Message == "primary, 1 client", jsonString(st)
+		return holds(st != nil && st.Converged && st.Units["db/0"].Leader && st.Units["db/0"].Status.Message == "primary, 1 client", jsonString(st))
 	})
 	// Kill the leader's agent: after the TTL its machine is lost, the
 	// leadership moves to db/1, and the rest reconverges around it.
-	_ = m1.cmd.Process.Signal(syscall.SIGKILL)
-	_ = m1.cmd.Wait()
-	eventually(t, "db/1 leads and the environment reconverged", 2*time.Minute, func() (bool, string) {
+	m1.kill()
+	rafttest.Eventually(t, 2*time.Minute, "db/1 leads and the environment reconverged", func() error {
 		st := statusOf(t, data)
 		if st == nil {
-			return false, ""
+			return errors.New("")
 		}
 		ok := st.Converged && st.Units["db/1"].Leader && !st.Units["db/0"].Leader &&
 			st.Units["db/0"].Agent == "lost" && strings.HasPrefix(st.Units["db/1"].Status.Message, "primary") &&
 			st.Units["web/0"].Phase == engine.Settled
-		return ok, jsonString(st)
+		return holds(ok, jsonString(st))
 	})
 	// The metrics count the lost machine, and its units apart from the
 	// phases, as status's summary does.
@@ -235,28 +139,6 @@ func TestLeadershipMovesWhenTheLeadersAgentDies(t *testing.T) {
 	}
 }
 
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(b))
-}
-
-func readEndpoint(t *testing.T, data string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(data, endpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var e endpoint
-	if err := json.Unmarshal(b, &e); err != nil {
-		t.Fatal(err)
-	}
-	return e.Addr
-}
-
 func TestCrashMidConvergenceReachesTheSameFixedPoint(t *testing.T) {
 	clean := t.TempDir()
 	if r := fixpoint(t, 5*time.Minute, "up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", clean, "--until-converged", "--timeout", "4m"); r.code != 0 {
@@ -265,19 +147,18 @@ func TestCrashMidConvergenceReachesTheSameFixedPoint(t *testing.T) {
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", data)
 	// Kill it as soon as some, but not all, hooks have run.
-	eventually(t, "some hooks ran", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "some hooks ran", func() error {
 		st := statusOf(t, data)
 		if st == nil {
-			return false, up.out.String()
+			return errors.New(up.out.String())
 		}
 		runs := 0
 		for _, u := range st.Units {
 			runs += u.Reconciles
 		}
-		return runs > 0, jsonString(st)
+		return holds(runs > 0, jsonString(st))
 	})
-	_ = up.cmd.Process.Signal(syscall.SIGKILL)
-	_ = up.cmd.Wait()
+	up.kill()
 	r := fixpoint(t, 5*time.Minute, "up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", data, "--until-converged", "--timeout", "4m")
 	if r.code != 0 {
 		t.Fatalf("restart after SIGKILL: %d\n%s\n%s", r.code, r.stdout, r.stderr)

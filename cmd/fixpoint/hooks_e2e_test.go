@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bytes"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // alive says whether pid runs (a zombie waiting for its reaper does not).
@@ -26,37 +27,30 @@ func alive(pid int) bool {
 // waitPid waits until a hook has written a pid other than not to path.
 func waitPid(t *testing.T, p *upProc, path string, not int) int {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != not {
-				return pid
-			}
-		}
-		if p.cmd.ProcessState != nil {
+	pid := 0
+	rafttest.Eventually(t, 3*time.Minute, "a hook writing "+path, func() error {
+		if p.exited() {
 			t.Fatalf("up exited early:\n%s", p.out)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("no hook wrote %s:\n%s", path, p.out)
-	return 0
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil || pid == not {
+			return fmt.Errorf("pid %q, want one other than %d", b, not)
+		}
+		return nil
+	})
+	return pid
 }
 
 // startUpRunning starts `up -f env` on data without waiting for a fixed
-// point: hang's hook never lets it converge.
+// point (hang's hook never lets it converge), with secrets of the
+// operator's and the agent's own in its environment: no hook may see them.
 func startUpRunning(t *testing.T, data, env string) *upProc {
 	t.Helper()
-	out := &bytes.Buffer{}
-	cmd := exec.Command(fixpointBin(t), "up", "-f", env, "--data-dir", data)
-	cmd.Stdout, cmd.Stderr = out, out
-	// Secrets of the operator's and the agent's own: no hook may see them.
-	cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN=agent-secret-token", "SECRET_X=operator-secret")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &upProc{cmd: cmd, data: data, out: out}
-	t.Cleanup(func() { p.kill() })
-	return p
+	secrets := []string{"FIXPOINT_TOKEN=agent-secret-token", "SECRET_X=operator-secret"}
+	return &upProc{start(t, t, secrets, fixpointBin(t), "up", "-f", env, "--data-dir", data), data}
 }
 
 // Issue 14, items 2 and 5: an agent started with FIXPOINT_TOKEN and
@@ -114,13 +108,8 @@ func TestHooksOfKilledAgentsAndRemovedUnitsAreEnded(t *testing.T) {
 	}
 	// The hook timeout is 5 minutes; the agent hears of the removal with
 	// its next heartbeat (every 5 s).
-	deadline := time.Now().Add(time.Minute)
-	for alive(hook2) || alive(sleeper2) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the removed unit's hook (pid %d, alive %v) or its setsid sleeper (pid %d, alive %v) still runs a minute later:\n%s",
-				hook2, alive(hook2), sleeper2, alive(sleeper2), second.out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	rafttest.Eventually(t, time.Minute, "the removed unit's hook and its setsid sleeper ended", func() error {
+		return holds(!alive(hook2) && !alive(sleeper2), fmt.Sprintf("hook (pid %d) alive %v, sleeper (pid %d) alive %v\n%s", hook2, alive(hook2), sleeper2, alive(sleeper2), second.out))
+	})
 	second.stop(t)
 }

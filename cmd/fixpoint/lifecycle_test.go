@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,24 +21,6 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
 )
-
-// startUpEnv starts `up -f env` in the background on data, like startUp
-// does for the demo, and waits until it has published its address and
-// reports the fixed point.
-func startUpEnv(t *testing.T, data, env string) *upProc {
-	t.Helper()
-	out := &bytes.Buffer{}
-	cmd := exec.Command(fixpointBin(t), "up", "-f", env, "--data-dir", data)
-	cmd.Stdout, cmd.Stderr = out, out
-	_ = os.Remove(filepath.Join(data, endpointFile))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &upProc{cmd: cmd, data: data, out: out}
-	t.Cleanup(func() { p.kill() })
-	p.waitConverged(t)
-	return p
-}
 
 // stateOf reads the replicated state from the up running on data.
 func stateOf(t *testing.T, data string) *model.State {
@@ -376,7 +356,8 @@ func TestLifecycle(t *testing.T) {
 			t.Logf("up output:\n%s", up.out)
 		}
 	})
-	up = startUpEnv(t, data, repo("testdata", "lifecycle", "step0.cue"))
+	up = startUp(t, data, repo("testdata", "lifecycle", "step0.cue"))
+	up.waitConverged(t, converges)
 	l := &lifecycleWalk{t: t, data: data}
 
 	// The running environment is step 0, empty.

@@ -15,31 +15,15 @@ import (
 // FIXPOINT_CONTEXT pick one, and flags beat the environment, which beats
 // the context.
 func TestLoginContextsAndCA(t *testing.T) {
-	tlsDir, otherDir := t.TempDir(), t.TempDir()
-	for _, args := range [][]string{
-		{"tls", "init", "--dir", tlsDir},
-		{"tls", "cert", "--dir", tlsDir, "--role", "server", "--name", "n1", "--host", "127.0.0.1,localhost"},
-		{"tls", "init", "--dir", otherDir},
-	} {
-		if r := fixpoint(t, time.Minute, args...); r.code != 0 {
-			t.Fatalf("%v: %s", args, r.stderr)
-		}
+	c := startCluster(t, 1, true)
+	otherDir := t.TempDir()
+	if r := fixpoint(t, time.Minute, "tls", "init", "--dir", otherDir); r.code != 0 {
+		t.Fatalf("tls init: %s", r.stderr)
 	}
-	ca, otherCA := filepath.Join(tlsDir, "ca.pem"), filepath.Join(otherDir, "ca.pem")
-	data := t.TempDir()
-	p := startProc(t, "server", "--node-id", "n1", "--data-dir", data, "--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
-		"--log-level", "warn", "--bootstrap", "--tls-cert", filepath.Join(tlsDir, "n1.pem"), "--tls-key", filepath.Join(tlsDir, "n1-key.pem"), "--tls-ca", ca)
-	eventually(t, "the server serving", time.Minute, func() (bool, string) {
-		_, err := os.Stat(filepath.Join(data, endpointFile))
-		return err == nil, p.out.String()
-	})
-	addr := readEndpoint(t, data)
+	ca, otherCA := c.ca(), filepath.Join(otherDir, "ca.pem")
+	addr := c.addrs[0]
 	bare := strings.TrimPrefix(addr, "https://")
-	if bare == addr {
-		t.Fatalf("the server's address %s is not https", addr)
-	}
-	tokFile := filepath.Join(data, operatorTokenFile)
-	token := readFile(t, tokFile)
+	tokFile, token := c.tokenFile, c.token
 	home := t.TempDir()
 	config := filepath.Join(home, "config")
 	work := t.TempDir() // no .fixpoint here

@@ -10,7 +10,8 @@ import (
 )
 
 // TestMain builds the binary the end-to-end tests run once, into a temp
-// dir removed afterwards, and points the user cache at a temp dir so that
+// dir removed afterwards that also holds the TMPDIR of every process the
+// tests start, and points the user cache at a temp dir so that
 // charm archives packed by the tests do not pile up in ~/.cache. The Go
 // build cache stays where it was: the tests build charm hooks with go build,
 // and a cold cache would rebuild the standard library for every charm.
@@ -30,6 +31,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	// Each test's processes get a TMPDIR of their own in here (procTmp).
+	tmpRoot = tmp
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
 	// Saved contexts (fixpoint login) are the tests' own, never the
 	// user's; and no environment the user exported picks a context or CA.

@@ -102,28 +102,6 @@ func (r *opsRun) apply(t *testing.T, env string) {
 	}
 }
 
-// waitConvergedWithin is waitConverged with room for Python under load:
-// every ops event starts an interpreter that imports the framework.
-func (p *upProc) waitConvergedWithin(t *testing.T, d time.Duration) *engine.Status {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(filepath.Join(p.data, endpointFile)); err == nil {
-			r := fixpoint(t, time.Minute, "status", "--format", "json", "--data-dir", p.data)
-			var st engine.Status
-			if r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && st.Converged {
-				return &st
-			}
-		}
-		if p.cmd.ProcessState != nil {
-			t.Fatalf("up exited early:\n%s", p.out)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("up did not converge in %s:\n%s", d, p.out)
-	return nil
-}
-
 // counts reads the StoredState counters the charm mirrors to stored.json.
 func (r *opsRun) counts(t *testing.T, unit string) map[string]int {
 	t.Helper()
@@ -149,8 +127,8 @@ func TestOpsCharmsEndToEnd(t *testing.T) {
 	webDir := packOps(t, fw, "ops-web", filepath.Join(charms, "ops-web"))
 	r := &opsRun{data: t.TempDir()}
 	shape := opsShape{db: 2, web: 1, port: 5432, related: true, webDir: webDir}
-	r.up = startUpOn(t, r.data, shape.write(t, envs, "deploy", dbDir))
-	r.status = r.up.waitConvergedWithin(t, 25*time.Minute)
+	r.up = startUp(t, r.data, shape.write(t, envs, "deploy", dbDir))
+	r.status = r.up.waitConverged(t, 25*time.Minute)
 
 	// Deployed: every unit settled; ops ran every event through dispatch;
 	// the leader's random password reached the web unit.

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/fixpoint/fixpoint/raftstore"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // TestClusterOutcomesNeverLie: with m1's agent killed, wait does not
@@ -19,22 +17,18 @@ func TestClusterOutcomesNeverLie(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts five processes; skipped in -short")
 	}
-	c := startCluster(t, false) // --agent-ttl 2s
+	c := startCluster(t, 3, false, "--agent-ttl", "2s")
 	m1 := c.agent("m1")
 	c.agent("m2")
-	eventually(t, "m1 and m2 registered", time.Minute, func() (bool, string) {
-		st := c.status()
-		return st != nil && st.Machines["m1"] != nil && st.Machines["m2"] != nil, m1.out.String()
-	})
+	c.waitMachines("m1", "m2")
 	if r := c.cli("apply", "-f", repo("testdata", "envs", "leader.cue"), "--yes", "--wait", "--timeout", "3m"); r.code != exitOK {
 		t.Fatalf("apply: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
-	_ = m1.cmd.Process.Signal(syscall.SIGKILL)
-	_ = m1.cmd.Wait()
-	eventually(t, "m1 lost", 2*time.Minute, func() (bool, string) {
+	m1.kill()
+	rafttest.Eventually(t, 2*time.Minute, "m1 lost", func() error {
 		st := c.status()
-		return st != nil && st.Machines["m1"].State == "lost", jsonString(st)
+		return holds(st != nil && st.Machines["m1"].State == "lost", jsonString(st))
 	})
 	r := c.cli("wait", "--timeout", "2m")
 	if r.code != exitLost || !strings.Contains(r.stderr, "fixed point except units on lost machines: machine m1 lost; waiting on it: db/0") {
@@ -51,33 +45,23 @@ func TestClusterOutcomesNeverLie(t *testing.T) {
 
 	// A follower's server killed: its last contact is the leader's
 	// account, and it grows.
-	li := c.leader()
-	if li < 0 {
-		t.Fatal("no Raft leader")
-	}
-	gi := (li + 1) % 3
-	gone := fmt.Sprintf("n%d", gi+1)
-	_ = c.procs[gi].cmd.Process.Signal(syscall.SIGKILL)
-	_ = c.procs[gi].cmd.Wait()
+	gi := (c.waitLeader("a Raft leader", -1) + 1) % 3
+	gone := nodeID(gi)
+	c.sigkill(gi)
 	killed := time.Now()
-	eventually(t, gone+" not answering in status and members", 2*time.Minute, func() (bool, string) {
-		r := c.cli("status")
-		if !strings.Contains(r.stdout, "\ncontrol-plane node "+gone+" not answering; last contact ") {
-			return false, r.stdout + r.stderr
-		}
-		r = c.cli("cluster", "members", "--format", "json")
-		var ms []raftstore.Member
-		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ms) != nil {
-			return false, r.stdout + r.stderr
-		}
+	rafttest.Eventually(t, 2*time.Minute, gone+" not answering in members", func() error {
+		ms := c.members()
 		for _, m := range ms {
 			if m.ID == gone {
 				since := time.Since(killed)
-				return m.Unreachable && since > 3*time.Second && m.LastContact > since-2*time.Second, r.stdout
+				return holds(m.Unreachable && since > 3*time.Second && m.LastContact > since-2*time.Second, jsonString(ms))
 			}
 		}
-		return false, r.stdout
+		return fmt.Errorf("no %s: %s", gone, jsonString(ms))
 	})
+	if r := c.cli("status"); !strings.Contains(r.stdout, "\ncontrol-plane node "+gone+" not answering; last contact ") {
+		t.Errorf("status with %s killed:\n%s%s", gone, r.stdout, r.stderr)
+	}
 	r = c.cli("cluster", "members")
 	if !strings.Contains(r.stdout, "ago, not answering") {
 		t.Errorf("cluster members with %s killed:\n%s", gone, r.stdout)

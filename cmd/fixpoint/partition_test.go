@@ -6,8 +6,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,13 +18,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // TestPartitionMinorityRefusesMajorityGoesOn is issue 3's partition test.
@@ -39,120 +39,69 @@ func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
 		t.Skip("needs network namespaces and three servers; skipped in -short")
 	}
 	tn := newTestNet(t, 3)
-	bin := fixpointBin(t)
-
 	// Three servers, one per namespace, on fixed ports: the namespaces
-	// are private, nothing else listens there.
-	type server struct {
-		id, ns, ip, addr, dir string
-		p                     *proc
-	}
-	servers := make([]*server, 3)
-	for i := range servers {
-		servers[i] = &server{id: fmt.Sprintf("n%d", i+1), ns: tn.ns[i], ip: tn.ips[i], dir: t.TempDir()}
-		servers[i].addr = "http://" + servers[i].ip + ":7070"
-	}
-	start := func(s *server, extra ...string) {
-		args := append([]string{"server", "--node-id", s.id, "--data-dir", s.dir,
-			"--raft-addr", s.ip + ":7000", "--http-addr", s.ip + ":7070", "--log-level", "warn"}, extra...)
-		s.p = startIn(t, s.ns, bin, args...)
-		eventually(t, s.id+" serving", time.Minute, func() (bool, string) {
-			_, err := os.Stat(filepath.Join(s.dir, endpointFile))
-			return err == nil, s.p.out.String()
-		})
-	}
-	start(servers[0], "--bootstrap")
-	token := readFile(t, filepath.Join(servers[0].dir, operatorTokenFile))
-	for _, s := range servers[1:] {
-		start(s, "--join", servers[0].addr, "--token", token)
-	}
-	client := tn.httpClient(token)
-	statusOf := func(s *server) (raftStatus, error) {
-		var st raftStatus
-		err := client.get(s.addr, "/v1/raft/status", &st)
-		return st, err
-	}
-	// leaderAmong waits until the given servers agree on one of them as
-	// leader, in one term, and returns it.
-	leaderAmong := func(what string, among ...*server) *server {
+	// are private, nothing else listens there. The harness reaches each
+	// from inside its own namespace, so that a cut-off node is still
+	// reachable from "its side".
+	c := newCluster(t)
+	c.in = func(i int) []string { return []string{"ip", "netns", "exec", tn.ns[i]} }
+	c.listen = func(i int) (string, string) { return tn.ips[i] + ":7000", tn.ips[i] + ":7070" }
+	c.hc = tn.httpClient()
+	c.start(3, false)
+	all := []int{0, 1, 2}
+
+	// leaderAmong waits until the given servers, each asked on its own,
+	// agree on one of them as leader, in one term, and returns it.
+	leaderAmong := func(what string, among ...int) int {
 		t.Helper()
-		var l *server
-		eventually(t, what, time.Minute, func() (bool, string) {
-			l = nil
+		l := -1
+		rafttest.Eventually(t, time.Minute, what, func() error {
+			l = -1
 			var sts []raftStatus
-			for _, s := range among {
-				st, err := statusOf(s)
-				if err != nil {
-					return false, err.Error()
+			for _, i := range among {
+				var st raftStatus
+				if _, err := c.get(c.addrs[i], "/v1/raft/status", &st); err != nil {
+					return err
 				}
 				sts = append(sts, st)
 				if st.Role == "leader" {
-					if l != nil {
-						return false, "two leaders: " + jsonString(sts)
+					if l >= 0 {
+						return errors.New("two leaders: " + jsonString(sts))
 					}
-					l = s
+					l = i
 				}
 			}
 			for _, st := range sts {
-				if l == nil || st.Leader != l.id || st.Term != sts[0].Term {
-					return false, jsonString(sts)
+				if l < 0 || st.Leader != nodeID(l) || st.Term != sts[0].Term {
+					return errors.New(jsonString(sts))
 				}
 			}
-			return true, ""
+			return nil
 		})
 		return l
 	}
-	leader := leaderAmong("one leader", servers...)
-	eventually(t, "three voters", time.Minute, func() (bool, string) {
-		var ms []struct {
-			ID    string `json:"id"`
-			Voter bool   `json:"voter"`
-			Role  string `json:"role"`
-		}
-		if err := client.get(leader.addr, "/v1/raft/members", &ms); err != nil {
-			return false, err.Error()
-		}
-		n := 0
-		for _, m := range ms {
-			if m.Voter && m.Role != "unknown" {
-				n++
-			}
-		}
-		return n == 3, jsonString(ms)
-	})
 
 	envDir := t.TempDir()
 	v1 := writeDemoEnv(t, envDir, "v1.cue", 2, 200)
 	v2 := writeDemoEnv(t, envDir, "v2.cue", 3, 300)
-	cli := func(s *server, args ...string) run {
-		t.Helper()
-		return runIn(t, s.ns, token, bin, append(args, "--controller", s.addr)...)
-	}
-	if r := cli(leader, "apply", "-f", v1, "--yes"); r.code != 0 {
+	if r := c.cliIn(leaderAmong("one leader", all...), "apply", "-f", v1, "--yes"); r.code != 0 {
 		t.Fatalf("apply v1: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
 	// Cut the leader off.
-	leader = leaderAmong("one leader before the cut", servers...)
-	li := 0
-	for i, s := range servers {
-		if s == leader {
-			li = i
-		}
-	}
-	var majority []*server
-	for _, s := range servers {
-		if s != leader {
-			majority = append(majority, s)
+	li := leaderAmong("one leader before the cut", all...)
+	var majority []int
+	for _, i := range all {
+		if i != li {
+			majority = append(majority, i)
 		}
 	}
 	tn.cut(li)
-	t.Logf("cut off leader %s", leader.id)
+	t.Logf("cut off leader %s", nodeID(li))
 
 	// The majority elects one of its own and takes writes.
-	newLeader := leaderAmong("a new leader in the majority", majority...)
-	t.Logf("majority elected %s", newLeader.id)
-	r := cli(majority[0], "apply", "-f", v2, "--yes")
+	t.Logf("majority elected %s", nodeID(leaderAmong("a new leader in the majority", majority...)))
+	r := c.cliIn(majority[0], "apply", "-f", v2, "--yes")
 	if r.code != 0 {
 		t.Fatalf("apply v2 on the majority side: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -161,61 +110,43 @@ func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
 	// The minority refuses writes, saying it has no leader: an operator
 	// command, and a raw write at the Raft layer.
 	began := time.Now()
-	r = cli(leader, "resolved", "db/0")
+	r = c.cliIn(li, "resolved", "db/0")
 	if r.code == 0 || !strings.Contains(r.stderr, "no leader") {
 		t.Fatalf("a write through the cut-off node: exit %d, want a failure saying it has no leader:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("write through the minority refused after %s: %s", time.Since(began).Round(100*time.Millisecond), strings.TrimSpace(r.stderr))
 	cmd, _ := json.Marshal(model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: "partitioned", Address: "10.9.9.9"}})
-	code, body := client.post(leader.addr, "/v1/raft/apply", cmd)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "no leader") {
-		t.Fatalf("raw write through the cut-off node: %d %s, want 503 saying it has no leader", code, body)
+	resp, body, err := c.do(http.MethodPost, c.addrs[li], "/v1/raft/apply", cmd)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "no leader") {
+		t.Fatalf("raw write through the cut-off node: %v %s, want 503 saying it has no leader", err, body)
 	}
-	if r := cli(leader, "apply", "-f", v1, "--yes"); r.code == 0 || !strings.Contains(r.stderr, "no leader") {
+	if r := c.cliIn(li, "apply", "-f", v1, "--yes"); r.code == 0 || !strings.Contains(r.stderr, "no leader") {
 		t.Fatalf("apply through the cut-off node: exit %d, want a failure saying it has no leader:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	// Its own copy never saw the majority's write.
-	var stale model.State
-	if err := client.get(leader.addr, "/v1/state?stale", &stale); err != nil {
-		t.Fatal(err)
-	}
-	if stale.EnvIndex >= v2At {
+	if stale := c.state(c.addrs[li], true); stale.EnvIndex >= v2At {
 		t.Fatalf("the cut-off node's copy has env_index %d, at or past the majority's write at %d", stale.EnvIndex, v2At)
 	}
 
 	// Heal: all three agree on one leader and one state, which holds the
 	// majority's write and not the minority's.
 	tn.heal(li)
-	t.Logf("healed %s", leader.id)
-	final := leaderAmong("one leader after healing", servers...)
-	var states []string
-	eventually(t, "all three hold the same state", time.Minute, func() (bool, string) {
-		states = states[:0]
-		for _, s := range servers {
-			var raw json.RawMessage
-			if err := client.get(s.addr, "/v1/state?stale", &raw); err != nil {
-				return false, err.Error()
-			}
-			states = append(states, string(raw))
-		}
-		return states[0] == states[1] && states[1] == states[2], fmt.Sprintf("%d/%d/%d bytes", len(states[0]), len(states[1]), len(states[2]))
-	})
-	var st model.State
-	if err := json.Unmarshal([]byte(states[0]), &st); err != nil {
-		t.Fatal(err)
-	}
+	t.Logf("healed %s", nodeID(li))
+	final := leaderAmong("one leader after healing", all...)
+	c.waitAgree("all three hold the same state", 3)
+	st := c.state(c.addrs[final], true)
 	if st.EnvIndex != v2At || st.Services["web"].Units != 3 || st.Machines["partitioned"] != nil {
 		t.Fatalf("after healing: env_index %d (want %d), web units %d (want 3), machines %v (want no \"partitioned\")",
 			st.EnvIndex, v2At, st.Services["web"].Units, st.Machines)
 	}
-	if again := leaderAmong("the same leader", servers...); again != final {
-		t.Fatalf("leadership moved from %s to %s after healing", final.id, again.id)
+	if again := leaderAmong("the same leader", all...); again != final {
+		t.Fatalf("leadership moved from %s to %s after healing", nodeID(final), nodeID(again))
 	}
 	// The healed node takes writes again.
-	if r := cli(leader, "apply", "-f", v1, "--yes"); r.code != 0 {
+	if r := c.cliIn(li, "apply", "-f", v1, "--yes"); r.code != 0 {
 		t.Fatalf("apply through the healed node: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	t.Logf("after healing %s leads; all three at env_index %d, then the healed node took a write", final.id, st.EnvIndex)
+	t.Logf("after healing %s leads; all three at env_index %d, then the healed node took a write", nodeID(final), st.EnvIndex)
 }
 
 // testNet is a private network for one test: namespaces ns[i] holding eth0
@@ -318,15 +249,15 @@ func (tn *testNet) must(args ...string) {
 // 9: nothing listens, a refusal proves the route).
 func (tn *testNet) waitReach(i int, ip string) {
 	tn.t.Helper()
-	eventually(tn.t, fmt.Sprintf("%s reaches %s", tn.ns[i], ip), 30*time.Second, func() (bool, string) {
+	rafttest.Eventually(tn.t, 30*time.Second, fmt.Sprintf("%s reaches %s", tn.ns[i], ip), func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		c, err := dialInNetns(ctx, tn.ns[i], "tcp", ip+":9")
 		if err == nil {
 			c.Close()
-			return true, ""
+			return nil
 		}
-		return strings.Contains(err.Error(), "connection refused"), err.Error()
+		return holds(strings.Contains(err.Error(), "connection refused"), err.Error())
 	})
 }
 
@@ -399,14 +330,9 @@ func dialInNetns(ctx context.Context, ns, network, addr string) (net.Conn, error
 	return r.c, r.err
 }
 
-// nsClient talks HTTP to the servers, each reached from inside its own
-// namespace (so that a cut-off node is still reachable from "its side").
-type nsClient struct {
-	token string
-	hc    *http.Client
-}
-
-func (tn *testNet) httpClient(token string) *nsClient {
+// httpClient talks HTTP to the servers, each reached from inside its own
+// namespace.
+func (tn *testNet) httpClient() *http.Client {
 	tr := &http.Transport{
 		DisableKeepAlives: true, // no connection outlives a cut
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -421,79 +347,5 @@ func (tn *testNet) httpClient(token string) *nsClient {
 			return dialInNetns(ctx, ns, network, addr)
 		},
 	}
-	return &nsClient{token: token, hc: &http.Client{Transport: tr, Timeout: time.Minute}}
-}
-
-func (c *nsClient) do(method, url string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequest(method, url, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
-func (c *nsClient) get(addr, path string, out any) error {
-	code, b, err := c.do(http.MethodGet, addr+path, nil)
-	if err != nil {
-		return err
-	}
-	if code != http.StatusOK {
-		return fmt.Errorf("GET %s%s: %d %s", addr, path, code, bytes.TrimSpace(b))
-	}
-	return json.Unmarshal(b, out)
-}
-
-func (c *nsClient) post(addr, path string, body []byte) (int, string) {
-	code, b, err := c.do(http.MethodPost, addr+path, body)
-	if err != nil {
-		return 0, err.Error()
-	}
-	return code, string(b)
-}
-
-// startIn starts a fixpoint process inside a network namespace. `ip netns
-// exec` execs it, so the process is fixpoint itself and killing it works.
-func startIn(t *testing.T, ns, bin string, args ...string) *proc {
-	t.Helper()
-	out := newSyncBuffer()
-	cmd := exec.Command("ip", append([]string{"netns", "exec", ns, bin}, args...)...)
-	cmd.Stdout, cmd.Stderr = out, out
-	// If the test process dies (a test timeout runs no cleanups), so do
-	// the servers. No thread of this process ever exits (see
-	// dialInNetns), which would fire this early.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, out: out}
-	t.Cleanup(p.kill)
-	return p
-}
-
-// runIn runs a fixpoint command to completion inside a namespace, with the
-// operator token.
-func runIn(t *testing.T, ns, token, bin string, args ...string) run {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, bin}, args...)...)
-	cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("fixpoint %v in %s: %v", args, ns, err)
-	}
-	return run{code, stdout.String(), stderr.String()}
+	return &http.Client{Transport: tr, Timeout: time.Minute}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // writeDemoVariant writes an environment next to a copy of the demo's
@@ -46,8 +48,8 @@ relations: "web-db": ["web:db", "db:db"]`)
 	}
 
 	data := t.TempDir()
-	p := startUp(t, data)
-	p.waitConverged(t)
+	p := startUp(t, data, demoEnv)
+	p.waitConverged(t, converges)
 
 	r = fixpoint(t, 2*time.Minute, "plan", "-f", big, "--data-dir", data)
 	if r.code != exitChanges || !strings.Contains(r.stdout, "+ units db/2 … db/4999 (4,998 units)\n") || !strings.Contains(r.stderr, "services.db.units: 5,000 units") {
@@ -79,17 +81,17 @@ relations: "web-db": ["web:db", "db:db"]`)
 func TestResolvedServiceAndAll(t *testing.T) {
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "flaky.cue"), "--data-dir", data, "--retry-min", "10m", "--retry-max", "10m")
-	eventually(t, "both flaky units in error", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "both flaky units in error", func() error {
 		st := statusOf(t, data)
 		if st == nil {
-			return false, up.out.String()
+			return errors.New(up.out.String())
 		}
 		for _, name := range []string{"flaky/0", "flaky/1"} {
 			if u := st.Units[name]; u == nil || u.Phase != engine.Error {
-				return false, jsonString(st)
+				return errors.New(jsonString(st))
 			}
 		}
-		return true, ""
+		return nil
 	})
 	for args, want := range map[string]string{
 		"show-unit": "flaky/0\t", "config": "flaky\tservice", "resolved": "flaky\tservice",
@@ -112,9 +114,9 @@ func TestResolvedServiceAndAll(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, "2 units marked reconciled without a retry: flaky/0, flaky/1") {
 		t.Fatalf("resolved flaky --no-retry: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	eventually(t, "converged after resolved flaky --no-retry", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "converged after resolved flaky --no-retry", func() error {
 		st := statusOf(t, data)
-		return st != nil && st.Converged, jsonString(st)
+		return holds(st != nil && st.Converged, jsonString(st))
 	})
 	for _, args := range [][]string{{"resolved", "flaky"}, {"resolved", "--all"}} {
 		r := fixpoint(t, time.Minute, append(args, "--data-dir", data)...)

@@ -33,8 +33,8 @@ relations: token: ["quiet-sink:token", "quiet-source:token"]
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	up := startUpOn(t, data, env)
-	st := up.waitConverged(t)
+	up := startUp(t, data, env)
+	st := up.waitConverged(t, converges)
 	for _, unit := range []string{"quiet-source/0", "quiet-sink/0"} {
 		us := st.Units[unit]
 		if us == nil {

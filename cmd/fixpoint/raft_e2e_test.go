@@ -1,21 +1,13 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -31,17 +23,13 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three servers; skipped in -short")
 	}
-	c := startCluster(t, false)
+	c := startCluster(t, 3, false)
 	envDir := t.TempDir()
 	v1 := writeDemoEnv(t, envDir, "v1.cue", 2, 200)
 	v2 := writeDemoEnv(t, envDir, "v2.cue", 3, 300)
 
 	// Apply through a follower, and nothing else: the follower forwards.
-	li := c.leader()
-	if li < 0 {
-		t.Fatalf("no leader: %s", jsonString(c.members(-1)))
-	}
-	fi := (li + 1) % 3
+	fi := (c.waitLeader("a leader", -1) + 1) % 3
 	r := c.cliAt(c.addrs[fi], "apply", "-f", v1, "--yes")
 	if r.code != 0 {
 		t.Fatalf("apply through follower n%d: %d\n%s\n%s", fi+1, r.code, r.stdout, r.stderr)
@@ -54,18 +42,10 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 	}
 
 	// SIGKILL the leader.
-	li = c.leader()
-	if li < 0 {
-		t.Fatal("no leader before the kill")
-	}
-	killed := li
+	killed := c.waitLeader("a leader before the kill", -1)
 	c.sigkill(killed)
 	t.Logf("killed leader n%d", killed+1)
-	var nl int
-	eventually(t, "a new leader among the survivors", time.Minute, func() (bool, string) {
-		nl = c.leader()
-		return nl >= 0 && nl != killed, jsonString(c.members(-1))
-	})
+	nl := c.waitLeader("a new leader among the survivors", killed)
 	t.Logf("new leader n%d", nl+1)
 
 	// Every acknowledged write is still there, on every survivor.
@@ -92,17 +72,13 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 
 	// The killed node restarts from its data dir (on a new Raft port:
 	// the cluster learns it) and catches up.
-	c.restart(killed, nil)
-	c.waitAgree(t, "the restarted node caught up", 3)
+	c.restart(killed)
+	c.waitAgree("the restarted node caught up", 3)
 	sameEnvironment(t, fmt.Sprintf("restarted n%d", killed+1), want, c.state(c.addrs[killed], true))
 
 	// A follower loses its data dir and comes back with --join and the
 	// token: it rejoins as the same id, no second cluster appears.
-	li = c.leader()
-	wiped := (li + 1) % 3
-	if li < 0 {
-		t.Fatal("no leader before the wipe")
-	}
+	wiped := (c.waitLeader("a leader before the wipe", -1) + 1) % 3
 	c.sigkill(wiped)
 	if err := os.RemoveAll(c.dirs[wiped]); err != nil {
 		t.Fatal(err)
@@ -110,8 +86,8 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 	if err := os.MkdirAll(c.dirs[wiped], 0o700); err != nil {
 		t.Fatal(err)
 	}
-	c.restart(wiped, []string{"--join", c.live()})
-	c.waitAgree(t, "the wiped node rejoined and caught up", 3)
+	c.restart(wiped, "--join", c.live())
+	c.waitAgree("the wiped node rejoined and caught up", 3)
 	sameEnvironment(t, fmt.Sprintf("wiped n%d", wiped+1), want, c.state(c.addrs[wiped], true))
 	// The cluster takes writes again, and a linearizable read on the
 	// wiped node sees them. (The write goes through another node: a wiped
@@ -124,7 +100,7 @@ func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
 	if st := c.state(c.addrs[wiped], false); st.EnvIndex != appliedIndex(t, r.stdout) || st.Services["web"].Units != 2 {
 		t.Fatalf("the wiped node's linearizable read after its own write: env_index %d, web units %d", st.EnvIndex, st.Services["web"].Units)
 	}
-	c.waitAgree(t, "all three agree at the end", 3)
+	c.waitAgree("all three agree at the end", 3)
 }
 
 // writeDemoEnv writes the demo environment with absolute charm paths, web
@@ -177,160 +153,4 @@ func sameEnvironment(t *testing.T, who string, want, got *model.State) {
 			t.Fatalf("%s: %s differ from what was acknowledged:\n got %s\nwant %s", who, what, jsonString(p[1]), jsonString(p[0]))
 		}
 	}
-}
-
-// cliAt runs a client command against the given addresses only.
-func (c *cluster) cliAt(addrs string, args ...string) run {
-	c.t.Helper()
-	return runFixpoint(c.t, 5*time.Minute, "", []string{"FIXPOINT_TOKEN=" + c.token}, append(append(args, "--controller", addrs), c.clientTL...)...)
-}
-
-// get sends GET path to one node with the operator token and decodes the
-// JSON answer into out; it returns the index header.
-func (c *cluster) get(addr, path string, out any) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(addr, "/")+path, nil)
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s%s: %s: %s", addr, path, resp.Status, bytes.TrimSpace(body))
-	}
-	return resp.Header.Get("X-Fixpoint-Index"), json.Unmarshal(body, out)
-}
-
-// state reads the whole state from the first of addrs (comma-separated)
-// that answers: linearizable, or this node's own copy when stale.
-func (c *cluster) state(addrs string, stale bool) *model.State {
-	c.t.Helper()
-	path := "/v1/state"
-	if stale {
-		path += "?stale"
-	}
-	var errs []string
-	for _, addr := range strings.Split(addrs, ",") {
-		st := model.NewState()
-		if _, err := c.get(addr, path, st); err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		st.Normalize()
-		return st
-	}
-	c.t.Fatalf("read the state: %s", strings.Join(errs, "; "))
-	return nil
-}
-
-// sigkill kills server i the hard way and reaps it.
-func (c *cluster) sigkill(i int) {
-	c.t.Helper()
-	p := c.procs[i]
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		c.t.Fatalf("kill n%d: %v", i+1, err)
-	}
-	_ = p.cmd.Wait()
-}
-
-// restart starts server i again on its data dir (with extra flags), joining
-// through the live members, and waits for it to serve.
-func (c *cluster) restart(i int, extra []string) {
-	c.t.Helper()
-	if extra == nil {
-		extra = []string{"--join", c.live()}
-	}
-	token := []string{"--token", c.token}
-	if c.tokenFile != "" {
-		token = []string{"--token-file", c.tokenFile}
-	}
-	owner := c.owner
-	if owner == nil {
-		owner = c.t
-	}
-	c.procs[i] = startProcFor(c.t, owner, append(append(c.serverArgs(i), extra...), token...)...)
-	c.addrs[i] = c.waitAddr(i)
-}
-
-// raftStatus is what GET /v1/raft/status says about one node.
-type raftStatus struct {
-	ID           string `json:"id"`
-	Role         string `json:"role"`
-	Leader       string `json:"leader"`
-	Term         uint64 `json:"term"`
-	AppliedIndex uint64 `json:"applied_index"`
-}
-
-// waitAgree waits until want nodes run and, each asked on its own, agree:
-// exactly one says it leads, all name it as leader in the same term, each
-// has three voters in its configuration, and all hold byte-identical
-// states at the same index.
-func (c *cluster) waitAgree(t *testing.T, what string, want int) {
-	t.Helper()
-	eventually(t, what, 2*time.Minute, func() (bool, string) {
-		var sts []raftStatus
-		var states []string
-		for i, addr := range c.addrs {
-			if c.procs[i].cmd.ProcessState != nil {
-				continue
-			}
-			var st raftStatus
-			if _, err := c.get(addr, "/v1/raft/status", &st); err != nil {
-				return false, err.Error()
-			}
-			sts = append(sts, st)
-			var ms []struct {
-				ID    string `json:"id"`
-				Voter bool   `json:"voter"`
-			}
-			if _, err := c.get(addr, "/v1/raft/members", &ms); err != nil {
-				return false, err.Error()
-			}
-			voters := 0
-			for _, m := range ms {
-				if m.Voter {
-					voters++
-				}
-			}
-			if voters != 3 {
-				return false, fmt.Sprintf("n%d sees members %s", i+1, jsonString(ms))
-			}
-			var raw json.RawMessage
-			idx, err := c.get(addr, "/v1/state?stale", &raw)
-			if err != nil {
-				return false, err.Error()
-			}
-			states = append(states, idx+" "+string(raw))
-		}
-		if len(sts) != want {
-			return false, fmt.Sprintf("%d nodes answer, want %d", len(sts), want)
-		}
-		leaders := 0
-		for _, st := range sts {
-			if st.Role == "leader" {
-				leaders++
-			}
-			if st.Leader == "" || st.Leader != sts[0].Leader || st.Term != sts[0].Term {
-				return false, "nodes disagree on the leader: " + jsonString(sts)
-			}
-		}
-		if leaders != 1 {
-			return false, fmt.Sprintf("%d nodes say they lead: %s", leaders, jsonString(sts))
-		}
-		for i := range states {
-			if states[i] != states[0] {
-				return false, "states differ: " + jsonString(sts)
-			}
-		}
-		return true, jsonString(sts)
-	})
 }

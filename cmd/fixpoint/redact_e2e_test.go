@@ -16,8 +16,8 @@ import (
 // redactions; --reveal shows them to the operator.
 func TestSecretsAreNotPrinted(t *testing.T) {
 	data := t.TempDir()
-	p := startUp(t, data)
-	p.waitConverged(t)
+	p := startUp(t, data, demoEnv)
+	p.waitConverged(t, converges)
 	dd := []string{"--data-dir", data}
 	const seed = "fixpoint-demo"
 	sum := sha256.Sum256([]byte(seed + "/web"))

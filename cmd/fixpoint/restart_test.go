@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // An up starting while a `wait` beside it probes the lock (upRunning
@@ -34,77 +33,36 @@ func TestUpLockOutlastsAProbe(t *testing.T) {
 	l.release()
 }
 
-// lockedBuffer is a bytes.Buffer a process writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // `fixpoint up ... & fixpoint wait` on a data dir a killed up left its
 // address in: wait, started first, reads the dead address and waits
 // (saying so) for the new up to publish its own, then follows it to the
 // fixed point.
 func TestWaitBesideARestartedUp(t *testing.T) {
 	data := t.TempDir()
-	first := startUp(t, data)
-	first.waitConverged(t)
+	first := startUp(t, data, demoEnv)
+	first.waitConverged(t, converges)
 	first.kill()
 	if _, err := os.Stat(filepath.Join(data, endpointFile)); err != nil {
 		t.Fatalf("a killed up left no %s: %v", endpointFile, err)
 	}
 
-	var stdout, stderr lockedBuffer
-	wait := exec.Command(fixpointBin(t), "wait", "--data-dir", data, "--timeout", "4m")
-	wait.Stdout, wait.Stderr = &stdout, &stderr
-	if err := wait.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- wait.Wait() }()
-	t.Cleanup(func() {
-		if wait.ProcessState == nil {
-			_ = wait.Process.Kill()
-			<-done
+	wait := startProc(t, "wait", "--data-dir", data, "--timeout", "4m")
+	rafttest.Eventually(t, time.Minute, "wait saying it waits for up", func() error {
+		if wait.exited() {
+			t.Fatalf("wait ended before up started:\n%s", wait.out)
 		}
-	})
-	eventually(t, "wait saying it waits for up", time.Minute, func() (bool, string) {
-		select {
-		case err := <-done:
-			t.Fatalf("wait ended before up started: %v\n%s%s", err, stdout.String(), stderr.String())
-		default:
-		}
-		return strings.Contains(stderr.String(), "waiting for fixpoint up on "+data+" to start"), stderr.String()
+		return holds(strings.Contains(wait.out.String(), "waiting for fixpoint up on "+data+" to start"), wait.out.String())
 	})
 
 	// The same as startUp, but leaving the dead address where it is.
-	out := &bytes.Buffer{}
-	up := exec.Command(fixpointBin(t), "up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", data)
-	up.Stdout, up.Stderr = out, out
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	second := &upProc{cmd: up, data: data, out: out}
-	t.Cleanup(second.kill)
-
+	second := startProc(t, "up", "-f", demoEnv, "--data-dir", data)
 	select {
-	case err := <-done:
-		if err != nil || !strings.Contains(stdout.String(), "converged at index") {
-			t.Fatalf("wait: %v\nstdout:\n%s\nstderr:\n%s\nup:\n%s", err, stdout.String(), stderr.String(), out)
+	case <-wait.done:
+		if code := wait.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(wait.out.String(), "converged at index") {
+			t.Fatalf("wait exited %d:\n%s\nup:\n%s", code, wait.out, second.out)
 		}
 	case <-time.After(5 * time.Minute):
-		t.Fatalf("wait did not end:\n%s%s", stdout.String(), stderr.String())
+		t.Fatalf("wait did not end:\n%s", wait.out)
 	}
 	second.stop(t)
 }

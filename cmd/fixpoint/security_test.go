@@ -15,6 +15,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // call makes one raw API request and returns the status and body.
@@ -156,9 +157,9 @@ func startSecured(t *testing.T) *secured {
 	s.up = startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", s.data, "--agent-ttl", "1h")
 	// Up writes its environment and registers its own machine after it
 	// starts serving; tests that count Raft entries start after both.
-	eventually(t, "up serving, its environment applied and its machine registered", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "up serving, its environment applied and its machine registered", func() error {
 		st := statusOf(t, s.data)
-		return st != nil && !st.Applying && st.Machines["local"] != nil, s.up.out.String()
+		return holds(st != nil && !st.Applying && st.Machines["local"] != nil, s.up.out.String())
 	})
 	s.base = readEndpoint(t, s.data)
 	s.join = readFile(t, filepath.Join(s.data, joinTokenFile))
@@ -199,9 +200,9 @@ func TestJoinTokenCannotTakeAMachineOver(t *testing.T) {
 	if code != http.StatusConflict || stolen != "" || !strings.Contains(body, "fixpoint machine reset m1") {
 		t.Fatalf("takeover with the join token: got %d %s, want 409 naming `fixpoint machine reset m1`", code, body)
 	}
-	eventually(t, "the refused takeover logged with machine and remote address", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "the refused takeover logged with machine and remote address", func() error {
 		out := s.up.out.String()
-		return strings.Contains(out, "refused machine takeover") && strings.Contains(out, "machine=m1") && strings.Contains(out, "remote=127.0.0.1:"), out
+		return holds(strings.Contains(out, "refused machine takeover") && strings.Contains(out, "machine=m1") && strings.Contains(out, "remote=127.0.0.1:"), out)
 	})
 	// The real agent renews with its own credential and keeps it.
 	if code, body, again := s.register(t, m1, "m1"); code != 200 || again != m1 {
@@ -270,9 +271,9 @@ func TestAgentKeepsItsCredentialPrivate(t *testing.T) {
 	agentArgs := []string{"agent", "--controller", s.base, "--machine", "m1", "--data-dir", dir, "--address", "127.0.0.1", "--token", s.join}
 	a := startProc(t, agentArgs...)
 	path := filepath.Join(dir, model.AgentCredentialFile)
-	eventually(t, "the agent keeps its credential", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "the agent keeps its credential", func() error {
 		fi, err := os.Stat(path)
-		return err == nil && fi.Size() > 0, a.out.String()
+		return holds(err == nil && fi.Size() > 0, a.out.String())
 	})
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("%s has mode %v, want 0600", path, fi.Mode().Perm())
@@ -280,17 +281,17 @@ func TestAgentKeepsItsCredentialPrivate(t *testing.T) {
 	cred := readFile(t, path)
 	a.kill()
 	a = startProc(t, agentArgs...)
-	eventually(t, "the restarted agent works with its kept credential", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "the restarted agent works with its kept credential", func() error {
 		code, _ := call(t, "GET", s.base+"/v1/agent/work?machine=m1&wait=1ms", cred, nil)
-		return code == 200 && strings.Contains(a.out.String(), "agent registered"), a.out.String()
+		return holds(code == 200 && strings.Contains(a.out.String(), "agent registered"), a.out.String())
 	})
 	if got := readFile(t, path); got != cred {
 		t.Fatal("a restart replaced the machine's credential")
 	}
 	// An agent that lost its credential is told what to do.
 	other := startProc(t, "agent", "--controller", s.base, "--machine", "m1", "--data-dir", t.TempDir(), "--address", "127.0.0.1", "--token", s.join)
-	eventually(t, "the agent without its credential names the fix", time.Minute, func() (bool, string) {
-		return strings.Contains(other.out.String(), "fixpoint machine reset m1"), other.out.String()
+	rafttest.Eventually(t, time.Minute, "the agent without its credential names the fix", func() error {
+		return holds(strings.Contains(other.out.String(), "fixpoint machine reset m1"), other.out.String())
 	})
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // sampleStatus is an environment caught mid-way: a settled leader, a
@@ -287,8 +288,8 @@ func writeEnv(t *testing.T, body string) string {
 
 func TestOperatorCommandsAgainstRunningUp(t *testing.T) {
 	data := t.TempDir()
-	up := startUp(t, data)
-	st := up.waitConverged(t)
+	up := startUp(t, data, demoEnv)
+	st := up.waitConverged(t, converges)
 	base := readEndpoint(t, data)
 	dd := []string{"--data-dir", data}
 
@@ -434,8 +435,8 @@ web/1 local settled T active connected to 127.0.0.1:6379 db shop as web R`
 	// logs --follow sees the runs of a change as they come; apply --wait
 	// shows progress and exits 0 at the fixed point.
 	follow := startProc(t, append([]string{"logs", "--follow"}, dd...)...)
-	eventually(t, "logs --follow printing the history", time.Minute, func() (bool, string) {
-		return strings.Contains(follow.out.String(), "web/1"), follow.out.String()
+	rafttest.Eventually(t, time.Minute, "logs --follow printing the history", func() error {
+		return holds(strings.Contains(follow.out.String(), "web/1"), follow.out.String())
 	})
 	scaled := writeEnv(t, `apiVersion: "fixpoint/v1"
 name: "shop"
@@ -449,8 +450,8 @@ relations: "web-db": ["web:db", "db:db"]
 	if r.code != exitOK || !strings.Contains(r.stdout, "web/2") || !strings.Contains(r.stdout, "== converged at index") {
 		t.Fatalf("apply --wait exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	eventually(t, "logs --follow showing web/2's runs", time.Minute, func() (bool, string) {
-		return strings.Contains(follow.out.String(), "web/2  ok"), follow.out.String()
+	rafttest.Eventually(t, time.Minute, "logs --follow showing web/2's runs", func() error {
+		return holds(strings.Contains(follow.out.String(), "web/2  ok"), follow.out.String())
 	})
 	follow.kill()
 	if r := fixpoint(t, time.Minute, append([]string{"wait", "--timeout", "1m"}, dd...)...); r.code != exitOK {
@@ -497,23 +498,22 @@ relations: "fail-exit-db": ["fail-exit:db", "db:db"]
 	}
 	// Retries (after 5s, 10s, ...) move the unit through reconciling and
 	// back to error: poll rather than catch one moment.
-	eventually(t, "status --phase error showing fail-exit/0 and why", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "status --phase error showing fail-exit/0 and why", func() error {
 		r := fixpoint(t, time.Minute, append([]string{"status", "--phase", "error"}, dd...)...)
 		if !strings.Contains(r.stdout, "UNIT") {
-			return false, r.stdout + r.stderr
+			return errors.New(r.stdout + r.stderr)
 		}
 		rows := unitLines(r.stdout)
-		return len(rows) == 1 && strings.HasPrefix(rows[0], "fail-exit/0") && strings.Contains(rows[0], "boom: cannot reach backend"), r.stdout
+		return holds(len(rows) == 1 && strings.HasPrefix(rows[0], "fail-exit/0") && strings.Contains(rows[0], "boom: cannot reach backend"), r.stdout)
 	})
 	r = fixpoint(t, time.Minute, append([]string{"logs", "fail-exit/0", "--tail", "1"}, dd...)...)
 	if !strings.Contains(r.stdout, "  error ") || !strings.Contains(r.stdout, "error: hook reconcile exited with status 3") || !strings.Contains(r.stdout, "stderr| boom: cannot reach backend") {
 		t.Errorf("logs fail-exit/0:\n%s%s", r.stdout, r.stderr)
 	}
-	eventually(t, "metrics counting the failure", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "metrics counting the failure", func() error {
 		m := metricValues(t, base)
 		errs := m[`fixpoint_reconciles_total{outcome="error",service="fail-exit"}`]
-		return errs >= 1 && m["fixpoint_units_in_error"] == 1 && m["fixpoint_converged"] == 0,
-			fmt.Sprintf("reconciles error %v, units in error %v, converged %v", errs, m["fixpoint_units_in_error"], m["fixpoint_converged"])
+		return holds(errs >= 1 && m["fixpoint_units_in_error"] == 1 && m["fixpoint_converged"] == 0, fmt.Sprintf("reconciles error %v, units in error %v, converged %v", errs, m["fixpoint_units_in_error"], m["fixpoint_converged"]))
 	})
 	up.stop(t)
 }

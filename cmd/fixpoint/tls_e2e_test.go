@@ -19,12 +19,9 @@ func TestTLSClusterConvergesTheDemoWithinAPoll(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four processes; skipped in -short")
 	}
-	c := startCluster(t, true)
+	c := startCluster(t, 3, true, "--agent-ttl", "2s")
 	m1 := c.agent("m1")
-	eventually(t, "m1 registered", time.Minute, func() (bool, string) {
-		st := c.status()
-		return st != nil && st.Machines["m1"] != nil, m1.out.String()
-	})
+	c.waitMachines("m1")
 	start := time.Now()
 	r := c.cli("apply", "-f", repo("testdata", "demo", "env.cue"), "--yes", "--wait", "--timeout", "3m")
 	took := time.Since(start)

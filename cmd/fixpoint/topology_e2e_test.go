@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -309,20 +308,14 @@ var topologyScenarios = []struct {
 		if tp.c == nil {
 			// up is the whole control plane: kill it and start it again
 			// on its data dir with a change.
-			if err := tp.up.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			_ = tp.up.cmd.Wait()
+			tp.up.kill()
 			start := time.Now()
 			tp.startUp(env)
 			tp.waitFrom(start, "kill -9, up -f, then wait")
 			s.check(tp)
 			return
 		}
-		li := tp.c.leader()
-		if li < 0 {
-			t.Fatalf("no leader: %s", jsonString(tp.c.members(-1)))
-		}
+		li := tp.c.waitLeader("a leader", -1)
 		tp.c.sigkill(li)
 		t.Logf("killed the leader n%d", li+1)
 		// The client rides through the election: FIXPOINT_ADDR still
@@ -330,8 +323,8 @@ var topologyScenarios = []struct {
 		tp.apply(env, exitOK)
 		s.check(tp)
 		// The killed node rejoins and catches up, for the scenarios after.
-		tp.c.restart(li, nil)
-		tp.c.waitCaughtUp(t, fmt.Sprintf("n%d rejoined", li+1))
+		tp.c.restart(li)
+		tp.c.waitCaughtUp(fmt.Sprintf("n%d rejoined", li+1))
 	}},
 	{"agent killed and restarted", false, func(tp *topology) {
 		t := tp.t
@@ -342,12 +335,12 @@ var topologyScenarios = []struct {
 		// catches up when the agent comes back on its data dir.
 		s := demo
 		s.maxConn = 300
-		tp.killAgent("m1")
+		tp.c.agents["m1"].kill()
 		start := time.Now()
 		if r := tp.cli("apply", "-f", s.write(tp, "agent-restart"), "--yes"); r.code != 0 {
 			t.Fatalf("apply: %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		tp.startAgent("m1", tp.c.addrs)
+		tp.c.agent("m1")
 		tp.waitFrom(start, "apply, agent restart, then wait")
 		st := s.check(tp)
 		on := 0
@@ -365,13 +358,9 @@ var topologyScenarios = []struct {
 		if tp.c == nil {
 			t.Skip("up runs one control-plane node and its own agent")
 		}
-		li := tp.c.leader()
-		if li < 0 {
-			t.Fatalf("no leader: %s", jsonString(tp.c.members(-1)))
-		}
-		fi := (li + 1) % 3
-		tp.startAgent("m3", []string{tp.c.addrs[fi]})
-		tp.waitMachines("m3")
+		fi := (tp.c.waitLeader("a leader", -1) + 1) % 3
+		tp.c.agent("m3", tp.c.addrs[fi])
+		tp.c.waitMachines("m3")
 		s := demo
 		s.maxConn, s.edge = 300, "m3"
 		tp.apply(s.write(tp, "follower-agent"), exitOK)

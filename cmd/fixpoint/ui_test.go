@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // chromium finds Debian's headless-capable browser, or skips the test;
@@ -87,6 +89,7 @@ func (b *browser) start(url string, budget time.Duration, extra ...string) *chro
 		"--window-size=1200,800", fmt.Sprintf("--virtual-time-budget=%d", budget.Milliseconds())}
 	args = append(append(args, extra...), url)
 	c := &chrome{cmd: exec.Command(b.bin, args...)}
+	c.cmd.Env = append(os.Environ(), "TMPDIR="+procTmp(b.t))
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.errs
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.cmd.Start(); err != nil {
@@ -138,8 +141,8 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 	data := t.TempDir()
 	// The unit in error below must stay in error while the page is read:
 	// its automatic retry would show it reconciling.
-	up := startUp(t, data, "--retry-min", "1h")
-	up.waitConverged(t)
+	up := startUp(t, data, demoEnv, "--retry-min", "1h")
+	up.waitConverged(t, converges)
 	raw, err := os.ReadFile(filepath.Join(data, endpointFile))
 	if err != nil {
 		t.Fatal(err)
@@ -230,8 +233,8 @@ relations: "web-db": ["web:db", "db:db"]
 	}
 	before := loaded()
 	live := b.start(page, 20*time.Second, "--dump-dom")
-	eventually(t, "the dashboard loading", 2*time.Minute, func() (bool, string) {
-		return loaded() > before, "no GET /v1/relations yet"
+	rafttest.Eventually(t, 2*time.Minute, "the dashboard loading", func() error {
+		return holds(loaded() > before, "no GET /v1/relations yet")
 	})
 	if r := fixpoint(t, 5*time.Minute, "apply", "-f", scaled, "--yes", "--data-dir", data); r.code != 0 {
 		t.Fatalf("apply: %d %s", r.code, r.stderr)
@@ -268,22 +271,22 @@ relations: {
 	// At rest: the error is of fail-exit/0's current universe (db's
 	// answer on the new relation re-runs it at once, retries or not) and
 	// every other unit is settled, orphan-web/0 blocked (no db).
-	eventually(t, "fail-exit/0 in error, the rest settled", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "fail-exit/0 in error, the rest settled", func() error {
 		st := statusOf(t, data)
 		if st == nil || len(st.Units) != 7 || st.Units["orphan-web/0"].Status.State != "blocked" {
-			return false, jsonString(st)
+			return errors.New(jsonString(st))
 		}
 		for name, u := range st.Units {
 			if want := map[bool]string{true: "error", false: "settled"}[name == "fail-exit/0"]; u.Phase != want {
-				return false, jsonString(st)
+				return errors.New(jsonString(st))
 			}
 		}
 		r := fixpoint(t, time.Minute, "debug", "explain", "fail-exit/0", "--json", "--data-dir", data)
 		var e engine.Explanation
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &e) != nil {
-			return false, r.stdout + r.stderr
+			return errors.New(r.stdout + r.stderr)
 		}
-		return e.Error != nil && e.Error.Hash == e.Current, r.stdout
+		return holds(e.Error != nil && e.Error.Hash == e.Current, r.stdout)
 	})
 	// A blocked unit is drawn in the blocked colour, not as settled.
 	dom = b.run(page, 3*time.Second, "--dump-dom")

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // tickerCharm writes a classic charm whose update-status hook counts its
@@ -48,23 +51,23 @@ func TestUpdateStatusRunsOnATimer(t *testing.T) {
 	}
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", env, "--data-dir", data, "--update-status-interval", "2s")
-	eventually(t, "ticker converged", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "ticker converged", func() error {
 		st := statusOf(t, data)
 		if st == nil {
-			return false, up.out.String()
+			return errors.New(up.out.String())
 		}
-		return st.Converged, jsonString(st)
+		return holds(st.Converged, jsonString(st))
 	})
-	eventually(t, "update-status ran twice, the environment converged throughout", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "update-status ran twice, the environment converged throughout", func() error {
 		st := statusOf(t, data)
 		if st == nil {
-			return false, up.out.String()
+			return errors.New(up.out.String())
 		}
 		if !st.Converged {
 			t.Fatalf("a timer run made the environment unconverged: %s", jsonString(st))
 		}
 		u := st.Units["ticker/0"]
-		return u != nil && (strings.Contains(u.Status.Message, "ran 2 times") || strings.Contains(u.Status.Message, "ran 3 times")), jsonString(st)
+		return holds(u != nil && (strings.Contains(u.Status.Message, "ran 2 times") || strings.Contains(u.Status.Message, "ran 3 times")), jsonString(st))
 	})
 	if r := fixpoint(t, time.Minute, "wait", "--timeout", "30s", "--data-dir", data); r.code != 0 {
 		t.Fatalf("wait after timer runs: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)

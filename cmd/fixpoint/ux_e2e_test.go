@@ -11,19 +11,19 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // waitForLock waits until the up started on data holds its lock, so
 // that what follows tests the running up rather than the race to start.
 func waitForLock(t *testing.T, p *upProc) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !upRunning(p.data) {
-		if p.cmd.ProcessState != nil || time.Now().After(deadline) {
-			t.Fatalf("up did not take its lock:\n%s", p.out)
+	rafttest.Until(t, time.Minute, "up holding its lock", func() bool {
+		if p.exited() {
+			t.Fatalf("up exited:\n%s", p.out)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return upRunning(p.data)
+	})
 }
 
 // TestOperatorUXAgainstRunningUp walks issue 17's items against one
@@ -32,7 +32,7 @@ func waitForLock(t *testing.T, p *upProc) {
 // warning, and what is said once up is gone.
 func TestOperatorUXAgainstRunningUp(t *testing.T) {
 	data := t.TempDir()
-	p := startUp(t, data)
+	p := startUp(t, data, demoEnv)
 	waitForLock(t, p)
 
 	// wait right after up starts waits for the environment up was given:
