@@ -10,12 +10,6 @@ import (
 	"time"
 )
 
-// charmRunIn runs the binary in dir with extra environment variables.
-func charmRunIn(t *testing.T, timeout time.Duration, dir string, env []string, args ...string) run {
-	t.Helper()
-	return runFixpoint(t, timeout, dir, env, args...)
-}
-
 var charmHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // TestCharmInitTestPackUp is the charm author's path: a new charm from the
@@ -23,6 +17,7 @@ var charmHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // deploys with up. It is made inside this module (testdata is skipped by
 // ./...) as --in-module asks, so it builds against this checkout's charmapi.
 func TestCharmInitTestPackUp(t *testing.T) {
+	t.Parallel()
 	parent, err := os.MkdirTemp(repo("testdata"), "charm-init-")
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +86,13 @@ services: hello: {charm: "./hello", units: 2, config: greeting: "hi"}
 // go.mod that points at this checkout, and works offline: GOPROXY=off and
 // no checksum database, the checkout's go.sum seeding the charm's.
 func TestCharmInitOwnModule(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("resolves the new module's dependencies")
 	}
 	work := t.TempDir()
 	offline := []string{"GOPROXY=off", "GOFLAGS=-mod=mod", "GOSUMDB=sum.golang.org", "GONOSUMDB=", "GOPRIVATE="}
-	r := charmRunIn(t, 2*time.Minute, work, offline, "charm", "init", "solo", "--replace", repo())
+	r := runFixpoint(t, 2*time.Minute, work, offline, "charm", "init", "solo", "--replace", repo())
 	if r.code != 0 {
 		t.Fatalf("init exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -112,14 +108,14 @@ func TestCharmInitOwnModule(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "solo", "go.sum")); err != nil {
 		t.Errorf("no go.sum: %v\n%s", err, r.stdout)
 	}
-	r = charmRunIn(t, 3*time.Minute, work, offline, "charm", "test", "solo", "--schedules", "3", "--units", "3")
+	r = runFixpoint(t, 3*time.Minute, work, offline, "charm", "test", "solo", "--schedules", "3", "--units", "3")
 	if r.code != 0 {
 		t.Fatalf("charm test exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
 	// Without --replace, outside any checkout, a development build (as
 	// go install leaves one) builds against the checkout it came from.
-	r = charmRunIn(t, 2*time.Minute, work, offline, "charm", "init", "other")
+	r = runFixpoint(t, 2*time.Minute, work, offline, "charm", "init", "other")
 	if r.code != 0 || strings.Contains(r.stdout, "warning") {
 		t.Fatalf("init without --replace: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -139,7 +135,7 @@ func TestCharmInitInCheckoutIsItsOwnModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(parent) })
-	r := charmRunIn(t, 2*time.Minute, parent, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "charm", "init", "inner")
+	r := runFixpoint(t, 2*time.Minute, parent, []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}, "charm", "init", "inner")
 	if r.code != 0 {
 		t.Fatalf("init exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -161,6 +157,7 @@ func TestCharmInitRejectsBadNames(t *testing.T) {
 }
 
 func TestCharmTestFindsTheOscillation(t *testing.T) {
+	t.Parallel()
 	r := fixpoint(t, 3*time.Minute, "charm", "test", "-f", repo("testdata", "envs", "oscillate.cue"), "--schedules", "4")
 	if r.code != exitUnitErr {
 		t.Fatalf("exited %d, want %d\n%s\n%s", r.code, exitUnitErr, r.stdout, r.stderr)
@@ -189,6 +186,7 @@ func TestCharmTestFindsTheOscillation(t *testing.T) {
 }
 
 func TestCharmTestFindsTheClock(t *testing.T) {
+	t.Parallel()
 	r := fixpoint(t, 3*time.Minute, "charm", "test", "-f", repo("testdata", "envs", "clock.cue"), "--schedules", "2")
 	if r.code != exitUnitErr {
 		t.Fatalf("exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -202,6 +200,7 @@ func TestCharmTestFindsTheClock(t *testing.T) {
 }
 
 func TestCharmTestDemoCharms(t *testing.T) {
+	t.Parallel()
 	r := fixpoint(t, 3*time.Minute, "charm", "test", repo("testdata", "charms", "db"), repo("testdata", "charms", "web"), "--schedules", "6", "--units", "3")
 	if r.code != 0 {
 		t.Fatalf("exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -221,6 +220,7 @@ func TestCharmTestDemoCharms(t *testing.T) {
 // TestCharmTestOldHooks simulates the classic charms: their old hooks run
 // through the adapter, with this binary as their hook tools.
 func TestCharmTestOldHooks(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("old hooks are slow to run")
 	}
