@@ -70,6 +70,7 @@ func reportLines(stderr string) []string {
 // the report in want.txt (every line at the file:line:col of the mistake),
 // and the replicated state must be byte for byte what it was.
 func TestBrokenEnvironmentsAgainstRunningUp(t *testing.T) {
+	t.Parallel()
 	root := repo("testdata", "broken")
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -142,6 +143,7 @@ func TestBrokenEnvironmentsAgainstRunningUp(t *testing.T) {
 // the control plane, past the CLI's own checks: it must check the JSON
 // again, refuse with a message naming the field, and change nothing.
 func TestControlPlaneRefusesBadDeploys(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	var up *upProc
 	t.Cleanup(func() {

@@ -260,6 +260,7 @@ func derivedPassword(secret, service string) string {
 }
 
 func TestClassicCharmsBehaveLikeTheReconcileCharms(t *testing.T) {
+	t.Parallel()
 	envs := t.TempDir()
 	classic := &runFlavour{name: "classic-", data: t.TempDir()}
 	recon := &runFlavour{name: "", data: t.TempDir()}

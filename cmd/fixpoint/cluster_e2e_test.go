@@ -12,10 +12,12 @@ import (
 )
 
 func TestClusterWithAgentsSurvivesAgentAndLeaderLoss(t *testing.T) {
+	t.Parallel()
 	testClusterWithAgents(t, false)
 }
 
 func TestClusterWithAgentsOverTLS(t *testing.T) {
+	t.Parallel()
 	testClusterWithAgents(t, true)
 }
 

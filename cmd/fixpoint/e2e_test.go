@@ -12,6 +12,7 @@ import (
 )
 
 func TestDemoConvergesAndRerunIsANoop(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	r := fixpoint(t, 5*time.Minute, "up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", data, "--until-converged", "--timeout", "4m")
 	if r.code != 0 {
@@ -66,6 +67,7 @@ func unitLines(out string) []string {
 }
 
 func TestStatusJSONAgainstRunningUp(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	p := startUp(t, data, demoEnv)
 	st := p.waitConverged(t, converges)
@@ -96,6 +98,7 @@ func TestStatusJSONAgainstRunningUp(t *testing.T) {
 }
 
 func TestFailingHooksPutTheUnitInError(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"fail-exit":     "exited with status 3: boom: cannot reach backend",
 		"fail-json":     "stdout is not a result object",
@@ -104,6 +107,7 @@ func TestFailingHooksPutTheUnitInError(t *testing.T) {
 	}
 	for name, want := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			r := fixpoint(t, 5*time.Minute, "up", "-f", repo("testdata", "envs", name+".cue"), "--data-dir", t.TempDir(), "--until-converged", "--timeout", "4m")
 			if r.code != exitUnitErr {
 				t.Fatalf("up exited %d, want %d\n%s\n%s", r.code, exitUnitErr, r.stdout, r.stderr)
@@ -116,6 +120,7 @@ func TestFailingHooksPutTheUnitInError(t *testing.T) {
 }
 
 func TestHookTimeoutIsAnError(t *testing.T) {
+	t.Parallel()
 	r := fixpoint(t, 5*time.Minute, "up", "-f", repo("testdata", "envs", "fail-timeout.cue"), "--data-dir", t.TempDir(), "--until-converged", "--timeout", "4m", "--hook-timeout", "2s")
 	if r.code != exitUnitErr || !strings.Contains(r.stderr, "timed out after 2s") {
 		t.Fatalf("up exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -123,6 +128,7 @@ func TestHookTimeoutIsAnError(t *testing.T) {
 }
 
 func TestUpTimeoutExitCode(t *testing.T) {
+	t.Parallel()
 	r := fixpoint(t, 2*time.Minute, "up", "-f", repo("testdata", "envs", "fail-timeout.cue"), "--data-dir", t.TempDir(), "--until-converged", "--timeout", "3s")
 	if r.code != exitTimeout || !strings.Contains(r.stderr, "no fixed point after 3s") {
 		t.Fatalf("up exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)

@@ -14,12 +14,14 @@ import (
 )
 
 func TestDivergenceIsReportedWithTheKeys(t *testing.T) {
+	t.Parallel()
 	cases := map[string][]string{
 		"oscillate": {"unit oscillate-", "diverged", "relations.flip:0.units.oscillate-", "(written by oscillate-"},
 		"clock":     {"unit clock/", "diverged", ".now (written by clock/"},
 	}
 	for env, wants := range cases {
 		t.Run(env, func(t *testing.T) {
+			t.Parallel()
 			r := fixpoint(t, 5*time.Minute, "up", "-f", repo("testdata", "envs", env+".cue"), "--data-dir", t.TempDir(), "--until-converged", "--timeout", "4m")
 			if r.code != exitUnitErr {
 				t.Fatalf("up exited %d, want %d:\n%s\n%s", r.code, exitUnitErr, r.stdout, r.stderr)
@@ -88,6 +90,7 @@ func TestRetryBackoffAndResolved(t *testing.T) {
 }
 
 func TestLeadershipMovesWhenTheLeadersAgentDies(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "leader.cue"), "--data-dir", data, "--agent-ttl", "2s")
 	rafttest.Eventually(t, 2*time.Minute, "up serving", func() error { return holds(statusOf(t, data) != nil, up.out.String()) })
@@ -140,6 +143,7 @@ func TestLeadershipMovesWhenTheLeadersAgentDies(t *testing.T) {
 }
 
 func TestCrashMidConvergenceReachesTheSameFixedPoint(t *testing.T) {
+	t.Parallel()
 	clean := t.TempDir()
 	if r := fixpoint(t, 5*time.Minute, "up", "-f", repo("testdata", "demo", "env.cue"), "--data-dir", clean, "--until-converged", "--timeout", "4m"); r.code != 0 {
 		t.Fatalf("clean run: %d\n%s", r.code, r.stderr)

@@ -59,6 +59,7 @@ func startUpRunning(t *testing.T, data, env string) *upProc {
 // it runs the unit again; and the hook of a unit that is removed is ended
 // at once, not at its timeout.
 func TestHooksOfKilledAgentsAndRemovedUnitsAreEnded(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	unitDir := filepath.Join(data, "agent", "units", "hang-0")
 	var pids []int

@@ -347,6 +347,7 @@ func (l *lifecycleWalk) checkLostRelation(step int, unit string, id int, ident s
 // the fixed point) and planned again (exit 0); status, the replicated
 // state and what each unit's hook was given are checked after it.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	var up *upProc
 	// Registered first, so it runs after up is killed and its output is

@@ -13,6 +13,7 @@ import (
 // defaults; raising it with the flag lets the demo converge. A limit out
 // of range is refused before anything starts.
 func TestLimitFlagsAreTheClustersLimits(t *testing.T) {
+	t.Parallel()
 	env := repo("testdata", "demo", "env.cue")
 	data := t.TempDir()
 	for _, args := range [][]string{

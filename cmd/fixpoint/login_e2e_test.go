@@ -15,6 +15,7 @@ import (
 // FIXPOINT_CONTEXT pick one, and flags beat the environment, which beats
 // the context.
 func TestLoginContextsAndCA(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, 1, true)
 	otherDir := t.TempDir()
 	if r := fixpoint(t, time.Minute, "tls", "init", "--dir", otherDir); r.code != 0 {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,6 +47,15 @@ func testMain(m *testing.M) int {
 	// old charms' sh hooks run in it without each up building it first.
 	if out, err := exec.Command("go", "build", "-o", tmp+"/", ".", "../fixpoint-sh").CombinedOutput(); err != nil {
 		binErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	// The end-to-end tests mostly wait on the processes they start, so
+	// more of them run at once than there are cores; -parallel, when
+	// given, wins.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
 	}
 	return m.Run()
 }

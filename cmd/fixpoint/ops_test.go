@@ -115,6 +115,7 @@ func (r *opsRun) counts(t *testing.T, unit string) map[string]int {
 var webConf = regexp.MustCompile(`^hello\nhosts=(\S+)\nport=(\d+)\npassword=([0-9a-f]{16})\n$`)
 
 func TestOpsCharmsEndToEnd(t *testing.T) {
+	t.Parallel()
 	fw := opsFrameworkDir()
 	if fw == "" {
 		t.Skip("Canonical's ops framework is not beside the checkout (../shared/thirdparty/python-ops): the ops charms cannot run")
@@ -230,6 +231,7 @@ func TestOpsCharmsEndToEnd(t *testing.T) {
 // than as a hook that is not a function of its universe or as several
 // fixed points.
 func TestCharmTestOpsGeneratedPassword(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every ops event through Python: slow")
 	}

@@ -14,6 +14,7 @@ import (
 // control-plane node killed, status says so under its first line and
 // cluster members gives the node's real last contact, not "0s".
 func TestClusterOutcomesNeverLie(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts five processes; skipped in -short")
 	}

@@ -35,6 +35,7 @@ import (
 // leader's side refuses writes saying it has no leader, the other two elect
 // a leader and take writes, and once the port is back all three agree.
 func TestPartitionMinorityRefusesMajorityGoesOn(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("needs network namespaces and three servers; skipped in -short")
 	}

@@ -32,6 +32,7 @@ func writeDemoVariant(t *testing.T, name, body string) string {
 // a relation is refused off a terminal without --yes (exit 2, the plan
 // printed, nothing changed) and applied with it.
 func TestPlanAndApplyPushBack(t *testing.T) {
+	t.Parallel()
 	big := writeDemoVariant(t, "big.cue", `services: {
 	db: {charm: "CHARMS/db", units: 5000, config: {max_connections: 200}}
 	web: {charm: "CHARMS/web", units: 2}
@@ -79,6 +80,7 @@ relations: "web-db": ["web:db", "db:db"]`)
 // a service with --all, exits 1. Completion offers units and services
 // for resolved, units only for show-unit, services only for config.
 func TestResolvedServiceAndAll(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "flaky.cue"), "--data-dir", data, "--retry-min", "10m", "--retry-max", "10m")
 	rafttest.Eventually(t, 2*time.Minute, "both flaky units in error", func() error {

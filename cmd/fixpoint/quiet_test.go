@@ -19,6 +19,7 @@ import (
 // units, whose charms never call status-set, end with Juju's "unknown".
 // A read that fails fails the sink's hook, and the environment with it.
 func TestQuietCharmsMatchJuju(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := filepath.Join(dir, "quiet.cue")
 	body := fmt.Sprintf(`apiVersion: "fixpoint/v1"

@@ -20,6 +20,7 @@ import (
 // id without a second cluster appearing. No agents run: units stay
 // pending, which is all the state needs to show.
 func TestRaftSurvivesLeaderLossRestartAndWipe(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts three servers; skipped in -short")
 	}

@@ -15,6 +15,7 @@ import (
 // universe, show-unit, config, debug explain or status, only their
 // redactions; --reveal shows them to the operator.
 func TestSecretsAreNotPrinted(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	p := startUp(t, data, demoEnv)
 	p.waitConverged(t, converges)

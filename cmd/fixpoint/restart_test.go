@@ -38,6 +38,7 @@ func TestUpLockOutlastsAProbe(t *testing.T) {
 // (saying so) for the new up to publish its own, then follows it to the
 // fixed point.
 func TestWaitBesideARestartedUp(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	first := startUp(t, data, demoEnv)
 	first.waitConverged(t, converges)

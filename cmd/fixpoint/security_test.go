@@ -43,6 +43,7 @@ func call(t *testing.T, method, url, token string, body any) (int, string) {
 }
 
 func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
+	t.Parallel()
 	sec := startSecured(t)
 	up, base, join, operator := sec.up, sec.base, sec.join, sec.operator
 	register := func(machine string) string {
@@ -190,6 +191,7 @@ func (s *secured) lastIndex(t *testing.T) uint64 {
 
 // Attack 1: a leaked join token must not take a registered machine over.
 func TestJoinTokenCannotTakeAMachineOver(t *testing.T) {
+	t.Parallel()
 	s := startSecured(t)
 	code, body, m1 := s.register(t, s.join, "m1")
 	if code != 200 || m1 == "" {
@@ -266,6 +268,7 @@ func TestJoinTokenCannotTakeAMachineOver(t *testing.T) {
 // Attack 1, the agent's side: it keeps its credential 0600 in its data dir
 // and a restart renews the machine with it.
 func TestAgentKeepsItsCredentialPrivate(t *testing.T) {
+	t.Parallel()
 	s := startSecured(t)
 	dir := t.TempDir()
 	agentArgs := []string{"agent", "--controller", s.base, "--machine", "m1", "--data-dir", dir, "--address", "127.0.0.1", "--token", s.join}
@@ -335,6 +338,7 @@ func TestOversizedAndMalformedInputNeverReachesTheLog(t *testing.T) {
 // Attack 7: a request id is bound to its command: reused with another
 // command it is refused, not answered "duplicate".
 func TestRequestIDBoundToCommand(t *testing.T) {
+	t.Parallel()
 	s := startSecured(t)
 	deploy := func(name string) (int, string) {
 		body := []byte(`{"env":{"apiVersion":"fixpoint/v1","name":"` + name + `","services":{}},"charms":{}}`)
@@ -358,6 +362,7 @@ func TestRequestIDBoundToCommand(t *testing.T) {
 // Attack 6: an agent cannot write into other units' history or invent
 // metric series.
 func TestAgentsCannotWriteIntoSharedViews(t *testing.T) {
+	t.Parallel()
 	s := startSecured(t)
 	_, _, m1 := s.register(t, s.join, "m1")
 	forged := []map[string]any{
@@ -388,6 +393,7 @@ func TestAgentsCannotWriteIntoSharedViews(t *testing.T) {
 // Attack 6, on screen: what hooks and agents wrote is shown with its
 // control characters escaped, in logs and in status.
 func TestLogsAndStatusEscapeControlCharacters(t *testing.T) {
+	t.Parallel()
 	const evil = "ok\x1b[2J\x1b[31mconnected to 6.6.6.6\r\u202eevil"
 	var b bytes.Buffer
 	printRun(&b, engine.Run{Unit: "web/0", Outcome: engine.RunError, Hash: "abc", Error: evil,

@@ -287,6 +287,7 @@ func writeEnv(t *testing.T, body string) string {
 }
 
 func TestOperatorCommandsAgainstRunningUp(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	up := startUp(t, data, demoEnv)
 	st := up.waitConverged(t, converges)

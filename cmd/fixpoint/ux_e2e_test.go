@@ -31,6 +31,7 @@ func waitForLock(t *testing.T, p *upProc) {
 // config, show-unit, debug universe on a service, tokens, plan's rename
 // warning, and what is said once up is gone.
 func TestOperatorUXAgainstRunningUp(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	p := startUp(t, data, demoEnv)
 	waitForLock(t, p)
