@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,7 +51,10 @@ func TestClusterOutcomesNeverLie(t *testing.T) {
 	gone := nodeID(gi)
 	c.sigkill(gi)
 	killed := time.Now()
-	rafttest.Eventually(t, 2*time.Minute, gone+" not answering in members", func() error {
+	rafttest.Eventually(t, 2*time.Minute, gone+" not answering in status and members", func() error {
+		if st := c.status(); st == nil || len(st.UnreachableNodes) != 1 || st.UnreachableNodes[0].ID != gone {
+			return errors.New("status does not name it unreachable")
+		}
 		ms := c.members()
 		for _, m := range ms {
 			if m.ID == gone {
