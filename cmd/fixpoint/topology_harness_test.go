@@ -14,7 +14,7 @@ import (
 // fixedPointBound is how long after an apply (or a restart) every
 // topology reaches the fixed point, as the client sees it: generous on a
 // loaded two-core machine, short of a 30 s stall.
-const fixedPointBound = 15 * time.Second
+const fixedPointBound = 25 * time.Second
 
 // waitTimeout is what the suite's `apply --wait` and `wait` are given: the
 // outcome is still judged when the bound is missed, and a stuck topology
