@@ -133,10 +133,15 @@ func startCluster(ctx context.Context, bin, root string, nw *network, diskMiB in
 	for i := range 3 {
 		m := fmt.Sprintf("m%d", i+1)
 		dir := filepath.Join(root, "agents", m)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return c, err
+		// The agent's hook dirs go in the bench's root, so an agent
+		// killed mid-hook leaves nothing behind once the root goes.
+		tmp := filepath.Join(root, "tmp-"+m)
+		for _, d := range []string{dir, tmp} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return c, err
+			}
 		}
-		a := &proc{name: m, bin: bin, ns: nw.hub, log: filepath.Join(root, m+".log"), args: []string{
+		a := &proc{name: m, bin: bin, ns: nw.hub, log: filepath.Join(root, m+".log"), env: []string{"TMPDIR=" + tmp}, args: []string{
 			"agent", "--controller", strings.Join(urls, ","), "--machine", m, "--data-dir", dir,
 			"--token-file", filepath.Join(root, "join.token"), "--tls-ca", filepath.Join(tlsDir, "ca.pem"),
 			"--log-level", "warn",
