@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"sort"
@@ -14,6 +15,8 @@ import (
 var (
 	relationFlag = flagDef{name: "relation", aliases: []string{"r"}}
 	appFlag      = flagDef{name: "app", isBool: true}
+	// errPermission is Juju's apiserver ErrPerm, as its hook tools print it.
+	errPermission = errors.New("permission denied")
 )
 
 // relationArg is the relation a relation tool works on: -r, or the hook's
@@ -151,6 +154,11 @@ func (s *session) readApp(ident, app string) (map[string]string, error) {
 		return nil, fmt.Errorf("cannot read settings for application %q in relation %q: not in the relation", app, ident)
 	}
 	switch {
+	case app == s.u.Service && !s.u.Leader && !s.isPeer(ident):
+		// Juju's controller lets only the leader read its own
+		// application's bag over a provider-requirer relation
+		// (uniter facade, readLocalApplicationSettings: ErrPerm).
+		return nil, errPermission
 	case app == s.u.Service:
 		// Over a peer relation the remote service is the unit's own; a
 		// universe may carry that bag as app or as remote_app.

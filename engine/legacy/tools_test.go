@@ -3,6 +3,7 @@ package legacy
 import (
 	"encoding/json"
 	"net"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -204,6 +205,36 @@ func TestParsePort(t *testing.T) {
 	for _, in := range []string{"", "0", "65536", "90-80", "80/sctp", "http", "1-2-3"} {
 		if got, err := parsePort(in); err == nil {
 			t.Errorf("parsePort(%q) = %q; want an error", in, got)
+		}
+	}
+}
+
+// TestRelationGetOwnAppNeedsLeadershipOverNonPeer: Juju's controller lets
+// only the leader read its own application's bag over a
+// provider-requirer relation; a follower gets "permission denied". Over a
+// peer relation every unit reads it.
+func TestRelationGetOwnAppNeedsLeadershipOverNonPeer(t *testing.T) {
+	hook := `relation-get -r cluster:1 --app primary web > "$FIXPOINT_UNIT_DIR/peer"
+if relation-get -r db:3 --app - web 2> "$FIXPOINT_UNIT_DIR/err"; then echo read > "$FIXPOINT_UNIT_DIR/db"; fi
+relation-get -r db:3 --app - web/0 2>> "$FIXPOINT_UNIT_DIR/err" || true`
+	for _, leader := range []bool{false, true} {
+		u := testUniverse()
+		u.Leader = leader
+		u.Events = []charmapi.Event{ev("config-changed", "", "", "", "")}
+		_, _, unitDir, err := runHooks(t, writeCharm(t, map[string]string{"config-changed": hook}), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readUnitFile(t, unitDir, "peer"); got != "web/1\n" {
+			t.Errorf("leader=%v: peer app bag read %q", leader, got)
+		}
+		_, readErr := os.Stat(filepath.Join(unitDir, "db"))
+		errs := readUnitFile(t, unitDir, "err")
+		switch {
+		case !leader && (readErr == nil || errs != "ERROR permission denied\nERROR permission denied\n"):
+			t.Errorf("follower read its own app bag over db:3 (stderr %q)", errs)
+		case leader && (readErr != nil || errs != ""):
+			t.Errorf("leader could not read its own app bag over db:3: %q", errs)
 		}
 	}
 }

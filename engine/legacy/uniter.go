@@ -14,6 +14,8 @@ import (
 const (
 	hookInstall       = "install"
 	hookStart         = "start"
+	hookStop          = "stop"
+	hookRemove        = "remove"
 	suffixRelJoined   = "-relation-joined"
 	suffixRelDeparted = "-relation-departed"
 )
@@ -23,6 +25,16 @@ const (
 var (
 	statusInstalling = charmapi.Status{State: "maintenance", Message: "installing charm software"}
 	statusUnknown    = charmapi.Status{State: "unknown"}
+)
+
+// The status Juju's uniter sets before a dying unit's stop and remove
+// hooks, whatever the charm set (operation/runhook.go, beforeHook): the
+// hooks' status-get answers it, and a status-set in the hook replaces
+// it. Juju's "terminated" after remove has no counterpart: the unit is
+// gone from the state once its remove has run.
+var (
+	statusStopping = charmapi.Status{State: "maintenance", Message: "stopping charm software"}
+	statusCleaning = charmapi.Status{State: "maintenance", Message: "cleaning up prior to charm deletion"}
 )
 
 // initialMembers is each relation's membership as the unit saw it before
@@ -60,13 +72,23 @@ func initialMembers(rels map[string]*charmapi.Relation, evs []charmapi.Event) ma
 
 // before is what Juju's uniter does before ev's hook runs, or would run
 // had the charm one: before install, a unit whose charm has set no status
-// is "installing charm software".
+// is "installing charm software"; before stop and remove, every unit is
+// in maintenance, stopping then cleaning up.
 func (s *session) before(ev charmapi.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ev.Hook == hookInstall && !s.statusSet {
+	switch {
+	case ev.Hook == hookInstall && !s.statusSet:
 		st := statusInstalling
 		s.status = &st
+		s.gen++
+	case ev.Hook == hookStop:
+		st := statusStopping
+		s.status, s.statusSet = &st, true
+		s.gen++
+	case ev.Hook == hookRemove:
+		st := statusCleaning
+		s.status, s.statusSet = &st, true
 		s.gen++
 	}
 }

@@ -154,3 +154,28 @@ func TestStatusIsUnknownAfterStartWithoutStatusSet(t *testing.T) {
 		}
 	})
 }
+
+// TestStopAndRemoveStatus: as Juju's uniter, a dying unit is
+// "maintenance: stopping charm software" in its stop hook and
+// "maintenance: cleaning up prior to charm deletion" in its remove hook,
+// whatever it set before; a status-set in stop holds until remove.
+func TestStopAndRemoveStatus(t *testing.T) {
+	teardown := []charmapi.Event{ev("stop", "", "", "", ""), ev("remove", "", "", "", "")}
+	forEachShell(t, func(t *testing.T, shell func(*Options)) {
+		charm := writeCharm(t, map[string]string{"stop": statusHook + "\nstatus-set blocked \"stopped\"", "remove": statusHook})
+		u := testUniverse()
+		u.Life, u.Relations, u.Events = "dying", nil, teardown
+		active := func(o *Options) { o.Status = &charmapi.Status{State: "active", Message: "serving"} }
+		res, _, unitDir, err := runHooks(t, charm, u, shell, active)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalLines(t, "status-get", trace(t, unitDir), []string{
+			`stop: {"message":"stopping charm software","status":"maintenance","status-data":{}}`,
+			`remove: {"message":"cleaning up prior to charm deletion","status":"maintenance","status-data":{}}`,
+		})
+		if want := (charmapi.Status{State: "maintenance", Message: "cleaning up prior to charm deletion"}); res.Status == nil || *res.Status != want {
+			t.Errorf("result status = %+v; want %+v", res.Status, want)
+		}
+	})
+}
