@@ -183,6 +183,7 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 			svc.Charm, svc.CharmRev = ds.Charm, index
 			svc.Config, svc.ConfigRev = ds.Config, index
 			svc.Units, svc.Placement, svc.Subordinate = ds.Units, ds.Placement, ds.Subordinate
+			svc.Resources = ds.Resources
 			svc.Life, svc.Index = Alive, index
 		case UpgradeCharm:
 			svc := s.Services[c.Service]
@@ -191,6 +192,9 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 		case SetConfig:
 			svc := s.Services[c.Service]
 			svc.Config, svc.ConfigRev, svc.Index = desired.Services[c.Service].Config, index, index
+		case SetResource:
+			svc := s.Services[c.Service]
+			svc.Resources, svc.Index = desired.Services[c.Service].Resources, index
 		case SetPlacement:
 			svc := s.Services[c.Service]
 			svc.Placement, svc.Index = desired.Services[c.Service].Placement, index

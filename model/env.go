@@ -28,6 +28,11 @@ type ServiceSpec struct {
 	Units     *int           `json:"units,omitempty"`
 	Config    map[string]any `json:"config,omitempty"`
 	Placement []string       `json:"placement,omitempty"`
+	// Resources maps each resource the charm declares to its file, as
+	// written; ResourceDigests is filled in with each file's sha256 when
+	// the CLI reads it.
+	Resources       map[string]string `json:"resources,omitempty"`
+	ResourceDigests map[string]string `json:"resource_digests,omitempty"`
 }
 
 // Problem is one thing wrong with an environment, at a path such as
@@ -83,6 +88,8 @@ type DesiredService struct {
 	// Secret names the charm's options of type secret, whose values a
 	// plan shows redacted.
 	Secret map[string]bool
+	// Resources are the resource digests by name.
+	Resources map[string]string
 }
 
 // DesiredRelation is a relation with its endpoints bound.
@@ -163,6 +170,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 			}
 			ds.Config[k] = v
 		}
+		ds.Resources = resolveResources(path, spec, meta, &ps)
 		d.Services[name] = ds
 		for _, p := range sortedKeys(meta.Peers) {
 			ep, _ := meta.Endpoint(p)

@@ -33,6 +33,9 @@ const (
 	SetPlacement   = "placement"
 	AddRelation    = "add-relation"
 	RemoveRelation = "remove-relation"
+	// SetResource changes one resource of a service (Key); Old and New
+	// are digests, "" for none.
+	SetResource = "resource"
 )
 
 func (c Change) String() string {
@@ -54,6 +57,8 @@ func (c Change) String() string {
 		return fmt.Sprintf("- units %s (go dying)", UnitList(c.Units))
 	case SetPlacement:
 		return fmt.Sprintf("~ service %s placement %s -> %s", c.Service, c.Old, c.New)
+	case SetResource:
+		return fmt.Sprintf("~ service %s resource %s %s -> %s", c.Service, c.Key, ShortHash(c.Old), ShortHash(c.New))
 	case AddRelation:
 		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
 	case RemoveRelation:
@@ -104,6 +109,7 @@ func Plan(s *State, d *Desired) []Change {
 		if cur.Charm != ds.Charm {
 			out = append(out, Change{Kind: UpgradeCharm, Service: name, Old: cur.Charm, New: ds.Charm})
 		}
+		out = append(out, resourceChanges(name, cur.Resources, ds.Resources)...)
 		for _, k := range unionKeys(cur.Config, ds.Config) {
 			o, n := showValue(cur.Config, k), showValue(ds.Config, k)
 			if o != n {

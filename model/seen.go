@@ -22,7 +22,10 @@ type Seen struct {
 	LeaderRev uint64 `json:"leader_rev"`
 	// Address is the unit's own address: Juju runs config-changed when
 	// it moves.
-	Address   string                `json:"address,omitempty"`
+	Address string `json:"address,omitempty"`
+	// Resources is ResourcesToken of the service's resources: Juju runs
+	// upgrade-charm when one changes.
+	Resources string                `json:"resources,omitempty"`
 	Relations map[int]*SeenRelation `json:"relations,omitempty"`
 }
 
@@ -91,7 +94,7 @@ func (s *Seen) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*s = Seen(v)
-	s.Life, s.Charm, s.Address = Life(intern(string(s.Life))), intern(s.Charm), intern(s.Address)
+	s.Life, s.Charm, s.Address, s.Resources = Life(intern(string(s.Life))), intern(s.Charm), intern(s.Address), intern(s.Resources)
 	return nil
 }
 

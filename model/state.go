@@ -90,6 +90,9 @@ type Service struct {
 	CharmRev    uint64         `json:"charm_rev"`
 	Index       uint64         `json:"index"`
 	Subordinate bool           `json:"subordinate,omitempty"`
+	// Resources are the service's resource digests by name; a deploy
+	// replaces the map, never edits it.
+	Resources map[string]string `json:"resources,omitempty"`
 }
 
 // Auth is the control plane's credentials, as sha256 hex of the tokens:
