@@ -32,6 +32,7 @@ type charmDoc struct {
 	Provides    map[string]model.Endpoint `json:"provides"`
 	Requires    map[string]model.Endpoint `json:"requires"`
 	Peers       map[string]model.Endpoint `json:"peers"`
+	Resources   map[string]model.Resource `json:"resources"`
 	Config      struct {
 		Options map[string]model.Option `json:"options"`
 	} `json:"config"`
@@ -93,6 +94,14 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 		Requires:    doc.Requires,
 		Peers:       doc.Peers,
 		Options:     doc.Config.Options,
+		Resources:   doc.Resources,
+	}
+	for n, r := range meta.Resources {
+		if r.Type == "" {
+			// Juju's default: a resource without a type is a file.
+			r.Type = model.ResourceFile
+			meta.Resources[n] = r
+		}
 	}
 	if err := checkCharm(meta, idx); err != nil {
 		return nil, err

@@ -15,7 +15,6 @@ const ActionsFile = "actions.yaml"
 var jujuFeatures = []struct{ field, feature string }{
 	{"actions", "actions"},
 	{"storage", "storage"},
-	{"resources", "resources"},
 	{"containers", "workload containers"},
 	{"devices", "devices"},
 	{"payloads", "payloads"},
@@ -23,7 +22,7 @@ var jujuFeatures = []struct{ field, feature string }{
 
 // JujuFeatures lists, as warnings at their file:line, the Juju features an
 // old charm in dir declares that fixpoint has no counterpart for: actions
-// (actions.yaml or charmcraft.yaml's actions), storage, resources,
+// (actions.yaml or charmcraft.yaml's actions), storage,
 // workload containers, devices, payloads, and config options of type
 // secret. Such a charm loads and runs, but the hook tools of those
 // features fail, naming the feature; `fixpoint vet` prints these so that

@@ -26,6 +26,9 @@ type Checked struct {
 	// Packed holds each packed charm by absolute directory; empty
 	// unless the charms were packed.
 	Packed map[string]*Packed
+	// Resources holds each resource file the services name, by digest:
+	// what the CLI uploads.
+	Resources map[string]string
 	// Desired is the resolved environment.
 	Desired *model.Desired
 	// Warnings name Juju features the charms declare that fixpoint has
@@ -77,10 +80,11 @@ func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, err
 		return nil, err
 	}
 	c := &Checked{
-		Env:    env,
-		Metas:  map[string]*model.CharmMeta{},
-		Charms: map[string]*model.Charm{},
-		Packed: map[string]*Packed{},
+		Env:       env,
+		Metas:     map[string]*model.CharmMeta{},
+		Charms:    map[string]*model.Charm{},
+		Packed:    map[string]*Packed{},
+		Resources: map[string]string{},
 	}
 	problems := &schemas.Error{}
 	broken := map[string]bool{}   // services whose charm failed
@@ -137,6 +141,7 @@ func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, err
 			hashes[dir] = hash
 		}
 		spec.CharmHash = hash
+		spec.Resources, spec.ResourceDigests = readResources(env, name, spec.Resources, c.Resources, problems)
 		services[name] = spec
 	}
 	desired, err := model.Resolve(withoutBroken(env.Env, broken), c.Charms)
