@@ -18,8 +18,12 @@ type Universe struct {
 	Leader  bool   `json:"leader"`
 	Machine string `json:"machine,omitempty"`
 	// Address is the unit's private address.
-	Address    string            `json:"address,omitempty"`
-	Config     map[string]any    `json:"config"`
+	Address string         `json:"address,omitempty"`
+	Config  map[string]any `json:"config"`
+	// Resources maps each resource the environment provides the unit's
+	// service to the sha256 digest of its file; resource-get gives an
+	// old charm its path.
+	Resources  map[string]string `json:"resources,omitempty"`
 	LeaderData map[string]string `json:"leader_data"`
 	// State is the unit's private map from its last result.
 	State     map[string]string `json:"state"`

@@ -50,6 +50,9 @@ func Diff(before, after *charmapi.Universe) []Change {
 	add("life", before.Life, after.Life, "")
 	add("leader", fmt.Sprint(before.Leader), fmt.Sprint(after.Leader), "")
 	add("charm", before.Charm, after.Charm, "")
+	for _, k := range unionKeys(before.Resources, after.Resources) {
+		add("resources."+k, before.Resources[k], after.Resources[k], "operator")
+	}
 	for _, k := range unionKeys(before.Config, after.Config) {
 		add("config."+k, show(before.Config, k), show(after.Config, k), "operator")
 	}

@@ -49,6 +49,11 @@ func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 	e.str(u.Machine)
 	e.str(u.Address)
 	e.config(u.Config)
+	if len(u.Resources) > 0 {
+		// Only when there are some: a universe without resources hashes
+		// as it does in a fixpoint that has none.
+		e.bag(u.Resources)
+	}
 	if !u.Leader {
 		e.bag(u.LeaderData)
 	} else {

@@ -68,6 +68,8 @@ type ServiceStatus struct {
 	// Version is the workload version the leader set
 	// (application-version-set, ops's set_workload_version).
 	Version string `json:"version,omitempty"`
+	// Resources are the digests of the service's resource files by name.
+	Resources map[string]string `json:"resources,omitempty"`
 }
 
 // appStatus reads what an old-hook or ops leader set for its application
@@ -149,7 +151,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		Relations:   []*RelationStatus{},
 	}
 	for name, svc := range st.Services {
-		ss := &ServiceStatus{Charm: svc.Charm, Life: string(svc.Life), Units: svc.Units, Leader: svc.Leader}
+		ss := &ServiceStatus{Charm: svc.Charm, Life: string(svc.Life), Units: svc.Units, Leader: svc.Leader, Resources: svc.Resources}
 		ss.Status, ss.Version = appStatus(st.Units[svc.Leader])
 		s.Services[name] = ss
 	}

@@ -17,6 +17,8 @@ type UnitDetail struct {
 	Address   string            `json:"address,omitempty"`
 	Relations []*UnitRelation   `json:"relations"`
 	State     map[string]string `json:"state"`
+	// Resources are the digests of its service's resource files by name.
+	Resources map[string]string `json:"resources,omitempty"`
 }
 
 // UnitRelation is one relation as a unit takes part in it: the units it
@@ -56,6 +58,9 @@ func (c *Controller) Unit(name string) (*UnitDetail, error) {
 func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
 	u := st.Units[name]
 	d := &UnitDetail{Unit: name, Address: st.Address(u), State: u.State, Relations: []*UnitRelation{}}
+	if svc := st.Services[u.Service]; svc != nil {
+		d.Resources = svc.Resources
+	}
 	if us != nil {
 		d.UnitStatus = *us
 	} else {

@@ -54,6 +54,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 		Machine:    u.Machine,
 		Address:    st.Address(u),
 		Config:     svc.Config,
+		Resources:  svc.Resources,
 		LeaderData: bagData(svc.LeaderData),
 		State:      u.State,
 		Relations:  []charmapi.Relation{},
@@ -71,6 +72,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 		ConfigRev: svc.ConfigRev,
 		Leader:    leader,
 		Address:   uni.Address,
+		Resources: model.ResourcesToken(svc.Resources),
 	}
 	if !leader && svc.LeaderData != nil {
 		seen.LeaderRev = svc.LeaderData.Rev

@@ -289,6 +289,9 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 		if ss.Version != "" {
 			about += ", version " + ss.Version
 		}
+		for _, n := range slices.Sorted(maps.Keys(ss.Resources)) {
+			about += ", resource " + n + " " + model.ShortHash(ss.Resources[n])
+		}
 		about += ")"
 		workload := ""
 		if ss.Status != nil {

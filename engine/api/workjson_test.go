@@ -19,7 +19,7 @@ func fullWork() wire.Work {
 		Status: &charmapi.Status{State: "active", Message: odd}, Ports: []string{"80/tcp", "443/tcp"},
 		UniverseJSON: json.RawMessage(`{}`),
 		Universe: &charmapi.Universe{API: charmapi.API, Unit: "db/0", Service: "db", Charm: "c", Life: "alive", Leader: true,
-			Machine: "m1", Address: "10.0.0.1", Config: map[string]any{"n": 3.5, "s": odd, "l": []any{true, nil}},
+			Machine: "m1", Address: "10.0.0.1", Config: map[string]any{"n": 3.5, "s": odd, "l": []any{true, nil}}, Resources: map[string]string{"software": "ab" + odd},
 			LeaderData: bag, State: bag, Attempt: 2, Dir: "/not/encoded",
 			Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "provider", Scope: "global",
 				RemoteService: "web", Local: bag, App: bag, RemoteApp: bag,

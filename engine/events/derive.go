@@ -143,7 +143,9 @@ func (d *deriver) steady() {
 		d.emit(LeaderSettingsChanged)
 	}
 	switch {
-	case a.Charm != b.Charm:
+	case a.Charm != b.Charm || a.Resources != b.Resources:
+		// Juju's uniter runs upgrade-charm when a resource of the
+		// service changes too (the charm's modified version moves).
 		d.emit(UpgradeCharm)
 		d.emit(ConfigChanged)
 	case a.Config != b.Config || a.Address != b.Address && b.Address != "":

@@ -115,6 +115,12 @@ func TestDerive(t *testing.T) {
 			want:   []string{"upgrade-charm", "config-changed"},
 		},
 		{
+			name:   "a resource changed: upgrade-charm then config-changed, as Juju's uniter",
+			before: base.set(func(s *Snapshot) { s.Resources = "r1" }),
+			after:  base.set(func(s *Snapshot) { s.Resources = "r2" }),
+			want:   []string{"upgrade-charm", "config-changed"},
+		},
+		{
 			name:   "leadership gained",
 			before: base,
 			after:  base.set(func(s *Snapshot) { s.Leader = true }),

@@ -97,6 +97,7 @@ func seenHeader(unit string, seen *model.Seen) *Snapshot {
 		Installed:  true,
 		Life:       string(seen.Life),
 		Charm:      seen.Charm,
+		Resources:  seen.Resources,
 		Config:     revToken(seen.ConfigRev),
 		Address:    seen.Address,
 		Leader:     seen.Leader,

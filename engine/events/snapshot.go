@@ -27,6 +27,8 @@ type Snapshot struct {
 	// Life is Alive or Dying ("" reads as Alive).
 	Life  string
 	Charm string
+	// Resources is model.ResourcesToken of the service's resources.
+	Resources string
 	// Config is the version token of the unit's config.
 	Config string
 	// Address is the unit's own address; "" where it is not known (a Seen

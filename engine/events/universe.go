@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // FromUniverse builds the Snapshot a unit saw in a universe, with tokens
@@ -22,6 +23,7 @@ func FromUniverse(u *charmapi.Universe) (*Snapshot, error) {
 		Installed: true,
 		Life:      u.Life,
 		Charm:     u.Charm,
+		Resources: model.ResourcesToken(u.Resources),
 		Address:   u.Address,
 		Leader:    u.Leader,
 		Relations: make(map[string]*RelSnap, len(u.Relations)),

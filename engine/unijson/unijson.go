@@ -58,6 +58,9 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	}
 	b = append(b, `,"config":`...)
 	b = append(b, cfg...)
+	if len(u.Resources) > 0 {
+		b = bagField(b, `,"resources":`, u.Resources)
+	}
 	b = bagField(b, `,"leader_data":`, u.LeaderData)
 	b = bagField(b, `,"state":`, u.State)
 	b = append(b, `,"relations":`...)
