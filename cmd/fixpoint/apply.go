@@ -23,6 +23,8 @@ type prepared struct {
 	deploy *model.Deploy
 	env    *schemas.Env
 	paths  map[string]string // charm hash → archive path
+	// resources are the resource files by digest.
+	resources map[string]string
 }
 
 // prepare loads the environment files, packs every charm into cacheDir and
@@ -33,7 +35,7 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
-	p := &prepared{env: checked.Env, paths: map[string]string{}, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
+	p := &prepared{env: checked.Env, paths: map[string]string{}, resources: checked.Resources, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
 	for _, packed := range checked.Packed {
 		p.paths[packed.Hash] = packed.Path
 	}
@@ -101,6 +103,15 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 		}
 		if err := c.UploadCharm(ctx, hash, path); err != nil {
 			return exitf(exitFailed, "upload charm %s: %v", model.ShortHash(hash), err)
+		}
+	}
+	for _, digest := range plan.MissingResources {
+		path, ok := p.resources[digest]
+		if !ok {
+			return exitf(exitFailed, "the control plane lacks resource %s, which this environment does not name", model.ShortHash(digest))
+		}
+		if err := c.UploadResource(ctx, digest, path); err != nil {
+			return exitf(exitFailed, "upload resource %s (%s): %v", model.ShortHash(digest), path, err)
 		}
 	}
 	d := *p.deploy

@@ -15,25 +15,50 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
 
-// Charm archives live on the control-plane nodes' disks, not in the Raft
-// log (they are megabytes). A node that receives one pushes it to its
-// peers; a node asked for one it lacks fetches it from a peer first, so an
-// agent can download from whichever node it reaches.
+// Charm archives and resource files live on the control-plane nodes'
+// disks, not in the Raft log (they are megabytes), each under its sha256
+// content hash: one store each, handled alike. A node that receives a
+// file pushes it to its peers; a node asked for one it lacks fetches it
+// from a peer first, so an agent can download from whichever node it
+// reaches.
 
-// replicate pushes the archive of hash to every peer, best effort: a peer
+// blobs is one content-addressed store of files.
+type blobs struct {
+	what  string // "charm" or "resource", for messages
+	dir   string
+	route string // the URL path before the hash
+	max   int64  // the size cap
+	ext   string // the files' extension on disk
+}
+
+func (s *Server) charmBlobs() blobs {
+	return blobs{what: "charm", dir: s.charms, route: "/v1/charms/", max: charm.MaxSize, ext: ".tar"}
+}
+
+func (b blobs) path(hash string) string {
+	return filepath.Join(b.dir, hash+b.ext)
+}
+
+// has reports whether this node holds the file of hash.
+func (b blobs) has(hash string) bool {
+	_, err := os.Stat(b.path(hash))
+	return err == nil
+}
+
+// replicate pushes the file of hash to every peer, best effort: a peer
 // that misses it fetches it when asked.
-func (s *Server) replicate(hash string) {
+func (s *Server) replicate(b blobs, hash string) {
 	if s.peers == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, peer := range s.peers(ctx) {
-		f, err := os.Open(s.charmPath(hash))
+		f, err := os.Open(b.path(hash))
 		if err != nil {
 			return
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, forward.URL(peer, "/v1/charms/"+hash), f)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, forward.URL(peer, b.route+hash), f)
 		if err != nil {
 			f.Close()
 			continue
@@ -42,22 +67,22 @@ func (s *Server) replicate(hash string) {
 		resp, err := s.peerClient.Do(req, true)
 		f.Close()
 		if err != nil {
-			s.log.Warn("push charm to peer", "charm", hash, "peer", peer, "error", err)
+			s.log.Warn("push "+b.what+" to peer", b.what, hash, "peer", peer, "error", err)
 			continue
 		}
 		forward.Close(resp)
 	}
 }
 
-// fetchFromPeers gets the archive of hash from the first peer that has
-// it, verifying its content hash.
-func (s *Server) fetchFromPeers(ctx context.Context, hash string) error {
+// fetchFromPeers gets the file of hash from the first peer that has it,
+// verifying its content hash.
+func (s *Server) fetchFromPeers(ctx context.Context, b blobs, hash string) error {
 	if s.peers == nil {
-		return fmt.Errorf("charm %s is not on this node", hash)
+		return fmt.Errorf("%s %s is not on this node", b.what, hash)
 	}
 	var errs []string
 	for _, peer := range s.peers(ctx) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, forward.URL(peer, "/v1/charms/"+hash), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, forward.URL(peer, b.route+hash), nil)
 		if err != nil {
 			continue
 		}
@@ -67,63 +92,76 @@ func (s *Server) fetchFromPeers(ctx context.Context, hash string) error {
 			errs = append(errs, fmt.Sprintf("%s: %v", peer, err))
 			continue
 		}
-		err = receive(io.LimitReader(resp.Body, charm.MaxSize+1), hash, s.charmPath(hash))
+		err = receive(io.LimitReader(resp.Body, b.max+1), hash, b.path(hash), b.max)
 		forward.Close(resp)
 		if err == nil {
 			return nil
 		}
 		errs = append(errs, fmt.Sprintf("%s: %v", peer, err))
 	}
-	return fmt.Errorf("charm %s is on no reachable node: %v", hash, errs)
+	return fmt.Errorf("%s %s is on no reachable node: %v", b.what, hash, errs)
 }
 
-func (s *Server) charmPath(hash string) string {
-	return filepath.Join(s.charms, hash+".tar")
+// ensure makes the file of hash present on this node, fetching it from
+// a peer when it is not.
+func (s *Server) ensure(ctx context.Context, b blobs, hash string) error {
+	if b.has(hash) {
+		return nil
+	}
+	return s.fetchFromPeers(ctx, b, hash)
 }
 
-func (s *Server) putCharm(w http.ResponseWriter, r *http.Request) {
+func (s *Server) putCharm(w http.ResponseWriter, r *http.Request) { s.putBlob(w, r, s.charmBlobs()) }
+
+func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) { s.getBlob(w, r, s.charmBlobs()) }
+
+// putBlob stores an upload under its content hash and pushes it to the
+// peers.
+func (s *Server) putBlob(w http.ResponseWriter, r *http.Request, b blobs) {
 	hash := r.PathValue("hash")
 	if !validHash(hash) {
 		writeError(w, http.StatusBadRequest, "%q is not a sha256 content hash", hash)
 		return
 	}
-	if _, err := os.Stat(s.charmPath(hash)); err == nil {
+	if b.has(hash) {
 		writeJSON(w, http.StatusOK, map[string]string{"hash": hash})
 		return
 	}
-	if err := receive(io.LimitReader(r.Body, charm.MaxSize+1), hash, s.charmPath(hash)); err != nil {
-		writeError(w, http.StatusBadRequest, "charm %s: %v", hash, err)
+	if err := receive(io.LimitReader(r.Body, b.max+1), hash, b.path(hash), b.max); err != nil {
+		writeError(w, http.StatusBadRequest, "%s %s: %v", b.what, hash, err)
 		return
 	}
 	// A copy another node pushed is not pushed on again.
 	if !forward.Forwarded(r) {
-		go s.replicate(hash)
+		go s.replicate(b, hash)
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"hash": hash})
 }
 
-func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
+// getBlob answers with the file of hash, fetched from a peer first when
+// this node lacks it.
+func (s *Server) getBlob(w http.ResponseWriter, r *http.Request, b blobs) {
 	hash := r.PathValue("hash")
 	if !validHash(hash) {
 		writeError(w, http.StatusBadRequest, "%q is not a sha256 content hash", hash)
 		return
 	}
-	f, err := os.Open(s.charmPath(hash))
+	f, err := os.Open(b.path(hash))
 	if err != nil && !forward.Forwarded(r) {
 		// A peer asking gets what this node has: a request is never
 		// bounced around.
-		if ferr := s.fetchFromPeers(r.Context(), hash); ferr != nil {
+		if ferr := s.fetchFromPeers(r.Context(), b, hash); ferr != nil {
 			writeError(w, http.StatusNotFound, "%v", ferr)
 			return
 		}
-		f, err = os.Open(s.charmPath(hash))
+		f, err = os.Open(b.path(hash))
 	}
 	if err != nil {
-		writeError(w, http.StatusNotFound, "charm %s is not on this node", hash)
+		writeError(w, http.StatusNotFound, "%s %s is not on this node", b.what, hash)
 		return
 	}
 	defer f.Close()
-	w.Header().Set("Content-Type", "application/x-tar")
+	w.Header().Set("Content-Type", "application/octet-stream")
 	_, _ = io.Copy(w, f)
 }
 
@@ -139,9 +177,9 @@ func validHash(h string) bool {
 	return true
 }
 
-// receive stores an uploaded archive under path if its content hash is
-// hash; nothing is kept otherwise.
-func receive(r io.Reader, hash, path string) error {
+// receive stores an upload under path if it is at most max bytes and its
+// content hash is hash; nothing is kept otherwise.
+func receive(r io.Reader, hash, path string, max int64) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -158,8 +196,8 @@ func receive(r io.Reader, hash, path string) error {
 	if err != nil {
 		return err
 	}
-	if n > charm.MaxSize {
-		return fmt.Errorf("archive is larger than the %d-byte cap", charm.MaxSize)
+	if n > max {
+		return fmt.Errorf("the file is larger than the %d-byte cap", max)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != hash {
 		return fmt.Errorf("content hash is %s, not %s: the upload was corrupted or the hash is wrong", got, hash)

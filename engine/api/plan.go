@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -27,6 +26,9 @@ type Plan struct {
 	// not have yet, or that the node answering lacks on its disk: the
 	// ones to upload, to that node, before the deploy.
 	Missing []string `json:"missing"`
+	// MissingResources are the request's resource files (by digest) the
+	// node answering lacks: the ones to upload to it before the deploy.
+	MissingResources []string `json:"missing_resources"`
 }
 
 // plan answers POST /v1/plan with the body of a deploy: it is checked as
@@ -62,11 +64,12 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	// CLI has the archive; it uploads it again to the node it deploys
 	// through.
 	for h := range d.Charms {
-		if _, err := os.Stat(s.charmPath(h)); err != nil && !slices.Contains(p.Missing, h) {
+		if !s.charmBlobs().has(h) && !slices.Contains(p.Missing, h) {
 			p.Missing = append(p.Missing, h)
 		}
 	}
 	slices.Sort(p.Missing)
+	p.MissingResources = s.missingResources(&d)
 	writeCompact(w, http.StatusOK, p)
 }
 
@@ -78,7 +81,12 @@ func NewPlan(st *model.State, d *model.Deploy, desired *model.Desired) (*Plan, e
 	if err := st.CheckLimits(desired); err != nil {
 		return nil, err
 	}
-	p := &Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}}
+	p := &Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}, MissingResources: []string{}}
+	for _, h := range desired.ResourceDigests() {
+		if !st.HasResource(h) {
+			p.MissingResources = append(p.MissingResources, h)
+		}
+	}
 	if p.Changes == nil {
 		p.Changes = []model.Change{}
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/pprof"
-	"os"
 	"strconv"
 	"time"
 
@@ -103,6 +102,8 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/services/{service}/config", s.serviceConfig)
 	s.mux.HandleFunc("PUT /v1/charms/{hash}", s.putCharm)
 	s.mux.HandleFunc("GET /v1/charms/{hash}", s.getCharm)
+	s.mux.HandleFunc("PUT /v1/resources/{hash}", s.putResource)
+	s.mux.HandleFunc("GET /v1/resources/{hash}", s.getResource)
 	s.mux.HandleFunc("POST /v1/agent/register", s.leaderOnly(s.register))
 	s.mux.HandleFunc("GET /v1/agent/work", corked(s.leaderOr(s.work, s.relayPoll)))
 	s.mux.HandleFunc("POST /v1/agent/heartbeat", s.leaderOnly(s.heartbeat))
@@ -317,15 +318,15 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for h := range d.Charms {
-		if _, err := os.Stat(s.charmPath(h)); err == nil {
-			continue
-		}
 		// Uploaded to another node, or known from an earlier deploy
 		// that this node missed: fetch it from a peer.
-		if err := s.fetchFromPeers(r.Context(), h); err != nil {
+		if err := s.ensure(r.Context(), s.charmBlobs(), h); err != nil {
 			writeError(w, http.StatusBadRequest, "charm %s is on no node: upload it with PUT /v1/charms/%s first (%v)", h, h, err)
 			return
 		}
+	}
+	if !s.ensureResources(w, r, &d) {
+		return
 	}
 	s.propose(w, r, &model.Command{Op: model.OpDeploy, Deploy: &d})
 }
