@@ -41,6 +41,9 @@ type Client interface {
 	// FetchCharm makes the charm with hash available as an unpacked
 	// directory under dir, verifying its content hash.
 	FetchCharm(ctx context.Context, hash, dir string) error
+	// FetchResource downloads the resource file of digest to path,
+	// verifying its digest.
+	FetchResource(ctx context.Context, digest, path string) error
 }
 
 // Config configures an Agent.
@@ -77,6 +80,7 @@ type Agent struct {
 	// is removed from the machine.
 	stop   map[string]context.CancelFunc
 	charms map[string]*sync.Mutex
+	res    resourceCache
 	// unanswered counts the results being posted whose post the control
 	// plane has not answered yet.
 	unanswered atomic.Int64
@@ -363,6 +367,11 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 		return rep
 	}
 	defer lock.Unlock()
+	resources, err := a.unitResources(ctx, w, charmDir, unitDir)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
 	env := []string{
 		"FIXPOINT_UNIT=" + w.Unit,
 		"FIXPOINT_SERVICE=" + w.Universe.Service,
@@ -371,7 +380,7 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 	}
 	if w.Legacy {
 		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit), HookShell: a.cfg.HookShell,
-			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock}, w.Universe)
+			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock, Resources: resources}, w.Universe)
 		// bench/oldhooks sums these.
 		a.cfg.Log.Debug("old hooks ran", "unit", w.Unit, "hooks", st.HooksRun, "tool_calls", st.ToolCalls)
 		if err != nil {

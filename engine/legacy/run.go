@@ -72,6 +72,9 @@ type Options struct {
 	// Ports are the unit's open ports ("80/tcp"), where open-port and
 	// close-port start from; the universe does not carry them.
 	Ports []string
+	// Resources are the local paths of the unit's resource files by
+	// name, which resource-get prints; the agent fetches them.
+	Resources map[string]string
 }
 
 // Stats say what a Run did.
@@ -172,6 +175,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		}
 	}
 	sess.modelUUID = modelUUID(opts.Model)
+	sess.resources = opts.Resources
 	env := &runEnv{
 		base:     append(hookrun.BaseEnv(), opts.Env...),
 		unit:     u.Unit,

@@ -57,6 +57,10 @@ type session struct {
 	// field of its own for them); stateSet says it was written.
 	state    map[string]string
 	stateSet bool
+
+	// resources are the local paths of the unit's resource files by
+	// name, for resource-get.
+	resources map[string]string
 }
 
 // ghost is a relation known only from an event.

@@ -136,6 +136,9 @@ func (s *session) run(req *request) response {
 	if _, silent := out.(noOutput); silent {
 		return response{Keep: c.keep}
 	}
+	if raw, ok := out.(rawText); ok {
+		return response{Stdout: string(raw), Keep: c.keep}
+	}
 	text, err := render(f, out)
 	if err != nil {
 		return failure(exitFailed, fmt.Errorf("format output: %w", err))

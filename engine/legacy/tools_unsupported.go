@@ -22,7 +22,6 @@ var unsupported = map[string]string{
 	"secret-revoke":      "secrets",
 	"secret-ids":         "secrets",
 	"secret-info-get":    "secrets",
-	"resource-get":       "resources",
 	"pod-spec-set":       "workload containers (Kubernetes pod specs)",
 	"k8s-spec-set":       "workload containers (Kubernetes pod specs)",
 	"k8s-raw-set":        "workload containers (Kubernetes pod specs)",
