@@ -12,13 +12,13 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
-// limitBody caps the body of every request but charm uploads (streamed
-// and capped by receive) and the Raft endpoints (raftstore caps its own):
+// limitBody caps the body of every request but charm and resource
+// uploads (streamed and capped by receive) and the Raft endpoints (raftstore caps its own):
 // commands are bounded by model.MaxCommandBytes, as etcd bounds a request,
 // so nothing larger is ever read, let alone proposed. A body that says it
 // is larger is refused before a byte of it is read.
 func limitBody(w http.ResponseWriter, r *http.Request) bool {
-	if strings.HasPrefix(r.URL.Path, "/v1/raft/") || (r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/v1/charms/")) {
+	if strings.HasPrefix(r.URL.Path, "/v1/raft/") || (r.Method == http.MethodPut && (strings.HasPrefix(r.URL.Path, "/v1/charms/") || strings.HasPrefix(r.URL.Path, "/v1/resources/"))) {
 		return true
 	}
 	if r.ContentLength > model.MaxCommandBytes {
