@@ -45,7 +45,7 @@ func TestPlanAgainstAnOlderControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &api.Plan{Name: "old", EnvIndex: 7, Changes: model.Plan(running, desired), Missing: []string{"h2"}}
+	want := &api.Plan{Name: "old", EnvIndex: 7, Changes: model.Plan(running, desired), Missing: []string{"h2"}, MissingResources: []string{}}
 	if !reflect.DeepEqual(plan, want) || len(plan.Changes) == 0 {
 		t.Errorf("plan against a control plane without /v1/plan = %+v, want %+v", plan, want)
 	}
