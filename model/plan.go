@@ -97,6 +97,7 @@ func Plan(s *State, d *Desired) []Change {
 		cur, ok := s.Services[name]
 		if !ok || cur.Life != Alive {
 			out = append(out, Change{Kind: AddService, Service: name, New: ds.Charm})
+			out = append(out, resourceChanges(name, nil, ds.Resources)...)
 			next := s.UnitNumbers[name]
 			if ok {
 				next = cur.NextUnit

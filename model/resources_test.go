@@ -109,7 +109,21 @@ func TestResourceAdmission(t *testing.T) {
 // moves only when a digest does.
 func TestResourceChangePlannedAndApplied(t *testing.T) {
 	s := NewState()
-	apply(t, s, 1, resourceDeploy(map[string]string{"software": digestA}))
+	first := resourceDeploy(map[string]string{"software": digestA})
+	desired, err := first.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added []string
+	for _, c := range Plan(s, desired) {
+		if c.Service == "web" {
+			added = append(added, c.String())
+		}
+	}
+	if want := "+ service web (charm h-web)\n~ service web resource software (none) -> aaaaaaaaaaaa\n+ units web/0, web/1"; strings.Join(added, "\n") != want {
+		t.Errorf("plan of a new service with a resource:\n%s\nwant:\n%s", strings.Join(added, "\n"), want)
+	}
+	apply(t, s, 1, first)
 	if got := s.Services["web"].Resources; got["software"] != digestA || len(got) != 1 {
 		t.Fatalf("web's resources after the first deploy: %v", got)
 	}
@@ -117,7 +131,7 @@ func TestResourceChangePlannedAndApplied(t *testing.T) {
 		t.Errorf("db has resources %v", s.Services["db"].Resources)
 	}
 	next := resourceDeploy(map[string]string{"software": digestB, "seed_data": digestA})
-	desired, err := next.Check()
+	desired, err = next.Check()
 	if err != nil {
 		t.Fatal(err)
 	}
