@@ -13,6 +13,7 @@ import (
 // Juju's "unknown", and charm test's expect: accepts it as a status to
 // require.
 func TestCharmTestExpectsUnknown(t *testing.T) {
+	t.Parallel()
 	env := filepath.Join(t.TempDir(), "quiet.cue")
 	body := fmt.Sprintf(`apiVersion: "fixpoint/v1"
 name: "quiet"

@@ -167,6 +167,7 @@ func (s *resourceScenario) run(t *testing.T, deploy func()) {
 }
 
 func TestResourcesOnUp(t *testing.T) {
+	t.Parallel()
 	tp := startUpTopology(t)
 	s := newResourceScenario(t, tp)
 	s.run(t, func() {
@@ -181,6 +182,7 @@ func TestResourcesOnUp(t *testing.T) {
 // m1 and m2: the file is uploaded to one node and fetched from whichever
 // the agents reach, and each agent fetches only what its units use.
 func TestResourcesOnCluster(t *testing.T) {
+	t.Parallel()
 	tp := startServers(t, "cluster", false)
 	s := newResourceScenario(t, tp)
 	s.run(t, func() {
@@ -197,6 +199,7 @@ func TestResourcesOnCluster(t *testing.T) {
 // TestVetResources: vet refuses a resource the charm does not declare and
 // a file that is not there, each at its line.
 func TestVetResources(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := filepath.Join(dir, "env.cue")
 	body := fmt.Sprintf(`apiVersion: "fixpoint/v1"
