@@ -51,6 +51,8 @@ type CharmMeta struct {
 	Requires    map[string]Endpoint `json:"requires,omitempty"`
 	Peers       map[string]Endpoint `json:"peers,omitempty"`
 	Options     map[string]Option   `json:"options,omitempty"`
+	// Storage are the stores the charm declares (storage.go).
+	Storage map[string]StorageMeta `json:"storage,omitempty"`
 }
 
 // Charm is a packed charm known to the control plane. The archive itself
@@ -157,6 +159,9 @@ func (m *CharmMeta) Validate() error {
 				return fmt.Errorf("charm %s: endpoint %q has negative limit %d", m.Name, n, e.Limit)
 			}
 		}
+	}
+	if err := m.validateStorage(); err != nil {
+		return err
 	}
 	for n, o := range m.Options {
 		if err := CheckName(KindConfigKey, n); err != nil {

@@ -31,6 +31,7 @@ const (
 	AddUnits       = "add-units"
 	RemoveUnits    = "remove-units"
 	SetPlacement   = "placement"
+	SetStorage     = "storage"
 	AddRelation    = "add-relation"
 	RemoveRelation = "remove-relation"
 )
@@ -54,6 +55,8 @@ func (c Change) String() string {
 		return fmt.Sprintf("- units %s (go dying)", UnitList(c.Units))
 	case SetPlacement:
 		return fmt.Sprintf("~ service %s placement %s -> %s", c.Service, c.Old, c.New)
+	case SetStorage:
+		return fmt.Sprintf("~ service %s storage %s count %s -> %s", c.Service, c.Key, c.Old, c.New)
 	case AddRelation:
 		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
 	case RemoveRelation:
@@ -114,6 +117,7 @@ func Plan(s *State, d *Desired) []Change {
 				out = append(out, Change{Kind: SetConfig, Service: name, Key: k, Old: o, New: n})
 			}
 		}
+		out = append(out, storageChanges(name, cur.Storage, ds.Storage)...)
 		if strings.Join(cur.Placement, ",") != strings.Join(ds.Placement, ",") {
 			out = append(out, Change{Kind: SetPlacement, Service: name, Old: "[" + strings.Join(cur.Placement, ",") + "]", New: "[" + strings.Join(ds.Placement, ",") + "]"})
 		}

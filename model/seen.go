@@ -24,6 +24,8 @@ type Seen struct {
 	// it moves.
 	Address   string                `json:"address,omitempty"`
 	Relations map[int]*SeenRelation `json:"relations,omitempty"`
+	// Storage are the unit's storage instances it saw attached.
+	Storage []string `json:"storage,omitempty"`
 }
 
 // SeenRelation is one relation as a unit last saw it.

@@ -35,6 +35,7 @@ type charmDoc struct {
 	Config      struct {
 		Options map[string]model.Option `json:"options"`
 	} `json:"config"`
+	Storage map[string]storageDoc `json:"storage"`
 }
 
 // LoadCharmMeta reads a charm's metadata from dir: charm.cue, or for old
@@ -93,6 +94,9 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 		Requires:    doc.Requires,
 		Peers:       doc.Peers,
 		Options:     doc.Config.Options,
+	}
+	if err := storageMeta(meta, doc.Storage, idx); err != nil {
+		return nil, err
 	}
 	if err := checkCharm(meta, idx); err != nil {
 		return nil, err
