@@ -57,6 +57,8 @@ type session struct {
 	// field of its own for them); stateSet says it was written.
 	state    map[string]string
 	stateSet bool
+	// storageAdd is what storage-add asked for, per store.
+	storageAdd map[string]int
 }
 
 // ghost is a relation known only from an event.
@@ -224,6 +226,9 @@ func (s *session) result() *charmapi.Result {
 	}
 	if s.stateSet {
 		res.State = maps.Clone(s.state)
+	}
+	if len(s.storageAdd) > 0 {
+		res.StorageAdd = maps.Clone(s.storageAdd)
 	}
 	return res
 }
