@@ -273,3 +273,21 @@ func TestStorageOpsCharm(t *testing.T) {
 		t.Errorf("scaled down: ops-store/0 lost its data: %v", err)
 	}
 }
+
+// TestVetStorageCount checks that vet refuses a storage count outside the
+// charm's range at its line in the environment file.
+func TestVetStorageCount(t *testing.T) {
+	charm, err := filepath.Abs(repo("testdata", "storage", "classic-store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(t.TempDir(), "env.cue")
+	body := fmt.Sprintf("apiVersion: \"fixpoint/v1\"\nservices: store: {\n\tcharm: %q\n\tstorage: logs: count: 7\n}\n", charm)
+	if err := os.WriteFile(env, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := fixpoint(t, time.Minute, "vet", "-f", env)
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "env.cue:4:") || !strings.Contains(r.stdout+r.stderr, "count 7 is outside the charm's range 0-3") {
+		t.Errorf("vet exited %d:\n%s%s\nwant the count refused at env.cue:4", r.code, r.stdout, r.stderr)
+	}
+}

@@ -2,14 +2,12 @@ package agent
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
@@ -26,10 +24,8 @@ func (a *Agent) storageDir(unit string) string {
 	return filepath.Join(a.cfg.DataDir, "storage", strings.ReplaceAll(unit, "/", "-"))
 }
 
-// attachStorage makes a directory for each instance w's universe lists
-// (0700: the unit's hooks run as the agent's user, and nobody else reads
-// the data) and gives w a copy of its universe with each location filled
-// in. The universe the work came with may be shared and is never changed.
+// attachStorage gives w a copy of its universe whose instances have
+// their directories (engine.AttachStorage), encoded for the hook.
 func (a *Agent) attachStorage(w *wire.Work) error {
 	if w.Universe == nil || len(w.Universe.Storage) == 0 {
 		return nil
@@ -37,28 +33,15 @@ func (a *Agent) attachStorage(w *wire.Work) error {
 	if err := model.CheckUnitName(w.Unit); err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
-	base := a.storageDir(w.Unit)
-	u := *w.Universe
-	u.Storage = make([]charmapi.Storage, len(w.Universe.Storage))
-	for i, st := range w.Universe.Storage {
-		if err := model.CheckStorageID(st.ID); err != nil {
-			return fmt.Errorf("storage: %w", err)
-		}
-		dir := filepath.Join(base, filepath.FromSlash(st.ID))
-		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-			return fmt.Errorf("storage %s: %w", st.ID, err)
-		}
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("storage %s: %w", st.ID, err)
-		}
-		st.Location = dir
-		u.Storage[i] = st
+	u, err := engine.AttachStorage(a.storageDir(w.Unit), w.Universe)
+	if err != nil {
+		return err
 	}
-	b, err := json.Marshal(&u)
+	b, err := json.Marshal(u)
 	if err != nil {
 		return fmt.Errorf("encode universe: %w", err)
 	}
-	w.Universe, w.UniverseJSON = &u, b
+	w.Universe, w.UniverseJSON = u, b
 	return nil
 }
 
