@@ -83,13 +83,14 @@ func hookWords(lines []string) []string {
 }
 
 func TestStorageClassicCharm(t *testing.T) {
+	t.Parallel()
 	charm, err := filepath.Abs(repo("testdata", "storage", "classic-store"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &storageRun{data: t.TempDir(), envs: t.TempDir()}
-	r.up = startUpOn(t, r.data, r.env(t, "deploy", "store", charm, 2, 1, false))
-	r.up.waitConverged(t)
+	r.up = startUp(t, r.data, r.env(t, "deploy", "store", charm, 2, 1, false))
+	r.up.waitConverged(t, 10*time.Minute)
 
 	// Deployed: each unit has its data instance and the one logs instance
 	// the environment asked for, numbered in one sequence; both attached
@@ -128,8 +129,8 @@ func TestStorageClassicCharm(t *testing.T) {
 	// Agent restart: up (and its agent) killed and started again on the
 	// same data dir; the data is where it was and nothing runs install.
 	r.up.kill()
-	r.up = startUpOn(t, r.data, r.env(t, "deploy", "store", charm, 2, 1, false))
-	r.up.waitConverged(t)
+	r.up = startUp(t, r.data, r.env(t, "deploy", "store", charm, 2, 1, false))
+	r.up.waitConverged(t, 10*time.Minute)
 	for unit, ids := range want {
 		if b, _ := os.ReadFile(filepath.Join(r.dir(unit, ids[0]), "install.txt")); len(b) == 0 {
 			t.Errorf("restarted: %s lost install.txt", unit)
@@ -208,6 +209,7 @@ func TestStorageClassicCharm(t *testing.T) {
 // work through storage-list and storage-get, and its data outlives an
 // agent restart and an upgrade, then goes with the unit.
 func TestStorageOpsCharm(t *testing.T) {
+	t.Parallel()
 	fw := opsFrameworkDir()
 	if fw == "" {
 		t.Skip("Canonical's ops framework is not beside the checkout (../shared/thirdparty/python-ops): the ops charms cannot run")
@@ -230,8 +232,8 @@ func TestStorageOpsCharm(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(r.data, "agent", "units", strings.ReplaceAll(unit, "/", "-"), "charm", "events.log"))
 		return strings.Split(strings.TrimSpace(string(b)), "\n")
 	}
-	r.up = startUpOn(t, r.data, env("deploy", charm, 2))
-	st := r.up.waitConvergedWithin(t, 25*time.Minute)
+	r.up = startUp(t, r.data, env("deploy", charm, 2))
+	st := r.up.waitConverged(t, 25*time.Minute)
 
 	want := map[string]string{"ops-store/0": "data/0", "ops-store/1": "data/1"}
 	for unit, id := range want {
@@ -245,8 +247,8 @@ func TestStorageOpsCharm(t *testing.T) {
 	}
 
 	r.up.kill()
-	r.up = startUpOn(t, r.data, env("deploy", charm, 2))
-	r.up.waitConvergedWithin(t, 25*time.Minute)
+	r.up = startUp(t, r.data, env("deploy", charm, 2))
+	r.up.waitConverged(t, 25*time.Minute)
 	upgraded := packOps(t, fw, "ops-store", filepath.Join(charms, "ops-store-2"))
 	if err := os.WriteFile(filepath.Join(upgraded, "VERSION"), []byte("2\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -277,6 +279,7 @@ func TestStorageOpsCharm(t *testing.T) {
 // TestVetStorageCount checks that vet refuses a storage count outside the
 // charm's range at its line in the environment file.
 func TestVetStorageCount(t *testing.T) {
+	t.Parallel()
 	charm, err := filepath.Abs(repo("testdata", "storage", "classic-store"))
 	if err != nil {
 		t.Fatal(err)
