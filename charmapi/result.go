@@ -12,6 +12,10 @@ type Result struct {
 	State map[string]string `json:"state,omitzero"`
 	// Ports replaces the unit's open ports when set ("80/tcp", "53/udp").
 	Ports []string `json:"ports,omitzero"`
+	// StorageAdd asks for more instances per store, as Juju's
+	// storage-add: {"data": 1} attaches one more data instance, within
+	// the charm's range.
+	StorageAdd map[string]int `json:"storage_add,omitzero"`
 }
 
 // RelationResult is a unit's writes to one relation.

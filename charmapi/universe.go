@@ -28,6 +28,9 @@ type Universe struct {
 	// State is the unit's private map from its last result.
 	State     map[string]string `json:"state"`
 	Relations []Relation        `json:"relations"`
+	// Storage are the unit's storage instances, in the order they were
+	// attached.
+	Storage []Storage `json:"storage,omitempty"`
 	// Events are the legacy events between the universe last reconciled
 	// and this one, in Juju's order.
 	Events []Event `json:"events"`
@@ -76,6 +79,32 @@ type Event struct {
 	RemoteApp string `json:"remote_app,omitempty"`
 	// Departing names the unit leaving, for departed.
 	Departing string `json:"departing_unit,omitempty"`
+	// Storage is the storage instance ("data/0"), for storage events.
+	Storage string `json:"storage,omitempty"`
+}
+
+// Storage is one storage instance of the unit.
+type Storage struct {
+	// ID is "name/N", as JUJU_STORAGE_ID; N is unique in the environment.
+	ID string `json:"id"`
+	// Name is the store the charm declares.
+	Name string `json:"name"`
+	// Kind is "filesystem".
+	Kind string `json:"kind"`
+	// Location is the instance's directory on the unit's machine, which
+	// the agent fills in; it is not part of the universe's hash.
+	Location string `json:"location,omitempty"`
+}
+
+// StorageNamed returns the unit's instances of the named store.
+func (u *Universe) StorageNamed(name string) []Storage {
+	var out []Storage
+	for _, s := range u.Storage {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // String prints an event as `fixpoint debug events` does:
@@ -84,6 +113,9 @@ func (e Event) String() string {
 	s := e.Hook
 	if e.Relation != "" {
 		s += " " + e.Relation
+	}
+	if e.Storage != "" {
+		s += " " + e.Storage
 	}
 	if e.RemoteUnit != "" {
 		s += " " + e.RemoteUnit

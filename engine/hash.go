@@ -89,6 +89,16 @@ func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 			e.bag(r.Units[k])
 		}
 	}
+	// Written only when there is storage: the hash of every universe
+	// without any stays what it is, so no unit reruns for it.
+	if len(u.Storage) > 0 {
+		e.num(len(u.Storage))
+		for _, st := range u.Storage {
+			e.str(st.ID)
+			e.str(st.Name)
+			e.str(st.Kind)
+		}
+	}
 	sum := sha256.Sum256(e.buf)
 	return hex.EncodeToString(sum[:16]), len(e.buf)
 }

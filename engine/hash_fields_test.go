@@ -16,6 +16,7 @@ var hashed = []string{
 	"Relations.Scope", "Relations.RemoteService",
 	"Relations.App", // only when the unit does not lead: the leader writes it
 	"Relations.RemoteApp", "Relations.Units",
+	"Storage.ID", "Storage.Name", "Storage.Kind", // a new instance runs its storage-attached hook
 }
 
 // notHashed lists the fields Hash leaves out, and why.
@@ -25,6 +26,7 @@ var notHashed = map[string]string{
 	"Events":             "derived from the change between two universes, not part of either",
 	"Attempt":            "counts tries of one universe; a retry must not make it a different universe",
 	"Dir":                "where an in-process hook keeps its files in a test; not part of the universe's JSON",
+	"Storage.Location":   "the instance's directory on the unit's machine, which the agent fills in; the id names it",
 	"Relations.Departed": "the last settings of members that left, for old -departed hooks; the member's leaving already changed Units",
 }
 
@@ -89,7 +91,8 @@ func sampleUniverse() *charmapi.Universe {
 		Events: []charmapi.Event{{Hook: "install"}}, Attempt: 1, Dir: "/tmp/web-0",
 		Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "requirer", Scope: "global", RemoteService: "db",
 			Local: map[string]string{"a": "1"}, App: map[string]string{"b": "2"}, RemoteApp: map[string]string{"c": "3"},
-			Units: map[string]map[string]string{"db/0": {"d": "4"}}}}}
+			Units: map[string]map[string]string{"db/0": {"d": "4"}}}},
+		Storage: []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/storage/web-0/data/0"}}}
 }
 
 // mutate changes the field at path in v; it reports false for a kind it

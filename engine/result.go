@@ -108,6 +108,10 @@ func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 		mr.Ports = append([]string{}, res.Ports...)
 		sort.Strings(mr.Ports)
 	}
+	if err := model.CheckStorageAdd(res.StorageAdd); err != nil {
+		return nil, badResult("%v", err)
+	}
+	mr.StorageAdd = res.StorageAdd
 	mr.Output = digest(&res)
 	return mr, nil
 }

@@ -153,6 +153,9 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 				affected[u.Name] = true
 			}
 		}
+		for _, name := range t.Storage {
+			affected[name] = true
+		}
 		n.waves = n.waves || t.Waves
 		for _, name := range t.Units {
 			self[name] = true

@@ -102,6 +102,8 @@ type UnitStatus struct {
 	// Reason says why a pending unit is not running yet.
 	Reason string   `json:"reason,omitempty"`
 	Ports  []string `json:"ports,omitempty"`
+	// Storage are the unit's storage instances ("data/0").
+	Storage []string `json:"storage,omitempty"`
 	// Agent is "lost" when the unit's machine agent stopped answering:
 	// the unit keeps its relations but cannot run until it is back.
 	Agent string `json:"agent,omitempty"`
@@ -191,6 +193,7 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 		Leader:     st.Services[u.Service] != nil && st.Services[u.Service].Leader == name,
 		Reconciles: u.Reconciles,
 		Ports:      u.Ports,
+		Storage:    u.Storage,
 	}
 	cl := c.disp.claims[name]
 	us.Phase = c.phaseLocked(name, u, cl, now)

@@ -77,6 +77,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 	if !leader && svc.LeaderData != nil {
 		seen.LeaderRev = svc.LeaderData.Rev
 	}
+	uni.Storage, seen.Storage = storageOf(u)
 	if u.Life != model.Alive {
 		// A dying unit's last reconcile sees no relations: each is broken.
 		return uni, seen, nil

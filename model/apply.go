@@ -184,17 +184,24 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 			svc.Config, svc.ConfigRev = ds.Config, index
 			svc.Units, svc.Placement, svc.Subordinate = ds.Units, ds.Placement, ds.Subordinate
 			svc.Resources = ds.Resources
+			svc.Storage = ds.Storage
 			svc.Life, svc.Index = Alive, index
 		case UpgradeCharm:
 			svc := s.Services[c.Service]
 			svc.Charm, svc.CharmRev, svc.Index = c.New, index, index
 			svc.Subordinate = desired.Services[c.Service].Subordinate
+			// The new charm's stores attach as Juju's upgrade does.
+			s.ensureServiceStorage(svc)
 		case SetConfig:
 			svc := s.Services[c.Service]
 			svc.Config, svc.ConfigRev, svc.Index = desired.Services[c.Service].Config, index, index
 		case SetResource:
 			svc := s.Services[c.Service]
 			svc.Resources, svc.Index = desired.Services[c.Service].Resources, index
+		case SetStorage:
+			svc := s.Services[c.Service]
+			svc.Storage, svc.Index = desired.Services[c.Service].Storage, index
+			s.ensureServiceStorage(svc)
 		case SetPlacement:
 			svc := s.Services[c.Service]
 			svc.Placement, svc.Index = desired.Services[c.Service].Placement, index
@@ -325,6 +332,13 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	if r.Ports != nil {
 		u.Ports = append([]string(nil), r.Ports...)
 		sort.Strings(u.Ports)
+	}
+	if len(r.StorageAdd) > 0 && u.Life == Alive {
+		had := len(u.Storage)
+		skipped = append(skipped, s.addStorage(u, r.StorageAdd)...)
+		if len(u.Storage) != had {
+			t.Storage = append(t.Storage, u.Name)
+		}
 	}
 	u.Reconciled = r.Hash
 	prevSeen := u.Seen

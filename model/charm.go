@@ -53,6 +53,8 @@ type CharmMeta struct {
 	Options     map[string]Option   `json:"options,omitempty"`
 	// Resources are the files the charm declares, by name.
 	Resources map[string]Resource `json:"resources,omitempty"`
+	// Storage are the stores the charm declares (storage.go).
+	Storage map[string]StorageMeta `json:"storage,omitempty"`
 }
 
 // Charm is a packed charm known to the control plane. The archive itself
@@ -161,6 +163,9 @@ func (m *CharmMeta) Validate() error {
 		}
 	}
 	if err := m.checkResources(); err != nil {
+		return err
+	}
+	if err := m.validateStorage(); err != nil {
 		return err
 	}
 	for n, o := range m.Options {

@@ -13,11 +13,11 @@ import (
 func TestCloneSharesNothingMutable(t *testing.T) {
 	for typ, known := range map[reflect.Type][]string{
 		reflect.TypeFor[State](): {"Index", "EnvIndex", "Name", "Charms", "Services", "Units", "Relations", "Machines",
-			"NextRelation", "UnitNumbers", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "journal", "idx", "visits"},
+			"NextRelation", "UnitNumbers", "NextStorage", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "journal", "idx", "visits"},
 		reflect.TypeFor[Unit](): {"Name", "Service", "Machine", "Life", "Principal", "Settings", "Status", "State", "Ports",
-			"Reconciled", "Seen", "Reconciles", "Wave", "WaveOutputs", "Churn", "Error", "Resolved", "Created", "Index"},
+			"Storage", "Reconciled", "Seen", "Reconciles", "Wave", "WaveOutputs", "Churn", "Error", "Resolved", "Created", "Index"},
 		reflect.TypeFor[Service](): {"Name", "Charm", "Config", "ConfigRev", "Units", "Placement", "Life", "NextUnit",
-			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate", "Resources"},
+			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate", "Resources", "Storage"},
 		reflect.TypeFor[Relation]():  {"ID", "Key", "Endpoints", "Interface", "Scope", "Life", "App", "Departed", "Index"},
 		reflect.TypeFor[Machine]():   {"Name", "Address", "Index", "Lost", "Credential", "Replaced"},
 		reflect.TypeFor[UnitError](): {"Hash", "Message", "Kind", "Attempts", "RetryAt", "Seen", "Timer"},

@@ -103,6 +103,8 @@ type Result struct {
 	Status     *Status                   `json:"status,omitempty"`
 	State      map[string]string         `json:"state,omitempty"`
 	Ports      []string                  `json:"ports,omitempty"`
+	// StorageAdd asks for more instances per store (storage-add).
+	StorageAdd map[string]int `json:"storage_add,omitempty"`
 	// Output is a hash of everything the hook returned, for divergence.
 	Output string `json:"output,omitempty"`
 	// Churn lists universe keys that changed since the unit's previous run.
@@ -358,6 +360,9 @@ func (r *Result) check() error {
 	}
 	if i, err := CheckPorts(r.Ports); err != nil {
 		return fmt.Errorf("%s: ports.%d: %w", r.Unit, i, err)
+	}
+	if err := CheckStorageAdd(r.StorageAdd); err != nil {
+		return fmt.Errorf("%s: %w", r.Unit, err)
 	}
 	if len(r.Churn) > maxChurn {
 		return fmt.Errorf("%s: %d churned keys; the limit is %d", r.Unit, len(r.Churn), maxChurn)

@@ -33,6 +33,8 @@ type ServiceSpec struct {
 	// the CLI reads it.
 	Resources       map[string]string `json:"resources,omitempty"`
 	ResourceDigests map[string]string `json:"resource_digests,omitempty"`
+	// Storage sets per store how many instances each unit gets.
+	Storage map[string]StorageSpec `json:"storage,omitempty"`
 }
 
 // Problem is one thing wrong with an environment, at a path such as
@@ -85,6 +87,8 @@ type DesiredService struct {
 	Units       int
 	Placement   []string
 	Subordinate bool
+	// Storage is the instance count per store the environment set.
+	Storage map[string]int
 	// Secret names the charm's options of type secret, whose values a
 	// plan shows redacted.
 	Secret map[string]bool
@@ -142,6 +146,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 				ps.add(append(path, "placement", fmt.Sprint(i)), "%v", err)
 			}
 		}
+		ds.Storage = resolveStorage(path, spec.Storage, meta, &ps)
 		ds.Config = map[string]any{}
 		for k, o := range meta.Options {
 			if SecretOption(o) {

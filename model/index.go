@@ -47,6 +47,8 @@ func (s *State) addUnits(svc string, us []*Unit) {
 	}
 	for _, u := range us {
 		s.Units[u.Name] = u
+		// A unit is created with its storage, as Juju's AddUnit is.
+		s.ensureStorage(u)
 	}
 	if s.idx == nil {
 		return

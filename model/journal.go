@@ -20,6 +20,9 @@ type Touched struct {
 	// Config lists services whose config changed: every unit of theirs
 	// sees it, nobody else does.
 	Config []string
+	// Storage lists units whose storage instances changed (storage-add):
+	// each one's own universe shows them.
+	Storage []string
 	// Waves says an operator change started new waves: every unit's
 	// wave is 0 again, so queued units may run sooner than they could.
 	Waves bool

@@ -31,6 +31,7 @@ const (
 	AddUnits       = "add-units"
 	RemoveUnits    = "remove-units"
 	SetPlacement   = "placement"
+	SetStorage     = "storage"
 	AddRelation    = "add-relation"
 	RemoveRelation = "remove-relation"
 	// SetResource changes one resource of a service (Key); Old and New
@@ -59,6 +60,8 @@ func (c Change) String() string {
 		return fmt.Sprintf("~ service %s placement %s -> %s", c.Service, c.Old, c.New)
 	case SetResource:
 		return fmt.Sprintf("~ service %s resource %s %s -> %s", c.Service, c.Key, ShortHash(c.Old), ShortHash(c.New))
+	case SetStorage:
+		return fmt.Sprintf("~ service %s storage %s count %s -> %s", c.Service, c.Key, c.Old, c.New)
 	case AddRelation:
 		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
 	case RemoveRelation:
@@ -121,6 +124,7 @@ func Plan(s *State, d *Desired) []Change {
 				out = append(out, Change{Kind: SetConfig, Service: name, Key: k, Old: o, New: n})
 			}
 		}
+		out = append(out, storageChanges(name, cur.Storage, ds.Storage)...)
 		if strings.Join(cur.Placement, ",") != strings.Join(ds.Placement, ",") {
 			out = append(out, Change{Kind: SetPlacement, Service: name, Old: "[" + strings.Join(cur.Placement, ",") + "]", New: "[" + strings.Join(ds.Placement, ",") + "]"})
 		}

@@ -27,6 +27,8 @@ type Seen struct {
 	// upgrade-charm when one changes.
 	Resources string                `json:"resources,omitempty"`
 	Relations map[int]*SeenRelation `json:"relations,omitempty"`
+	// Storage are the unit's storage instances it saw attached.
+	Storage []string `json:"storage,omitempty"`
 }
 
 // SeenRelation is one relation as a unit last saw it.

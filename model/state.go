@@ -51,6 +51,9 @@ type State struct {
 	// UnitNumbers keeps the next unit number of removed services, so that
 	// a service deployed again under the same name never reuses one.
 	UnitNumbers map[string]int `json:"unit_numbers,omitempty"`
+	// NextStorage numbers storage instances, one sequence for every
+	// store, as Juju's (storage.go).
+	NextStorage int `json:"next_storage,omitempty"`
 	// Auth holds hashes of the credentials the control plane accepts;
 	// nil until the bootstrap node records them.
 	Auth *Auth `json:"auth,omitempty"`
@@ -93,6 +96,9 @@ type Service struct {
 	// Resources are the service's resource digests by name; a deploy
 	// replaces the map, never edits it.
 	Resources map[string]string `json:"resources,omitempty"`
+	// Storage is the environment's instance count per store; a store it
+	// does not name gets its range's minimum.
+	Storage map[string]int `json:"storage,omitempty"`
 }
 
 // Auth is the control plane's credentials, as sha256 hex of the tokens:
@@ -148,6 +154,9 @@ type Unit struct {
 	Status   Status            `json:"status"`
 	State    map[string]string `json:"state,omitempty"`
 	Ports    []string          `json:"ports,omitempty"`
+	// Storage are the unit's storage instances ("data/0"), in the order
+	// they were attached; replaced whole, never edited in place.
+	Storage []string `json:"storage,omitempty"`
 	// Reconciled is the hash of the universe last reconciled successfully.
 	Reconciled string `json:"reconciled,omitempty"`
 	// Seen is what that reconcile saw; legacy events are its diff.

@@ -36,6 +36,7 @@ type charmDoc struct {
 	Config      struct {
 		Options map[string]model.Option `json:"options"`
 	} `json:"config"`
+	Storage map[string]storageDoc `json:"storage"`
 }
 
 // LoadCharmMeta reads a charm's metadata from dir: charm.cue, or for old
@@ -102,6 +103,9 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 			r.Type = model.ResourceFile
 			meta.Resources[n] = r
 		}
+	}
+	if err := storageMeta(meta, doc.Storage, idx); err != nil {
+		return nil, err
 	}
 	if err := checkCharm(meta, idx); err != nil {
 		return nil, err

@@ -14,7 +14,6 @@ const ActionsFile = "actions.yaml"
 // counterpart for to how the feature is named in warnings.
 var jujuFeatures = []struct{ field, feature string }{
 	{"actions", "actions"},
-	{"storage", "storage"},
 	{"containers", "workload containers"},
 	{"devices", "devices"},
 	{"payloads", "payloads"},
@@ -22,7 +21,7 @@ var jujuFeatures = []struct{ field, feature string }{
 
 // JujuFeatures lists, as warnings at their file:line, the Juju features an
 // old charm in dir declares that fixpoint has no counterpart for: actions
-// (actions.yaml or charmcraft.yaml's actions), storage,
+// (actions.yaml or charmcraft.yaml's actions), block storage,
 // workload containers, devices, payloads, and config options of type
 // secret. Such a charm loads and runs, but the hook tools of those
 // features fail, naming the feature; `fixpoint vet` prints these so that
@@ -59,6 +58,11 @@ func JujuFeatures(dir string) ([]Problem, error) {
 				if label == jf.field {
 					warn(file, field.Pos().Line(), label, fmt.Sprintf("the charm declares %s, which fixpoint has no counterpart for: it runs, but the hook tools of %s fail, naming the feature", jf.feature, jf.feature))
 				}
+			}
+			if label == "storage" {
+				blockStores(field, func(store string, line int) {
+					warn(file, line, "storage."+store, "storage of type block: fixpoint has no block devices, so units get no instance of it (filesystem stores get a directory each)")
+				})
 			}
 			if label == "config" || label == "options" {
 				secretOptions(field, func(opt string, line int) {

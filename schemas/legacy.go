@@ -17,7 +17,7 @@ import (
 var jujuOnly = map[string]bool{
 	"maintainer": true, "maintainers": true, "tags": true, "categories": true,
 	"series": true, "min-juju-version": true, "terms": true, "extra-bindings": true,
-	"storage": true, "devices": true, "payloads": true,
+	"devices": true, "payloads": true,
 	"deployment": true, "assumes": true, "containers": true, "display-name": true,
 	"docs": true, "issues": true, "source": true, "website": true, "bases": true,
 	"charm-user": true, "links": true, "format": true,

@@ -114,8 +114,10 @@ func (c *goChecker) result(v any) {
 					c.add(append(p, fmt.Sprint(i)), "%v", err)
 				}
 			}
+		case "storage_add":
+			c.storageAdd(p, m[k])
 		default:
-			c.add(p, "unknown field %q; allowed here: relations, leader_data, status, state, ports", k)
+			c.add(p, "unknown field %q; allowed here: relations, leader_data, status, state, ports, storage_add", k)
 		}
 	}
 }
@@ -231,4 +233,27 @@ func sortedMapKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// storageAdd checks storage_add: store names to counts, by the model's
+// rule (model.CheckStorageAdd).
+func (c *goChecker) storageAdd(path []string, v any) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		c.add(path, "must be an object of store names to counts, not %s", jsonKind(v))
+		return
+	}
+	add := make(map[string]int, len(m))
+	for _, k := range sortedMapKeys(m) {
+		num, ok := m[k].(json.Number)
+		n, err := num.Int64()
+		if !ok || err != nil || n < 0 || n > model.MaxUnitStorage {
+			c.add(append(path, k), "must be a whole number from 1 to %d", model.MaxUnitStorage)
+			continue
+		}
+		add[k] = int(n)
+	}
+	if err := model.CheckStorageAdd(add); err != nil {
+		c.add(path, "%v", err)
+	}
 }

@@ -372,6 +372,11 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 		rep.Error = err.Error()
 		return rep
 	}
+	if err := a.attachStorage(&w); err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	defer func() { a.releaseStorage(w, rep) }()
 	env := []string{
 		"FIXPOINT_UNIT=" + w.Unit,
 		"FIXPOINT_SERVICE=" + w.Universe.Service,

@@ -44,6 +44,7 @@ type fakePlane struct {
 	holdPolls  bool // leave empty polls unanswered until the agent gives up
 	held       int  // polls left unanswered
 	postDelay  time.Duration
+	sent       string // the universe handed out; "" is sentUniverse's
 }
 
 func newFakePlane(t *testing.T) (*fakePlane, *httptest.Server) {
@@ -115,9 +116,13 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 		return
 	case !f.handed:
 		f.handed = true
+		uni := f.sent
 		f.mu.Unlock()
+		if uni == "" {
+			uni = sentUniverse(machine)
+		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `[{"unit": "web/0", "hash": "h1", "charm": %q, "universe": %s}]`, f.charm.Hash, sentUniverse(machine))
+		fmt.Fprintf(w, `[{"unit": "web/0", "hash": "h1", "charm": %q, "universe": %s}]`, f.charm.Hash, uni)
 		return
 	}
 	hold := f.holdPolls

@@ -25,7 +25,8 @@ func fullWork() wire.Work {
 				RemoteService: "web", Local: bag, App: bag, RemoteApp: bag,
 				Units:    map[string]map[string]string{"web/1": bag, "web/0": nil, "web/2": {}},
 				Departed: map[string]map[string]string{"web/3": bag}}},
-			Events: []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3"}},
+			Events:  []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3", Storage: "data/0"}},
+			Storage: []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/agent/storage/db-0/data/0"}},
 		}}
 }
 

@@ -31,7 +31,7 @@ provides:
     interface: http
 storage:
   data:
-    type: filesystem
+    type: block
 actions:
   backup:
     description: take a backup
@@ -78,7 +78,7 @@ services: craft: {charm: "./charms/craft", config: {password: "secret:abc"}}
 	}
 	joined := strings.Join(lines, "\n")
 	for _, want := range []string{
-		"charmcraft.yaml:15: storage: the charm declares storage",
+		"charmcraft.yaml:17: storage.data: storage of type block",
 		"charmcraft.yaml:18: actions: the charm declares actions",
 		"charmcraft.yaml:26: config.password: option of type secret",
 	} {

@@ -102,6 +102,10 @@ func (d *deriver) emitRel(r *RelSnap, kind, unit, departing string) {
 // leader-settings-changed, config-changed, start; the relation resolver
 // then joins the members.
 func (d *deriver) firstRun() {
+	// Juju's storage resolver attaches the storage a unit is created with
+	// before its install hook (docs/reference/hook.md: "storage-attached
+	// ... before the install hook").
+	d.attached(nil)
 	d.emit(Install)
 	for _, r := range d.after.relationsByID() {
 		if r.Alive {
@@ -128,6 +132,10 @@ func (d *deriver) firstRun() {
 // steady is the diff of an installed, alive unit.
 func (d *deriver) steady() {
 	b, a := d.before, d.after
+	// Storage added since (storage-add, a higher count, an upgrade that
+	// declares a new store) attaches first: Juju's uniter asks its
+	// storage resolver before the others.
+	d.attached(b.Storage)
 	for _, r := range a.relationsByID() {
 		if r.Alive && b.Relations[r.Ident()] == nil {
 			d.emitRel(r, Created, "", "")
@@ -180,6 +188,12 @@ func (d *deriver) teardown() {
 		// The resolver names the local unit as the departing one when the
 		// local unit is what is going away (relation/resolver.go).
 		d.breakRelation(r, d.after.Unit)
+	}
+	// The storage the unit had attached detaches before stop, as Juju's
+	// storage resolver runs storage-detaching for a dying unit's
+	// attachments before the uniter stops it.
+	for _, id := range d.before.Storage {
+		d.emitStorage(id, StorageDetaching)
 	}
 	d.emit(Stop)
 	d.emit(Remove)

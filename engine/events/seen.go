@@ -103,6 +103,7 @@ func seenHeader(unit string, seen *model.Seen) *Snapshot {
 		Leader:     seen.Leader,
 		LeaderData: revToken(seen.LeaderRev),
 		Relations:  make(map[string]*RelSnap, len(seen.Relations)),
+		Storage:    seen.Storage,
 	}
 	if s.Life == "" {
 		s.Life = Alive

@@ -39,6 +39,9 @@ type Snapshot struct {
 	LeaderData string
 	// Relations are keyed by ident, "endpoint:id".
 	Relations map[string]*RelSnap
+	// Storage are the unit's storage instances ("data/0"), in the order
+	// they were attached.
+	Storage []string
 }
 
 // RelSnap is one relation as a unit saw it.

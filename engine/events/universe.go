@@ -28,6 +28,9 @@ func FromUniverse(u *charmapi.Universe) (*Snapshot, error) {
 		Leader:    u.Leader,
 		Relations: make(map[string]*RelSnap, len(u.Relations)),
 	}
+	for _, st := range u.Storage {
+		s.Storage = append(s.Storage, st.ID)
+	}
 	if s.Life == "" {
 		s.Life = Alive
 	}

@@ -23,6 +23,7 @@ type runEnv struct {
 	toolsDir string
 	socket   string
 	token    string
+	storage  []charmapi.Storage // the unit's instances, for storage hooks
 }
 
 // hookEnv is the environment of one hook: Juju's variables for the unit,
@@ -61,6 +62,9 @@ func (r *runEnv) hookEnv(ev charmapi.Event, contextID string) []string {
 	env[EnvSocket] = r.socket
 	env[EnvToken] = r.token
 	env[EnvUnitDir] = r.unitDir
+	if ev.Storage != "" {
+		storageEnv(env, r.storage, ev.Storage)
+	}
 	if ev.Relation != "" {
 		endpoint, _, _ := strings.Cut(ev.Relation, ":")
 		env["JUJU_RELATION"] = endpoint

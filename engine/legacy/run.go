@@ -189,6 +189,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		toolsDir: toolsDir,
 		socket:   socket,
 		token:    token,
+		storage:  u.Storage,
 	}
 	for i, ev := range u.Events {
 		path, ok, err := hookPath(charmDir, ev.Hook)

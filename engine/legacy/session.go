@@ -61,6 +61,8 @@ type session struct {
 	// resources are the local paths of the unit's resource files by
 	// name, for resource-get.
 	resources map[string]string
+	// storageAdd is what storage-add asked for, per store.
+	storageAdd map[string]int
 }
 
 // ghost is a relation known only from an event.
@@ -228,6 +230,9 @@ func (s *session) result() *charmapi.Result {
 	}
 	if s.stateSet {
 		res.State = maps.Clone(s.state)
+	}
+	if len(s.storageAdd) > 0 {
+		res.StorageAdd = maps.Clone(s.storageAdd)
 	}
 	return res
 }

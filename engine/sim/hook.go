@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
@@ -45,6 +46,13 @@ type call struct {
 }
 
 func newCall(u *charmapi.Universe, dir string) (*call, error) {
+	// Storage instances are directories in the unit's own, as an agent
+	// makes them in its data dir.
+	attached, err := engine.AttachStorage(filepath.Join(dir, "storage"), u)
+	if err != nil {
+		return nil, fmt.Errorf("storage of %s: %w", u.Unit, err)
+	}
+	u = attached
 	input, err := json.Marshal(u)
 	if err != nil {
 		return nil, fmt.Errorf("encode the universe of %s: %w", u.Unit, err)

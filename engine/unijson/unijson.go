@@ -65,6 +65,10 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	b = bagField(b, `,"state":`, u.State)
 	b = append(b, `,"relations":`...)
 	b = appendArray(b, u.Relations, func(b []byte, i int, r *charmapi.Relation) []byte { return appendRelation(b, i, r, units) })
+	if len(u.Storage) > 0 {
+		b = append(b, `,"storage":`...)
+		b = appendArray(b, u.Storage, appendStorage)
+	}
 	b = append(b, `,"events":`...)
 	b = appendArray(b, u.Events, appendEvent)
 	b = append(b, `,"attempt":`...)
@@ -104,10 +108,21 @@ func appendEvent(b []byte, _ int, e *charmapi.Event) []byte {
 	for _, f := range [...]struct{ key, v string }{
 		{`,"relation":`, e.Relation}, {`,"remote_unit":`, e.RemoteUnit},
 		{`,"remote_app":`, e.RemoteApp}, {`,"departing_unit":`, e.Departing},
+		{`,"storage":`, e.Storage},
 	} {
 		if f.v != "" {
 			b = stringField(b, f.key, f.v)
 		}
+	}
+	return append(b, '}')
+}
+
+func appendStorage(b []byte, _ int, st *charmapi.Storage) []byte {
+	b = stringField(b, `{"id":`, st.ID)
+	b = stringField(b, `,"name":`, st.Name)
+	b = stringField(b, `,"kind":`, st.Kind)
+	if st.Location != "" {
+		b = stringField(b, `,"location":`, st.Location)
 	}
 	return append(b, '}')
 }
