@@ -18,6 +18,9 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 // chromium finds Debian's headless-capable browser, or skips the test;
@@ -117,6 +120,8 @@ type pageView struct {
 	Bands        []string
 	Panel, Facts string
 	Text         string
+	// Crossings name each relation line that runs through a card.
+	Crossings []string
 }
 
 // box is one drawn thing: its name, kind and place on the screen.
@@ -129,6 +134,7 @@ type box struct {
 }
 
 const readPage = `(() => {
+  ` + crossings + `
   const rect = (el) => { const r = el.getBoundingClientRect(); return { L: r.left, T: r.top, R: r.right, B: r.bottom }; };
   const wrap = document.getElementById('graph-wrap');
   return {
@@ -146,8 +152,36 @@ const readPage = `(() => {
     Panel: document.getElementById('panel').hidden ? '' : document.getElementById('panel').dataset.unit,
     Facts: (document.getElementById('unit-facts') || {}).innerText || '',
     Text: document.body.innerText,
+    Crossings: crossings(),
   };
 })()`
+
+// crossings lists the relation lines (orthogonal paths: M x,y then H x
+// and V y) that run through the inside of a card, in the graph's own
+// coordinates; a line may end on a card's side.
+const crossings = `const crossings = () => {
+  const cards = [...document.querySelectorAll('#graph .service')].map((g) => {
+    const m = /translate\(([-\d.]+),([-\d.]+)\)/.exec(g.getAttribute('transform'));
+    const r = g.querySelector('.svc-box');
+    return { n: g.dataset.service, x: +m[1], y: +m[2], w: +r.getAttribute('width'), h: +r.getAttribute('height') };
+  });
+  const out = [];
+  for (const p of document.querySelectorAll('#graph .relation')) {
+    let x = 0, y = 0;
+    for (const tk of p.getAttribute('d').match(/[MHV][^MHV]*/g)) {
+      const a = tk.slice(1).trim();
+      if (tk[0] === 'M') { [x, y] = a.split(',').map(Number); continue; }
+      const nx = tk[0] === 'H' ? Number(a) : x, ny = tk[0] === 'V' ? Number(a) : y;
+      for (const b of cards) {
+        if (Math.max(x, nx) > b.x + 0.5 && Math.min(x, nx) < b.x + b.w - 0.5 && Math.max(y, ny) > b.y + 0.5 && Math.min(y, ny) < b.y + b.h - 0.5) {
+          out.push(p.closest('.relation-group').dataset.relation + ' through ' + b.n);
+        }
+      }
+      x = nx; y = ny;
+    }
+  }
+  return out;
+};`
 
 func (d *dash) read() *pageView {
 	d.t.Helper()
@@ -263,34 +297,38 @@ services: {
 	return writeEnv(t, b.String())
 }
 
-// applyFleet applies env and waits for its fixed point: fail/0 in error,
-// orphan/0 settled and blocked, every other unit settled.
-func applyFleet(t *testing.T, data, env string, units int) {
+// applyFleet applies env and waits, with the status summary's long poll,
+// for its fixed point: fail/0 in error, orphan/0 settled and blocked,
+// every other unit settled.
+func applyFleet(t *testing.T, data string, op *api.Client, env string, units int) {
 	t.Helper()
 	if r := fixpoint(t, 5*time.Minute, "apply", "-f", env, "--yes", "--data-dir", data); r.code != 0 {
 		t.Fatalf("apply: %d %s", r.code, r.stderr)
 	}
-	eventually(t, "the fleet at rest", 3*time.Minute, func() (bool, string) {
-		st := statusOf(t, data)
-		if st == nil {
-			return false, "no status"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var sum *engine.Summary
+	for {
+		next, err := op.WaitSummary(ctx, false, sum, 30*time.Second)
+		if err != nil {
+			t.Fatalf("the fleet at rest: %v; last seen %s", err, jsonString(sum))
 		}
-		if len(st.Units) != units || st.Units["orphan/0"] == nil || st.Units["orphan/0"].Status.State != "blocked" {
-			return false, fmt.Sprintf("%d units, orphan/0 %+v", len(st.Units), st.Units["orphan/0"])
+		sum = next
+		p := sum.Phases
+		if p.Units == units && p.Error == 1 && p.Settled == units-1 && p.Blocked == 1 &&
+			sum.Errors[0].Unit == "fail/0" && len(sum.Blocked) == 1 && sum.Blocked[0].Unit == "orphan/0" {
+			return
 		}
-		for name, u := range st.Units {
-			if want := map[bool]string{true: "error", false: "settled"}[name == "fail/0"]; u.Phase != want {
-				return false, name + " " + u.Phase
-			}
-		}
-		return true, ""
-	})
+	}
 }
 
 // allOnScreen checks that every card is whole on the screen, readable,
 // with nothing to scroll to.
 func allOnScreen(t *testing.T, v *pageView, shot string) {
 	t.Helper()
+	if len(v.Crossings) > 0 {
+		t.Errorf("relation lines run through cards: %v; screenshot %s", v.Crossings, shot)
+	}
 	if v.Scrolls {
 		t.Errorf("the page scrolls at %vx%v; screenshot %s", v.VW, v.VH, shot)
 	}
@@ -339,6 +377,8 @@ func isoTimes(t *testing.T, v *pageView) {
 
 func TestDashboardInHeadlessChromium(t *testing.T) {
 	bin := chromium(t)
+	start := time.Now()
+	stage := func(what string) { t.Logf("%s: %s", time.Since(start).Round(time.Millisecond), what) }
 	data := t.TempDir()
 	// The unit in error must stay in error while the page is read: its
 	// automatic retry would show it reconciling.
@@ -356,7 +396,9 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
+	op := api.NewClient([]string{base}, ep.Token, nil)
 	d := newDash(t, bin, base, ep.Token)
+	stage("the demo converged, the browser started")
 
 	// Two services: both cards with their units and the relation, on
 	// screen, and a unit's panel from the URL with its last result.
@@ -379,10 +421,11 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 		return nil
 	})
 	isoTimes(t, v)
+	stage("2 services checked")
 
 	// Sixteen services, applied while the page is open: it follows.
 	before := v.Updates
-	applyFleet(t, data, fleet(t, 16, false), 2+2+1+1+3+9)
+	applyFleet(t, data, op, fleet(t, 16, false), 2+2+1+1+3+9)
 	v = d.until("the open page drawing 16 services", func(v *pageView) error {
 		if len(v.Cards) != 16 || v.Updates <= before {
 			return fmt.Errorf("%d cards after %d updates", len(v.Cards), v.Updates)
@@ -394,10 +437,12 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 	})
 	_, shot = d.shot("dashboard-16.png")
 	allOnScreen(t, v, shot)
+	stage("16 services checked")
 
 	// Sixty services, one of 32 units.
-	applyFleet(t, data, fleet(t, 60, true), 2+2+1+1+14+32+41)
+	applyFleet(t, data, op, fleet(t, 60, true), 2+2+1+1+14+32+41)
 	v = d.open("", 60)
+	stage("60 services converged and drawn")
 	img, shot = d.shot("dashboard-60.png")
 	allOnScreen(t, v, shot)
 	if len(v.Units) != 2+2+1+1+14+41 {
@@ -495,6 +540,7 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 			t.Errorf("card %s dimmed=%v with the filter on error and blocked", c.Name, c.Dim)
 		}
 	}
+	stage("60 services checked")
 
 	// A large environment drawn by service from the summary (full=10):
 	// bars of counts, every card on screen, the unit in error listed

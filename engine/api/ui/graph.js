@@ -43,15 +43,15 @@ function layers(names, rels) {
   const out = cols.filter(Boolean);
   // A few sweeps of the barycentre rule: each service moves towards the
   // mean place of its neighbours in the column before (then after).
-  const pos = {};
-  const index = () => out.forEach((col) => col.forEach((n, i) => { pos[n] = (i + 0.5) / col.length; }));
+  const pos = {}, colOf = {};
+  const index = () => out.forEach((col, c) => col.forEach((n, i) => { pos[n] = (i + 0.5) / col.length; colOf[n] = c; }));
   index();
   for (let sweep = 0; sweep < 4; sweep++) {
     const order = sweep % 2 ? out.map((_, i) => out.length - 1 - i) : out.map((_, i) => i);
     for (const c of order) {
       const key = {};
       for (const n of out[c]) {
-        const ns = adj[n].filter((m) => !out[c].includes(m));
+        const ns = adj[n].filter((m) => colOf[m] !== c);
         key[n] = ns.length ? ns.reduce((s, m) => s + pos[m], 0) / ns.length : pos[n];
       }
       out[c].sort((a, b) => key[a] - key[b] || (a < b ? -1 : 1));
@@ -87,7 +87,9 @@ function layout(names, rels, w, h) {
   const cols = layers(names, rels);
   const tallest = Math.max(1, ...cols.map((c) => c.length));
   let best = null;
-  for (let rows = 1; rows <= tallest; rows++) {
+  // Some 64 shapes at most: thousands of services are laid out at once.
+  const step = Math.max(1, Math.floor(tallest / 64));
+  for (let rows = 1; rows <= tallest; rows += step) {
     const g = place(cols, rows);
     g.scale = Math.min(w / g.width, h / g.height);
     if (!best || g.scale > best.scale + 1e-9) best = g;
