@@ -33,7 +33,8 @@ function render() {
   msg.textContent = 'No services yet: apply an environment (fixpoint apply -f env.cue).';
   renderAttention(st.units ? null : st);
   for (const b of document.querySelectorAll('#filter button')) b.setAttribute('aria-pressed', String(view.phases.has(b.dataset.kind)));
-  if ($('search').value.trim() !== view.q) $('search').value = view.q;
+  // The URL sets the search box, but never under the operator's typing.
+  if (document.activeElement !== $('search') && $('search').value.trim() !== view.q) $('search').value = view.q;
   renderGraph();
   renderTimeline();
 }
