@@ -162,8 +162,8 @@ type dispatch struct {
 
 // statusState is what status shows beyond the state and the views: when
 // each unit entered its phase, the counts kept between summaries, the last
-// summary, the hook runs' history, and the generation its long polls wait
-// on.
+// summary, the hook runs' history, the counts over time since the last
+// apply, and the generation its long polls wait on.
 type statusState struct {
 	// lastSummary is the last status summary, shared by the waiters
 	// that ask at the same index and generation (summary.go).
@@ -175,6 +175,9 @@ type statusState struct {
 	hist    *History
 	// phases is when status first showed each unit in its phase.
 	phases map[string]phaseMark
+	// timeline is the units per phase over time since the last apply,
+	// one sample per summary (timeline.go).
+	timeline timeline
 }
 
 // NewController returns a controller over store. Call Run to keep it in

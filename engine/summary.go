@@ -155,6 +155,7 @@ func (c *Controller) Summary(limit int) (*Summary, error) {
 			last = &cachedSummary{Summary: c.summaryLocked(st, limit), limit: limit}
 			last.Generation = c.stat.changed.current()
 			c.stat.lastSummary = last
+			c.stat.timeline.record(st.EnvIndex, st.Index, c.opts.Now(), last.Phases)
 		}
 		out = *last.Summary
 		return nil

@@ -167,11 +167,19 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	srv.BaseContext = func(net.Listener) context.Context { return runCtx }
 	srv.ConnContext = cork.ConnContext
 	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{})}
+	// The dashboard's convergence timeline; it reads the store, so the
+	// node is done only once it has stopped too.
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		ctl.SampleTimeline(runCtx)
+	}()
 	go func() {
 		defer close(n.done)
 		if err := ctl.Run(runCtx); err != nil {
 			cfg.log.Error("controller stopped", "error", err)
 		}
+		<-sampled
 	}()
 	go ctl.WatchAgents(runCtx, store.IsLeader)
 	go func() {

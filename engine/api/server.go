@@ -92,6 +92,7 @@ func NewServer(cfg Config) *Server {
 		catchingUp: make(chan struct{}, 1)}
 	s.mux.Handle("/v1/raft/", node.Handler())
 	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
+	s.mux.HandleFunc("GET "+timelinePath, s.leaderOnly(s.timeline))
 	s.mux.HandleFunc("GET /v1/state", s.state)
 	s.mux.HandleFunc("POST /v1/deploy", s.deploy)
 	s.mux.HandleFunc("POST /v1/plan", s.plan)
@@ -169,9 +170,9 @@ func (s *Server) leaderOr(h http.HandlerFunc, relay func(w http.ResponseWriter, 
 }
 
 // read waits for ?index=N&wait=D to move past N, then makes the read
-// linearizable unless ?stale; it sets X-Fixpoint-Index. For status,
-// ?generation=G (Status.Generation) also ends the wait when what status
-// shows moved past G, with or without a new entry.
+// linearizable unless ?stale; it sets X-Fixpoint-Index. For status and
+// its timeline, ?generation=G (Status.Generation) also ends the wait when
+// what status shows moved past G, with or without a new entry.
 func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 	q := r.URL.Query()
 	if idx := q.Get("index"); idx != "" {
@@ -197,7 +198,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) bool {
 		}
 		wait = min(wait, 10*time.Minute)
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
-		if r.URL.Path == "/v1/status" {
+		if r.URL.Path == "/v1/status" || r.URL.Path == timelinePath {
 			// Phases also move without a new entry: a unit found
 			// unchanged once rebuilt settles where it stands, a claim
 			// ends. Only the generation the caller saw says whether one
