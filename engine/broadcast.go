@@ -69,9 +69,9 @@ func (b *broadcast) since(gen uint64) <-chan struct{} {
 }
 
 // generation is status's change counter and the wake of its long polls,
-// with its own lock: a status long poll waits on it without the
-// controller's lock, and a change may be noted with or without that lock
-// held. Its lock is a leaf: nothing else is taken while it is held.
+// with its own lock: a status long poll waits on it without status's
+// lock, and dispatch notes a change under its own. Its lock is a leaf:
+// nothing else is taken while it is held.
 type generation struct {
 	mu sync.Mutex
 	b  broadcast
@@ -167,9 +167,9 @@ func (d *dispatch) logLast() uint64 {
 // Machines with nothing queued have nothing to gain. Called with mu.
 //
 // It stops as soon as every machine that has polled is woken: the queue
-// holds every unit still to run, 100,000 at the start of a large deploy,
-// and a full walk per settled unit made the leader's cost quadratic (89 %
-// of its CPU in a profile at 100,000 units).
+// holds every unit still to run (all of them at the start of a deploy),
+// and every settled unit's report calls it, so a full walk each time
+// would make the leader's cost quadratic in the units.
 func (d *dispatch) wakeQueued() {
 	left := len(d.ready)
 	if left == 0 || d.queue.Len() == 0 {
@@ -251,7 +251,7 @@ func (d *dispatch) burst(ctx context.Context, last uint64) error {
 	}
 }
 
-// heldWake is a wake that came during a look (Controller.looking), made
+// heldWake is a wake that came during a look (dispatch.looking), made
 // once the look is answered.
 type heldWake struct {
 	machine string

@@ -48,8 +48,8 @@ type Options struct {
 	// land before stale units are handed out, so that they cost one
 	// reconcile instead of several. With a store that says what is in
 	// its log (InFlight), the wait ends as soon as the entries already
-	// there when the poll woke are applied, usually at once: a fixed
-	// wait put the whole Window between every commit and its hand-out.
+	// there when the poll woke are applied, usually at once, so that the
+	// Window does not stand between every commit and its hand-out.
 	Window time.Duration
 	// Lease is how long a unit handed to an agent stays claimed without a
 	// report before it is handed out again.
@@ -249,7 +249,7 @@ type WorkStats struct {
 	// Wakeups counts work polls woken to look for work.
 	Wakeups int64
 	// Prebuilt counts universes handed out that were built ahead of
-	// their claim, outside the controller's lock (prebuild).
+	// their claim, outside dispatch's lock (prebuild).
 	Prebuilt int64
 	// Pushed counts work polls whose look the wake itself queued (push):
 	// part of Wakeups.

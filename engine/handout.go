@@ -23,17 +23,16 @@ type look struct {
 	// woken says the poll was woken for work, by its machine's signal
 	// or by a push (counted in WorkStats.Wakeups when it looks).
 	woken bool
-	// parked says the poll is counted in Controller.parked; the look
+	// parked says the poll is counted in dispatch.parked; the look
 	// un-parks it, and parks it again if it found nothing.
 	parked bool
 	// pushed says a wake pushed the look and it is counted in
-	// Controller.pushed until a pass serves it; guarded by the
-	// controller's mu.
+	// dispatch.pushed until a pass serves it; guarded by dispatch.mu.
 	pushed bool
 	// polling says the poll is counted in agents.polling: from its
 	// first look to the look that finds work, which ends the count in
-	// the same pass, so that no poll takes the controller's lock again
-	// after its answer.
+	// the same pass, so that no poll takes dispatch's lock again after
+	// its answer.
 	polling bool
 
 	work []wire.Work
@@ -48,10 +47,11 @@ type look struct {
 
 // lookQueue batches the looks of work polls that arrive together: one
 // goroutine serves every look queued, all of them in one pass under the
-// store's read lock and the controller's lock, and answers each as soon
-// as its claim is made. The polls one change wakes are served together,
-// so the controller's lock is taken once per pass, not once per poll, and
-// no hand-over of it waits for another poll's goroutine to be scheduled.
+// store's read lock and dispatch's lock, and answers each as soon as its
+// claim is made. The polls one change wakes are served together, so
+// dispatch's lock is taken once per pass, not once per poll, and no
+// hand-over of it waits for another poll's goroutine to be scheduled. Its
+// own lock is a leaf.
 type lookQueue struct {
 	mu      sync.Mutex
 	pending []*look
@@ -240,8 +240,8 @@ func (d *dispatch) lookLocked(st *model.State, l *look) {
 	l.polling = false
 }
 
-// prebuilt is a unit's universe built ahead of its claim, outside the
-// controller's lock (prebuild): what pick and hand would build, so that
+// prebuilt is a unit's universe built ahead of its claim, outside
+// dispatch's lock (prebuild): what pick and hand would build, so that
 // they only look it up.
 type prebuilt struct {
 	uni  *charmapi.Universe
@@ -260,14 +260,14 @@ type prebuilt struct {
 
 // prebuild builds, with one worker per processor, the universes of the
 // units the looks of batch would claim now, and returns them, by unit,
-// for the pass's claims (takePrebuilt, lookQueue.run), with how many of
+// for the pass's claims (takePrebuilt, run), with how many of
 // the looks, from the first, the pass serves: the looks whose universes
-// fit in maxAhead, and at least one. Called with the store's read lock, not mu: the state cannot
-// move until the claims are made under the same read lock, and building
+// fit in maxAhead, and at least one. Called with the store's read lock,
+// not mu: the state cannot move until the claims are made under the same read lock, and building
 // (universe, hash, events) is what the claims cost, so it runs on every
 // processor outside mu. What the claims then choose is decided afresh
 // under mu: a unit built here and not chosen is dropped, and one chosen
-// and not built here is built as before (takePrebuilt, lookQueue.run).
+// and not built here is built in its claim (takePrebuilt, run).
 func (d *dispatch) prebuild(st *model.State, batch []*look) (int, map[string]*prebuilt) {
 	// The state's lazily built lookups are built here, once, before the
 	// workers read them.

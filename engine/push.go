@@ -78,7 +78,7 @@ func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 // first.
 //
 // It reports whether every poll of the machine that looked and found
-// nothing (Controller.parked) is now pushed and waits for a pass: the
+// nothing (dispatch.parked) is now pushed and waits for a pass: the
 // notify then has nobody to wake. A pushed poll waits for its answer as
 // well as for the signal; a poll that looked before the wake but is not
 // asleep yet, or one that a pass served and is going back to sleep, is

@@ -158,8 +158,8 @@ func (t *tally) recountAll() {
 }
 
 // start empties the tally for a recount of every unit. The maps are
-// kept: a first convergence of 100,000 units recounts all at every
-// summary, and new maps each time were megabytes of garbage a second.
+// kept: a first convergence recounts all at every summary, and new maps
+// each time would be garbage in proportion to the units.
 func (t *tally) start(units int) {
 	if t.units == nil {
 		t.units = make(map[string]unitTally, units)
