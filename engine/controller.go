@@ -185,9 +185,7 @@ func (c *Controller) Release(machine string) { c.disp.release(machine) }
 func (c *Controller) Running(machine string, units []string) { c.disp.running(machine, units) }
 
 // Touch records that machine's agent is alive.
-func (c *Controller) Touch(machine string) {
-	c.disp.agents.heard(machine, c.opts.Now())
-}
+func (c *Controller) Touch(machine string) { c.disp.heard(machine) }
 
 // Status reports every unit's phase at the controller's index.
 func (c *Controller) Status() (*Status, error) {

@@ -17,9 +17,10 @@ import (
 //
 // It is the one writer of the views: it consumes staleness's notes (and
 // rebuilds views) under mu and the store's read lock, and passes the
-// units whose phase may move to status (statusState.mark). Under mu it
-// calls staleness's and status's methods, which take their own locks;
-// neither calls back into dispatch.
+// units whose phase may move to status (statusState.consume, mark).
+// Under mu it calls staleness's methods, which take staleness's lock, and
+// status's consume, mark and generation, which take only status's leaf
+// locks, never statusState.mu; neither calls back into dispatch.
 type dispatch struct {
 	mu    sync.Mutex
 	store Store
@@ -57,7 +58,7 @@ type dispatch struct {
 	// nothing to do is never woken by a change elsewhere.
 	ready map[string]*broadcast
 	// looking says a pass is answering a look; held are the wakes made
-	// meanwhile (answer).
+	// meanwhile (answerLocked).
 	looking bool
 	held    []heldWake
 	// wokeQueued is wakeQueued's set of machines woken, empty between
@@ -126,6 +127,15 @@ func (d *dispatch) forget() {
 	d.stat.changed.note()
 	d.wakeAll()
 }
+
+// lastHeard is when machine's agent was last heard: now while one of
+// its polls is open.
+func (d *dispatch) lastHeard(machine string, now time.Time) time.Time {
+	return d.agents.lastHeard(machine, now)
+}
+
+// heard records that machine's agent is alive now.
+func (d *dispatch) heard(machine string) { d.agents.heard(machine, d.opts.Now()) }
 
 // stats returns the work counted so far.
 func (d *dispatch) stats() WorkStats {

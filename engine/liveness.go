@@ -89,7 +89,7 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 				if m.Lost {
 					cur[name] = true
 				}
-				last := c.disp.agents.lastHeard(name, now)
+				last := c.disp.lastHeard(name, now)
 				if !m.Lost && last.Before(since) {
 					last = since
 				}
