@@ -69,9 +69,9 @@ func (b *broadcast) since(gen uint64) <-chan struct{} {
 }
 
 // generation is status's change counter and the wake of its long polls,
-// with its own lock: a status long poll waits on it without the
-// controller's lock, and a change may be noted with or without that lock
-// held. Its lock is a leaf: nothing else is taken while it is held.
+// with its own lock: a status long poll waits on it without status's
+// lock, and dispatch notes a change under its own. Its lock is a leaf:
+// nothing else is taken while it is held.
 type generation struct {
 	mu sync.Mutex
 	b  broadcast
@@ -117,21 +117,21 @@ var closed = func() chan struct{} {
 
 // readyFor returns machine's wake-up signal, made on first use. Called
 // with mu.
-func (c *Controller) readyFor(machine string) *broadcast {
-	b := c.disp.ready[machine]
+func (d *dispatch) readyFor(machine string) *broadcast {
+	b := d.ready[machine]
 	if b == nil {
 		nb := newBroadcast()
 		b = &nb
-		c.disp.ready[machine] = b
+		d.ready[machine] = b
 	}
 	return b
 }
 
 // wake tells machine's work polls to look again, once the entries in the
 // log by now are applied. Called with mu.
-func (c *Controller) wake(machine string) {
-	if b := c.disp.ready[machine]; b != nil {
-		c.wakeMachine(machine, b, c.logLast())
+func (d *dispatch) wake(machine string) {
+	if b := d.ready[machine]; b != nil {
+		d.wakeMachine(machine, b, d.logLast())
 	}
 }
 
@@ -139,12 +139,12 @@ func (c *Controller) wake(machine string) {
 // them last, the log's last index, after it pushed the looks of those
 // asleep (push); when push took every one, there is nobody left to
 // signal. Called with mu.
-func (c *Controller) wakeMachine(machine string, b *broadcast, last uint64) {
-	if c.disp.looking {
-		c.disp.held = append(c.disp.held, heldWake{machine, last})
+func (d *dispatch) wakeMachine(machine string, b *broadcast, last uint64) {
+	if d.looking {
+		d.held = append(d.held, heldWake{machine, last})
 		return
 	}
-	if c.push(machine, last) {
+	if d.push(machine, last) {
 		return
 	}
 	b.notifyAt(last)
@@ -155,8 +155,8 @@ func (c *Controller) wakeMachine(machine string, b *broadcast, last uint64) {
 // that were in the log when it was woken land before it looks (burst).
 // It is read at the wake, not when the poll gets to run, so that a poll
 // never waits for the results other agents sent for the same change.
-func (c *Controller) logLast() uint64 {
-	if log, ok := c.store.(InFlight); ok {
+func (d *dispatch) logLast() uint64 {
+	if log, ok := d.store.(InFlight); ok {
 		return log.LastIndex()
 	}
 	return 0
@@ -167,30 +167,30 @@ func (c *Controller) logLast() uint64 {
 // Machines with nothing queued have nothing to gain. Called with mu.
 //
 // It stops as soon as every machine that has polled is woken: the queue
-// holds every unit still to run, 100,000 at the start of a large deploy,
-// and a full walk per settled unit made the leader's cost quadratic (89 %
-// of its CPU in a profile at 100,000 units).
-func (c *Controller) wakeQueued() {
-	left := len(c.disp.ready)
-	if left == 0 || c.disp.queue.Len() == 0 {
+// holds every unit still to run (all of them at the start of a deploy),
+// and every settled unit's report calls it, so a full walk each time
+// would make the leader's cost quadratic in the units.
+func (d *dispatch) wakeQueued() {
+	left := len(d.ready)
+	if left == 0 || d.queue.Len() == 0 {
 		return
 	}
 	// One set kept for every call and cleared after it: every settled
 	// unit's report calls this, so it allocates nothing per call.
-	seen := c.disp.wokeQueued
+	seen := d.wokeQueued
 	defer clear(seen)
-	last := c.logLast()
-	for name := range c.disp.queue.All() {
+	last := d.logLast()
+	for name := range d.queue.All() {
 		if left == 0 {
 			return
 		}
-		v := c.stale.view(name)
+		v := d.stale.view(name)
 		if v == nil || seen[v.machine] {
 			continue
 		}
 		seen[v.machine] = true
-		if b := c.disp.ready[v.machine]; b != nil {
-			c.wakeMachine(v.machine, b, last)
+		if b := d.ready[v.machine]; b != nil {
+			d.wakeMachine(v.machine, b, last)
 			left--
 		}
 	}
@@ -198,10 +198,10 @@ func (c *Controller) wakeQueued() {
 
 // wakeAll wakes every work poll: every view was rebuilt or dropped.
 // Called with mu.
-func (c *Controller) wakeAll() {
-	last := c.logLast()
-	for machine, b := range c.disp.ready {
-		c.wakeMachine(machine, b, last)
+func (d *dispatch) wakeAll() {
+	last := d.logLast()
+	for machine, b := range d.ready {
+		d.wakeMachine(machine, b, last)
 	}
 }
 
@@ -213,11 +213,11 @@ func (c *Controller) wakeAll() {
 // for a quiet log would let every other agent's result delay the
 // hand-out. A store that cannot say what is in its log gets the whole
 // Window. It returns ctx's error if ctx ends first.
-func (c *Controller) burst(ctx context.Context, last uint64) error {
-	deadline := time.Now().Add(c.opts.Window)
-	log, ok := c.store.(InFlight)
+func (d *dispatch) burst(ctx context.Context, last uint64) error {
+	deadline := time.Now().Add(d.opts.Window)
+	log, ok := d.store.(InFlight)
 	if !ok {
-		t := time.NewTimer(c.opts.Window)
+		t := time.NewTimer(d.opts.Window)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
@@ -233,12 +233,12 @@ func (c *Controller) burst(ctx context.Context, last uint64) error {
 	for {
 		// Read the index before asking: an entry applied in between
 		// then ends the wait below at once rather than at the deadline.
-		at := c.store.Index()
+		at := d.store.Index()
 		if log.Applied(last) {
 			return nil
 		}
 		wctx, cancel := context.WithDeadline(ctx, deadline)
-		_, _, err := c.store.WaitIndex(wctx, at)
+		_, _, err := d.store.WaitIndex(wctx, at)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -251,7 +251,7 @@ func (c *Controller) burst(ctx context.Context, last uint64) error {
 	}
 }
 
-// heldWake is a wake that came during a look (Controller.looking), made
+// heldWake is a wake that came during a look (dispatch.looking), made
 // once the look is answered.
 type heldWake struct {
 	machine string

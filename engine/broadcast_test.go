@@ -48,18 +48,20 @@ func TestNotifyClosesOnlyWhatWasTaken(t *testing.T) {
 // during bench/agents' change rounds).
 func TestWakeQueuedAllocatesNothing(t *testing.T) {
 	_, ctl, _ := tenMachinesSettled(t)
-	ctl.mu.Lock()
-	defer ctl.mu.Unlock()
-	for i := range 1000 {
-		ctl.readyFor(fmt.Sprintf("m%04d", i))
+	d := ctl.disp
+	machines := make([]string, 1000)
+	for i := range machines {
+		machines[i] = fmt.Sprintf("m%04d", i)
 	}
-	for name := range ctl.stale.all() {
-		ctl.disp.queue.Add(name)
-	}
-	if ctl.disp.queue.Len() == 0 {
+	if d.listen(machines...) == 0 {
 		t.Fatal("nothing queued: the test would measure nothing")
 	}
-	if n := testing.AllocsPerRun(100, ctl.wakeQueued); n != 0 {
+	wakeQueued := func() {
+		d.lock()
+		defer d.unlock()
+		d.wakeQueued()
+	}
+	if n := testing.AllocsPerRun(100, wakeQueued); n != 0 {
 		t.Fatalf("wakeQueued allocated %.0f times per call with no poll waiting; want 0", n)
 	}
 }

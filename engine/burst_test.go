@@ -61,9 +61,7 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 			out <- work
 		}()
 		rafttest.Until(t, time.Minute, "a0's poll asleep, its look parked for a push", func() bool {
-			ctl.disp.looks.mu.Lock()
-			defer ctl.disp.looks.mu.Unlock()
-			return len(ctl.disp.looks.asleep["a0"]) > 0
+			return ctl.disp.looks.asleepOn("a0") > 0
 		})
 		return out
 	}

@@ -17,22 +17,22 @@ import (
 // every claim and every queued unit through schedule.Choose, and the
 // earliest wait of machine's queued units. The test's oracle. Called with
 // mu.
-func (c *Controller) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
+func (d *dispatch) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
 	var next time.Time
 	cands := func(yield func(schedule.Candidate) bool) {
-		for name, cl := range c.disp.claims {
-			if v := c.stale.view(name); v != nil && now.Before(cl.until) && !cl.timer {
+		for name, cl := range d.claims {
+			if v := d.stale.view(name); v != nil && now.Before(cl.until) && !cl.timer {
 				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
 					return
 				}
 			}
 		}
-		for name, at := range c.disp.queue.All() {
-			v := c.stale.view(name)
+		for name, at := range d.queue.All() {
+			v := d.stale.view(name)
 			if v == nil {
 				continue
 			}
-			if cl, ok := c.disp.claims[name]; ok && now.Before(cl.until) {
+			if cl, ok := d.claims[name]; ok && now.Before(cl.until) {
 				continue
 			}
 			if now.Before(at) {
@@ -41,7 +41,7 @@ func (c *Controller) fullWalk(st *model.State, machine string, now time.Time) sc
 				}
 				continue
 			}
-			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.behind(name) == viewHashUnknown}) {
+			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: d.stale.behind(name) == viewHashUnknown}) {
 				return
 			}
 		}
@@ -180,11 +180,12 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 				trail = trail[1:]
 			}
 			_ = s.View(func(st *model.State) error {
-				ctl.mu.Lock()
-				defer ctl.mu.Unlock()
-				ctl.refreshLocked(st)
+				d := ctl.disp
+				d.lock()
+				defer d.unlock()
+				d.refreshLocked(st)
 				for _, m := range machines {
-					got, want := ctl.disp.queue.Choose(st, m, now, ctl.entry), ctl.fullWalk(st, m, now)
+					got, want := d.queue.Choose(st, m, now, d.entry), d.fullWalk(st, m, now)
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("seed %d step %d machine %s: index %+v, full walk %+v; last steps %v", seed, step, m, got, want, trail)
 					}

@@ -27,44 +27,42 @@ type claim struct {
 	timer bool
 }
 
-// Claim waits up to wait for stale units on machine, claims them for the
-// caller and returns them. It returns no work, and no error, when the wait
-// ends first.
+// poll is Controller.Claim: a work poll of machine's agent.
 //
 // Each look at the machine's work (lookLocked) is made in one pass under
-// the controller's lock, batched with the looks of the polls woken with
-// it (lookQueue). A sleeping poll's look is queued by the wake itself
-// when everything in the log at the wake is applied (push); otherwise
-// the woken poll first lets those entries land (burst).
-func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
-	deadline := c.opts.Now().Add(wait)
+// mu, batched with the looks of the polls woken with it (lookQueue). A
+// sleeping poll's look is queued by the wake itself when everything in
+// the log at the wake is applied (push); otherwise the woken poll first
+// lets those entries land (burst).
+func (d *dispatch) poll(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
+	deadline := d.opts.Now().Add(wait)
 	l := &look{machine: machine, max: max, ctx: ctx}
 	defer func() {
 		if !l.polling {
 			// The look that found work ended the poll's count.
 			return
 		}
-		c.mu.Lock()
-		c.disp.agents.pollEnded(machine)
+		d.lock()
+		d.agents.pollEnded(machine)
 		if l.parked {
-			c.disp.parked[machine]--
+			d.parked[machine]--
 		}
 		// A pass that could not read the store answered without
 		// looking.
-		c.unpush(l)
-		c.disp.agents.heard(machine, c.opts.Now())
-		c.mu.Unlock()
+		d.unpush(l)
+		d.agents.heard(machine, d.opts.Now())
+		d.unlock()
 	}()
 	answered := false
 	for {
 		if !answered {
-			c.disp.looks.do(c, l)
+			d.looks.do(d, l)
 		}
 		answered = false
 		if l.err != nil || len(l.work) > 0 {
 			return l.work, l.err
 		}
-		now := c.opts.Now()
+		now := d.opts.Now()
 		if !now.Before(deadline) {
 			return nil, nil
 		}
@@ -76,7 +74,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		// Read before sleep: once asleep, a pushed look's pass writes
 		// the look.
 		sig := l.sig
-		c.disp.looks.sleep(l)
+		d.looks.sleep(l)
 		signalled := false
 		select {
 		case <-ctx.Done():
@@ -88,7 +86,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 			// the machine signals none of them.
 		}
 		t.Stop()
-		if c.disp.looks.awake(l, signalled) {
+		if d.looks.awake(l, signalled) {
 			// A wake pushed the look: the pass answers it as if the
 			// poll had looked.
 			<-l.done
@@ -101,7 +99,7 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 		if signalled {
 			// Let the rest of a burst land before handing work out:
 			// the entries in the log when the poll was woken.
-			if err := c.burst(ctx, sig.last); err != nil {
+			if err := d.burst(ctx, sig.last); err != nil {
 				return nil, err
 			}
 		}
@@ -111,20 +109,20 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 // claimLocked picks the units of machine that may run now and claims
 // them. It also returns the earliest future retry among that machine's
 // failing units.
-func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]wire.Work, time.Time) {
-	c.refreshLocked(st)
-	now := c.opts.Now()
+func (d *dispatch) claimLocked(st *model.State, machine string, max int) ([]wire.Work, time.Time) {
+	d.refreshLocked(st)
+	now := d.opts.Now()
 	for {
-		picked, next, changedBack := c.pick(st, machine, max, now)
+		picked, next, changedBack := d.pick(st, machine, max, now)
 		// A unit that saw a change but turned out unchanged may have
 		// held the lowest wave: look again without it.
 		if len(picked) > 0 || !changedBack {
 			if len(picked) > 0 {
-				return c.hand(st, machine, picked, now, false), next
+				return d.hand(st, machine, picked, now, false), next
 			}
 			// Nothing else to run: Juju too runs update-status only
 			// on an idle unit.
-			work, at := c.timerWork(st, machine, max, now)
+			work, at := d.timerWork(st, machine, max, now)
 			if !at.IsZero() && (next.IsZero() || at.Before(next)) {
 				next = at
 			}
@@ -142,13 +140,13 @@ type picked struct {
 
 // entry is what schedule.Queue.Choose needs of one unit besides the
 // queue: its view and its claim. Called with mu.
-func (c *Controller) entry(name string) schedule.Entry {
-	v := c.stale.view(name)
+func (d *dispatch) entry(name string) schedule.Entry {
+	v, vs := d.stale.viewOf(name)
 	if v == nil {
 		return schedule.Entry{}
 	}
-	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: c.stale.behind(name) == viewHashUnknown}
-	if cl := c.disp.claims[name]; cl != nil {
+	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: vs == viewHashUnknown}
+	if cl := d.claims[name]; cl != nil {
 		e.Claimed, e.Until, e.Timer = true, cl.until, cl.timer
 	}
 	return e
@@ -161,21 +159,22 @@ func (c *Controller) entry(name string) schedule.Entry {
 // units may run. changedBack says one of them turned out unchanged, so
 // the wave must be looked at again. Only the units handed out have a
 // universe built, so at most max are alive at once.
-func (c *Controller) pick(st *model.State, machine string, max int, now time.Time) (out []picked, next time.Time, changedBack bool) {
-	choice := c.disp.queue.Choose(st, machine, now, c.entry)
+func (d *dispatch) pick(st *model.State, machine string, max int, now time.Time) (out []picked, next time.Time, changedBack bool) {
+	choice := d.queue.Choose(st, machine, now, d.entry)
 	for _, name := range choice.Run {
 		if max > 0 && len(out) >= max {
 			break
 		}
-		if c.stale.behind(name) != viewCurrent {
+		cur, vs := d.stale.viewOf(name)
+		if vs != viewCurrent {
 			var uni *charmapi.Universe
 			var seen *model.Seen
-			if p := c.takePrebuilt(name, ""); p != nil {
-				uni, seen = c.rebuilt(st, name, p.uni, p.seen, p.hash, p.hashed)
+			if p := d.takePrebuilt(name, ""); p != nil {
+				uni, seen = d.rebuilt(st, name, p.uni, p.seen, p.hash, p.hashed)
 			} else {
-				uni, seen = c.rebuild(st, name)
+				uni, seen = d.rebuild(st, name)
 			}
-			v := c.stale.view(name)
+			v := d.stale.view(name)
 			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok || uni == nil {
 				// It changed back: it must not hold the wave any more.
 				changedBack = true
@@ -186,13 +185,13 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 		}
 		// The hash is current: only the content is built, and not
 		// hashed again.
-		if p := c.takePrebuilt(name, c.stale.view(name).hash); p != nil {
-			c.work.Built++
+		if p := d.takePrebuilt(name, cur.hash); p != nil {
+			d.work.Built++
 			out = append(out, picked{name, p.uni, p.seen})
 			continue
 		}
 		uni, seen := Build(st, name)
-		c.work.Built++
+		d.work.Built++
 		out = append(out, picked{name, uni, seen})
 	}
 	return out, choice.Next, changedBack
@@ -201,53 +200,53 @@ func (c *Controller) pick(st *model.State, machine string, max int, now time.Tim
 // hand claims the picked units for machine and returns their work. Each
 // claim holds its universe until the result comes back. timer says they
 // are update-status runs (timerWork).
-func (c *Controller) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool) []wire.Work {
+func (d *dispatch) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool) []wire.Work {
 	work := make([]wire.Work, 0, len(ps))
 	for _, p := range ps {
-		v := c.stale.view(p.name)
+		v := d.stale.view(p.name)
 		u := st.Units[p.name]
 		var uni charmapi.Universe
 		var encoded []byte
 		if timer {
 			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.hash, p.seen)
-		} else if run, b := c.disp.looks.run(p.name, p.uni, v.hash); run != nil {
+		} else if run, b := d.run(p.name, p.uni, v.hash); run != nil {
 			uni, encoded = *run, b
 		} else {
 			uni = schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
 		}
 		ch := st.Charms[uni.Charm]
-		c.disp.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(c.opts.Lease),
+		d.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(d.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.hash)}
-		c.watchLeaseLocked(now.Add(c.opts.Lease))
+		d.watchLeaseLocked(now.Add(d.opts.Lease))
 		work = append(work, wire.Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
 			UniverseJSON: encoded})
 		if !timer {
-			c.disp.runs[p.name]++
+			d.runs[p.name]++
 		}
 	}
-	c.work.PeakClaims = max(c.work.PeakClaims, int64(len(c.disp.claims)))
+	d.work.PeakClaims = max(d.work.PeakClaims, int64(len(d.claims)))
 	if len(ps) > 0 {
 		// Pending to reconciling: status long polls look again.
-		c.stat.changed.note()
+		d.stat.changed.note()
 	}
 	return work
 }
 
-// Release gives up an agent's claims on machine, e.g. when it restarts.
-func (c *Controller) Release(machine string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// release gives up an agent's claims on machine (Controller.Release).
+func (d *dispatch) release(machine string) {
+	d.lock()
+	defer d.unlock()
 	released := false
-	for name, cl := range c.disp.claims {
+	for name, cl := range d.claims {
 		if cl.machine == machine {
-			delete(c.disp.claims, name)
+			delete(d.claims, name)
 			released = true
 		}
 	}
 	if released {
-		c.stat.changed.note()
+		d.stat.changed.note()
 	}
-	c.disp.agents.heard(machine, c.opts.Now())
-	c.wakeQueued()
+	d.agents.heard(machine, d.opts.Now())
+	d.wakeQueued()
 }

@@ -3,13 +3,14 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Store is what the engine needs of the control plane's replicated state.
@@ -47,8 +48,8 @@ type Options struct {
 	// land before stale units are handed out, so that they cost one
 	// reconcile instead of several. With a store that says what is in
 	// its log (InFlight), the wait ends as soon as the entries already
-	// there when the poll woke are applied, usually at once: a fixed
-	// wait put the whole Window between every commit and its hand-out.
+	// there when the poll woke are applied, usually at once, so that the
+	// Window does not stand between every commit and its hand-out.
 	Window time.Duration
 	// Lease is how long a unit handed to an agent stays claimed without a
 	// report before it is handed out again.
@@ -104,107 +105,29 @@ func (o *Options) defaults() {
 // poll for them.
 //
 // The rules (what is stale, which wave runs, when a failure retries, what
-// a run is given) are engine/schedule's. The controller's state is kept by
-// job: staleness (what each unit would see, and whether that moved),
-// dispatch (who gets which work when) and status (what status shows and
-// who waits for it to move); all three are guarded by mu (see the package
-// doc for the lock order). Claims are soft state that a new leader
-// rebuilds from scratch.
+// a run is given) are engine/schedule's. The controller wires three
+// components, each with its own lock (the package doc gives the order):
+// staleness (what each unit would see, and whether that moved), dispatch
+// (who gets which work when) and status (what status shows and who waits
+// for it to move). Staleness's change notes are consumed by dispatch,
+// which passes the units whose phase may move on to status. Claims are
+// soft state that a new leader rebuilds from scratch.
 type Controller struct {
 	store Store
-	opts  Options
-
-	mu    sync.Mutex
-	stale staleness
-	disp  dispatch
-	stat  statusState
-	work  WorkStats
-}
-
-// dispatch is who gets which work when: the queue of units that may need
-// a run, the claims handed out and their leases, the long polls waiting
-// for work and the wakes that reach them, the update-status timers and
-// when each machine's agent was last heard. It owns every poll counter.
-type dispatch struct {
-	// queue holds the units that may need a run, so that claims look at
-	// those and not at every unit.
-	queue  *schedule.Queue
-	claims map[string]*claim
-	// lease fires when the earliest claim's lease ends (lease.go).
-	lease leaseWatch
-	// agents is when each machine's agent was last heard and its open
-	// long polls (liveness.go), under a lock of its own.
-	agents *agents
-	// parked counts each machine's long polls asleep waiting for a wake.
-	parked map[string]int
-	// pushed counts the parked polls, by machine, whose looks a wake
-	// pushed and no pass has served yet (push).
-	pushed map[string]int
-	// looks batches the work polls' looks (handout.go).
-	looks lookQueue
-	// runs counts hand-outs per unit since the views were last rebuilt.
-	runs map[string]int
-	// ready wakes one machine's work polls: a unit of that machine was
-	// queued, or what held its queued units back moved. An agent with
-	// nothing to do is never woken by a change elsewhere.
-	ready map[string]*broadcast
-	// looking says a pass is answering a look; held are the wakes made
-	// meanwhile (answerLocked).
-	looking bool
-	held    []heldWake
-	// wokeQueued is wakeQueued's set of machines woken, empty between
-	// calls.
-	wokeQueued map[string]bool
-	// lastRun is when each unit last ran, by machine, for the
-	// update-status timer (timer.go).
-	lastRun map[string]map[string]time.Time
-}
-
-// statusState is what status shows beyond the state and the views: when
-// each unit entered its phase, the counts kept between summaries, the last
-// summary, the hook runs' history, the counts over time since the last
-// apply, and the generation its long polls wait on.
-type statusState struct {
-	// lastSummary is the last status summary, shared by the waiters
-	// that ask at the same index and generation (summary.go).
-	lastSummary *cachedSummary
-	// tally keeps the summary's counts between summaries (tally.go).
-	tally tally
-	// changed wakes status long polls: views or phases moved.
-	changed *generation
-	hist    *History
-	// phases is when status first showed each unit in its phase.
-	phases map[string]phaseMark
-	// timeline is the units per phase over time since the last apply,
-	// one sample per summary (timeline.go).
-	timeline timeline
+	opts  *Options
+	stale *staleness
+	disp  *dispatch
+	stat  *statusState
 }
 
 // NewController returns a controller over store. Call Run to keep it in
 // step with the state.
 func NewController(store Store, opts Options) *Controller {
 	opts.defaults()
-	return &Controller{
-		store: store,
-		opts:  opts,
-		stale: newStaleness(),
-
-		disp: dispatch{
-			queue:      schedule.NewQueue(opts.Backoff),
-			claims:     map[string]*claim{},
-			agents:     newAgents(),
-			parked:     map[string]int{},
-			pushed:     map[string]int{},
-			runs:       map[string]int{},
-			ready:      map[string]*broadcast{},
-			wokeQueued: map[string]bool{},
-			lastRun:    map[string]map[string]time.Time{},
-		},
-		stat: statusState{
-			changed: newGeneration(),
-			hist:    NewHistory(DefaultHistory),
-		},
-	}
+	o := &opts
+	stale := newStaleness()
+	stat := newStatusState(o.Now, stale)
+	return &Controller{store: store, opts: o, stale: stale, stat: stat, disp: newDispatch(store, o, stale, stat)}
 }
 
 // Run follows the state until ctx ends, rebuilding universes as entries
@@ -220,7 +143,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			// Only the leader hands out work; a follower keeps no views
 			// up to date that nobody asks for, and builds them afresh
 			// if it is asked (a stale status) or becomes the leader.
-			c.forget()
+			c.disp.forget()
 		}
 		at = c.store.Index()
 		_, reset, err := c.store.WaitIndex(ctx, at)
@@ -231,9 +154,65 @@ func (c *Controller) Run(ctx context.Context) error {
 			return fmt.Errorf("controller: watch state: %w", err)
 		}
 		if reset {
-			c.forget()
+			c.disp.forget()
 		}
 	}
+}
+
+// Refresh brings the views up to the store's applied index.
+func (c *Controller) Refresh() error {
+	return c.store.View(func(st *model.State) error {
+		c.disp.refresh(st)
+		return nil
+	})
+}
+
+// Claim waits up to wait for stale units on machine, claims them for the
+// caller and returns them. It returns no work, and no error, when the wait
+// ends first.
+func (c *Controller) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
+	return c.disp.poll(ctx, machine, max, wait)
+}
+
+// Release gives up an agent's claims on machine, e.g. when it restarts.
+func (c *Controller) Release(machine string) { c.disp.release(machine) }
+
+// Running takes an agent's word for which units it is running: claims of
+// its machine on other units are dropped, so that a result lost on the way
+// (an agent restarted, a report taken by another leader) does not hold a
+// unit, and the wave behind it, until the lease runs out. Claims younger
+// than a heartbeat may not have reached the agent yet and are kept.
+func (c *Controller) Running(machine string, units []string) { c.disp.running(machine, units) }
+
+// Touch records that machine's agent is alive.
+func (c *Controller) Touch(machine string) { c.disp.heard(machine) }
+
+// Status reports every unit's phase at the controller's index.
+func (c *Controller) Status() (*Status, error) {
+	var out *Status
+	err := c.store.View(func(st *model.State) error {
+		out = c.stat.status(st, c.disp.refreshed(st))
+		return nil
+	})
+	return out, err
+}
+
+// Universe returns what unit's hook would be given now, events included.
+func (c *Controller) Universe(unit string) (*charmapi.Universe, error) {
+	var out *charmapi.Universe
+	err := c.store.View(func(st *model.State) error {
+		v, built, seen, _ := c.disp.current(st, unit)
+		if st.Units[unit] == nil {
+			return NoUnitError(st, unit)
+		}
+		if v == nil || built == nil {
+			return fmt.Errorf("unit %s does not exist (units: %d in the environment)", unit, len(st.Units))
+		}
+		uni := schedule.RunUniverse(st, st.Units[unit], built, v.hash, seen)
+		out = &uni
+		return nil
+	})
+	return out, err
 }
 
 // Changed is closed at the controller's next change of views or phases.
@@ -254,23 +233,6 @@ func (c *Controller) NoteChange() {
 	c.stat.changed.note()
 }
 
-// forget drops every view: the next refresh rebuilds them all.
-func (c *Controller) forget() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.stale.built() && len(c.disp.claims) == 0 {
-		return
-	}
-	c.stale.forget()
-	// Claims are the leader's: while another node leads, agents report
-	// there, and claims kept here would hold the wave back on our return.
-	c.disp.claims = map[string]*claim{}
-	// Timers too: on our return every unit's starts afresh.
-	c.disp.lastRun = map[string]map[string]time.Time{}
-	c.stat.changed.note()
-	c.wakeAll()
-}
-
 // WorkStats counts the controller's work: universes rebuilt and bytes
 // hashed, for the benchmark of work per change, and work polls woken.
 type WorkStats struct {
@@ -285,7 +247,7 @@ type WorkStats struct {
 	// Wakeups counts work polls woken to look for work.
 	Wakeups int64
 	// Prebuilt counts universes handed out that were built ahead of
-	// their claim, outside the controller's lock (prebuild).
+	// their claim, outside dispatch's lock (prebuild).
 	Prebuilt int64
 	// Pushed counts work polls whose look the wake itself queued (push):
 	// part of Wakeups.
@@ -298,12 +260,4 @@ type WorkStats struct {
 }
 
 // Stats returns the work done so far.
-func (c *Controller) Stats() WorkStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	w := c.work
-	c.disp.looks.mu.Lock()
-	w.WokenTwice = c.disp.looks.wokenTwice
-	c.disp.looks.mu.Unlock()
-	return w
-}
+func (c *Controller) Stats() WorkStats { return c.disp.stats() }

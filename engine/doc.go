@@ -7,9 +7,20 @@
 // engine/DESIGN.md follows one change from the committed entry to the hook
 // run and back, and says why each cache exists.
 //
-// Locks are taken in one order, never the other way: the store's read
-// lock (Store.View); Controller.mu; lookQueue.mu and builders.mu; then the
-// leaves memberCache.mu, pass.mu, History.mu, generation.mu and agents.mu,
-// which are never held while another lock is taken. Controller.mu is never held while waiting
-// for the store.
+// The Controller wires three components, each owning its state and its
+// lock: staleness (the views), dispatch (who gets which work when) and
+// status (what status shows). Locks are taken in one order, never the
+// other way:
+//
+//  1. the store's read lock (Store.View);
+//  2. one component's lock: dispatch.mu or statusState.mu, never both;
+//  3. leaves, each held alone and never while another lock is taken:
+//     staleness.mu, lookQueue.mu, builders.mu, marks.mu, generation.mu,
+//     agents.mu, History.mu, memberCache.mu and pass.mu.
+//
+// No component takes another's lock: dispatch and status call
+// staleness's methods, which take staleness.mu; dispatch tells status
+// what moved through status's leaf-locked inbox (marks) and generation;
+// status reads claims as marks dispatch hands out. No lock but the
+// store's is held while waiting for the store.
 package engine

@@ -30,15 +30,13 @@ type Explanation struct {
 func (c *Controller) Explain(unit string) (*Explanation, error) {
 	var out *Explanation
 	err := c.store.View(func(st *model.State) error {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		v, built, seen := c.currentView(st, unit)
+		v, built, seen, claims := c.disp.current(st, unit)
 		u := st.Units[unit]
 		if v == nil || built == nil || u == nil {
 			return fmt.Errorf("unit %s does not exist", unit)
 		}
 		uni := schedule.RunUniverse(st, u, built, v.hash, seen)
-		status := c.statusLocked(st).Units[unit]
+		status := c.stat.unitStatus(st, unit, u, claims)
 		e := &Explanation{Unit: unit, Phase: status.Phase, Stale: v.hash != u.Reconciled, Reconciled: u.Reconciled, Current: v.hash, Events: uni.Events, Error: u.Error}
 		switch last := c.stale.lastOf(unit); {
 		case last != nil:

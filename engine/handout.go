@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -24,17 +23,16 @@ type look struct {
 	// woken says the poll was woken for work, by its machine's signal
 	// or by a push (counted in WorkStats.Wakeups when it looks).
 	woken bool
-	// parked says the poll is counted in Controller.parked; the look
+	// parked says the poll is counted in dispatch.parked; the look
 	// un-parks it, and parks it again if it found nothing.
 	parked bool
 	// pushed says a wake pushed the look and it is counted in
-	// Controller.pushed until a pass serves it; guarded by the
-	// controller's mu.
+	// dispatch.pushed until a pass serves it; guarded by dispatch.mu.
 	pushed bool
 	// polling says the poll is counted in agents.polling: from its
 	// first look to the look that finds work, which ends the count in
-	// the same pass, so that no poll takes the controller's lock again
-	// after its answer.
+	// the same pass, so that no poll takes dispatch's lock again after
+	// its answer.
 	polling bool
 
 	work []wire.Work
@@ -49,10 +47,11 @@ type look struct {
 
 // lookQueue batches the looks of work polls that arrive together: one
 // goroutine serves every look queued, all of them in one pass under the
-// store's read lock and the controller's lock, and answers each as soon
-// as its claim is made. The polls one change wakes are served together,
-// so the controller's lock is taken once per pass, not once per poll, and
-// no hand-over of it waits for another poll's goroutine to be scheduled.
+// store's read lock and dispatch's lock, and answers each as soon as its
+// claim is made. The polls one change wakes are served together, so
+// dispatch's lock is taken once per pass, not once per poll, and no
+// hand-over of it waits for another poll's goroutine to be scheduled. Its
+// own lock is a leaf.
 type lookQueue struct {
 	mu      sync.Mutex
 	pending []*look
@@ -63,10 +62,6 @@ type lookQueue struct {
 	// wokenTwice counts the pushed polls the signal woke as well
 	// (WorkStats.WokenTwice); guarded by mu.
 	wokenTwice int64
-	// pre holds the universes built ahead for the pass under way, and
-	// taken those its claims took (prebuild); guarded by the
-	// controller's mu.
-	pre, taken map[string]*prebuilt
 }
 
 // A wake of every machine (a new leader's first refresh) pushes all
@@ -82,59 +77,68 @@ var maxAhead = 1024 // a variable for the tests
 
 // do queues l and returns once it is answered. It starts the server of
 // the queue if none runs.
-func (q *lookQueue) do(c *Controller, l *look) {
+func (q *lookQueue) do(d *dispatch, l *look) {
 	done := make(chan struct{})
 	l.done = done
-	q.enqueue(c, l)
+	q.enqueue(d, l)
 	<-done
 }
 
-// enqueue queues looks for the next pass and starts the queue's server
-// if none runs.
-func (q *lookQueue) enqueue(c *Controller, looks ...*look) {
+// enqueue queues looks for the next pass, all together, and starts the
+// queue's server if none runs. A pass takes its batch under mu too, so it
+// holds every look of one call or none of them: a wake's pushed looks
+// (dispatch.unlock) are served in one pass, up to maxPass.
+func (q *lookQueue) enqueue(d *dispatch, looks ...*look) {
 	q.mu.Lock()
 	q.pending = append(q.pending, looks...)
 	start := !q.serving
 	q.serving = true
 	q.mu.Unlock()
 	if start {
-		go q.serve(c)
+		go q.serve(d)
 	}
+}
+
+// take returns the next pass's batch, at most maxPass looks in the order
+// they were queued; when none is left it stops the server and says so.
+func (q *lookQueue) take() (batch []*look, more bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch = q.pending
+	q.pending = nil
+	if len(batch) > maxPass {
+		batch, q.pending = batch[:maxPass:maxPass], batch[maxPass:]
+	}
+	if len(batch) == 0 {
+		q.serving = false
+		return nil, false
+	}
+	return batch, true
+}
+
+// putBack queues looks again ahead of the others: the next pass serves
+// them first.
+func (q *lookQueue) putBack(looks []*look) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = append(slices.Clip(looks), q.pending...)
 }
 
 // serve answers the queued looks, a pass at a time, until none is left.
 // Each pass holds the store's read lock only for the looks queued when
 // it began, so that entries (other agents' results) are applied between
 // passes.
-func (q *lookQueue) serve(c *Controller) {
+func (q *lookQueue) serve(d *dispatch) {
 	handed := false
 	for {
-		// The polls one signal wakes are on the run queues behind this
-		// goroutine, which their first look started: yielding once lets
-		// them queue their looks for this pass rather than one pass
-		// each. Only batching depends on it, never correctness.
-		runtime.Gosched()
-		// A wake that pushes looks (push.go) holds mu while it pushes
-		// every look of its change: the pass waits for it to end, and
-		// then serves them all rather than the first few.
-		c.mu.Lock()
-		c.mu.Unlock() //lint:ignore SA2001 an empty critical section: the wait is the point
-		q.mu.Lock()
-		batch := q.pending
-		q.pending = nil
-		if len(batch) > maxPass {
-			batch, q.pending = batch[:maxPass:maxPass], batch[maxPass:]
-		}
-		if len(batch) == 0 {
-			q.serving = false
-			q.mu.Unlock()
-			if handed && c.opts.Served != nil {
-				c.opts.Served()
+		batch, more := q.take()
+		if !more {
+			if handed && d.opts.Served != nil {
+				d.opts.Served()
 			}
 			return
 		}
-		q.mu.Unlock()
-		if c.servePass(batch) {
+		if d.servePass(batch) {
 			handed = true
 		}
 	}
@@ -143,25 +147,23 @@ func (q *lookQueue) serve(c *Controller) {
 // servePass answers the looks of batch in one pass under the store's read
 // lock and mu, with their universes built ahead (prebuild), and says
 // whether any look was handed work.
-func (c *Controller) servePass(batch []*look) (handed bool) {
+func (d *dispatch) servePass(batch []*look) (handed bool) {
 	answered := 0
-	err := c.store.View(func(st *model.State) error {
-		n, built := c.prebuild(st, batch)
+	err := d.store.View(func(st *model.State) error {
+		n, built := d.prebuild(st, batch)
 		if n < len(batch) {
 			// Served by the next pass, first.
-			c.disp.looks.mu.Lock()
-			c.disp.looks.pending = append(slices.Clip(batch[n:]), c.disp.looks.pending...)
-			c.disp.looks.mu.Unlock()
+			d.looks.putBack(batch[n:])
 			batch = batch[:n]
 		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.work.Passes++
-		c.disp.looks.pre = built
+		d.lock()
+		defer d.unlock()
+		d.work.Passes++
+		d.ahead = built
 		// What the claims did not take is garbage after the pass.
-		defer func() { c.disp.looks.pre, c.disp.looks.taken = nil, nil }()
+		defer func() { d.ahead, d.taken = nil, nil }()
 		for _, l := range batch {
-			if c.answerLocked(st, l) {
+			if d.answerLocked(st, l) {
 				handed = true
 			}
 			answered++
@@ -185,19 +187,19 @@ func (c *Controller) servePass(batch []*look) (handed bool) {
 // Held, it reaches the machine's other polls, and this one if it found
 // nothing, in the same pass. It says whether the look was handed work.
 // Called with mu.
-func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
-	c.disp.looking = true
-	c.lookLocked(st, l)
+func (d *dispatch) answerLocked(st *model.State, l *look) (handed bool) {
+	d.looking = true
+	d.lookLocked(st, l)
 	handed = len(l.work) > 0
 	close(l.done)
-	c.disp.looking = false
-	for i, w := range c.disp.held {
-		if b := c.disp.ready[w.machine]; b != nil {
-			c.wakeMachine(w.machine, b, w.last)
+	d.looking = false
+	for i, w := range d.held {
+		if b := d.ready[w.machine]; b != nil {
+			d.wakeMachine(w.machine, b, w.last)
 		}
-		c.disp.held[i] = heldWake{}
+		d.held[i] = heldWake{}
 	}
-	c.disp.held = c.disp.held[:0]
+	d.held = d.held[:0]
 	return handed
 }
 
@@ -207,39 +209,39 @@ func (c *Controller) answerLocked(st *model.State, l *look) (handed bool) {
 // again before the lock is released, so that a test (or status) sees it
 // asleep as soon as it is, and one that found work is no longer counted
 // as polling.
-func (c *Controller) lookLocked(st *model.State, l *look) {
+func (d *dispatch) lookLocked(st *model.State, l *look) {
 	if !l.polling {
-		c.disp.agents.pollStarted(l.machine)
+		d.agents.pollStarted(l.machine)
 		l.polling = true
 	}
-	c.disp.agents.heard(l.machine, c.opts.Now())
+	d.agents.heard(l.machine, d.opts.Now())
 	if l.parked {
-		c.disp.parked[l.machine]--
+		d.parked[l.machine]--
 		l.parked = false
 	}
-	c.unpush(l)
+	d.unpush(l)
 	if l.woken {
-		c.work.Wakeups++
+		d.work.Wakeups++
 	}
 	// Taken in the same pass as the claim: a unit queued after this
 	// look closes it.
-	l.sig = c.readyFor(l.machine).signal()
+	l.sig = d.readyFor(l.machine).signal()
 	l.work, l.next = nil, time.Time{}
 	if l.ctx == nil || l.ctx.Err() == nil {
-		l.work, l.next = c.claimLocked(st, l.machine, l.max)
+		l.work, l.next = d.claimLocked(st, l.machine, l.max)
 	}
 	if len(l.work) == 0 {
-		c.disp.parked[l.machine]++
+		d.parked[l.machine]++
 		l.parked = true
 		return
 	}
 	// The poll ends with this answer.
-	c.disp.agents.pollEnded(l.machine)
+	d.agents.pollEnded(l.machine)
 	l.polling = false
 }
 
-// prebuilt is a unit's universe built ahead of its claim, outside the
-// controller's lock (prebuild): what pick and hand would build, so that
+// prebuilt is a unit's universe built ahead of its claim, outside
+// dispatch's lock (prebuild): what pick and hand would build, so that
 // they only look it up.
 type prebuilt struct {
 	uni  *charmapi.Universe
@@ -258,40 +260,40 @@ type prebuilt struct {
 
 // prebuild builds, with one worker per processor, the universes of the
 // units the looks of batch would claim now, and returns them, by unit,
-// for the pass's claims (takePrebuilt, lookQueue.run), with how many of
+// for the pass's claims (takePrebuilt, run), with how many of
 // the looks, from the first, the pass serves: the looks whose universes
-// fit in maxAhead, and at least one. Called with the store's read lock, not mu: the state cannot
-// move until the claims are made under the same read lock, and building
+// fit in maxAhead, and at least one. Called with the store's read lock,
+// not mu: the state cannot move until the claims are made under the same read lock, and building
 // (universe, hash, events) is what the claims cost, so it runs on every
 // processor outside mu. What the claims then choose is decided afresh
 // under mu: a unit built here and not chosen is dropped, and one chosen
-// and not built here is built as before (takePrebuilt, lookQueue.run).
-func (c *Controller) prebuild(st *model.State, batch []*look) (int, map[string]*prebuilt) {
+// and not built here is built in its claim (takePrebuilt, run).
+func (d *dispatch) prebuild(st *model.State, batch []*look) (int, map[string]*prebuilt) {
 	// The state's lazily built lookups are built here, once, before the
 	// workers read them.
 	st.UnitsOf("")
 	var first *aheadJob
 	var b *builders
-	c.mu.Lock()
-	c.refreshLocked(st)
-	now := c.opts.Now()
+	d.lock()
+	d.refreshLocked(st)
+	now := d.opts.Now()
 	served, n := len(batch), 0
 	for li, l := range batch {
 		if li > 0 && n >= maxAhead {
 			served = li
 			break
 		}
-		choice := c.disp.queue.Choose(st, l.machine, now, c.entry)
+		choice := d.queue.Choose(st, l.machine, now, d.entry)
 		for i, name := range choice.Run {
 			if l.max > 0 && i >= l.max {
 				break
 			}
-			v := c.stale.view(name)
-			if v == nil || c.disp.claims[name] != nil {
+			v, vs := d.stale.viewOf(name)
+			if v == nil || d.claims[name] != nil {
 				continue
 			}
 			j := aheadJob{name: name}
-			if c.stale.behind(name) == viewCurrent {
+			if vs == viewCurrent {
 				j.hash = v.hash
 			}
 			// One universe alone has nothing to share between
@@ -308,7 +310,7 @@ func (c *Controller) prebuild(st *model.State, batch []*look) (int, map[string]*
 			}
 		}
 	}
-	c.mu.Unlock()
+	d.unlock()
 	if b == nil {
 		return served, nil
 	}
@@ -318,29 +320,28 @@ func (c *Controller) prebuild(st *model.State, batch []*look) (int, map[string]*
 // takePrebuilt returns the universe built ahead for unit name, once, if
 // it was built with the view's hash (hash, "" for a view to rebuild).
 // Called with mu.
-func (c *Controller) takePrebuilt(name, hash string) *prebuilt {
-	q := &c.disp.looks
-	p := q.pre[name]
+func (d *dispatch) takePrebuilt(name, hash string) *prebuilt {
+	p := d.ahead[name]
 	if p == nil || p.rehashed != (hash == "") || (hash != "" && p.hash != hash) {
 		return nil
 	}
-	delete(q.pre, name)
-	c.work.Prebuilt++
-	if q.taken == nil {
-		q.taken = map[string]*prebuilt{}
+	delete(d.ahead, name)
+	d.work.Prebuilt++
+	if d.taken == nil {
+		d.taken = map[string]*prebuilt{}
 	}
-	q.taken[name] = p
+	d.taken[name] = p
 	return p
 }
 
 // run returns the run universe built ahead for unit name from uni with
 // hash, and its encoding, once, if uni is the one takePrebuilt returned
 // this pass. Called with mu.
-func (q *lookQueue) run(name string, uni *charmapi.Universe, hash string) (*charmapi.Universe, []byte) {
-	p := q.taken[name]
+func (d *dispatch) run(name string, uni *charmapi.Universe, hash string) (*charmapi.Universe, []byte) {
+	p := d.taken[name]
 	if p == nil || p.uni != uni || p.hash != hash {
 		return nil, nil
 	}
-	delete(q.taken, name)
+	delete(d.taken, name)
 	return &p.run, p.runJSON
 }

@@ -57,10 +57,10 @@ func BenchmarkPassOfLooks(b *testing.B) {
 				}
 				b.StartTimer()
 				if mode == "pass" {
-					ctl.servePass(batch)
+					ctl.disp.servePass(batch)
 				} else {
 					for _, l := range batch {
-						ctl.servePass([]*look{l})
+						ctl.disp.servePass([]*look{l})
 					}
 				}
 				b.StopTimer()

@@ -60,9 +60,7 @@ func BenchmarkHandOut(b *testing.B) {
 				if err != nil || len(work) != 1 {
 					b.Fatalf("claim: %d units, %v", len(work), err)
 				}
-				ctl.mu.Lock()
-				delete(ctl.disp.claims, work[0].Unit)
-				ctl.mu.Unlock()
+				ctl.disp.unclaim(work[0].Unit)
 			}
 			handOut(0) // builds every view
 			b.ResetTimer()

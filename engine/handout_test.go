@@ -39,7 +39,7 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 		for _, m := range machines {
 			batch = append(batch, &look{machine: m, done: make(chan struct{})})
 		}
-		c.batched.servePass(batch)
+		c.batched.disp.servePass(batch)
 		for i, m := range machines {
 			want, err := c.single.Claim(ctx, m, 0, time.Duration(0))
 			if err != nil || len(want) != 1 {
@@ -53,7 +53,7 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 				t.Fatalf("%s: %s batched got %s %s %+v; one at a time %s %s %+v", c.name, m,
 					got[0].Unit, got[0].Hash, got[0].Universe, want[0].Unit, want[0].Hash, want[0].Universe)
 			}
-			if cl := c.batched.disp.claims[got[0].Unit]; cl == nil || cl.uni != got[0].Universe || cl.hash != got[0].Hash {
+			if cl := c.batched.disp.claimOf(got[0].Unit); cl == nil || cl.uni != got[0].Universe || cl.hash != got[0].Hash {
 				t.Fatalf("%s: the claim of %s does not hold the universe handed out", c.name, got[0].Unit)
 			}
 			// Built ahead, it was encoded ahead: the bytes the answer
@@ -94,11 +94,8 @@ func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
 		if pass > 5 {
 			t.Fatalf("%d looks still pending after five passes", len(batch))
 		}
-		ctl.servePass(batch)
-		ctl.disp.looks.mu.Lock()
-		left := ctl.disp.looks.pending
-		ctl.disp.looks.pending = nil
-		ctl.disp.looks.mu.Unlock()
+		ctl.disp.servePass(batch)
+		left, _ := ctl.disp.looks.take()
 		served := batch[:len(batch)-len(left)]
 		if want := min(2, len(batch)); len(served) != want || !slices.Equal(left, batch[len(served):]) {
 			t.Fatalf("pass %d served %d of %d looks and left %d; want %d served and the rest left in order", pass, len(served), len(batch), len(left), want)
@@ -133,10 +130,7 @@ func TestServedWhenTheLooksAreServed(t *testing.T) {
 		t.Fatalf("claim with nothing to do = %d units, %v", len(work), err)
 	}
 	for deadline := time.Now().Add(time.Minute); ; runtime.Gosched() {
-		ctl.disp.looks.mu.Lock()
-		serving := ctl.disp.looks.serving
-		ctl.disp.looks.mu.Unlock()
-		if !serving {
+		if !ctl.disp.looks.isServing() {
 			break
 		}
 		if time.Now().After(deadline) { // bounds a failure only

@@ -52,9 +52,7 @@ func TestUniversesInFlightFollowTheHookSlots(t *testing.T) {
 	if !st.Converged {
 		t.Fatalf("no fixed point after %d runs: %s", runs, st.Summary)
 	}
-	ctl.mu.Lock()
-	held := len(ctl.disp.claims)
-	ctl.mu.Unlock()
+	held := ctl.disp.claimCount()
 	if held != 0 {
 		t.Fatalf("%d claims, each holding a universe, left at the fixed point", held)
 	}

@@ -22,8 +22,8 @@ type leaseWatch struct {
 
 // watchLeaseLocked makes sure the lease watch fires by until, the end of a
 // claim's lease. Called with mu.
-func (c *Controller) watchLeaseLocked(until time.Time) {
-	w := &c.disp.lease
+func (d *dispatch) watchLeaseLocked(until time.Time) {
+	w := &d.lease
 	if w.timer != nil && !w.at.After(until) {
 		return
 	}
@@ -31,22 +31,22 @@ func (c *Controller) watchLeaseLocked(until time.Time) {
 		w.timer.Stop()
 	}
 	w.at = until
-	w.timer = time.AfterFunc(until.Sub(c.opts.Now()), c.expireLeases)
+	w.timer = time.AfterFunc(until.Sub(d.opts.Now()), d.expireLeases)
 }
 
 // expireLeases tells status waiters and the machines with queued units of
 // every lease that ended since it last looked, and watches for the next.
 // Only the claims are walked, not the units: they are bounded by the hooks
 // in flight.
-func (c *Controller) expireLeases() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	w := &c.disp.lease
+func (d *dispatch) expireLeases() {
+	d.lock()
+	defer d.unlock()
+	w := &d.lease
 	w.timer = nil
-	now := c.opts.Now()
+	now := d.opts.Now()
 	ended := false
 	var next time.Time
-	for _, cl := range c.disp.claims {
+	for _, cl := range d.claims {
 		switch {
 		case !now.Before(cl.until):
 			ended = ended || cl.until.After(w.seen)
@@ -56,11 +56,11 @@ func (c *Controller) expireLeases() {
 	}
 	w.seen = now
 	if ended {
-		c.stat.changed.note()
-		c.wakeQueued()
+		d.stat.changed.note()
+		d.wakeQueued()
 	}
 	if !next.IsZero() {
-		c.watchLeaseLocked(maxTime(next, now.Add(leaseGrain)))
+		d.watchLeaseLocked(maxTime(next, now.Add(leaseGrain)))
 	}
 }
 

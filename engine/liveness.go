@@ -58,11 +58,6 @@ func (a *agents) lastHeard(machine string, now time.Time) time.Time {
 	return a.contact[machine]
 }
 
-// Touch records that machine's agent is alive.
-func (c *Controller) Touch(machine string) {
-	c.disp.agents.heard(machine, c.opts.Now())
-}
-
 // WatchAgents marks machines whose agents stay silent past the TTL as lost
 // (their units keep their relations, but lose leadership), and back when
 // they return. Only the leader decides: isLeader gates every proposal. A
@@ -94,7 +89,7 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 				if m.Lost {
 					cur[name] = true
 				}
-				last := c.disp.agents.lastHeard(name, now)
+				last := c.disp.lastHeard(name, now)
 				if !m.Lost && last.Before(since) {
 					last = since
 				}
@@ -114,31 +109,28 @@ func (c *Controller) WatchAgents(ctx context.Context, isLeader func() bool) {
 	}
 }
 
-// Running takes an agent's word for which units it is running: claims of
-// its machine on other units are dropped, so that a result lost on the way
-// (an agent restarted, a report taken by another leader) does not hold a
-// unit, and the wave behind it, until the lease runs out. Claims younger
-// than a heartbeat may not have reached the agent yet and are kept.
-func (c *Controller) Running(machine string, units []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// running drops machine's claims on units other than units
+// (Controller.Running).
+func (d *dispatch) running(machine string, units []string) {
+	d.lock()
+	defer d.unlock()
 	running := make(map[string]bool, len(units))
 	for _, u := range units {
 		running[u] = true
 	}
-	cutoff := c.opts.Now().Add(-claimGrace)
+	cutoff := d.opts.Now().Add(-claimGrace)
 	dropped := false
-	for name, cl := range c.disp.claims {
+	for name, cl := range d.claims {
 		if cl.machine == machine && !running[name] && cl.at.Before(cutoff) {
-			delete(c.disp.claims, name)
+			delete(d.claims, name)
 			dropped = true
 		}
 	}
 	// A heartbeat that changes nothing wakes nobody: only a dropped claim
 	// can let a wave, or a unit's phase, move.
 	if dropped {
-		c.stat.changed.note()
-		c.wakeQueued()
+		d.stat.changed.note()
+		d.wakeQueued()
 	}
 }
 

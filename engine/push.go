@@ -3,10 +3,11 @@ package engine
 import "slices"
 
 // A sleeping work poll is answered by the wake that concerns it: the wake,
-// made under the controller's lock, queues the poll's look itself, so
-// that the pass starts at once with every look of the change, instead of
-// the first polls to wake starting a pass of their own and the rest
-// waiting for it to end.
+// made under dispatch's lock, queues the poll's look itself, and every
+// look pushed under one hold of that lock is queued in one lookQueue call
+// as the lock is released (dispatch.unlock), so that a pass starts with
+// every look of the change, instead of the first polls to wake starting
+// a pass of their own and the rest waiting for it to end.
 //
 // A look is pushed only when the entries in the log at the wake are all
 // applied, which is what the woken poll's burst would wait for; otherwise
@@ -77,15 +78,15 @@ func (q *lookQueue) awake(l *look, signalled bool) (pushed bool) {
 // first.
 //
 // It reports whether every poll of the machine that looked and found
-// nothing (Controller.parked) is now pushed and waits for a pass: the
+// nothing (dispatch.parked) is now pushed and waits for a pass: the
 // notify then has nobody to wake. A pushed poll waits for its answer as
 // well as for the signal; a poll that looked before the wake but is not
 // asleep yet, or one that a pass served and is going back to sleep, is
 // parked and not pushed, so it still gets the signal. A pushed poll is
 // woken once, by its answer, not also by the signal, so the wake loop
 // does not race the goroutines it wakes for the queue's lock.
-func (c *Controller) push(machine string, last uint64) (all bool) {
-	q := &c.disp.looks
+func (d *dispatch) push(machine string, last uint64) (all bool) {
+	q := &d.looks
 	q.mu.Lock()
 	// The log is asked only for a machine with a poll asleep: a report
 	// wakes the machines of every queued unit, most of them running
@@ -93,7 +94,7 @@ func (c *Controller) push(machine string, last uint64) (all bool) {
 	// the log.
 	var pushed []*look
 	if len(q.asleep[machine]) > 0 {
-		if log, ok := c.store.(InFlight); ok && last > 0 && log.Applied(last) {
+		if log, ok := d.store.(InFlight); ok && last > 0 && log.Applied(last) {
 			for _, l := range q.asleep[machine] {
 				if l.state == lookAsleep {
 					l.state = lookPushed
@@ -109,23 +110,32 @@ func (c *Controller) push(machine string, last uint64) (all bool) {
 		for _, l := range pushed {
 			l.pushed = true
 		}
-		c.disp.pushed[machine] += len(pushed)
-		c.work.Pushed += int64(len(pushed))
-		q.enqueue(c, pushed...)
+		d.pushed[machine] += len(pushed)
+		d.work.Pushed += int64(len(pushed))
+		// Queued together with every other look pushed under mu, when
+		// mu is released (unlock).
+		d.pushing = append(d.pushing, pushed...)
 	}
 	// Pushed by this wake or by an earlier one of the same refresh.
-	n := c.disp.pushed[machine]
-	return n > 0 && n == c.disp.parked[machine]
+	n := d.pushed[machine]
+	return n > 0 && n == d.parked[machine]
 }
 
 // unpush ends l's count as pushed: a pass served it, or its poll ended.
 // Called with mu.
-func (c *Controller) unpush(l *look) {
+func (d *dispatch) unpush(l *look) {
 	if !l.pushed {
 		return
 	}
 	l.pushed = false
-	if c.disp.pushed[l.machine]--; c.disp.pushed[l.machine] == 0 {
-		delete(c.disp.pushed, l.machine)
+	if d.pushed[l.machine]--; d.pushed[l.machine] == 0 {
+		delete(d.pushed, l.machine)
 	}
+}
+
+// twice is how many pushed polls their signal woke as well.
+func (q *lookQueue) twice() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.wokenTwice
 }

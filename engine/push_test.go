@@ -20,10 +20,8 @@ func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 	ctl := NewController(s, Options{Window: time.Hour})
 	results := pollAll(running(t, ctl), ctl, machines)
 	rafttest.Until(t, time.Minute, "every poll asleep, its look parked for a push", func() bool {
-		ctl.disp.looks.mu.Lock()
-		defer ctl.disp.looks.mu.Unlock()
 		for _, m := range machines {
-			if len(ctl.disp.looks.asleep[m]) == 0 {
+			if ctl.disp.looks.asleepOn(m) == 0 {
 				return false
 			}
 		}
@@ -84,14 +82,12 @@ func TestWakesAskTheLogOnlyForSleepingPolls(t *testing.T) {
 	if err := ctl.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	ctl.mu.Lock()
-	defer ctl.mu.Unlock()
-	for name, v := range ctl.stale.all() {
-		ctl.readyFor(v.machine)
-		ctl.disp.queue.Add(name)
-	}
-	ctl.wakeQueued()
-	ctl.wakeAll()
+	d := ctl.disp
+	d.listen()
+	d.lock()
+	d.wakeQueued()
+	d.wakeAll()
+	d.unlock()
 	if s.asked != 0 {
 		t.Fatalf("waking ten machines with no poll asleep asked the log %d times; want 0", s.asked)
 	}
@@ -111,21 +107,13 @@ func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
 	look2 := func(ls ...*look) {
 		t.Helper()
 		if err := ctl.store.View(func(st *model.State) error {
-			ctl.mu.Lock()
-			defer ctl.mu.Unlock()
-			for _, l := range ls {
-				ctl.lookLocked(st, l)
-			}
+			ctl.disp.lookNow(st, ls...)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	wake := func(machine string) {
-		ctl.mu.Lock()
-		defer ctl.mu.Unlock()
-		ctl.wake(machine)
-	}
+	wake := ctl.disp.wakeNow
 	asleep := &look{machine: "a0", ctx: context.Background()}
 	looking := &look{machine: "a0", ctx: context.Background()}
 	look2(asleep, looking)

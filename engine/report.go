@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
@@ -25,25 +26,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 		return &model.Response{}, nil
 	}
 	now := c.opts.Now()
-	var results []model.Result
-	var stale []string
-	c.mu.Lock()
-	c.disp.agents.heard(machine, now)
-	for _, rep := range reports {
-		cl := c.disp.claims[rep.Unit]
-		if cl == nil || cl.hash != rep.Hash || cl.machine != machine {
-			stale = append(stale, rep.Unit)
-			continue
-		}
-		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.stale.lastOf(rep.Unit))
-		res.Timer = cl.timer
-		c.noteRan(rep.Unit, machine, now)
-		if res.Error != "" {
-			res.RetryAt = c.disp.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
-		}
-		results = append(results, *res)
-	}
-	c.mu.Unlock()
+	results, stale := c.disp.accept(machine, reports, now)
 	c.stat.hist.record(c.store, machine, reports, results, now)
 	if len(results) == 0 {
 		return &model.Response{Skipped: stale}, nil
@@ -52,30 +35,59 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	if err != nil {
 		return nil, fmt.Errorf("apply %d results: %w", len(results), err)
 	}
-	// Catch the cache up before dropping the claims, so the units do not
-	// look stale against the universe they just reconciled.
+	// Catch the views up before dropping the claims, so the units do
+	// not look stale against the universe they just reconciled.
 	if err := c.Refresh(); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	for _, r := range results {
-		if cl := c.disp.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
-			delete(c.disp.claims, r.Unit)
-			if r.Error == "" && schedule.KeepLast(c.disp.runs[r.Unit]) {
-				c.stale.keepLast(r.Unit, cl.uni)
-			}
-		}
-	}
-	// The claims held their wave: the units queued behind it may run.
-	c.wakeQueued()
-	// Reconciling to settled, after the refresh's notify and with no new
-	// entry: status long polls must hear of it too.
-	c.stat.changed.note()
-	c.mu.Unlock()
+	c.disp.settle(results)
 	for _, u := range stale {
 		resp.Skipped = append(resp.Skipped, u+": universe moved on; it will run again")
 	}
 	return resp, nil
+}
+
+// accept checks machine's reports against their claims and returns the
+// results of those that match, and the units of those that do not. A
+// failed result is queued for its retry.
+func (d *dispatch) accept(machine string, reports []wire.Report, now time.Time) (results []model.Result, stale []string) {
+	d.lock()
+	defer d.unlock()
+	d.agents.heard(machine, now)
+	for _, rep := range reports {
+		cl := d.claims[rep.Unit]
+		if cl == nil || cl.hash != rep.Hash || cl.machine != machine {
+			stale = append(stale, rep.Unit)
+			continue
+		}
+		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, d.stale.lastOf(rep.Unit))
+		res.Timer = cl.timer
+		d.noteRan(rep.Unit, machine, now)
+		if res.Error != "" {
+			res.RetryAt = d.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
+		}
+		results = append(results, *res)
+	}
+	return results, stale
+}
+
+// settle drops the claims results answer, once the views hold them.
+func (d *dispatch) settle(results []model.Result) {
+	d.lock()
+	defer d.unlock()
+	for _, r := range results {
+		if cl := d.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
+			delete(d.claims, r.Unit)
+			if r.Error == "" && schedule.KeepLast(d.runs[r.Unit]) {
+				d.stale.keepLast(r.Unit, cl.uni)
+			}
+		}
+	}
+	// The claims held their wave: the units queued behind it may run.
+	d.wakeQueued()
+	// Reconciling to settled, after the refresh's notify and with no new
+	// entry: status long polls must hear of it too.
+	d.stat.changed.note()
 }
 
 // ResultOf turns one hook run on uni (the universe of hash, whose

@@ -1,8 +1,7 @@
 package engine
 
 import (
-	"iter"
-	"maps"
+	"sync"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
@@ -11,11 +10,14 @@ import (
 // staleness is, for each unit, the hash of the universe it would see at
 // index (its view) and how far that view is behind the state. It holds no
 // universe but the last reconciled one of each often-run unit, and runs no
-// goroutine: it is read and written under the store's read lock, by one
-// caller at a time (the controller's mu), so that views and state agree.
+// goroutine. It is written only by dispatch, under the store's read lock
+// and dispatch's lock, so that views and state agree; status reads it
+// under the same read lock. Its own lock, taken by each method and
+// released before it returns, orders those reads against the writes.
 // What moved it says in a staleNote; the queue, the wakes and the status
-// counts are the caller's.
+// counts are its consumers'.
 type staleness struct {
+	mu    sync.Mutex
 	index uint64
 	// views is nil when none is built: the next refresh builds them all.
 	views map[string]*view
@@ -26,8 +28,8 @@ type staleness struct {
 	last map[string]*charmapi.Universe
 }
 
-func newStaleness() staleness {
-	return staleness{views: map[string]*view{}, outdated: map[string]viewState{}, last: map[string]*charmapi.Universe{}}
+func newStaleness() *staleness {
+	return &staleness{views: map[string]*view{}, outdated: map[string]viewState{}, last: map[string]*charmapi.Universe{}}
 }
 
 // staleNote is what a refresh found moved since the index.
@@ -56,27 +58,59 @@ type unitView struct {
 	view *view
 }
 
-// view is unit name's view, nil if it has none.
-func (s *staleness) view(name string) *view { return s.views[name] }
+// view is unit name's view, nil if it has none. A view is never
+// changed once installed, so the caller may keep it.
+func (s *staleness) view(name string) *view {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.views[name]
+}
 
-// all yields every unit's view.
-func (s *staleness) all() iter.Seq2[string, *view] { return maps.All(s.views) }
+// viewOf is unit name's view and how far it is behind the state.
+func (s *staleness) viewOf(name string) (*view, viewState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.views[name], s.outdated[name]
+}
+
+// names lists the units that have a view.
+func (s *staleness) names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.views))
+	for name := range s.views {
+		out = append(out, name)
+	}
+	return out
+}
 
 // behind says how far unit name's view is behind the state.
-func (s *staleness) behind(name string) viewState { return s.outdated[name] }
+func (s *staleness) behind(name string) viewState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outdated[name]
+}
 
 // built says whether views are kept; after forget none is until the next
 // refresh rebuilds them all.
-func (s *staleness) built() bool { return s.views != nil }
+func (s *staleness) built() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.views != nil
+}
 
 // forget drops every view and last universe.
 func (s *staleness) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.views, s.index = nil, 0
 	s.last = map[string]*charmapi.Universe{}
 }
 
 // reset empties the views for a rebuild of every one of units units.
 func (s *staleness) reset(units int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.views = make(map[string]*view, units)
 	s.outdated = map[string]viewState{}
 }
@@ -84,6 +118,8 @@ func (s *staleness) reset(units int) {
 // install makes v unit name's view, current, and returns the one it
 // replaces.
 func (s *staleness) install(name string, v *view) (old *view) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	old = s.views[name]
 	s.views[name] = v
 	delete(s.outdated, name)
@@ -92,6 +128,12 @@ func (s *staleness) install(name string, v *view) (old *view) {
 
 // drop removes unit name's view and returns it.
 func (s *staleness) drop(name string) (old *view) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropLocked(name)
+}
+
+func (s *staleness) dropLocked(name string) (old *view) {
 	old = s.views[name]
 	delete(s.views, name)
 	delete(s.outdated, name)
@@ -99,13 +141,23 @@ func (s *staleness) drop(name string) (old *view) {
 }
 
 // lastOf is the universe unit name last reconciled, if kept.
-func (s *staleness) lastOf(name string) *charmapi.Universe { return s.last[name] }
+func (s *staleness) lastOf(name string) *charmapi.Universe {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[name]
+}
 
 // keepLast keeps uni as the universe unit name last reconciled.
-func (s *staleness) keepLast(name string, uni *charmapi.Universe) { s.last[name] = uni }
+func (s *staleness) keepLast(name string, uni *charmapi.Universe) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last[name] = uni
+}
 
 // pruneLast forgets the last universes of units without a view.
 func (s *staleness) pruneLast() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for name := range s.last {
 		if _, ok := s.views[name]; !ok {
 			delete(s.last, name)
@@ -118,6 +170,8 @@ func (s *staleness) pruneLast() {
 // already. The caller acts on the note and then calls caughtUp. Only the
 // universes that can see what changed are marked.
 func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if st.Index == s.index && s.views != nil {
 		return n, false
 	}
@@ -176,7 +230,7 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 	// changes landed meanwhile.
 	for name := range affected {
 		if _, ok := st.Units[name]; !ok {
-			n.gone = append(n.gone, unitView{name, s.drop(name)})
+			n.gone = append(n.gone, unitView{name, s.dropLocked(name)})
 			continue
 		}
 		s.outdated[name] = viewHashUnknown
@@ -186,7 +240,11 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 }
 
 // caughtUp records that the views stand for st's index.
-func (s *staleness) caughtUp(st *model.State) { s.index = st.Index }
+func (s *staleness) caughtUp(st *model.State) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.index = st.Index
+}
 
 // watchers adds to set the units whose universe shows unit's settings in
 // relation rel: the other side's members (its peers for a peer relation).

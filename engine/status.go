@@ -128,22 +128,29 @@ type MachineStatus struct {
 	CredentialReplaced uint64 `json:"credential_replaced,omitempty"`
 }
 
-// Status reports every unit's phase at the controller's index.
-func (c *Controller) Status() (*Status, error) {
-	var out *Status
-	err := c.store.View(func(st *model.State) error {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.refreshLocked(st)
-		out = c.statusLocked(st)
-		out.Generation = c.stat.changed.current()
-		return nil
-	})
-	return out, err
+// status is every unit's line in status at st: Controller.Status.
+// claims are dispatch's, read with the views it brought up to st.
+func (ss *statusState) status(st *model.State, claims map[string]claimMark) *Status {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.claims = claims
+	defer func() { ss.claims = nil }()
+	out := ss.statusLocked(st)
+	out.Generation = ss.changed.current()
+	return out
 }
 
-func (c *Controller) statusLocked(st *model.State) *Status {
-	now := c.opts.Now()
+// unitStatus is unit name's line in status at st (unitStatusLocked).
+func (ss *statusState) unitStatus(st *model.State, name string, u *model.Unit, claims map[string]claimMark) *UnitStatus {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.claims = claims
+	defer func() { ss.claims = nil }()
+	return ss.unitStatusLocked(st, name, u, ss.now())
+}
+
+func (ss *statusState) statusLocked(st *model.State) *Status {
+	now := ss.now()
 	s := &Status{
 		Index:       st.Index,
 		Environment: st.Name,
@@ -167,7 +174,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 	var counts PhaseCounts
 	var lost lostUnits
 	for name, u := range st.Units {
-		us := c.unitStatusLocked(st, name, u, now)
+		us := ss.unitStatusLocked(st, name, u, now)
 		s.Units[name] = us
 		counts.count(us.Phase, us.Agent == "lost", u.Status.State == "blocked", 1)
 		if us.Agent == "lost" {
@@ -175,7 +182,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 		}
 	}
 	s.LostMachines = lost.list()
-	c.prunePhasesLocked(st)
+	ss.prunePhasesLocked(st)
 	s.Relations = relationsStatus(st)
 	s.Converged = counts.converged()
 	s.Summary = summarize(st, counts)
@@ -184,7 +191,7 @@ func (c *Controller) statusLocked(st *model.State) *Status {
 
 // unitStatusLocked is unit name's line in status, the one rule the full
 // status and a single unit's detail share. Called with mu.
-func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Unit, now time.Time) *UnitStatus {
+func (ss *statusState) unitStatusLocked(st *model.State, name string, u *model.Unit, now time.Time) *UnitStatus {
 	us := &UnitStatus{
 		Service:    u.Service,
 		Machine:    u.Machine,
@@ -195,8 +202,8 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 		Ports:      u.Ports,
 		Storage:    u.Storage,
 	}
-	cl := c.disp.claims[name]
-	us.Phase = c.phaseLocked(name, u, cl, now)
+	cl := ss.claims[name]
+	us.Phase = ss.phaseLocked(name, u, cl, now)
 	switch us.Phase {
 	case Error:
 		us.Error = u.Error.Message
@@ -204,7 +211,7 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 			us.Reason = fmt.Sprintf("attempt %d failed; retrying in %s", u.Error.Attempts, time.Until(time.Unix(0, u.Error.RetryAt)).Round(time.Second))
 		}
 	case Pending:
-		v := c.stale.view(name)
+		v := ss.stale.view(name)
 		switch {
 		case u.Error != nil && u.Resolved != nil:
 			us.Reason = "resolved: retrying"
@@ -216,7 +223,7 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 			us.Reason = fmt.Sprintf("waiting for machine %s to register", u.Machine)
 		}
 	}
-	us.Since = c.phaseSinceLocked(name, us.Phase, now, cl)
+	us.Since = ss.phaseSinceLocked(name, us.Phase, now, cl)
 	if lostOn(st, u) {
 		// Nothing can run there until the agent is back; the rest
 		// of the environment can still reach its fixed point.
@@ -228,18 +235,18 @@ func (c *Controller) unitStatusLocked(st *model.State, name string, u *model.Uni
 
 // phaseLocked is unit name's phase, the one rule status and its summary
 // share; cl is its claim, if any. Called with mu.
-func (c *Controller) phaseLocked(name string, u *model.Unit, cl *claim, now time.Time) string {
-	v := c.stale.view(name)
+func (ss *statusState) phaseLocked(name string, u *model.Unit, cl claimMark, now time.Time) string {
+	v, vs := ss.stale.viewOf(name)
 	switch {
-	case cl != nil && now.Before(cl.until) && !cl.timer:
+	case cl.claimed && now.Before(cl.until) && !cl.timer:
 		// An update-status run leaves a settled unit settled.
 		return Reconciling
-	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, c.stale.behind(name)):
+	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, vs):
 		return Error
 	case u.Error != nil:
 		// Resolved, or what it sees changed since: it runs again.
 		return Pending
-	case v == nil || c.stale.behind(name) == viewHashUnknown || v.hash != u.Reconciled:
+	case v == nil || vs == viewHashUnknown || v.hash != u.Reconciled:
 		return Pending
 	default:
 		return Settled
@@ -268,28 +275,28 @@ func lostOn(st *model.State, u *model.Unit) bool {
 
 // prunePhasesLocked forgets the phase marks of units that are gone.
 // Called with mu.
-func (c *Controller) prunePhasesLocked(st *model.State) {
-	for name := range c.stat.phases {
+func (ss *statusState) prunePhasesLocked(st *model.State) {
+	for name := range ss.phases {
 		if st.Units[name] == nil {
-			delete(c.stat.phases, name)
+			delete(ss.phases, name)
 		}
 	}
 }
 
 // phaseSinceLocked is when unit name entered phase: the hand-out time of a
 // reconciling unit, otherwise the first status that showed the phase.
-func (c *Controller) phaseSinceLocked(name, phase string, now time.Time, cl *claim) time.Time {
-	if c.stat.phases == nil {
-		c.stat.phases = map[string]phaseMark{}
+func (ss *statusState) phaseSinceLocked(name, phase string, now time.Time, cl claimMark) time.Time {
+	if ss.phases == nil {
+		ss.phases = map[string]phaseMark{}
 	}
-	if phase == Reconciling && cl != nil {
-		c.stat.phases[name] = phaseMark{phase, cl.at}
+	if phase == Reconciling && cl.claimed {
+		ss.phases[name] = phaseMark{phase, cl.at}
 		return cl.at
 	}
-	m, ok := c.stat.phases[name]
+	m, ok := ss.phases[name]
 	if !ok || m.phase != phase {
 		m = phaseMark{phase, now}
-		c.stat.phases[name] = m
+		ss.phases[name] = m
 	}
 	return m.since
 }

@@ -132,35 +132,42 @@ const applyingSummary = "applying environment"
 
 // Summary reports what Status would, without building a line per unit:
 // counts per phase and per service, and at most limit units in error and
-// blocked (SummaryLimit when limit <= 0). It recounts under the
-// controller's lock only the units whose phase may have moved since the
-// last summary (tally.go), and walks those out of settled and blocked for
-// its lists, so that waiters polling it at 100,000 units do not hold the
-// hand-outs back; while most units are out of settled it counts every
-// unit as it walks.
+// blocked (SummaryLimit when limit <= 0). It recounts under status's
+// lock only the units whose phase may have moved since the last summary
+// (tally.go), and walks those out of settled and blocked for its lists,
+// so that a summary's cost follows what changed, not the environment;
+// while most units are out of settled it counts every unit as it walks.
 func (c *Controller) Summary(limit int) (*Summary, error) {
 	if limit <= 0 {
 		limit = SummaryLimit
 	}
-	var out Summary
+	var out *Summary
 	err := c.store.View(func(st *model.State) error {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.refreshLocked(st)
-		last := c.stat.lastSummary
-		if last == nil || last.Index != st.Index || last.Generation != c.stat.changed.current() || last.limit != limit {
-			// Everything a summary shows moves the index or the
-			// generation (a lease that ends included): waiters woken
-			// by one change share one walk of the units.
-			last = &cachedSummary{Summary: c.summaryLocked(st, limit), limit: limit}
-			last.Generation = c.stat.changed.current()
-			c.stat.lastSummary = last
-			c.stat.timeline.record(st.EnvIndex, st.Index, c.opts.Now(), last.Phases)
-		}
-		out = *last.Summary
+		out = c.stat.summary(st, limit, c.disp.refreshed(st))
 		return nil
 	})
-	return &out, err
+	return out, err
+}
+
+// summary is Controller.Summary at st; claims are dispatch's, read with
+// the views it brought up to st. Waiters woken by one change share one
+// summary: everything a summary shows moves the index, the generation
+// (a lease that ends included) or the marks of units to recount.
+func (ss *statusState) summary(st *model.State, limit int, claims map[string]claimMark) *Summary {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	gen, marks := ss.changed.current(), ss.inbox.seq()
+	last := ss.lastSummary
+	if last == nil || last.Index != st.Index || last.Generation != gen || last.marks != marks || last.limit != limit {
+		ss.claims = claims
+		defer func() { ss.claims = nil }()
+		last = &cachedSummary{Summary: ss.summaryLocked(st, limit), limit: limit, marks: marks}
+		last.Generation = gen
+		ss.lastSummary = last
+		ss.timeline.record(st.EnvIndex, st.Index, ss.now(), last.Phases)
+	}
+	out := *last.Summary
+	return &out
 }
 
 // cachedSummary is the last summary computed, for the limit it was asked
@@ -168,11 +175,13 @@ func (c *Controller) Summary(limit int) (*Summary, error) {
 type cachedSummary struct {
 	*Summary
 	limit int
+	// marks is the inbox's count of marks the summary took in.
+	marks uint64
 }
 
-func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
-	now := c.opts.Now()
-	t := &c.stat.tally
+func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
+	now := ss.now()
+	t := &ss.tally
 	s := &Summary{
 		Index:       st.Index,
 		Environment: st.Name,
@@ -184,15 +193,15 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	for name, svc := range st.Services {
 		s.Services[name] = &ServiceCounts{Leader: svc.Leader}
 	}
-	units := c.walkLocked(st, now, s)
-	if c.recountLocked(st, now) {
+	units := ss.walkLocked(st, now, s)
+	if ss.recountLocked(st, now) {
 		s.Phases = t.phases
 		for name, sc := range s.Services {
 			if pc := t.services[name]; pc != nil {
 				sc.PhaseCounts = *pc
 			}
 		}
-		units = c.listedLocked()
+		units = ss.listedLocked()
 	}
 	var errs, blocked, stuck int
 	lostOn := lostUnits{limit: limit}
@@ -210,7 +219,7 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 		if phase == Settled {
 			continue
 		}
-		since := c.phaseSinceLocked(name, phase, now, c.disp.claims[name])
+		since := ss.phaseSinceLocked(name, phase, now, ss.claims[name])
 		if phase == Error {
 			errs++
 			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, byName)
@@ -222,10 +231,10 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 	s.MoreBlocked = blocked - len(s.Blocked)
 	s.MoreStuck = stuck - len(s.Stuck)
 	s.LostMachines = lostOn.list()
-	if len(c.stat.phases) > len(st.Units) {
+	if len(ss.phases) > len(st.Units) {
 		// Marks of removed units: only then is the walk of the marks
 		// worth it (the full status walks them every time).
-		c.prunePhasesLocked(st)
+		ss.prunePhasesLocked(st)
 	}
 	s.Converged = s.Phases.converged()
 	s.Summary = summarize(st, s.Phases)
@@ -235,9 +244,9 @@ func (c *Controller) summaryLocked(st *model.State, limit int) *Summary {
 // settledMarkLocked keeps a settled unit's phase mark right for the full
 // status, without adding marks: a unit status has shown in another phase
 // is settled from now. Called with mu.
-func (c *Controller) settledMarkLocked(name string, now time.Time) {
-	if m, ok := c.stat.phases[name]; ok && m.phase != Settled {
-		c.stat.phases[name] = phaseMark{Settled, now}
+func (ss *statusState) settledMarkLocked(name string, now time.Time) {
+	if m, ok := ss.phases[name]; ok && m.phase != Settled {
+		ss.phases[name] = phaseMark{Settled, now}
 	}
 }
 

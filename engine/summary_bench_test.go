@@ -120,9 +120,7 @@ func BenchmarkSummaryAfterAChange(b *testing.B) {
 					unit := fmt.Sprintf("web%d/%d", bump%100, bump%50)
 					peerWrite(b, s, unit, map[string]string{"bump": fmt.Sprint(bump)})
 					if walk {
-						ctl.mu.Lock()
-						ctl.stat.tally.recountAll()
-						ctl.mu.Unlock()
+						ctl.stat.recountAll()
 					}
 					b.StartTimer()
 					sum, err := ctl.Summary(SummaryLimit)

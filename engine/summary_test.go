@@ -150,7 +150,7 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 			}
 			clock.Add(time.Duration(rng.Intn(40)) * time.Second)
 			// What the lease watch's timer does on a real clock.
-			ctl.expireLeases()
+			ctl.disp.expireLeases()
 			if rng.Intn(4) == 0 {
 				check(fmt.Sprintf("%d rounds to go, the clock moved", round))
 			}
@@ -182,14 +182,14 @@ func TestLeaseExpiryMovesTheGeneration(t *testing.T) {
 	}
 	moved := ctl.ChangedSince(before.Generation)
 	clock.Add(30 * time.Second)
-	ctl.expireLeases()
+	ctl.disp.expireLeases()
 	select {
 	case <-moved:
 		t.Fatal("the generation moved while every lease still ran")
 	default:
 	}
 	clock.Add(31 * time.Second)
-	ctl.expireLeases()
+	ctl.disp.expireLeases()
 	select {
 	case <-moved:
 	default:
@@ -200,7 +200,7 @@ func TestLeaseExpiryMovesTheGeneration(t *testing.T) {
 		t.Fatalf("after the leases ran out: generation %d (was %d), %+v", after.Generation, before.Generation, after.Phases)
 	}
 	again := ctl.ChangedSince(after.Generation)
-	ctl.expireLeases()
+	ctl.disp.expireLeases()
 	select {
 	case <-again:
 		t.Fatal("leases announced once moved the generation again")
@@ -223,7 +223,11 @@ func TestLeaseWatchFiresByItself(t *testing.T) {
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
-	gen := ctl.stat.changed.current()
+	sum, err := ctl.Summary(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := sum.Generation
 	clock.Add(2 * lease)
 	select {
 	case <-ctl.ChangedSince(gen):

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"iter"
+	"sync"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -10,11 +11,10 @@ import (
 // tally keeps what a status summary counts, unit by unit, between
 // summaries, so that a summary recounts the units whose phase may have
 // moved since the last one rather than every unit: a summary's cost under
-// the controller's lock follows what changed, not the environment's size,
-// so a waiter's poll at a commit does not slow that commit's hand-outs.
+// status's lock follows what changed, not the environment's size.
 //
-// A unit's phase moves with its own record and its view (marked where
-// the controller learns of them: refreshLocked, rebuilt) and with its
+// A unit's phase moves with its own record and its view (marked by
+// dispatch as it learns of them: marks) and with its
 // claim, whose lease can end with no event at all: claimed units are
 // recounted at every summary. Anything that may move every unit (a
 // rebuild of every view, a machine lost) recounts all.
@@ -82,20 +82,73 @@ func (n unitTally) count(p *PhaseCounts, d int) {
 	p.count(n.phase(), n&tallyLost != 0, n&tallyBlocked != 0, d)
 }
 
-// mark has the next summary recount unit name: its record or its view
-// moved. Called with the controller's mu.
-func (t *tally) mark(name string) {
-	if t.all {
+// marks are the units whose phase may have moved, as dispatch learns of
+// them (their record or their view moved), waiting for the next summary
+// to take them into its tally. Its lock is a leaf: dispatch marks units
+// without waiting for a summary's walk.
+type marks struct {
+	mu    sync.Mutex
+	dirty map[string]struct{}
+	all   bool
+	// n counts marks: a summary that took in fewer is out of date.
+	n uint64
+	// limit is the dirty units past which all are recounted: recounting
+	// all is as cheap by then, and the set stays small.
+	limit int
+}
+
+// mark has the next summary recount the units names.
+func (m *marks) mark(names ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	if m.all {
 		return
 	}
-	if t.dirty == nil {
-		t.dirty = map[string]struct{}{}
+	if m.dirty == nil {
+		m.dirty = map[string]struct{}{}
 	}
-	t.dirty[name] = struct{}{}
-	if len(t.dirty) > len(t.units)/2+16 {
-		// Recounting all is as cheap by then, and the set stays small.
+	for _, name := range names {
+		m.dirty[name] = struct{}{}
+	}
+	if len(m.dirty) > m.limit {
+		m.all, m.dirty = true, nil
+	}
+}
+
+// markAll has the next summary recount every unit.
+func (m *marks) markAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.n++
+	m.all, m.dirty = true, nil
+}
+
+// seq is the count of marks so far.
+func (m *marks) seq() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n
+}
+
+// takeIn moves the marks into the tally, and bounds the next ones by
+// the units it counts.
+func (t *tally) takeIn(m *marks) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.limit = len(t.units)/2 + 16
+	if m.all {
 		t.recountAll()
+	} else if !t.all {
+		if t.dirty == nil {
+			t.dirty = m.dirty
+		} else {
+			for name := range m.dirty {
+				t.dirty[name] = struct{}{}
+			}
+		}
 	}
+	m.all, m.dirty = false, nil
 }
 
 // recountAll has the next summary recount every unit.
@@ -105,8 +158,8 @@ func (t *tally) recountAll() {
 }
 
 // start empties the tally for a recount of every unit. The maps are
-// kept: a first convergence of 100,000 units recounts all at every
-// summary, and new maps each time were megabytes of garbage a second.
+// kept: a first convergence recounts all at every summary, and new maps
+// each time would be garbage in proportion to the units.
 func (t *tally) start(units int) {
 	if t.units == nil {
 		t.units = make(map[string]unitTally, units)
@@ -125,19 +178,20 @@ func (t *tally) start(units int) {
 // recountLocked brings the tally up to st and now, and says whether it
 // holds a count per unit; if not (busy), the summary counts every unit as
 // it walks them (walkLocked). Called with mu, after refreshLocked.
-func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
-	t := &c.stat.tally
+func (ss *statusState) recountLocked(st *model.State, now time.Time) (held bool) {
+	t := &ss.tally
+	t.takeIn(&ss.inbox)
 	if !t.all && t.units != nil {
 		for name := range t.dirty {
-			c.recountUnitLocked(st, name, now)
+			ss.recountUnitLocked(st, name, now)
 		}
 		for name := range t.claimed {
-			if _, still := c.disp.claims[name]; !still {
-				c.recountUnitLocked(st, name, now)
+			if _, still := ss.claims[name]; !still {
+				ss.recountUnitLocked(st, name, now)
 			}
 		}
-		for name := range c.disp.claims {
-			c.recountUnitLocked(st, name, now)
+		for name := range ss.claims {
+			ss.recountUnitLocked(st, name, now)
 		}
 	}
 	// A unit counted and gone without a rebuild of every view (which
@@ -149,7 +203,7 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
 		}
 		t.start(len(st.Units))
 		for name, u := range st.Units {
-			c.countUnitLocked(st, name, u, now)
+			ss.countUnitLocked(st, name, u, now)
 		}
 		t.busy = 2*len(t.out) > len(t.units)
 	}
@@ -158,7 +212,7 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
 	if t.claimed == nil {
 		t.claimed = map[string]struct{}{}
 	}
-	for name := range c.disp.claims {
+	for name := range ss.claims {
 		t.claimed[name] = struct{}{}
 	}
 	return true
@@ -168,12 +222,12 @@ func (c *Controller) recountLocked(st *model.State, now time.Time) (held bool) {
 // summary of a busy tally, which keeps no count per unit: while most
 // units move at once (a first convergence), counting afresh costs less
 // than keeping a count per unit.
-func (c *Controller) walkLocked(st *model.State, now time.Time, s *Summary) iter.Seq2[string, unitTally] {
+func (ss *statusState) walkLocked(st *model.State, now time.Time, s *Summary) iter.Seq2[string, unitTally] {
 	return func(yield func(string, unitTally) bool) {
-		t := &c.stat.tally
+		t := &ss.tally
 		for name, u := range st.Units {
 			t.recounted++
-			n := c.unitTallyLocked(st, name, u, now)
+			n := ss.unitTallyLocked(st, name, u, now)
 			n.count(&s.Phases, 1)
 			if sc := s.Services[u.Service]; sc != nil {
 				n.count(&sc.PhaseCounts, 1)
@@ -190,9 +244,9 @@ func (c *Controller) walkLocked(st *model.State, now time.Time, s *Summary) iter
 // listedLocked yields the units a held tally's lists are chosen from:
 // those out of settled, the blocked ones and those on lost machines, each
 // once.
-func (c *Controller) listedLocked() iter.Seq2[string, unitTally] {
+func (ss *statusState) listedLocked() iter.Seq2[string, unitTally] {
 	return func(yield func(string, unitTally) bool) {
-		t := &c.stat.tally
+		t := &ss.tally
 		for name := range t.out {
 			if !yield(name, t.units[name]) {
 				return
@@ -215,8 +269,8 @@ func (c *Controller) listedLocked() iter.Seq2[string, unitTally] {
 
 // recountUnitLocked takes unit name's old count out of the tally and puts
 // its count now in.
-func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Time) {
-	t := &c.stat.tally
+func (ss *statusState) recountUnitLocked(st *model.State, name string, now time.Time) {
+	t := &ss.tally
 	u := st.Units[name]
 	if old, ok := t.units[name]; ok {
 		if u == nil {
@@ -231,15 +285,15 @@ func (c *Controller) recountUnitLocked(st *model.State, name string, now time.Ti
 		delete(t.lost, name)
 	}
 	if u != nil {
-		c.countUnitLocked(st, name, u, now)
+		ss.countUnitLocked(st, name, u, now)
 	}
 }
 
 // countUnitLocked puts unit name, not counted, in the tally.
-func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit, now time.Time) {
-	t := &c.stat.tally
+func (ss *statusState) countUnitLocked(st *model.State, name string, u *model.Unit, now time.Time) {
+	t := &ss.tally
 	t.recounted++
-	n := c.unitTallyLocked(st, name, u, now)
+	n := ss.unitTallyLocked(st, name, u, now)
 	t.units[name] = n
 	n.count(&t.phases, 1)
 	sc := t.services[u.Service]
@@ -260,10 +314,10 @@ func (c *Controller) countUnitLocked(st *model.State, name string, u *model.Unit
 }
 
 // unitTallyLocked is what unit name counts as now.
-func (c *Controller) unitTallyLocked(st *model.State, name string, u *model.Unit, now time.Time) unitTally {
-	phase := c.phaseLocked(name, u, c.disp.claims[name], now)
+func (ss *statusState) unitTallyLocked(st *model.State, name string, u *model.Unit, now time.Time) unitTally {
+	phase := ss.phaseLocked(name, u, ss.claims[name], now)
 	if phase == Settled {
-		c.settledMarkLocked(name, now)
+		ss.settledMarkLocked(name, now)
 	}
 	return newUnitTally(phase, lostOn(st, u), u.Status.State == "blocked")
 }

@@ -39,8 +39,8 @@ type Timeline struct {
 	Samples []Sample `json:"samples"`
 }
 
-// timeline keeps a Timeline, under a lock of its own: a leaf, taken with
-// or without Controller.mu.
+// timeline keeps a Timeline, under a lock of its own: a leaf, taken
+// under statusState.mu by a summary and alone by Timeline.
 type timeline struct {
 	mu      sync.Mutex
 	env     uint64

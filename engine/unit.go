@@ -42,10 +42,7 @@ func (c *Controller) Unit(name string) (*UnitDetail, error) {
 		if u == nil {
 			return NoUnitError(st, name)
 		}
-		c.mu.Lock()
-		c.refreshLocked(st)
-		us := c.unitStatusLocked(st, name, u, c.opts.Now())
-		c.mu.Unlock()
+		us := c.stat.unitStatus(st, name, u, c.disp.refreshed(st))
 		out = NewUnitDetail(st, name, us)
 		return nil
 	})

@@ -34,10 +34,8 @@ func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
 	// Every agent long-polls.
 	results := pollAll(ctx, ctl, machines)
 	rafttest.Until(t, time.Minute, "every agent's poll asleep", func() bool {
-		ctl.mu.Lock()
-		defer ctl.mu.Unlock()
 		for _, m := range machines {
-			if ctl.disp.parked[m] == 0 {
+			if ctl.disp.parkedOn(m) == 0 {
 				return false
 			}
 		}
