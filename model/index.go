@@ -47,6 +47,11 @@ func (s *State) addUnits(svc string, us []*Unit) {
 	}
 	for _, u := range us {
 		s.Units[u.Name] = u
+		if u.Machine != "" {
+			s.note(u.Name, EventCreated, false, "created on machine %s", u.Machine)
+		} else {
+			s.note(u.Name, EventCreated, false, "created")
+		}
 	}
 	if s.idx == nil {
 		return
