@@ -372,7 +372,7 @@ func (f *fsm) registry() map[string]nodeInfo {
 
 // fsmSnapshot is a frozen copy of the state waiting to be written.
 type fsmSnapshot struct {
-	index uint64
+	index  uint64
 	nodes  map[string]nodeInfo
 	state  *model.State
 	logs   *model.BoundedDump[model.LogLine]
