@@ -37,6 +37,9 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 		}
 		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, c.stale.lastOf(rep.Unit))
 		res.Timer = cl.timer
+		if rep.Duration > 0 {
+			res.Started = now.Add(-rep.Duration).UnixNano()
+		}
 		c.noteRan(rep.Unit, machine, now)
 		if res.Error != "" {
 			res.RetryAt = c.disp.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()

@@ -34,7 +34,7 @@ func TestEventsOfAFailingThenResolvedUnit(t *testing.T) {
 		lines = append(lines, time.Unix(0, e.Time).UTC().Format("05")+" "+e.Kind+" "+e.Message)
 	}
 	want := []string{
-		"01 created created",
+		"01 created unit added",
 		"01 leader elected leader of web",
 		"05 started hook run started on universe h1",
 		"05 failed hook failed (attempt 1): hook reconcile exited with status 1: boom",

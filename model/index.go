@@ -48,9 +48,9 @@ func (s *State) addUnits(svc string, us []*Unit) {
 	for _, u := range us {
 		s.Units[u.Name] = u
 		if u.Machine != "" {
-			s.note(u.Name, EventCreated, false, "created on machine %s", u.Machine)
+			s.note(u.Name, EventCreated, false, "unit added, on machine %s", u.Machine)
 		} else {
-			s.note(u.Name, EventCreated, false, "created")
+			s.note(u.Name, EventCreated, false, "unit added")
 		}
 	}
 	if s.idx == nil {
