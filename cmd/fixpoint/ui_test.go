@@ -197,6 +197,7 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 		`data-service="db"`, `data-service="web"`, `data-relation="db:db web:db"`,
 		`data-converged="true"`, `id="panel" data-unit="web/0"`,
 		`"unit": "web/0"`, `class="run"`, `class="outcome ok"`,
+		`id="unit-events"`, `data-kind="succeeded"`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("dashboard DOM lacks %s", want)

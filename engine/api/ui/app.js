@@ -319,6 +319,7 @@ async function refreshPanel() {
     api('/v1/units/' + path),
   ]);
   if (unit !== selected) return;
+  renderUnitEvents(unit);
   detail = one.status === 'fulfilled' ? one.value : false;
   renderFacts();
   const runs = $('runs');
@@ -335,6 +336,37 @@ async function refreshPanel() {
   } else {
     $('universe').textContent = uni.reason.message;
   }
+}
+
+// ---- the unit panel's events --------------------------------------------
+// The unit's last events (GET /v1/events?of=UNIT&tail=N), newest first, in
+// a section of their own after the last result, as kubectl describe ends
+// with them. Self-contained: it makes its section the first time.
+
+const EVENTS_SHOWN = 20;
+
+async function renderUnitEvents(unit) {
+  let box = $('unit-events');
+  if (!box) {
+    box = document.createElement('section');
+    box.id = 'unit-events';
+    box.innerHTML = '<h3>Events</h3><table class="events"><tbody></tbody></table>';
+    $('runs').after(box);
+  }
+  const body = box.querySelector('tbody');
+  let page;
+  try {
+    page = await api('/v1/events?of=' + encodeURIComponent(unit) + '&tail=' + EVENTS_SHOWN);
+  } catch (e) {
+    if (unit === selected) body.innerHTML = `<tr><td class="err">${esc(e.message)}</td></tr>`;
+    return;
+  }
+  if (unit !== selected) return;
+  const evs = page.events.slice().reverse();
+  body.innerHTML = evs.length ? evs.map((e) =>
+    `<tr class="${e.warning ? 'warning' : ''}" data-kind="${esc(e.kind)}"><td class="when">${esc(new Date(e.time / 1e6).toISOString().replace('T', ' ').slice(0, 23))}</td>` +
+    `<td class="kind">${esc(e.kind)}</td><td>${esc(e.message)}</td></tr>`).join('')
+    : '<tr><td class="muted">no events kept</td></tr>';
 }
 
 // ---- live updates --------------------------------------------------------
