@@ -6,13 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // parseLogLines decodes `debug-log -o json`.
@@ -52,6 +53,15 @@ func parseEvents(t *testing.T, r run) []model.Event {
 	return out
 }
 
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func sources(lines []model.LogLine) map[string]bool {
 	out := map[string]bool{}
 	for _, l := range lines {
@@ -66,14 +76,15 @@ func sources(lines []model.LogLine) map[string]bool {
 // happened, and the filters, --tail and --replay select what they say.
 // The log is still there after the control plane restarts.
 func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "flood.cue"), "--data-dir", data)
-	eventually(t, "chatty converged beside a 50 MB flood", 3*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 3*time.Minute, "chatty converged beside a 50 MB flood", func() error {
 		st := statusOf(t, data)
 		if st == nil {
-			return false, up.out.String()
+			return holds(false, up.out.String())
 		}
-		return st.Converged && st.Units["chatty/0"].Phase == engine.Settled && st.Units["flood/0"].Phase == engine.Settled, jsonString(st)
+		return holds(st.Converged && st.Units["chatty/0"].Phase == engine.Settled && st.Units["flood/0"].Phase == engine.Settled, jsonString(st))
 	})
 	dl := func(args ...string) run {
 		return fixpoint(t, time.Minute, append([]string{"debug-log", "--data-dir", data}, args...)...)
@@ -81,9 +92,9 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 	// The agent ships the flood's last lines after the run: wait for the
 	// last drop count, which follows them.
 	var all []model.LogLine
-	eventually(t, "the flood's drop counts shipped", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "the flood's drop counts shipped", func() error {
 		all = parseLogLines(t, dl("--replay", "-o", "json"))
-		return sources(all)["chatty/0"] && floodDone(all), fmt.Sprint(len(all), " lines")
+		return holds(sources(all)["chatty/0"] && floodDone(all), fmt.Sprint(len(all), " lines"))
 	})
 	var floodBytes, total, dropped int
 	for i, l := range all {
@@ -127,8 +138,8 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 		{[]string{"--include", "chatty/0,chatty/1"}, []string{"chatty/0", "chatty/1"}},
 	} {
 		got := sources(parseLogLines(t, dl(append(c.args, "--replay", "-o", "json")...)))
-		if fmt.Sprint(sortedKeys(got)) != fmt.Sprint(c.want) {
-			t.Errorf("debug-log %v: lines of %v; want %v", c.args, sortedKeys(got), c.want)
+		if fmt.Sprint(keysOf(got)) != fmt.Sprint(c.want) {
+			t.Errorf("debug-log %v: lines of %v; want %v", c.args, keysOf(got), c.want)
 		}
 	}
 	// Without the units, what is left is the agent's and the node's own.
@@ -161,10 +172,9 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 	}
 	// The log is in the Raft log and its snapshots: a restarted control
 	// plane has every line, with the same numbers.
-	_ = up.cmd.Process.Signal(syscall.SIGTERM)
-	_ = up.cmd.Wait()
+	up.stop(t)
 	startProc(t, "up", "-f", repo("testdata", "envs", "flood.cue"), "--data-dir", data)
-	eventually(t, "up serving again", 2*time.Minute, func() (bool, string) { return statusOf(t, data) != nil, "" })
+	rafttest.Eventually(t, 2*time.Minute, "up serving again", func() error { return holds(statusOf(t, data) != nil, "no status yet") })
 	again := parseLogLines(t, dl("--include", "chatty/0", "--replay", "-o", "json"))
 	if len(again) < len(replay0) || fmt.Sprint(again[:len(replay0)]) != fmt.Sprint(replay0) {
 		t.Fatalf("after a restart chatty/0's log is\n%v\nwant it to start with\n%v", again, replay0)
@@ -186,19 +196,20 @@ func floodDone(lines []model.LogLine) bool {
 // event, in order; show-unit ends with them; events and debug-log
 // --follow print them as they happen.
 func TestEventsOfAFailingThenResolvedUnit(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	up := startProc(t, "up", "-f", repo("testdata", "envs", "flaky.cue"), "--data-dir", data, "--retry-min", "300ms", "--retry-max", "600ms")
-	eventually(t, "up serving", 2*time.Minute, func() (bool, string) { return statusOf(t, data) != nil, up.out.String() })
+	rafttest.Eventually(t, 2*time.Minute, "up serving", func() error { return holds(statusOf(t, data) != nil, up.out.String()) })
 	follow := startProc(t, "events", "flaky/0", "--follow", "--data-dir", data)
 	logFollow := startProc(t, "debug-log", "--include", "flaky/0", "--follow", "--tail", "0", "--data-dir", data)
-	eventually(t, "flaky/0 retried after failing", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "flaky/0 retried after failing", func() error {
 		st := statusOf(t, data)
 		u := st.Units["flaky/0"]
-		return u != nil && u.Phase == engine.Error && u.Reconciles >= 2, jsonString(st)
+		return holds(u != nil && u.Phase == engine.Error && u.Reconciles >= 2, jsonString(st))
 	})
-	eventually(t, "debug-log --follow printing the failing hook's stderr", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "debug-log --follow printing the failing hook's stderr", func() error {
 		out := logFollow.out.String()
-		return strings.Contains(out, "flaky/0") && strings.Contains(out, "backend not ready (create"), out
+		return holds(strings.Contains(out, "flaky/0") && strings.Contains(out, "backend not ready (create"), out)
 	})
 	if err := os.WriteFile(filepath.Join(data, "agent", "units", "flaky-0", "ok"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -208,9 +219,9 @@ func TestEventsOfAFailingThenResolvedUnit(t *testing.T) {
 	if !resolved && !strings.Contains(r.stderr, "not in error") {
 		t.Fatalf("resolved flaky/0: %d %s", r.code, r.stderr)
 	}
-	eventually(t, "flaky/0 recovered", 2*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 2*time.Minute, "flaky/0 recovered", func() error {
 		u := statusOf(t, data).Units["flaky/0"]
-		return u != nil && u.Phase == engine.Settled, jsonString(u)
+		return holds(u != nil && u.Phase == engine.Settled, jsonString(u))
 	})
 	evs := parseEvents(t, fixpoint(t, time.Minute, "events", "flaky/0", "-o", "json", "--data-dir", data))
 	var kinds []string
@@ -257,9 +268,9 @@ func TestEventsOfAFailingThenResolvedUnit(t *testing.T) {
 	if su.code != 0 || i < 0 || !strings.Contains(su.stdout[i:], "succeeded") || !strings.Contains(su.stdout[i:], "Warning  failed") {
 		t.Fatalf("show-unit does not end with the events: %d\n%s\n%s", su.code, su.stdout, su.stderr)
 	}
-	eventually(t, "events --follow printing the recovery", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "events --follow printing the recovery", func() error {
 		out := follow.out.String()
-		return strings.Contains(out, "out of error") && strings.Contains(out, "Warning  failed"), out
+		return holds(strings.Contains(out, "out of error") && strings.Contains(out, "Warning  failed"), out)
 	})
 	// A service's events are its units'.
 	svc := parseEvents(t, fixpoint(t, time.Minute, "events", "flaky", "-o", "json", "--data-dir", data))
@@ -268,7 +279,7 @@ func TestEventsOfAFailingThenResolvedUnit(t *testing.T) {
 		units[e.Unit] = true
 	}
 	if !units["flaky/0"] || !units["flaky/1"] || len(units) != 2 {
-		t.Errorf("events flaky lists units %v", sortedKeys(units))
+		t.Errorf("events flaky lists units %v", keysOf(units))
 	}
 }
 
@@ -276,38 +287,36 @@ func TestEventsOfAFailingThenResolvedUnit(t *testing.T) {
 // killed, the remaining nodes show the same lines and events with the
 // same numbers, and the killed node, restarted, has them too.
 func TestDebugLogAndEventsSurviveALeaderChange(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts four processes; skipped in -short")
 	}
-	c := startCluster(t, false)
+	c := startCluster(t, 3, false)
 	m1 := c.agent("m1")
-	eventually(t, "m1 registered", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "m1 registered", func() error {
 		st := c.status()
-		return st != nil && st.Machines["m1"] != nil, m1.out.String()
+		return holds(st != nil && st.Machines["m1"] != nil, m1.out.String())
 	})
 	if r := c.cli("apply", "-f", repo("testdata", "envs", "chatty.cue"), "--yes", "--wait", "--timeout", "3m"); r.code != 0 {
 		t.Fatalf("apply: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	var before []model.LogLine
-	eventually(t, "chatty/0's stderr in the debug log", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "chatty/0's stderr in the debug log", func() error {
 		before = parseLogLines(t, c.cli("debug-log", "--include", "chatty/0", "--replay", "-o", "json"))
 		for _, l := range before {
 			if l.Message == "chatty: hello from chatty/0" && l.Machine == "m1" && l.Origin == model.OriginHook {
-				return true, ""
+				return nil
 			}
 		}
-		return false, jsonString(before)
+		return holds(false, jsonString(before))
 	})
 	evBefore := parseEvents(t, c.cli("events", "chatty/0", "-o", "json"))
 	li := c.leader()
 	if li < 0 {
 		t.Fatal("no Raft leader")
 	}
-	_ = c.procs[li].cmd.Process.Signal(syscall.SIGKILL)
-	_ = c.procs[li].cmd.Wait()
-	eventually(t, "a new Raft leader", time.Minute, func() (bool, string) {
-		return c.leader() >= 0, jsonString(c.members(-1))
-	})
+	c.sigkill(li)
+	c.waitLeader("a new Raft leader", li)
 	startsWith := func(got, want any) bool {
 		g, w := jsonString(got), jsonString(want)
 		return strings.HasPrefix(g, strings.TrimSuffix(w, "]"))
@@ -320,19 +329,18 @@ func TestDebugLogAndEventsSurviveALeaderChange(t *testing.T) {
 		t.Fatalf("after the leader change chatty/0's events are\n%v\nwant them to start with\n%v", ev, evBefore)
 	}
 	// The new leader's node logs its election; the line reaches the log.
-	eventually(t, "a node's lines in the debug log", time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, time.Minute, "a node's lines in the debug log", func() error {
 		lines := parseLogLines(t, c.cli("debug-log", "--exclude", "chatty,m1", "--replay", "-o", "json"))
 		for _, l := range lines {
 			if l.Node != "" && l.Origin == model.OriginNode {
-				return true, ""
+				return nil
 			}
 		}
-		return false, jsonString(lines)
+		return holds(false, jsonString(lines))
 	})
 	// The killed node restarts from its data dir and has them all.
-	c.procs[li] = startProc(t, append(c.serverArgs(li), "--join", c.live(), "--token", c.token)...)
-	c.addrs[li] = c.waitAddr(li)
-	c.waitCaughtUp(t, "the restarted node caught up")
+	c.restart(li)
+	c.waitCaughtUp("the restarted node caught up")
 	own := parseLogLines(t, c.cliAt(c.addrs[li], "debug-log", "--include", "chatty/0", "--replay", "-o", "json"))
 	if !startsWith(own, before) {
 		t.Fatalf("the restarted node's chatty/0 log is\n%v\nwant it to start with\n%v", own, before)
