@@ -62,6 +62,9 @@ func (d *dispatch) accept(machine string, reports []wire.Report, now time.Time) 
 		}
 		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, d.stale.lastOf(rep.Unit))
 		res.Timer = cl.timer
+		if rep.Duration > 0 {
+			res.Started = now.Add(-rep.Duration).UnixNano()
+		}
 		d.noteRan(rep.Unit, machine, now)
 		if res.Error != "" {
 			res.RetryAt = d.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()

@@ -20,6 +20,7 @@ const requestMemory = 8192
 func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	s.Normalize()
 	s.Index = index
+	s.now, s.pending = c.Time, nil
 	desired, err := c.Check()
 	if err != nil {
 		return nil, err
@@ -84,8 +85,11 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 				m.Lost = lost
 				m.Index = index
 				t.All, sc = true, everything()
+				s.noteLiveness(m)
 			}
 		}
+	case OpLogs:
+		return nil, fmt.Errorf("log lines are kept beside the state, not in it: raftstore applies them")
 	case OpAuth:
 		if s.Auth != nil && (s.Auth.Operator != c.Auth.Operator || s.Auth.Join != c.Auth.Join) {
 			return nil, fmt.Errorf("the control plane's credentials are already set")
@@ -115,6 +119,7 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	}
 	s.record(t)
 	s.remember(c, index)
+	resp.events, s.pending = s.pending, nil
 	return resp, nil
 }
 
@@ -256,6 +261,7 @@ func (s *State) killUnit(index uint64, u *Unit) {
 		return
 	}
 	u.Life, u.Index = Dying, index
+	s.note(u.Name, EventDying, false, "dying: removed from the environment; its hook runs once more to let go")
 }
 
 // Error kinds.
@@ -273,6 +279,8 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	}
 	svc := s.Services[u.Service]
 	t.Units = append(t.Units, u.Name)
+	wasError, oldStatus := u.Error, u.Status
+	defer func() { s.noteResult(u, r, wasError, oldStatus) }()
 	u.Index = index
 	u.Reconciles++
 	if !r.Timer {
@@ -420,6 +428,7 @@ func lastRun(u *Unit, seen *Seen) bool {
 }
 
 func (s *State) removeUnit(u *Unit) {
+	s.note(u.Name, EventRemoved, false, "removed")
 	s.dropUnit(u)
 	s.keepDeparted(u)
 	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
@@ -446,6 +455,11 @@ func (s *State) resolve(index uint64, r *ResolveUnit) (marked []*Unit, err error
 // its failed universe taken as reconciled.
 func (s *State) resolveUnit(index uint64, u *Unit, noRetry bool) {
 	u.Index = index
+	if noRetry {
+		s.note(u.Name, EventResolved, false, "resolved --no-retry: the failed universe %s counts as reconciled", ShortHash(u.Error.Hash))
+	} else {
+		s.note(u.Name, EventResolved, false, "resolved: retrying now")
+	}
 	if noRetry {
 		// The failed run counts as done, exactly as a success would.
 		u.Reconciled = u.Error.Hash

@@ -30,6 +30,8 @@ type Command struct {
 	Reset    *ResetMachine    `json:"reset,omitempty"`
 	Join     *JoinToken       `json:"join,omitempty"`
 	Limits   *Limits          `json:"limits,omitempty"`
+	// Logs is debug-log lines, kept beside the state (logs.go).
+	Logs *LogBatch `json:"logs,omitempty"`
 }
 
 // Op names a command.
@@ -46,6 +48,9 @@ const (
 	OpReset    Op = "reset-machine"
 	OpJoin     Op = "join-token"
 	OpLimits   Op = "limits"
+	// OpLogs carries debug-log lines: raftstore's FSM keeps them in its
+	// log store; the state only sees the index move.
+	OpLogs Op = "logs"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -115,6 +120,9 @@ type Result struct {
 	Error string `json:"error,omitempty"`
 	// RetryAt is when a failed run may be retried (unix nanoseconds).
 	RetryAt int64 `json:"retry_at,omitempty"`
+	// Started is when the run started (unix nanoseconds, the leader's
+	// clock less the run's duration), for its event.
+	Started int64 `json:"started,omitempty"`
 	// Timer marks a run the update-status timer woke (engine/schedule),
 	// not a change: it is left out of the divergence accounting, since
 	// a settled unit woken every few minutes is not failing to settle.
@@ -164,6 +172,8 @@ type Response struct {
 	// the others.
 	Resolved     []string `json:"resolved,omitempty"`
 	ResolvedMore int      `json:"resolved_more,omitempty"`
+	// events are what the command did to units (events.go), for the FSM.
+	events []Event
 }
 
 // MaxListedResolved caps Response.Resolved: the answer to resolving a
@@ -218,7 +228,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil} {
 		if p {
 			set++
 		}
@@ -288,6 +298,11 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, missing()
 		}
 		return nil, c.Limits.Validate()
+	case OpLogs:
+		if c.Logs == nil {
+			return nil, missing()
+		}
+		return nil, c.Logs.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

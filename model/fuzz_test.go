@@ -21,6 +21,8 @@ func FuzzCommand(f *testing.F) {
 		`{"op":"auth","auth":{"operator":"x","join":"y"}}`,
 		`{"op":"nope","deploy":{},"machine":{}}`,
 		`{"op":"limits","limits":{"units_per_service":1,"units":0}}`,
+		`{"op":"logs","logs":{"lines":[{"time":1,"unit":"web/0","machine":"m1","level":"info","origin":"hook","message":"hi"}]}}`,
+		`{"op":"logs","logs":{"lines":[{"time":1,"node":"n 1","level":"loud","origin":"x","seq":3}]}}`,
 		`{"op":"deploy","deploy":{"env":{"apiVersion":"fixpoint/v1","name":"x","services":{"a":{"charm":"c","charm_hash":"h","units":1000000000}}},"charms":{"h":{"hash":"h","meta":{"name":"c"}}}}}`,
 	} {
 		f.Add([]byte(seed))
@@ -43,6 +45,43 @@ func FuzzCommand(f *testing.F) {
 			if after, _ := json.Marshal(st); string(after) != string(before) {
 				t.Fatalf("a refused command changed the state: %s", data)
 			}
+		}
+	})
+}
+
+// FuzzLogBatch holds what an agent posts to the debug log's rules: a batch
+// Validate accepts is kept in order within the store's caps, every line
+// with its own number.
+func FuzzLogBatch(f *testing.F) {
+	for _, seed := range []string{
+		`{"lines":[{"time":1,"unit":"web/0","machine":"m1","level":"info","origin":"hook","message":"hi"}]}`,
+		`{"lines":[{"time":5,"machine":"m1","level":"warning","origin":"agent","message":"3 lines dropped"},{"time":6,"node":"n1","level":"error","origin":"node","message":"x"}]}`,
+		`{"lines":[{"time":0,"unit":"web","level":"debug","origin":"juju-log","message":"\u0000"}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var b LogBatch
+		if json.Unmarshal(data, &b) != nil {
+			return
+		}
+		c := Command{Op: OpLogs, Logs: &b}
+		if c.Validate() != nil {
+			return
+		}
+		store := NewBounded(512, 2048, NewLogStore().measure, NewLogStore().stamp, NewLogStore().seq)
+		store.Add(b.Lines)
+		got, last := store.Read(0, nil, nil, 0, false)
+		if last != uint64(len(b.Lines)) {
+			t.Fatalf("%d lines numbered up to %d", len(b.Lines), last)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].Seq <= got[i-1].Seq {
+				t.Fatalf("kept out of order: %d after %d", got[i].Seq, got[i-1].Seq)
+			}
+		}
+		if st := store.Stats(); st.Bytes > 2048 {
+			t.Fatalf("%d bytes kept over a 2048-byte cap", st.Bytes)
 		}
 	})
 }

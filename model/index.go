@@ -49,6 +49,11 @@ func (s *State) addUnits(svc string, us []*Unit) {
 		s.Units[u.Name] = u
 		// A unit is created with its storage, as Juju's AddUnit is.
 		s.ensureStorage(u)
+		if u.Machine != "" {
+			s.note(u.Name, EventCreated, false, "unit added, on machine %s", u.Machine)
+		} else {
+			s.note(u.Name, EventCreated, false, "unit added")
+		}
 	}
 	if s.idx == nil {
 		return

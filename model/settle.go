@@ -382,6 +382,7 @@ func (s *State) electLeaders(index uint64, sc *scope) bool {
 			}
 		}
 		if next != svc.Leader {
+			s.noteLeader(name, svc.Leader, next)
 			svc.Leader, svc.LeaderRev, svc.Index = next, index, index
 			changed = true
 		}

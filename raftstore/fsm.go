@@ -44,6 +44,9 @@ type document struct {
 	Index   uint64              `json:"index"`
 	Nodes   map[string]nodeInfo `json:"nodes"`
 	State   *model.State        `json:"state"`
+	// Logs and Events are the diagnostics kept beside the state (diag.go).
+	Logs   *model.BoundedDump[model.LogLine] `json:"logs,omitempty"`
+	Events *model.BoundedDump[model.Event]   `json:"events,omitempty"`
 }
 
 // encodeEntry prefixes the JSON of v with its type tag.
@@ -90,6 +93,8 @@ type fsm struct {
 	restores atomic.Uint64
 	// published is a read-only copy of nodes, swapped on change.
 	published atomic.Pointer[map[string]nodeInfo]
+	// diag is the debug log and the unit events (diag.go).
+	diag diagnostics
 }
 
 func newFSM(log hclog.Logger) *fsm {
@@ -98,6 +103,7 @@ func newFSM(log hclog.Logger) *fsm {
 		state:   model.NewState(),
 		nodes:   map[string]nodeInfo{},
 		changed: make(chan struct{}),
+		diag:    newDiagnostics(),
 	}
 	f.publishNodes()
 	return f
@@ -229,10 +235,14 @@ func (f *fsm) applyCommand(index uint64, c *model.Command) (out any) {
 			out = fmt.Errorf("entry %d: applying %s failed inside the model: %v", index, c.Op, p)
 		}
 	}()
+	if c.Op == model.OpLogs {
+		return f.diag.applyLogs(index, c)
+	}
 	resp, err := f.state.Apply(index, c)
 	if err != nil {
 		return err
 	}
+	f.diag.events.Add(resp.Events())
 	return resp
 }
 
@@ -250,7 +260,7 @@ func (f *fsm) frozen() *fsmSnapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	// Under mu nothing applies, so the index and the state agree.
-	return &fsmSnapshot{index: f.appliedIndex(), nodes: maps.Clone(f.nodes), state: f.state.Clone()}
+	return &fsmSnapshot{index: f.appliedIndex(), nodes: maps.Clone(f.nodes), state: f.state.Clone(), logs: f.diag.logs.Dump(), events: f.diag.events.Dump()}
 }
 
 // Restore replaces everything with a snapshot and wakes watchers with a
@@ -266,6 +276,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.state = d.State
 	f.nodes = d.Nodes
 	f.state.Index = d.Index
+	f.diag.load(d)
 	f.publishNodes()
 	f.restores.Add(1)
 	f.advance(d.Index, d.Index)
@@ -361,9 +372,11 @@ func (f *fsm) registry() map[string]nodeInfo {
 
 // fsmSnapshot is a frozen copy of the state waiting to be written.
 type fsmSnapshot struct {
-	index uint64
-	nodes map[string]nodeInfo
-	state *model.State
+	index  uint64
+	nodes  map[string]nodeInfo
+	state  *model.State
+	logs   *model.BoundedDump[model.LogLine]
+	events *model.BoundedDump[model.Event]
 }
 
 // Persist streams the document to the sink: the encoded state is never
@@ -381,11 +394,11 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 
 // writeTo streams the document to w.
 func (s *fsmSnapshot) writeTo(w io.Writer) error {
-	if err := writeDocument(w, s.index, s.nodes, s.state); err != nil {
+	if err := writeDocument(w, s.index, s.nodes, s.state, s.logs, s.events); err != nil {
 		return fmt.Errorf("at index %d: %w", s.index, err)
 	}
 	return nil
 }
 
 // Release drops the copy.
-func (s *fsmSnapshot) Release() { s.state, s.nodes = nil, nil }
+func (s *fsmSnapshot) Release() { s.state, s.nodes, s.logs, s.events = nil, nil, nil, nil }

@@ -22,7 +22,7 @@ import (
 // their readers of either kind agree.
 
 // writeDocument streams the snapshot document of st at index to w.
-func writeDocument(w io.Writer, index uint64, nodes map[string]nodeInfo, st *model.State) error {
+func writeDocument(w io.Writer, index uint64, nodes map[string]nodeInfo, st *model.State, logs *model.BoundedDump[model.LogLine], events *model.BoundedDump[model.Event]) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head, err := json.Marshal(struct {
 		Version int                 `json:"version"`
@@ -38,6 +38,9 @@ func writeDocument(w io.Writer, index uint64, nodes map[string]nodeInfo, st *mod
 		bw.WriteString("null")
 	} else if err := streamStruct(bw, reflect.ValueOf(st).Elem()); err != nil {
 		return fmt.Errorf("encode snapshot state: %w", err)
+	}
+	if err := writeDiagnostics(bw, logs, events); err != nil {
+		return err
 	}
 	bw.WriteByte('}')
 	if err := bw.Flush(); err != nil {
@@ -217,6 +220,10 @@ func readDocument(r io.Reader) (*document, error) {
 				d.State = st
 			}
 			return err
+		case "logs":
+			return dec.Decode(&d.Logs)
+		case "events":
+			return dec.Decode(&d.Events)
 		}
 		return skipValue(dec)
 	})

@@ -108,7 +108,8 @@ func marshalled(t testing.TB, f *fsm) []byte {
 	t.Helper()
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	b, err := json.Marshal(document{Version: snapshotVersion, Index: f.appliedIndex(), Nodes: f.nodes, State: f.state})
+	b, err := json.Marshal(document{Version: snapshotVersion, Index: f.appliedIndex(), Nodes: f.nodes, State: f.state,
+		Logs: f.diag.logs.Dump(), Events: f.diag.events.Dump()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,8 @@ charms again and carries on.`,
 			if address == "" {
 				address = outboundAddress(addrs[0])
 			}
-			log := hclog.New(&hclog.LoggerOptions{Name: "agent", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
+			// An intercept logger: the agent ships its lines to the debug log.
+			log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "agent", Level: hclog.LevelFromString(logLevel), JSONFormat: logJSON, Output: os.Stderr})
 			abs, err := filepath.Abs(dataDir)
 			if err != nil {
 				return err

@@ -199,7 +199,9 @@ func newFilteredLogger(name, level string, jsonFormat bool, exclude func(hclog.L
 	if lvl == hclog.NoLevel || lvl == hclog.Off {
 		return nil, exitf(exitFailed, "--log-level %q: use %s", level, strings.Join(logLevels, ", "))
 	}
-	return hclog.New(&hclog.LoggerOptions{
+	// An intercept logger, so that a node ships its lines to the debug
+	// log (debuglog_node.go).
+	return hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name:            name,
 		Level:           lvl,
 		JSONFormat:      jsonFormat,

@@ -141,6 +141,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
+	shipNodeLog(runCtx, store, cfg.log)
 	ctl := engine.NewController(store, engine.Options{
 		Log:      cfg.log.Named("engine"),
 		AgentTTL: cfg.tuning.agentTTL,

@@ -18,6 +18,8 @@ import (
 type unitDetail struct {
 	*engine.UnitDetail
 	Runs []*unitRun `json:"last_runs"`
+	// Events are the unit's last events, oldest first (events.go).
+	Events []unitEvent `json:"events,omitempty"`
 }
 
 // unitRun is one recent hook run.
@@ -32,14 +34,15 @@ type unitRun struct {
 func newShowUnitCmd() *cobra.Command {
 	var r remote
 	var format string
-	var runs int
+	var runs, events int
 	cmd := &cobra.Command{
 		Use:   "show-unit UNIT",
 		Short: "Show one unit: machine, leader, phase, its relations and settings, last runs",
 		Long: `show-unit prints everything about one unit: its machine and address, whether
 it leads its service, its phase and since when, its workload status, each
 relation it is in with the units it sees there and the settings it wrote,
-its state, and its last hook runs. YAML by default, --format json for
+its state, its last hook runs, and, last, its recent events (as 'fixpoint events'
+lists them). YAML by default, --format json for
 scripts.
 
 Secret values (config options of type secret; relation, application and
@@ -65,16 +68,18 @@ operator credential only.`,
 			if err != nil {
 				return err
 			}
+			d.Events = recentEvents(cmd.Context(), c, args[0], events)
 			if format == "json" {
 				return writeJSONStatus(cmd.OutOrStdout(), d, false)
 			}
-			return writeYAML(cmd.OutOrStdout(), d)
+			return writeUnitYAML(cmd.OutOrStdout(), d)
 		},
 	}
 	r.flags(cmd)
 	r.revealFlag(cmd)
 	cmd.Flags().StringVarP(&format, "format", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().IntVar(&runs, "runs", 5, "how many of the last hook runs to show")
+	cmd.Flags().IntVar(&events, "events", 10, "how many of the last events to show, at the end")
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,9 @@ type pageView struct {
 	Ticks        []string
 	Bands        []string
 	Panel, Facts string
-	Text         string
+	// Events are the kinds of the open unit panel's events, newest first.
+	Events []string
+	Text   string
 	// Crossings name each relation line that runs through a card.
 	Crossings []string
 }
@@ -152,6 +155,7 @@ const readPage = `(() => {
     Bands: [...document.querySelectorAll('#timeline .band')].map((b) => b.dataset.kind),
     Panel: document.getElementById('panel').hidden ? '' : document.getElementById('panel').dataset.unit,
     Facts: (document.getElementById('unit-facts') || {}).innerText || '',
+    Events: [...document.querySelectorAll('#unit-events tr')].map((r) => r.dataset.kind),
     Text: document.body.innerText,
     Crossings: crossings(),
   };
@@ -415,6 +419,10 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 	v = d.until("web/0's panel", func(v *pageView) error {
 		if v.Panel != "web/0" || !strings.Contains(v.Facts, "service") || !strings.Contains(strings.ToLower(v.Text), "last result") || !strings.Contains(v.Text, `"unit": "web/0"`) {
 			return fmt.Errorf("panel %q, facts %q", v.Panel, v.Facts)
+		}
+		// The unit's events: it was added and its runs succeeded.
+		if !slices.Contains(v.Events, "succeeded") || !slices.Contains(v.Events, "created") {
+			return fmt.Errorf("panel events %q", v.Events)
 		}
 		return nil
 	})

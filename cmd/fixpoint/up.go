@@ -201,11 +201,17 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	if err != nil {
 		return err
 	}
+	// The agent's own logger: the node ships its logger's lines as its
+	// own, the agent its lines as machine local's (debuglog_node.go).
+	agentLog, err := newLogger("fixpoint.agent", cfg.logLevel, cfg.logJSON)
+	if err != nil {
+		return err
+	}
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	agentDone := make(chan struct{})
 	agentClient := api.NewClient([]string{n.addr}, creds.join, nil)
 	agentClient.UseCredential(cred, func(tok string) error { return writeAgentCredential(agentDir, tok) })
-	a := agent.New(agentClient, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: agentDir, HookTimeout: cfg.hookTimeout, HookShell: cfg.hookShell, Log: log.Named("agent")})
+	a := agent.New(agentClient, agent.Config{Machine: "local", Address: "127.0.0.1", DataDir: agentDir, HookTimeout: cfg.hookTimeout, HookShell: cfg.hookShell, Log: agentLog})
 	go func() {
 		defer close(agentDone)
 		_ = a.Run(agentCtx)

@@ -66,7 +66,11 @@ type Config struct {
 	Heartbeat time.Duration
 	// Observe, when set, is told about every finished run.
 	Observe func(w wire.Work, r wire.Report)
-	Log     hclog.Logger
+	// Log is the agent's log; an hclog.InterceptLogger's lines also go
+	// to the debug log (logship.go).
+	Log hclog.Logger
+	// Ship bounds the shipping of log lines to the debug log.
+	Ship ShipperOptions
 }
 
 // Agent runs hooks for one machine.
@@ -84,6 +88,9 @@ type Agent struct {
 	// unanswered counts the results being posted whose post the control
 	// plane has not answered yet.
 	unanswered atomic.Int64
+	// ship carries log lines to the debug log; nil when the client
+	// takes none.
+	ship *Shipper
 }
 
 // DefaultConcurrency sizes the hook slots to the machine: two per CPU the
@@ -112,7 +119,8 @@ func New(client Client, cfg Config) *Agent {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, stop: map[string]context.CancelFunc{}, charms: map[string]*sync.Mutex{}}
+	return &Agent{cfg: cfg, client: client, running: map[string]bool{}, stop: map[string]context.CancelFunc{}, charms: map[string]*sync.Mutex{},
+		ship: newShipper(client, cfg)}
 }
 
 // Run registers the machine and works until ctx ends, or until the
@@ -141,6 +149,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer stop()
 	reports := make(chan wire.Report, 1024)
 	var wg sync.WaitGroup
+	a.startShipping(ctx, &wg)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -407,7 +416,7 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 			return rep
 		}
 	}
-	out, err := hookrun.Run(ctx, hookrun.Spec{
+	spec := hookrun.Spec{
 		Path:      filepath.Join(charmDir, "hooks", "reconcile"),
 		Dir:       unitDir,
 		Input:     input,
@@ -416,7 +425,12 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 		Timeout:   a.cfg.HookTimeout,
 		MaxOutput: a.cfg.MaxOutput,
 		Track:     lock,
-	})
+	}
+	if lines := a.hookOutput(w.Unit); lines != nil {
+		spec.Stderr = lines
+		defer lines.Close()
+	}
+	out, err := hookrun.Run(ctx, spec)
 	if err != nil {
 		rep.Error = err.Error()
 		if herr := (*hookrun.Error)(nil); errors.As(err, &herr) {

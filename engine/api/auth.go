@@ -201,7 +201,7 @@ func allowed(p principal, r *http.Request) string {
 		return "" // the handler checks which machine
 	case p.role == roleJoin:
 		return "a join token only registers machines"
-	case path == "/v1/agent/work" || path == "/v1/agent/results" || path == "/v1/agent/heartbeat":
+	case path == "/v1/agent/work" || path == "/v1/agent/results" || path == "/v1/agent/heartbeat" || path == "/v1/agent/logs":
 		if machine != p.machine {
 			return "its credential covers only the units on machine " + p.machine
 		}

@@ -72,6 +72,9 @@ type Server struct {
 	// catchingUp holds the one catch-up with the leader that requests
 	// with an unknown token may run at a time (auth.go).
 	catchingUp chan struct{}
+	// logSlots bounds the log batches this node proposes at once
+	// (debuglog.go).
+	logSlots chan struct{}
 }
 
 // NewServer returns the API of one node.
@@ -121,6 +124,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/machines/{name}/reset", s.resetMachine)
 	s.mux.HandleFunc("POST /v1/token/join", s.rotateJoin)
 	s.operatorRoutes()
+	s.diagRoutes()
 	return s
 }
 

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,9 @@ type Spec struct {
 	// Track, if not nil, is told where the run's processes are (a
 	// *UnitLock records them for an agent restarted after a crash).
 	Track Tracker
+	// Stderr, if not nil, also gets stderr as it is written, whole (the
+	// Outcome keeps a tail); it must not block or fail.
+	Stderr io.Writer
 }
 
 // Outcome is what a run produced.
@@ -111,6 +115,9 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 	stdout := &capped{max: spec.MaxOutput}
 	stderr := &tail{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if spec.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(stderr, spec.Stderr)
+	}
 	start := time.Now()
 	proc, err := Start(cmd, spec.Track)
 	if err != nil {

@@ -12,6 +12,7 @@ let detail = null; // GET /v1/units/UNIT of the open unit; false when gone
 const PANEL_SECTIONS = [
   { id: 'facts', load: (unit) => api('/v1/units/' + unitPath(unit)), draw: drawFacts },
   { id: 'runs', title: 'Last result', load: (unit) => api('/v1/logs?unit=' + encodeURIComponent(unit) + '&limit=5'), draw: drawRuns },
+  { id: 'events', title: 'Events', load: (unit) => api('/v1/events?of=' + encodeURIComponent(unit) + '&tail=' + EVENTS_SHOWN), draw: drawEvents },
   { id: 'universe', load: (unit) => api('/v1/universe/' + unitPath(unit)), draw: drawUniverse },
 ];
 
@@ -109,6 +110,24 @@ function drawRuns(body, res) {
   body.innerHTML = list.length
     ? runHTML(list[0]) + (list.length > 1 ? `<details><summary>${list.length - 1} earlier</summary>${list.slice(1).map(runHTML).join('')}</details>` : '')
     : '<p class="muted">no hook run since this node became leader (it keeps the last 50 of each unit in memory); the unit\'s current settings are in its universe below, under relations[].local</p>';
+}
+
+// EVENTS_SHOWN is how many of the unit's latest events the panel lists.
+const EVENTS_SHOWN = 20;
+
+function drawEvents(body, res) {
+  if (!res.ok) {
+    body.innerHTML = `<p class="err">${esc(res.error.message)}</p>`;
+    return;
+  }
+  const evs = res.value.events.slice().reverse();
+  body.innerHTML = evs.length
+    ? '<table class="events" id="unit-events"><tbody>' + evs.map((e) => {
+      const when = new Date(e.time / 1e6);
+      return `<tr class="${e.warning ? 'warning' : ''}" data-kind="${esc(e.kind)}"><td class="when">${timeTag(when, isoTime(when, true))}</td>` +
+        `<td class="kind">${esc(e.kind)}</td><td>${esc(e.message)}</td></tr>`;
+    }).join('') + '</tbody></table>'
+    : '<p class="muted">no events kept</p>';
 }
 
 function drawUniverse(body, res) {

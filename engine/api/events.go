@@ -1,0 +1,64 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
+)
+
+// Events is the answer of GET /v1/events.
+type Events struct {
+	// Last is the number of the last event read; ask for events after it
+	// to follow.
+	Last   uint64        `json:"last"`
+	Events []model.Event `json:"events"`
+}
+
+// events serves GET /v1/events?of=UNIT|SERVICE&after=SEQ&tail=N&wait=D:
+// the unit events (model/events.go) of a unit, of a service's units, or
+// of all units, oldest first. Like the debug log, they are replicated:
+// any node answers from its own copy. Secret values the unit sees are
+// scrubbed from what is shown (a failed hook's error may print one).
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	d, ok := s.diagnostics(w)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	of := q.Get("of")
+	var keyOK func(string) bool
+	switch {
+	case of == "":
+	case model.CheckUnitName(of) == nil:
+		keyOK = func(k string) bool { return k == of }
+	case model.CheckName(model.KindService, of) == nil:
+		keyOK = func(k string) bool { return model.ServiceOf(k) == of }
+	default:
+		writeKind(w, wire.KindBadRequest, "events of %s: name a unit (service/N) or a service", model.Quote(of, 24))
+		return
+	}
+	rq, ok := readQuery(w, q)
+	if !ok {
+		return
+	}
+	reveal, ok := s.reveal(w, r)
+	if !ok {
+		return
+	}
+	evs, last := waitRead(r.Context(), d.EventStore(), rq, keyOK, nil)
+	if !reveal && len(evs) > 0 {
+		secrets := map[string][]string{}
+		_ = s.node.View(func(st *model.State) error {
+			for i := range evs {
+				u := evs[i].Unit
+				if _, done := secrets[u]; !done {
+					secrets[u] = st.SecretsOf(u)
+				}
+				evs[i].Message = model.Scrub(evs[i].Message, secrets[u])
+			}
+			return nil
+		})
+	}
+	writeJSON(w, http.StatusOK, Events{Last: last, Events: nonNil(evs)})
+}
