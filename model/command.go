@@ -30,6 +30,10 @@ type Command struct {
 	Reset    *ResetMachine    `json:"reset,omitempty"`
 	Join     *JoinToken       `json:"join,omitempty"`
 	Limits   *Limits          `json:"limits,omitempty"`
+
+	Enqueue     *EnqueueAction `json:"enqueue,omitempty"`
+	StartAction *StartAction   `json:"start_action,omitempty"`
+	Finish      *FinishAction  `json:"finish,omitempty"`
 }
 
 // Op names a command.
@@ -46,6 +50,10 @@ const (
 	OpReset    Op = "reset-machine"
 	OpJoin     Op = "join-token"
 	OpLimits   Op = "limits"
+	// Actions (actions.go).
+	OpEnqueue Op = "enqueue-action"
+	OpStart   Op = "start-action"
+	OpFinish  Op = "finish-action"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -164,6 +172,8 @@ type Response struct {
 	// the others.
 	Resolved     []string `json:"resolved,omitempty"`
 	ResolvedMore int      `json:"resolved_more,omitempty"`
+	// Action is the operation an enqueue-action made.
+	Action int `json:"action,omitempty"`
 }
 
 // MaxListedResolved caps Response.Resolved: the answer to resolving a
@@ -218,7 +228,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil} {
 		if p {
 			set++
 		}
@@ -288,6 +298,21 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, missing()
 		}
 		return nil, c.Limits.Validate()
+	case OpEnqueue:
+		if c.Enqueue == nil {
+			return nil, missing()
+		}
+		return nil, c.Enqueue.check()
+	case OpStart:
+		if c.StartAction == nil {
+			return nil, missing()
+		}
+		return nil, CheckName(KindMachine, c.StartAction.Machine)
+	case OpFinish:
+		if c.Finish == nil {
+			return nil, missing()
+		}
+		return nil, c.Finish.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

@@ -107,6 +107,11 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 	if err := storageMeta(meta, doc.Storage, idx); err != nil {
 		return nil, err
 	}
+	if main != filepath.Join(dir, CharmFile) {
+		if meta.Actions, err = loadActions(dir, main == filepath.Join(dir, CharmcraftFile)); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkCharm(meta, idx); err != nil {
 		return nil, err
 	}
