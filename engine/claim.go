@@ -114,6 +114,11 @@ func (c *Controller) Claim(ctx context.Context, machine string, max int, wait ti
 func (c *Controller) claimLocked(st *model.State, machine string, max int) ([]wire.Work, time.Time) {
 	c.refreshLocked(st)
 	now := c.opts.Now()
+	if acts := c.actionWork(st, machine, max, now); len(acts) > 0 {
+		// Operations first, as Juju runs a queued action before the
+		// next hook; the agent asks again at once for the rest.
+		return acts, time.Time{}
+	}
 	for {
 		picked, next, changedBack := c.pick(st, machine, max, now)
 		// A unit that saw a change but turned out unchanged may have

@@ -119,6 +119,7 @@ type Controller struct {
 	disp  dispatch
 	stat  statusState
 	work  WorkStats
+	acts  actionState
 }
 
 // dispatch is who gets which work when: the queue of units that may need
@@ -264,6 +265,7 @@ func (c *Controller) forget() {
 	c.disp.claims = map[string]*claim{}
 	// Timers too: on our return every unit's starts afresh.
 	c.disp.lastRun = map[string]map[string]time.Time{}
+	c.acts = actionState{}
 	c.stat.changed.note()
 	c.wakeAll()
 }

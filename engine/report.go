@@ -61,6 +61,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	for _, r := range results {
 		if cl := c.disp.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
 			delete(c.disp.claims, r.Unit)
+			c.claimEnded(r.Unit, cl.machine)
 			if r.Error == "" && schedule.KeepLast(c.disp.runs[r.Unit]) {
 				c.stale.keepLast(r.Unit, cl.uni)
 			}

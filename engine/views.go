@@ -91,6 +91,9 @@ func (c *Controller) refreshLocked(st *model.State) {
 			c.wakeQueued()
 		}
 	}
+	if n.actions || n.rebuild {
+		c.wakeForActions(st)
+	}
 	c.stale.caughtUp(st)
 	c.stat.changed.note()
 }

@@ -241,30 +241,41 @@ func (s *State) NextActions(machine string) []*Action {
 	return out
 }
 
-// enqueueAction records a new pending action; it returns its id.
-func (s *State) enqueueAction(at int64, e *EnqueueAction) (int, error) {
+// CheckEnqueue checks e against the state: the unit is there and alive,
+// the params fit its charm's declaration, its queue has room. It returns
+// the params with the declared defaults filled in.
+func (s *State) CheckEnqueue(e *EnqueueAction) (map[string]any, error) {
 	u := s.Units[e.Unit]
 	if u == nil {
-		return 0, fmt.Errorf("unit %s does not exist", e.Unit)
+		return nil, fmt.Errorf("unit %s does not exist", e.Unit)
 	}
 	if u.Life != Alive {
-		return 0, fmt.Errorf("unit %s is %s: it runs no more actions", e.Unit, u.Life)
+		return nil, fmt.Errorf("unit %s is %s: it runs no more operations", e.Unit, u.Life)
 	}
 	params := e.Params
 	if e.Name != ExecName {
 		var err error
 		if params, err = CheckActionParams(s.charmOf(u), e.Name, e.Params); err != nil {
-			return 0, fmt.Errorf("%s on %s: %w", e.Name, e.Unit, err)
+			return nil, fmt.Errorf("%s on %s: %w", e.Name, e.Unit, err)
 		}
 	}
 	queued := 0
-	for id := range s.ActiveActions {
-		if s.ActiveActions[id] == e.Unit {
+	for _, unit := range s.ActiveActions {
+		if unit == e.Unit {
 			queued++
 		}
 	}
 	if queued >= MaxQueuedActions {
-		return 0, fmt.Errorf("unit %s has %d operations not finished; the limit is %d: wait for them", e.Unit, queued, MaxQueuedActions)
+		return nil, fmt.Errorf("unit %s has %d operations not finished; the limit is %d: wait for them", e.Unit, queued, MaxQueuedActions)
+	}
+	return params, nil
+}
+
+// enqueueAction records a new pending action; it returns its id.
+func (s *State) enqueueAction(at int64, e *EnqueueAction) (int, error) {
+	params, err := s.CheckEnqueue(e)
+	if err != nil {
+		return 0, err
 	}
 	s.NextAction++
 	id := s.NextAction

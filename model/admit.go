@@ -27,6 +27,9 @@ func (s *State) Admit(c *Command, desired *Desired) (noop bool, err error) {
 		return s.checkJoin(c.Join)
 	case OpLimits:
 		return s.checkSetLimits(c.Limits)
+	case OpEnqueue:
+		_, err = s.CheckEnqueue(c.Enqueue)
+		return false, err
 	}
 	return false, nil
 }
