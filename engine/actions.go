@@ -122,7 +122,7 @@ func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire
 	for _, l := range rep.Log {
 		fin.Log = append(fin.Log, model.ActionLog{Time: l.Time, Message: l.Message})
 	}
-	if len(rep.Output) > 0 && !rep.Failed {
+	if len(rep.Output) > 0 {
 		var decodeErr error
 		err := c.store.View(func(st *model.State) error {
 			a := st.Actions[rep.ID]

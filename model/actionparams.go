@@ -136,7 +136,12 @@ func checkObject(at string, schema map[string]any, x map[string]any) (any, error
 		}
 		ps, _ := props[k].(map[string]any)
 		if d, ok := ps["default"]; ok {
-			out[k] = d
+			// A default object gets its own properties' defaults.
+			v, err := checkSchema(at+"."+k, ps, d)
+			if err != nil {
+				return nil, fmt.Errorf("the charm's default: %w", err)
+			}
+			out[k] = v
 		}
 	}
 	if req, ok := schema["required"].([]any); ok {

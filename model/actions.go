@@ -325,7 +325,9 @@ func (s *State) finishAction(index uint64, at int64, f *FinishAction, t *Touched
 		return "", fmt.Errorf("operation %d is %s on machine %q, not running on %s", f.ID, a.Status, a.Machine, f.Machine)
 	}
 	skipped := ""
-	if f.Writes != nil && !f.Failed {
+	// An action that failed by action-fail still exited 0: what it wrote
+	// is kept, as Juju keeps it; one whose process failed brings none.
+	if f.Writes != nil {
 		if f.Writes.Unit != a.Unit {
 			return "", fmt.Errorf("operation %d is for %s, not %s", f.ID, a.Unit, f.Writes.Unit)
 		}
