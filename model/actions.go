@@ -405,6 +405,16 @@ func (s *State) failRunningOn(at int64, machine, why string) {
 	})
 }
 
+// runningOn reports whether an operation runs on machine.
+func (s *State) runningOn(machine string) bool {
+	for id := range s.ActiveActions {
+		if a := s.Actions[id]; a != nil && a.Status == ActionRunning && a.Machine == machine {
+			return true
+		}
+	}
+	return false
+}
+
 // failOrphanActions fails the unfinished actions of units that are gone.
 func (s *State) failOrphanActions(at int64) {
 	if len(s.ActiveActions) == 0 {

@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine"
 )
 
 // Actions and exec through the real binary: `fixpoint run`, `exec`,
@@ -28,12 +31,34 @@ type opView struct {
 	Log     []string       `json:"log"`
 }
 
+// opCLI runs a client command against the control plane under test.
+type opCLI func(args ...string) run
+
+// upCLI runs client commands against the up whose data dir is data.
+func upCLI(t *testing.T, data string) opCLI {
+	return func(args ...string) run {
+		t.Helper()
+		return fixpoint(t, 6*time.Minute, append(args, "--data-dir", data)...)
+	}
+}
+
+// statusVia reads status -o json.
+func statusVia(t *testing.T, cli opCLI) *engine.Status {
+	t.Helper()
+	r := cli("status", "-o", "json")
+	var st engine.Status
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil {
+		t.Fatalf("status exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	return &st
+}
+
 // runOp runs fixpoint with args (run or exec, -o json added) and decodes
 // the operation it prints.
-func runOp(t *testing.T, data string, wantCode int, args ...string) (opView, run) {
+func runOp(t *testing.T, cli opCLI, wantCode int, args ...string) (opView, run) {
 	t.Helper()
-	args = append(args, "-o", "json", "--wait", "5m", "--data-dir", data)
-	r := fixpoint(t, 6*time.Minute, args...)
+	args = append(args, "-o", "json", "--wait", "5m")
+	r := cli(args...)
 	if r.code != wantCode {
 		t.Fatalf("fixpoint %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, wantCode, r.stdout, r.stderr)
 	}
@@ -80,10 +105,10 @@ func actionsEnv(t *testing.T, dir, opsDir string) string {
 
 // checkClassicActions runs classic-kv's actions and exec on the control
 // plane whose operator data dir is data.
-func checkClassicActions(t *testing.T, data string) {
+func checkClassicActions(t *testing.T, cli opCLI) {
 	t.Helper()
 	// Params (a default filled in), a log line, nested results, a status.
-	op, _ := runOp(t, data, 0, "run", "kv/0", "greet", "greeting=hi", "times=2")
+	op, _ := runOp(t, cli, 0, "run", "kv/0", "greet", "greeting=hi", "times=2")
 	if op.Status != "completed" || nested(op.Results, "greeting.text") != "hi" || nested(op.Results, "greeting.times") != "2" || op.Results["unit"] != "kv/0" {
 		t.Errorf("greet: %+v", op)
 	}
@@ -93,29 +118,29 @@ func checkClassicActions(t *testing.T, data string) {
 	if op.Params["fail"] != nil || op.Params["greeting"] != "hi" {
 		t.Errorf("greet params %v", op.Params)
 	}
-	if u := statusJSON(t, data).Units["kv/0"]; u.Status.Message != "hi x2" {
+	if u := statusVia(t, cli).Units["kv/0"]; u.Status.Message != "hi x2" {
 		t.Errorf("greet: kv/0's status %+v; want the action's", u.Status)
 	}
 	// action-fail: exit 1, its message shown.
-	op, r := runOp(t, data, 1, "run", "kv/leader", "greet", "fail=boom")
+	op, r := runOp(t, cli, 1, "run", "kv/leader", "greet", "fail=boom")
 	if op.Status != "failed" || op.Message != "boom" || !strings.Contains(r.stderr, "failed: boom") {
 		t.Errorf("greet fail=boom: %+v\nstderr: %s", op, r.stderr)
 	}
 	// Params that do not fit the schema are refused before anything is
 	// queued.
-	before := len(listOps(t, data, "kv/0"))
-	if r := fixpoint(t, time.Minute, "run", "kv/0", "greet", "bogus=1", "--data-dir", data); r.code != 1 || !strings.Contains(r.stderr, `"bogus" is not a declared parameter`) {
+	before := len(listOps(t, cli, "kv/0"))
+	if r := cli("run", "kv/0", "greet", "bogus=1"); r.code != 1 || !strings.Contains(r.stderr, `"bogus" is not a declared parameter`) {
 		t.Errorf("greet bogus=1 exited %d: %s", r.code, r.stderr)
 	}
-	if r := fixpoint(t, time.Minute, "run", "kv/0", "greet", "times=0", "--data-dir", data); r.code != 1 || !strings.Contains(r.stderr, "below the minimum 1") {
+	if r := cli("run", "kv/0", "greet", "times=0"); r.code != 1 || !strings.Contains(r.stderr, "below the minimum 1") {
 		t.Errorf("greet times=0 exited %d: %s", r.code, r.stderr)
 	}
-	if after := len(listOps(t, data, "kv/0")); after != before {
+	if after := len(listOps(t, cli, "kv/0")); after != before {
 		t.Errorf("refused runs queued operations: %d before, %d after", before, after)
 	}
 	// The leader's data, written by an action, read back by exec on the
 	// other unit.
-	op, _ = runOp(t, data, 0, "run", "kv/leader", "remember", "note=n1")
+	op, _ = runOp(t, cli, 0, "run", "kv/leader", "remember", "note=n1")
 	if op.Results["remembered"] != "n1" {
 		t.Errorf("remember: %+v", op)
 	}
@@ -123,11 +148,11 @@ func checkClassicActions(t *testing.T, data string) {
 	if op.Unit == "kv/1" {
 		other = "kv/0"
 	}
-	r = fixpoint(t, 6*time.Minute, "exec", "--unit", other, "--data-dir", data, "--", "echo $JUJU_UNIT_NAME; leader-get note; echo to-stderr >&2; exit 3")
+	r = cli("exec", "--unit", other, "echo $JUJU_UNIT_NAME; leader-get note; echo to-stderr >&2; exit 3")
 	if r.code != 3 || r.stdout != other+"\nn1\n" || !strings.Contains(r.stderr, "to-stderr") {
 		t.Errorf("exec exited %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
 	}
-	ops := listOps(t, data, "")
+	ops := listOps(t, cli, "")
 	if len(ops) < 4 {
 		t.Fatalf("operations lists %d; want at least 4", len(ops))
 	}
@@ -135,25 +160,25 @@ func checkClassicActions(t *testing.T, data string) {
 	if last.Action != "exec" || last.Status != "completed" || last.Unit != other {
 		t.Errorf("last operation %+v; want the exec", last)
 	}
-	if r := fixpoint(t, time.Minute, "show-operation", fmt.Sprint(last.ID), "--data-dir", data); r.code != 0 || !strings.Contains(r.stdout, "return-code: 3") {
+	if r := cli("show-operation", fmt.Sprint(last.ID)); r.code != 0 || !strings.Contains(r.stdout, "return-code: 3") {
 		t.Errorf("show-operation %d exited %d:\n%s%s", last.ID, r.code, r.stdout, r.stderr)
 	}
-	if failed := listOpsBy(t, data, "--status", "failed"); len(failed) != 1 || failed[0].Message != "boom" {
+	if failed := listOpsBy(t, cli, "--status", "failed"); len(failed) != 1 || failed[0].Message != "boom" {
 		t.Errorf("operations --status failed: %+v", failed)
 	}
 }
 
-func listOps(t *testing.T, data, unit string) []opView {
+func listOps(t *testing.T, cli opCLI, unit string) []opView {
 	t.Helper()
 	if unit == "" {
-		return listOpsBy(t, data)
+		return listOpsBy(t, cli)
 	}
-	return listOpsBy(t, data, "--unit", unit)
+	return listOpsBy(t, cli, "--unit", unit)
 }
 
-func listOpsBy(t *testing.T, data string, flags ...string) []opView {
+func listOpsBy(t *testing.T, cli opCLI, flags ...string) []opView {
 	t.Helper()
-	r := fixpoint(t, time.Minute, append([]string{"operations", "-o", "json", "--data-dir", data}, flags...)...)
+	r := cli(append([]string{"operations", "-o", "json"}, flags...)...)
 	var out []opView
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
 		t.Fatalf("operations %v exited %d:\n%s%s", flags, r.code, r.stdout, r.stderr)
@@ -164,27 +189,27 @@ func listOpsBy(t *testing.T, data string, flags ...string) []opView {
 // checkOpsActions runs ops-actions's greet through ops: params with a
 // nested default, event.log, nested set_results, event.id, a status and
 // peer data, and event.fail.
-func checkOpsActions(t *testing.T, data string) {
+func checkOpsActions(t *testing.T, cli opCLI) {
 	t.Helper()
-	op, _ := runOp(t, data, 0, "run", "oa/0", "greet", "name=bob", "options.loud=true")
+	op, _ := runOp(t, cli, 0, "run", "oa/0", "greet", "name=bob", "options.loud=true")
 	if op.Status != "completed" || nested(op.Results, "greeting.text") != "hello bob!" || nested(op.Results, "greeting.times") != "1" || op.Results["action-id"] != fmt.Sprint(op.ID) {
 		t.Errorf("ops greet: %+v", op)
 	}
 	if len(op.Log) != 1 || !strings.HasSuffix(op.Log[0], "greeting bob 1 times") {
 		t.Errorf("ops greet log %q", op.Log)
 	}
-	if u := statusJSON(t, data).Units["oa/0"]; u.Status.Message != "hello bob!" {
+	if u := statusVia(t, cli).Units["oa/0"]; u.Status.Message != "hello bob!" {
 		t.Errorf("ops greet: oa/0's status %+v", u.Status)
 	}
-	r := fixpoint(t, 6*time.Minute, "exec", "--unit", "oa/0", "--data-dir", data, "--", "relation-get -r $(relation-ids cluster) greeted oa/0")
+	r := cli("exec", "--unit", "oa/0", "relation-get -r $(relation-ids cluster) greeted oa/0")
 	if r.code != 0 || r.stdout != "bob\n" {
 		t.Errorf("the ops action's peer data: exec exited %d, printed %q %s", r.code, r.stdout, r.stderr)
 	}
-	op, _ = runOp(t, data, 1, "run", "oa/0", "greet", "name=x", "fail=nope")
+	op, _ = runOp(t, cli, 1, "run", "oa/0", "greet", "name=x", "fail=nope")
 	if op.Status != "failed" || op.Message != "nope" {
 		t.Errorf("ops greet fail=nope: %+v", op)
 	}
-	if r := fixpoint(t, time.Minute, "run", "oa/0", "greet", "--data-dir", data); r.code != 1 || !strings.Contains(r.stderr, `"name" is required`) {
+	if r := cli("run", "oa/0", "greet"); r.code != 1 || !strings.Contains(r.stderr, `"name" is required`) {
 		t.Errorf("ops greet without name exited %d: %s", r.code, r.stderr)
 	}
 }
@@ -203,8 +228,102 @@ func TestActionsOnUp(t *testing.T) {
 	data := t.TempDir()
 	up := startUpOn(t, data, actionsEnv(t, dir, opsDir))
 	up.waitConvergedWithin(t, 10*time.Minute)
-	checkClassicActions(t, data)
+	cli := upCLI(t, data)
+	checkClassicActions(t, cli)
 	if opsDir != "" {
-		checkOpsActions(t, data)
+		checkOpsActions(t, cli)
 	}
+}
+
+// TestActionsOnCluster runs the same actions on three servers with an
+// agent, then queues an action while the agent is down and the Raft
+// leader is killed (it runs once, when the agent is back, under the new
+// leader), and kills the agent in the middle of an action (the action
+// fails, as Juju fails it; it does not run again).
+func TestActionsOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts four processes; skipped in -short")
+	}
+	dir := t.TempDir()
+	opsDir := ""
+	if fw := opsFrameworkDir(); fw != "" {
+		opsDir = packOps(t, fw, "ops-actions", filepath.Join(dir, "ops-actions"))
+	}
+	c := startCluster(t, false)
+	m1 := c.agent("m1")
+	cli := opCLI(c.cli)
+	if r := c.cli("apply", "-f", actionsEnv(t, dir, opsDir), "--yes", "--wait", "--timeout", "10m"); r.code != 0 {
+		t.Fatalf("apply: %d\n%s\n%s\nagent:\n%s", r.code, r.stdout, r.stderr, m1.out.String())
+	}
+	checkClassicActions(t, cli)
+	if opsDir != "" {
+		checkOpsActions(t, cli)
+	}
+
+	// Queued while the agent is down, across a change of Raft leader.
+	_ = m1.cmd.Process.Signal(syscall.SIGKILL)
+	_ = m1.cmd.Wait()
+	r := c.cli("run", "kv/0", "noop", "--background")
+	var id int
+	if _, err := fmt.Sscanf(r.stdout, "Scheduled operation %d", &id); r.code != 0 || err != nil {
+		t.Fatalf("run --background exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	li := c.leader()
+	if li < 0 {
+		t.Fatal("no Raft leader")
+	}
+	_ = c.procs[li].cmd.Process.Signal(syscall.SIGKILL)
+	_ = c.procs[li].cmd.Wait()
+	eventually(t, "a new Raft leader", time.Minute, func() (bool, string) {
+		return c.leader() >= 0, jsonString(c.members(-1))
+	})
+	if op := showOp(t, cli, id, ""); op.Status != "pending" {
+		t.Fatalf("operation %d with its agent down: %+v; want pending", id, op)
+	}
+	m1 = c.agent("m1")
+	if op := showOp(t, cli, id, "5m"); op.Status != "completed" {
+		t.Fatalf("operation %d after the agent came back: %+v\nagent:\n%s", id, op, m1.out.String())
+	}
+
+	// The agent dies in the middle of an action: it fails, once.
+	r = c.cli("run", "kv/0", "hold", "--background")
+	if _, err := fmt.Sscanf(r.stdout, "Scheduled operation %d", &id); r.code != 0 || err != nil {
+		t.Fatalf("run hold --background exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	eventually(t, "hold running", 3*time.Minute, func() (bool, string) {
+		op := showOp(t, cli, id, "")
+		return op.Status == "running", fmt.Sprintf("%+v", op)
+	})
+	_ = m1.cmd.Process.Signal(syscall.SIGKILL)
+	_ = m1.cmd.Wait()
+	m1 = c.agent("m1")
+	op := showOp(t, cli, id, "3m")
+	if op.Status != "failed" || !strings.Contains(op.Message, "machine m1") {
+		t.Fatalf("operation %d whose agent died: %+v; want failed, naming the machine", id, op)
+	}
+	// The restarted agent runs the unit's next action: the dead one's
+	// run lock and process are gone, and hold is not run again.
+	op, _ = runOp(t, cli, 0, "run", "kv/0", "noop")
+	if op.Status != "completed" {
+		t.Fatalf("noop after the agent's death: %+v", op)
+	}
+	if again := showOp(t, cli, id, ""); again.Status != "failed" {
+		t.Errorf("the failed hold changed: %+v", again)
+	}
+}
+
+// showOp reads operation id, waiting up to wait ("" for not) for it to
+// finish.
+func showOp(t *testing.T, cli opCLI, id int, wait string) opView {
+	t.Helper()
+	args := []string{"show-operation", fmt.Sprint(id), "-o", "json"}
+	if wait != "" {
+		args = append(args, "--wait", wait)
+	}
+	r := cli(args...)
+	var v opView
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &v) != nil {
+		t.Fatalf("show-operation %d exited %d: %s%s", id, r.code, r.stdout, r.stderr)
+	}
+	return v
 }
