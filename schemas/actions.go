@@ -49,6 +49,12 @@ func loadActions(dir string, craft bool) (map[string]model.ActionSpec, error) {
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: rel(name), Msg: "actions: " + err.Error()}}}
 	}
+	return actionSpecs(docs, name)
+}
+
+// actionSpecs checks the actions declared in file and makes them what the
+// state keeps: names by Juju's rule, params plain JSON values.
+func actionSpecs(docs map[string]*actionDoc, name string) (map[string]model.ActionSpec, error) {
 	if len(docs) == 0 {
 		return nil, nil
 	}

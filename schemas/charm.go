@@ -37,6 +37,7 @@ type charmDoc struct {
 		Options map[string]model.Option `json:"options"`
 	} `json:"config"`
 	Storage map[string]storageDoc `json:"storage"`
+	Actions map[string]*actionDoc `json:"actions"`
 }
 
 // LoadCharmMeta reads a charm's metadata from dir: charm.cue, or for old
@@ -108,9 +109,12 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 		return nil, err
 	}
 	if main != filepath.Join(dir, CharmFile) {
-		if meta.Actions, err = loadActions(dir, main == filepath.Join(dir, CharmcraftFile)); err != nil {
-			return nil, err
-		}
+		meta.Actions, err = loadActions(dir, main == filepath.Join(dir, CharmcraftFile))
+	} else {
+		meta.Actions, err = actionSpecs(doc.Actions, main)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := checkCharm(meta, idx); err != nil {
 		return nil, err
