@@ -309,16 +309,33 @@ function runHTML(run) {
     `<span>${esc(when.toLocaleTimeString())}</span><span>${esc(took)}</span><span title="${esc(run.hash)}">universe ${esc((run.hash || '').slice(0, 12))}</span></div>${body}</div>`;
 }
 
+// renderOperations lists the unit's last operations (fixpoint run, exec),
+// newest first: id, action, status, message.
+function renderOperations(ops) {
+  const box = $('operations');
+  if (ops.status !== 'fulfilled') {
+    box.innerHTML = `<p class="err">${esc(ops.reason.message)}</p>`;
+    return;
+  }
+  const list = ops.value.slice().reverse().slice(0, 10);
+  box.innerHTML = list.length
+    ? '<table class="ops">' + list.map((o) => `<tr><td>#${esc(o.id)}</td><td>${esc(o.name)}</td>` +
+      `<td class="op-${esc(o.status)}">${esc(o.status)}</td><td>${esc(o.message || '')}</td></tr>`).join('') + '</table>'
+    : '<p class="muted">none: fixpoint run UNIT ACTION, or fixpoint exec --unit UNIT, queues one</p>';
+}
+
 async function refreshPanel() {
   const unit = selected;
   if (!unit) return;
   const path = encodeURIComponent(unit).replace('%2F', '/');
-  const [logs, uni, one] = await Promise.allSettled([
+  const [logs, uni, one, ops] = await Promise.allSettled([
     api('/v1/logs?unit=' + encodeURIComponent(unit) + '&limit=5'),
     api('/v1/universe/' + path),
     api('/v1/units/' + path),
+    api('/v1/actions?unit=' + encodeURIComponent(unit)),
   ]);
   if (unit !== selected) return;
+  renderOperations(ops);
   detail = one.status === 'fulfilled' ? one.value : false;
   renderFacts();
   const runs = $('runs');
