@@ -327,3 +327,52 @@ func showOp(t *testing.T, cli opCLI, id int, wait string) opView {
 	}
 	return v
 }
+
+// TestGoCharmActionOnUp runs a reconcile charm's action handler
+// (testdata/charms/go-actions, charmapi.MainWithActions) through `fixpoint
+// run` and exec on `up`: params with a default, a log line, nested
+// results, writes (status, private state, peer data) that the next
+// reconcile reads, and a failure.
+func TestGoCharmActionOnUp(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	charm, err := filepath.Abs(repo("testdata", "charms", "go-actions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(dir, "go.cue")
+	if err := os.WriteFile(env, []byte(fmt.Sprintf("apiVersion: \"fixpoint/v1\"\nname: \"goacts\"\nservices: ga: {charm: %q, units: 2}\n", charm)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up := startUpOn(t, data, env)
+	up.waitConvergedWithin(t, 10*time.Minute)
+	cli := upCLI(t, data)
+	op, _ := runOp(t, cli, 0, "run", "ga/0", "greet", "name=ann")
+	if op.Status != "completed" || nested(op.Results, "greeting.text") != "hello ann" || nested(op.Results, "greeting.times") != 1.0 {
+		t.Errorf("greet: %+v", op)
+	}
+	if len(op.Log) != 1 || !strings.HasSuffix(op.Log[0], "greeting ann 1 times") {
+		t.Errorf("greet log %q", op.Log)
+	}
+	// The handler's state reaches the next reconcile, which keeps the
+	// status it set; its peer data reaches ga/1's universe.
+	if r := cli("wait", "--timeout", "3m"); r.code != 0 {
+		t.Fatalf("wait: %d %s", r.code, r.stderr)
+	}
+	if u := statusVia(t, cli).Units["ga/0"]; u.Status.Message != "hello ann" {
+		t.Errorf("ga/0's status %+v; want the action's, kept by reconcile", u.Status)
+	}
+	r := cli("debug", "universe", "ga/1")
+	if r.code != 0 || !strings.Contains(r.stdout, `"greeted": "ann"`) {
+		t.Errorf("ga/1's universe lacks ga/0's greeting: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	op, _ = runOp(t, cli, 1, "run", "ga/1", "greet", "name=fail")
+	if op.Status != "failed" || op.Message != "asked to fail" {
+		t.Errorf("greet name=fail: %+v", op)
+	}
+	// exec on a reconcile charm's unit: its directory and FIXPOINT_
+	// variables.
+	r = cli("exec", "--unit", "ga/1", `echo "$FIXPOINT_UNIT"; test -s "$FIXPOINT_UNIVERSE" && echo universe`)
+	if r.code != 0 || r.stdout != "ga/1\nuniverse\n" {
+		t.Errorf("exec on ga/1: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+}
