@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // Actions and exec through the real binary: `fixpoint run`, `exec`,
@@ -215,6 +215,7 @@ func checkOpsActions(t *testing.T, cli opCLI) {
 }
 
 func TestActionsOnUp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opsDir := ""
 	if fw := opsFrameworkDir(); fw != "" {
@@ -226,8 +227,8 @@ func TestActionsOnUp(t *testing.T) {
 		t.Log("the ops framework is not beside the checkout: the ops charm's actions are not run")
 	}
 	data := t.TempDir()
-	up := startUpOn(t, data, actionsEnv(t, dir, opsDir))
-	up.waitConvergedWithin(t, 10*time.Minute)
+	up := startUp(t, data, actionsEnv(t, dir, opsDir))
+	up.waitConverged(t, 10*time.Minute)
 	cli := upCLI(t, data)
 	checkClassicActions(t, cli)
 	if opsDir != "" {
@@ -241,6 +242,7 @@ func TestActionsOnUp(t *testing.T) {
 // leader), and kills the agent in the middle of an action (the action
 // fails, as Juju fails it; it does not run again).
 func TestActionsOnCluster(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts four processes; skipped in -short")
 	}
@@ -249,8 +251,9 @@ func TestActionsOnCluster(t *testing.T) {
 	if fw := opsFrameworkDir(); fw != "" {
 		opsDir = packOps(t, fw, "ops-actions", filepath.Join(dir, "ops-actions"))
 	}
-	c := startCluster(t, false)
+	c := startCluster(t, 3, false, "--agent-ttl", "2s")
 	m1 := c.agent("m1")
+	c.waitMachines("m1")
 	cli := opCLI(c.cli)
 	if r := c.cli("apply", "-f", actionsEnv(t, dir, opsDir), "--yes", "--wait", "--timeout", "10m"); r.code != 0 {
 		t.Fatalf("apply: %d\n%s\n%s\nagent:\n%s", r.code, r.stdout, r.stderr, m1.out.String())
@@ -261,22 +264,15 @@ func TestActionsOnCluster(t *testing.T) {
 	}
 
 	// Queued while the agent is down, across a change of Raft leader.
-	_ = m1.cmd.Process.Signal(syscall.SIGKILL)
-	_ = m1.cmd.Wait()
+	m1.kill()
 	r := c.cli("run", "kv/0", "noop", "--background")
 	var id int
 	if _, err := fmt.Sscanf(r.stdout, "Scheduled operation %d", &id); r.code != 0 || err != nil {
 		t.Fatalf("run --background exited %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	li := c.leader()
-	if li < 0 {
-		t.Fatal("no Raft leader")
-	}
-	_ = c.procs[li].cmd.Process.Signal(syscall.SIGKILL)
-	_ = c.procs[li].cmd.Wait()
-	eventually(t, "a new Raft leader", time.Minute, func() (bool, string) {
-		return c.leader() >= 0, jsonString(c.members(-1))
-	})
+	li := c.waitLeader("a Raft leader", -1)
+	c.sigkill(li)
+	c.waitLeader("a new Raft leader", li)
 	if op := showOp(t, cli, id, ""); op.Status != "pending" {
 		t.Fatalf("operation %d with its agent down: %+v; want pending", id, op)
 	}
@@ -290,12 +286,11 @@ func TestActionsOnCluster(t *testing.T) {
 	if _, err := fmt.Sscanf(r.stdout, "Scheduled operation %d", &id); r.code != 0 || err != nil {
 		t.Fatalf("run hold --background exited %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	eventually(t, "hold running", 3*time.Minute, func() (bool, string) {
+	rafttest.Eventually(t, 3*time.Minute, "hold running", func() error {
 		op := showOp(t, cli, id, "")
-		return op.Status == "running", fmt.Sprintf("%+v", op)
+		return holds(op.Status == "running", fmt.Sprintf("%+v", op))
 	})
-	_ = m1.cmd.Process.Signal(syscall.SIGKILL)
-	_ = m1.cmd.Wait()
+	m1.kill()
 	m1 = c.agent("m1")
 	op := showOp(t, cli, id, "3m")
 	if op.Status != "failed" || !strings.Contains(op.Message, "machine m1") {
@@ -334,6 +329,7 @@ func showOp(t *testing.T, cli opCLI, id int, wait string) opView {
 // results, writes (status, private state, peer data) that the next
 // reconcile reads, and a failure.
 func TestGoCharmActionOnUp(t *testing.T) {
+	t.Parallel()
 	dir, data := t.TempDir(), t.TempDir()
 	charm, err := filepath.Abs(repo("testdata", "charms", "go-actions"))
 	if err != nil {
@@ -343,8 +339,8 @@ func TestGoCharmActionOnUp(t *testing.T) {
 	if err := os.WriteFile(env, []byte(fmt.Sprintf("apiVersion: \"fixpoint/v1\"\nname: \"goacts\"\nservices: ga: {charm: %q, units: 2}\n", charm)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	up := startUpOn(t, data, env)
-	up.waitConvergedWithin(t, 10*time.Minute)
+	up := startUp(t, data, env)
+	up.waitConverged(t, 10*time.Minute)
 	cli := upCLI(t, data)
 	op, _ := runOp(t, cli, 0, "run", "ga/0", "greet", "name=ann")
 	if op.Status != "completed" || nested(op.Results, "greeting.text") != "hello ann" || nested(op.Results, "greeting.times") != 1.0 {
