@@ -18,6 +18,23 @@ func Main(fn func(*Universe) (*Result, error)) {
 }
 
 func run(fn func(*Universe) (*Result, error), stdin io.Reader, stdout io.Writer) error {
+	u, err := readUniverse(stdin)
+	if err != nil {
+		return err
+	}
+	res, err := fn(u)
+	if err != nil {
+		return err
+	}
+	if res == nil {
+		res = &Result{}
+	}
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// readUniverse reads the universe from $FIXPOINT_UNIVERSE (a file), or
+// stdin.
+func readUniverse(stdin io.Reader) (*Universe, error) {
 	var data []byte
 	var err error
 	if path := os.Getenv("FIXPOINT_UNIVERSE"); path != "" {
@@ -26,21 +43,14 @@ func run(fn func(*Universe) (*Result, error), stdin io.Reader, stdout io.Writer)
 		data, err = io.ReadAll(stdin)
 	}
 	if err != nil {
-		return fmt.Errorf("read universe: %w", err)
+		return nil, fmt.Errorf("read universe: %w", err)
 	}
 	var u Universe
 	if err := json.Unmarshal(data, &u); err != nil {
-		return fmt.Errorf("decode universe: %w", err)
+		return nil, fmt.Errorf("decode universe: %w", err)
 	}
 	if u.API != API {
-		return fmt.Errorf("universe api is %q; this charm speaks %q", u.API, API)
+		return nil, fmt.Errorf("universe api is %q; this charm speaks %q", u.API, API)
 	}
-	res, err := fn(&u)
-	if err != nil {
-		return err
-	}
-	if res == nil {
-		res = &Result{}
-	}
-	return json.NewEncoder(stdout).Encode(res)
+	return &u, nil
 }

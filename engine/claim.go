@@ -112,6 +112,11 @@ func (d *dispatch) poll(ctx context.Context, machine string, max int, wait time.
 func (d *dispatch) claimLocked(st *model.State, machine string, max int) ([]wire.Work, time.Time) {
 	d.refreshLocked(st)
 	now := d.opts.Now()
+	if acts := d.actionWork(st, machine, max, now); len(acts) > 0 {
+		// Operations first, as Juju runs a queued action before the
+		// next hook; the agent asks again at once for the rest.
+		return acts, time.Time{}
+	}
 	for {
 		picked, next, changedBack := d.pick(st, machine, max, now)
 		// A unit that saw a change but turned out unchanged may have

@@ -68,6 +68,8 @@ type dispatch struct {
 	// update-status timer (timer.go).
 	lastRun map[string]map[string]time.Time
 	work    WorkStats
+	// acts is what was handed out of the queued operations (actions.go).
+	acts actionState
 }
 
 func newDispatch(store Store, opts *Options, stale *staleness, stat *statusState) *dispatch {
@@ -124,6 +126,7 @@ func (d *dispatch) forget() {
 	d.claims = map[string]*claim{}
 	// Timers too: on our return every unit's starts afresh.
 	d.lastRun = map[string]map[string]time.Time{}
+	d.acts = actionState{}
 	d.stat.changed.note()
 	d.wakeAll()
 }

@@ -81,6 +81,7 @@ func (d *dispatch) settle(results []model.Result) {
 	for _, r := range results {
 		if cl := d.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
 			delete(d.claims, r.Unit)
+			d.claimEnded(r.Unit, cl.machine)
 			if r.Error == "" && schedule.KeepLast(d.runs[r.Unit]) {
 				d.stale.keepLast(r.Unit, cl.uni)
 			}

@@ -51,6 +51,8 @@ type staleNote struct {
 	stale []unitView
 	// waves says an operator change started the waves over.
 	waves bool
+	// actions says an operation was queued, started or finished.
+	actions bool
 }
 
 type unitView struct {
@@ -211,6 +213,7 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 			affected[name] = true
 		}
 		n.waves = n.waves || t.Waves
+		n.actions = n.actions || t.Actions
 		for _, name := range t.Units {
 			self[name] = true
 		}

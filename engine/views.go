@@ -78,6 +78,9 @@ func (d *dispatch) refreshLocked(st *model.State) {
 			d.wakeQueued()
 		}
 	}
+	if n.actions || n.rebuild {
+		d.wakeForActions(st)
+	}
 	d.stale.caughtUp(st)
 	d.stat.changed.note()
 }

@@ -18,7 +18,10 @@ func (s *State) Admit(c *Command, desired *Desired) (noop bool, err error) {
 		_, err = s.planDeploy(c.Deploy, desired)
 		return false, err
 	case OpMachine:
-		return s.checkRegister(c.Machine)
+		noop, err = s.checkRegister(c.Machine)
+		// A registration is an agent that started again: the operations
+		// its previous run left running are to be failed.
+		return noop && !s.runningOn(c.Machine.Name), err
 	case OpResolve:
 		return s.checkResolve(c.Resolve)
 	case OpReset:
@@ -27,6 +30,9 @@ func (s *State) Admit(c *Command, desired *Desired) (noop bool, err error) {
 		return s.checkJoin(c.Join)
 	case OpLimits:
 		return s.checkSetLimits(c.Limits)
+	case OpEnqueue:
+		_, err = s.CheckEnqueue(c.Enqueue)
+		return false, err
 	}
 	return false, nil
 }

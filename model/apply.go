@@ -45,6 +45,9 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	case OpMachine:
 		var changed bool
 		changed, err = s.registerMachine(index, c.Machine)
+		if err == nil {
+			s.failRunningOn(c.Time, c.Machine.Name, "the agent of machine "+c.Machine.Name+" started again while the operation ran; it is not run twice")
+		}
 		if changed {
 			t.All, sc = true, everything()
 		}
@@ -82,6 +85,9 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		for _, name := range sortedKeys(s.Machines) {
 			m := s.Machines[name]
 			if lost := c.Liveness.Lost[name]; lost != m.Lost {
+				if lost {
+					s.failRunningOn(c.Time, name, "the agent of machine "+name+" was lost while the operation ran")
+				}
 				m.Lost = lost
 				m.Index = index
 				t.All, sc = true, everything()
@@ -100,10 +106,25 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		t.All = true
 	case OpReset:
 		err = s.resetMachine(index, c.Reset)
+		if err == nil {
+			s.failRunningOn(c.Time, c.Reset.Name, "machine "+c.Reset.Name+" was reset while the operation ran")
+		}
 		t.All, sc = true, everything()
 	case OpJoin:
 		err = s.setJoin(c.Join)
 		t.All = true
+	case OpEnqueue:
+		resp.Action, err = s.enqueueAction(c.Time, c.Enqueue)
+		t.Actions = true
+	case OpStart:
+		err = s.startAction(c.Time, c.StartAction)
+		t.Actions = true
+	case OpFinish:
+		var skipped string
+		if skipped, err = s.finishAction(index, c.Time, c.Finish, t); skipped != "" {
+			resp.Skipped = append(resp.Skipped, skipped)
+		}
+		t.Actions = true
 	case OpLimits:
 		var noop bool
 		if noop, err = s.checkSetLimits(c.Limits); err == nil && !noop {
@@ -116,6 +137,9 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	}
 	if s.settle(index, sc) {
 		t.All = true
+	}
+	if t.All {
+		s.failOrphanActions(c.Time)
 	}
 	s.record(t)
 	s.remember(c, index)
@@ -277,7 +301,6 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	if !ok {
 		return fmt.Sprintf("%s: unit no longer exists", r.Unit)
 	}
-	svc := s.Services[u.Service]
 	t.Units = append(t.Units, u.Name)
 	wasError, oldStatus := u.Error, u.Status
 	defer func() { s.noteResult(u, r, wasError, oldStatus) }()
@@ -298,48 +321,8 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 		return ""
 	}
 	var skipped []string
-	stillLeader := svc != nil && svc.Leader == u.Name
-	for _, id := range sortedKeys(r.Settings) {
-		rel, ok := s.Relations[id]
-		if !ok || !s.IsMember(u, rel) {
-			skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
-			continue
-		}
-		if b := updateBag(u.Settings[id], r.Settings[id], index); b != u.Settings[id] {
-			u.Settings = withEntry(u.Settings, id, b)
-			t.Settings = append(t.Settings, UnitBag{u.Name, id})
-		}
-	}
-	if (len(r.App) > 0 || r.LeaderData != nil) && (!r.Leader || !stillLeader) {
-		skipped = append(skipped, "leader-only settings refused: the unit is not the leader any more")
-	} else {
-		for _, id := range sortedKeys(r.App) {
-			rel, ok := s.Relations[id]
-			if !ok || !s.IsMember(u, rel) {
-				skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
-				continue
-			}
-			if b := updateBag(rel.App[u.Service], r.App[id], index); b != rel.App[u.Service] {
-				rel.App = withEntry(rel.App, u.Service, b)
-				t.Apps = append(t.Apps, id)
-			}
-		}
-		if r.LeaderData != nil {
-			if b := updateBag(svc.LeaderData, r.LeaderData, index); b != svc.LeaderData {
-				svc.LeaderData = b
-				t.LeaderData = append(t.LeaderData, svc.Name)
-			}
-		}
-	}
-	if r.Status != nil {
-		u.Status = *r.Status
-	}
-	if r.State != nil {
-		u.State = nilIfEmpty(r.State)
-	}
-	if r.Ports != nil {
-		u.Ports = append([]string(nil), r.Ports...)
-		sort.Strings(u.Ports)
+	if refused := s.applyWrites(index, u, r, t); refused != "" {
+		skipped = append(skipped, refused)
 	}
 	if len(r.StorageAdd) > 0 && u.Life == Alive {
 		had := len(u.Storage)
@@ -385,6 +368,58 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	case u.Wave > DivergeBound:
 		u.Error = &UnitError{Hash: r.Hash, Kind: ErrDiverged, Attempts: 1,
 			Message: fmt.Sprintf("diverged: reconciled %d times since the last operator change (bound %d); keys that keep changing: %s", u.Wave, DivergeBound, u.churnSummary())}
+	}
+	return strings.Join(skipped, "; ")
+}
+
+// applyWrites applies what a hook or an action of u wrote (its relation
+// bags, the leader's, its status, state and ports) and returns the
+// writes refused, joined.
+func (s *State) applyWrites(index uint64, u *Unit, r *Result, t *Touched) string {
+	svc := s.Services[u.Service]
+	var skipped []string
+	stillLeader := svc != nil && svc.Leader == u.Name
+	for _, id := range sortedKeys(r.Settings) {
+		rel, ok := s.Relations[id]
+		if !ok || !s.IsMember(u, rel) {
+			skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
+			continue
+		}
+		if b := updateBag(u.Settings[id], r.Settings[id], index); b != u.Settings[id] {
+			u.Settings = withEntry(u.Settings, id, b)
+			t.Settings = append(t.Settings, UnitBag{u.Name, id})
+		}
+	}
+	if (len(r.App) > 0 || r.LeaderData != nil) && (!r.Leader || !stillLeader) {
+		skipped = append(skipped, "leader-only settings refused: the unit is not the leader any more")
+	} else {
+		for _, id := range sortedKeys(r.App) {
+			rel, ok := s.Relations[id]
+			if !ok || !s.IsMember(u, rel) {
+				skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
+				continue
+			}
+			if b := updateBag(rel.App[u.Service], r.App[id], index); b != rel.App[u.Service] {
+				rel.App = withEntry(rel.App, u.Service, b)
+				t.Apps = append(t.Apps, id)
+			}
+		}
+		if r.LeaderData != nil {
+			if b := updateBag(svc.LeaderData, r.LeaderData, index); b != svc.LeaderData {
+				svc.LeaderData = b
+				t.LeaderData = append(t.LeaderData, svc.Name)
+			}
+		}
+	}
+	if r.Status != nil {
+		u.Status = *r.Status
+	}
+	if r.State != nil {
+		u.State = nilIfEmpty(r.State)
+	}
+	if r.Ports != nil {
+		u.Ports = append([]string(nil), r.Ports...)
+		sort.Strings(u.Ports)
 	}
 	return strings.Join(skipped, "; ")
 }

@@ -55,6 +55,8 @@ type CharmMeta struct {
 	Resources map[string]Resource `json:"resources,omitempty"`
 	// Storage are the stores the charm declares (storage.go).
 	Storage map[string]StorageMeta `json:"storage,omitempty"`
+	// Actions are the actions the charm declares (actions.yaml).
+	Actions map[string]ActionSpec `json:"actions,omitempty"`
 }
 
 // Charm is a packed charm known to the control plane. The archive itself

@@ -29,6 +29,8 @@ func (s *State) Clone() *State {
 	c.Requests = maps.Clone(s.Requests)
 	c.RequestLog = slices.Clone(s.RequestLog)
 	c.RequestDigests = maps.Clone(s.RequestDigests)
+	c.Actions = maps.Clone(s.Actions)
+	c.ActiveActions = maps.Clone(s.ActiveActions)
 	return &c
 }
 

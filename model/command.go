@@ -32,6 +32,10 @@ type Command struct {
 	Limits   *Limits          `json:"limits,omitempty"`
 	// Logs is debug-log lines, kept beside the state (logs.go).
 	Logs *LogBatch `json:"logs,omitempty"`
+
+	Enqueue     *EnqueueAction `json:"enqueue,omitempty"`
+	StartAction *StartAction   `json:"start_action,omitempty"`
+	Finish      *FinishAction  `json:"finish,omitempty"`
 }
 
 // Op names a command.
@@ -51,6 +55,10 @@ const (
 	// OpLogs carries debug-log lines: raftstore's FSM keeps them in its
 	// log store; the state only sees the index move.
 	OpLogs Op = "logs"
+	// Actions (actions.go).
+	OpEnqueue Op = "enqueue-action"
+	OpStart   Op = "start-action"
+	OpFinish  Op = "finish-action"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -174,6 +182,8 @@ type Response struct {
 	ResolvedMore int      `json:"resolved_more,omitempty"`
 	// events are what the command did to units (events.go), for the FSM.
 	events []Event
+	// Action is the operation an enqueue-action made.
+	Action int `json:"action,omitempty"`
 }
 
 // MaxListedResolved caps Response.Resolved: the answer to resolving a
@@ -228,7 +238,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil} {
 		if p {
 			set++
 		}
@@ -303,6 +313,21 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, missing()
 		}
 		return nil, c.Logs.check()
+	case OpEnqueue:
+		if c.Enqueue == nil {
+			return nil, missing()
+		}
+		return nil, c.Enqueue.check()
+	case OpStart:
+		if c.StartAction == nil {
+			return nil, missing()
+		}
+		return nil, CheckName(KindMachine, c.StartAction.Machine)
+	case OpFinish:
+		if c.Finish == nil {
+			return nil, missing()
+		}
+		return nil, c.Finish.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

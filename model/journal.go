@@ -26,6 +26,9 @@ type Touched struct {
 	// Waves says an operator change started new waves: every unit's
 	// wave is 0 again, so queued units may run sooner than they could.
 	Waves bool
+	// Actions says an operation was queued, started or finished: agents
+	// may have an action to take, and waiters an answer.
+	Actions bool
 }
 
 // UnitBag names one unit's settings in one relation.

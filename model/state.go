@@ -65,6 +65,13 @@ type State struct {
 	// RequestDigests binds a remembered request id to its command's
 	// Fingerprint, for the ids that came with one.
 	RequestDigests map[string]string `json:"request_digests,omitempty"`
+	// Actions are the operations asked of units (actions.go): every
+	// unfinished one and the last ActionHistory finished ones of each
+	// unit. ActiveActions names the unfinished ones' units by id;
+	// NextAction is the last id given.
+	Actions       map[int]*Action `json:"actions,omitempty"`
+	ActiveActions map[int]string  `json:"active_actions,omitempty"`
+	NextAction    int             `json:"next_action,omitempty"`
 
 	// Derived, not replicated (unexported, so never encoded).
 	journal journal

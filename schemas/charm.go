@@ -37,6 +37,7 @@ type charmDoc struct {
 		Options map[string]model.Option `json:"options"`
 	} `json:"config"`
 	Storage map[string]storageDoc `json:"storage"`
+	Actions map[string]*actionDoc `json:"actions"`
 }
 
 // LoadCharmMeta reads a charm's metadata from dir: charm.cue, or for old
@@ -105,6 +106,14 @@ func LoadCharmMeta(dir string) (*model.CharmMeta, error) {
 		}
 	}
 	if err := storageMeta(meta, doc.Storage, idx); err != nil {
+		return nil, err
+	}
+	if main != filepath.Join(dir, CharmFile) {
+		meta.Actions, err = loadActions(dir, main == filepath.Join(dir, CharmcraftFile))
+	} else {
+		meta.Actions, err = actionSpecs(doc.Actions, main)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := checkCharm(meta, idx); err != nil {

@@ -11,17 +11,16 @@ import (
 const ActionsFile = "actions.yaml"
 
 // jujuFeatures maps the metadata fields of Juju features fixpoint has no
-// counterpart for to how the feature is named in warnings.
+// counterpart for to how the feature is named in warnings. Actions run
+// (actions.yaml, charmcraft.yaml's actions: `fixpoint run`).
 var jujuFeatures = []struct{ field, feature string }{
-	{"actions", "actions"},
 	{"containers", "workload containers"},
 	{"devices", "devices"},
 	{"payloads", "payloads"},
 }
 
 // JujuFeatures lists, as warnings at their file:line, the Juju features an
-// old charm in dir declares that fixpoint has no counterpart for: actions
-// (actions.yaml or charmcraft.yaml's actions), block storage,
+// old charm in dir declares that fixpoint has no counterpart for: block storage,
 // workload containers, devices, payloads, and config options of type
 // secret. Such a charm loads and runs, but the hook tools of those
 // features fail, naming the feature; `fixpoint vet` prints these so that
@@ -70,9 +69,6 @@ func JujuFeatures(dir string) ([]Problem, error) {
 				})
 			}
 		}
-	}
-	if actions := filepath.Join(dir, ActionsFile); exists(actions) {
-		warn(actions, 0, "", "the charm declares actions, which fixpoint has no counterpart for: it runs, but the hook tools of actions fail, naming the feature")
 	}
 	return out, nil
 }

@@ -93,6 +93,11 @@ func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
 		{"read the state with a wrong token", "GET", "/v1/state", "not-a-token", nil, 401, "missing or unknown token"},
 		{"change the environment with no token", "POST", "/v1/deploy", "", map[string]any{}, 401, "missing or unknown token"},
 		{"drive raft with an agent token", "POST", "/v1/raft/snapshot", m1, map[string]any{}, 403, "may not"},
+		{"queue an action or exec", "POST", "/v1/actions", m1, map[string]any{"unit": "db/0", "exec": "id"}, 403, "may not POST /v1/actions"},
+		{"read the operations", "GET", "/v1/actions", m1, nil, 403, "may not GET /v1/actions"},
+		{"start m2's operation", "POST", "/v1/agent/actions/start?machine=m2", m1, map[string]any{"id": 1}, 403, "covers only the units on machine m1"},
+		{"report m2's operation", "POST", "/v1/agent/actions/finish?machine=m2", m1, map[string]any{"id": 1, "unit": "db/1"}, 403, "covers only the units on machine m1"},
+		{"queue an action with the join token", "POST", "/v1/actions", join, map[string]any{"unit": "db/0", "action": "x"}, 403, "a join token only registers machines"},
 	}
 	for _, r := range refused {
 		code, body := call(t, r.method, base+r.path, r.token, r.body)

@@ -28,7 +28,7 @@ the --max-* flags give (a cluster started with raised limits needs the same
 flags here).
 
 It warns (on stderr, without failing) about Juju features a charm declares
-that fixpoint has no counterpart for: actions, storage, resources, workload
+that fixpoint has no counterpart for: storage, resources, workload
 containers, secret options; and about a service of more units than
 --warn-units (default 1,000), more often a typo than a plan. It prints every problem, one per line, as
   file:line:col: path: what is wrong and how to fix it

@@ -44,6 +44,10 @@ type Client interface {
 	// FetchResource downloads the resource file of digest to path,
 	// verifying its digest.
 	FetchResource(ctx context.Context, digest, path string) error
+	// StartAction says the agent takes an operation; an error says not
+	// to run it. FinishAction reports what it came to.
+	StartAction(ctx context.Context, machine string, id int) error
+	FinishAction(ctx context.Context, machine string, rep *wire.ActionReport) error
 }
 
 // Config configures an Agent.
@@ -85,6 +89,8 @@ type Agent struct {
 	stop   map[string]context.CancelFunc
 	charms map[string]*sync.Mutex
 	res    resourceCache
+	// acting holds the operations this agent is running (actions.go).
+	acting map[int]bool
 	// unanswered counts the results being posted whose post the control
 	// plane has not answered yet.
 	unanswered atomic.Int64
@@ -211,6 +217,15 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		failures = 0
 		for _, w := range work {
+			if w.Action != nil {
+				// Not a hook slot's: it waits for the unit's run lock.
+				wg.Add(1)
+				go func(w wire.Work) {
+					defer wg.Done()
+					a.runAction(ctx, w)
+				}(w)
+				continue
+			}
 			a.mu.Lock()
 			if a.running[w.Unit] {
 				a.mu.Unlock()

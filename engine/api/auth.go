@@ -201,7 +201,9 @@ func allowed(p principal, r *http.Request) string {
 		return "" // the handler checks which machine
 	case p.role == roleJoin:
 		return "a join token only registers machines"
-	case path == "/v1/agent/work" || path == "/v1/agent/results" || path == "/v1/agent/heartbeat" || path == "/v1/agent/logs":
+	case path == "/v1/agent/work" || path == "/v1/agent/results" || path == "/v1/agent/heartbeat" || path == "/v1/agent/logs" ||
+		path == "/v1/agent/actions/start" || path == "/v1/agent/actions/finish":
+		// The state checks that an operation is of a unit on machine.
 		if machine != p.machine {
 			return "its credential covers only the units on machine " + p.machine
 		}
@@ -211,7 +213,7 @@ func allowed(p principal, r *http.Request) string {
 	case r.Method == http.MethodGet && strings.HasPrefix(path, "/v1/resources/"):
 		return "" // the handler checks the machine uses it
 	}
-	return "agents only claim work, post results and fetch charms and resources for their own machine"
+	return "agents only claim work, take and report operations, post results and fetch charms and resources for their own machine"
 }
 
 func describe(r *http.Request) string {

@@ -125,6 +125,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/token/join", s.rotateJoin)
 	s.operatorRoutes()
 	s.diagRoutes()
+	s.actionRoutes()
 	return s
 }
 

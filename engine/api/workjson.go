@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/json"
+
 	"github.com/fixpoint/fixpoint/engine/unijson"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
@@ -56,6 +58,15 @@ func appendWork(b []byte, w *wire.Work) ([]byte, error) {
 			b = unijson.AppendString(b, p)
 		}
 		b = append(b, ']')
+	}
+	if w.Action != nil {
+		// Rare, and small: the standard encoder.
+		a, err := json.Marshal(w.Action)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, `,"action":`...)
+		b = append(b, a...)
 	}
 	return append(b, '}'), nil
 }

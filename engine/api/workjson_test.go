@@ -18,6 +18,7 @@ func fullWork() wire.Work {
 	return wire.Work{Unit: "db/0", Hash: "h", Charm: "c", Legacy: true, Environment: "env", Principal: "web/0",
 		Status: &charmapi.Status{State: "active", Message: odd}, Ports: []string{"80/tcp", "443/tcp"},
 		UniverseJSON: json.RawMessage(`{}`),
+		Action:       &wire.Action{ID: 7, Name: "backup", Params: map[string]any{"to": odd, "n": 2.0}, Exec: odd},
 		Universe: &charmapi.Universe{API: charmapi.API, Unit: "db/0", Service: "db", Charm: "c", Life: "alive", Leader: true,
 			Machine: "m1", Address: "10.0.0.1", Config: map[string]any{"n": 3.5, "s": odd, "l": []any{true, nil}}, Resources: map[string]string{"software": "ab" + odd},
 			LeaderData: bag, State: bag, Attempt: 2, Dir: "/not/encoded",

@@ -60,6 +60,9 @@ type Outcome struct {
 	Stdout   []byte
 	Stderr   string // the tail, for error messages and logs
 	Duration time.Duration
+	// Code is the exit status, -1 when the process did not exit by
+	// itself.
+	Code int
 }
 
 // stderrTail is how much of stderr is kept.
@@ -124,7 +127,10 @@ func Run(ctx context.Context, spec Spec) (*Outcome, error) {
 		return nil, &Error{Hook: name, Reason: "could not start: " + err.Error()}
 	}
 	ws, err := proc.Wait(ctx)
-	out := &Outcome{Stdout: stdout.Bytes(), Stderr: stderr.String(), Duration: time.Since(start)}
+	out := &Outcome{Stdout: stdout.Bytes(), Stderr: stderr.String(), Duration: time.Since(start), Code: -1}
+	if err == nil && !ws.Signaled() {
+		out.Code = ws.ExitStatus()
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		out.Stdout = nil

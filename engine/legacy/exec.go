@@ -29,6 +29,10 @@ type hookRun struct {
 	// toolsDir holds the hook tools' links: fixpoint-sh runs a command
 	// found there as a builtin.
 	toolsDir string
+	// args are the process's arguments after path; stdout and stderr,
+	// when set, get its output too (an action's, exec's).
+	args           []string
+	stdout, stderr io.Writer
 }
 
 // hookOutcome is what one hook process did.
@@ -36,6 +40,9 @@ type hookOutcome struct {
 	output    string // stdout and stderr interleaved, capped, for the log
 	truncated bool
 	stderr    string // the tail of stderr, for the error
+	// code is the exit status; -1 for a process that did not exit by
+	// itself or did not start.
+	code int
 }
 
 // run executes the hook and waits for it. hookrun contains it: whatever
@@ -43,8 +50,8 @@ type hookOutcome struct {
 // ends (the hook's timeout), and its output is read when it exits, not
 // when the last process that inherited it lets go.
 func (h *hookRun) run(ctx context.Context) (*hookOutcome, error) {
-	cmd := exec.Command(h.path)
-	if h.shell != "" && posixHook(h.path) {
+	cmd := exec.Command(h.path, h.args...)
+	if h.shell != "" && len(h.args) == 0 && posixHook(h.path) {
 		// Started exactly as the hook would be, the interpreter its
 		// process: same containment, environment, directory and output.
 		cmd = exec.Command(h.shell, "--tools", h.toolsDir, "--", h.path)
@@ -55,19 +62,28 @@ func (h *hookRun) run(ctx context.Context) (*hookOutcome, error) {
 	errTail := &tailBuffer{max: stderrTail}
 	cmd.Stdout = combined
 	cmd.Stderr = multiWriter{combined, errTail}
+	if h.stdout != nil {
+		cmd.Stdout = multiWriter{combined, h.stdout}
+	}
+	if h.stderr != nil {
+		cmd.Stderr = multiWriter{combined, errTail, h.stderr}
+	}
 	proc, err := hookrun.Start(cmd, h.track)
 	if err != nil {
-		return &hookOutcome{}, err
+		return &hookOutcome{code: -1}, err
 	}
 	ws, err := proc.Wait(ctx)
 	out := &hookOutcome{output: combined.String(), truncated: combined.over, stderr: errTail.String()}
+	out.code = -1
 	switch {
 	case err != nil:
 		return out, err
 	case ws.Signaled():
 		return out, fmt.Errorf("killed by %s", ws.Signal())
-	case ws.ExitStatus() != 0:
-		return out, fmt.Errorf("exit status %d", ws.ExitStatus())
+	}
+	out.code = ws.ExitStatus()
+	if out.code != 0 {
+		return out, fmt.Errorf("exit status %d", out.code)
 	}
 	return out, nil
 }

@@ -142,55 +142,12 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 	if len(u.Events) == 0 {
 		return sess.result(), stats, nil
 	}
-
-	runDir, err := os.MkdirTemp("", "fixpoint-hook-")
+	rc, err := prepare(opts, u, sess)
 	if err != nil {
-		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+		return nil, stats, err
 	}
-	defer os.RemoveAll(runDir)
-	toolsDir := filepath.Join(runDir, "bin")
-	if err := linkTools(toolsDir, opts.ToolsBinary); err != nil {
-		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
-	}
-	token, err := randomHex(32)
-	if err != nil {
-		return nil, stats, fmt.Errorf("legacy hooks of %s: token: %w", u.Unit, err)
-	}
-	socket, err := socketPath(runDir)
-	if err != nil {
-		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
-	}
-	// Its directory: the run's own, or the one made under /tmp for it.
-	defer os.RemoveAll(filepath.Dir(socket))
-	srv, err := listen(socket, token, sess)
-	if err != nil {
-		return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
-	}
-	defer srv.close()
-
-	charmDir := opts.CharmDir
-	if opts.UnitDir != "" {
-		if charmDir, err = deployCharm(opts.CharmDir, u.Charm, opts.UnitDir); err != nil {
-			return nil, stats, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
-		}
-	}
-	sess.modelUUID = modelUUID(opts.Model)
-	sess.resources = opts.Resources
-	env := &runEnv{
-		base:     append(hookrun.BaseEnv(), opts.Env...),
-		unit:     u.Unit,
-		machine:  u.Machine,
-		model:    opts.Model,
-		uuid:     sess.modelUUID,
-		zone:     opts.AvailabilityZone,
-		princ:    opts.PrincipalUnit,
-		charmDir: charmDir,
-		unitDir:  opts.UnitDir,
-		toolsDir: toolsDir,
-		socket:   socket,
-		token:    token,
-		storage:  u.Storage,
-	}
+	defer rc.close()
+	srv, charmDir, env, token := rc.srv, rc.charmDir, rc.env, rc.token
 	for i, ev := range u.Events {
 		path, ok, err := hookPath(charmDir, ev.Hook)
 		if err != nil {
@@ -205,7 +162,7 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		}
 		contextID := fmt.Sprintf("%s-%s-%d-%s", u.Unit, ev.Hook, i, token[:8])
 		sess.begin(contextID, ev)
-		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track, shell: opts.ShellBinary, toolsDir: toolsDir}
+		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track, shell: opts.ShellBinary, toolsDir: env.toolsDir}
 		start := time.Now()
 		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		out, runErr := h.run(hookCtx)
@@ -365,5 +322,84 @@ func logOutput(log hclog.Logger, ev charmapi.Event, out *hookOutcome, took time.
 	}
 	if out.truncated {
 		log.Debug("hook output truncated", "hook", ev.Hook)
+	}
+}
+
+// runContext is what the processes of one Run (or RunAction) share: the
+// tool server and its socket, the unit's charm directory and the
+// environment; close removes it all.
+type runContext struct {
+	srv      *server
+	charmDir string
+	env      *runEnv
+	token    string
+	cleanup  []func()
+}
+
+// prepare makes the run context of sess: the tools' links and socket, the
+// server answering them, the unit's copy of the charm.
+func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, error) {
+	runDir, err := os.MkdirTemp("", "fixpoint-hook-")
+	if err != nil {
+		return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	rc := &runContext{}
+	rc.cleanup = append(rc.cleanup, func() { os.RemoveAll(runDir) })
+	toolsDir := filepath.Join(runDir, "bin")
+	if err := linkTools(toolsDir, opts.ToolsBinary); err != nil {
+		rc.close()
+		return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	token, err := randomHex(32)
+	if err != nil {
+		rc.close()
+		return nil, fmt.Errorf("legacy hooks of %s: token: %w", u.Unit, err)
+	}
+	socket, err := socketPath(runDir)
+	if err != nil {
+		rc.close()
+		return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	// Its directory: the run's own, or the one made under /tmp for it.
+	rc.cleanup = append(rc.cleanup, func() { os.RemoveAll(filepath.Dir(socket)) })
+	srv, err := listen(socket, token, sess)
+	if err != nil {
+		rc.close()
+		return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+	}
+	rc.cleanup = append(rc.cleanup, srv.close)
+
+	charmDir := opts.CharmDir
+	if opts.UnitDir != "" {
+		if charmDir, err = deployCharm(opts.CharmDir, u.Charm, opts.UnitDir); err != nil {
+			rc.close()
+			return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
+		}
+	}
+	sess.modelUUID = modelUUID(opts.Model)
+	sess.resources = opts.Resources
+	rc.srv, rc.charmDir, rc.token = srv, charmDir, token
+	rc.env = &runEnv{
+		base:     append(hookrun.BaseEnv(), opts.Env...),
+		unit:     u.Unit,
+		machine:  u.Machine,
+		model:    opts.Model,
+		uuid:     sess.modelUUID,
+		zone:     opts.AvailabilityZone,
+		princ:    opts.PrincipalUnit,
+		charmDir: charmDir,
+		unitDir:  opts.UnitDir,
+		toolsDir: toolsDir,
+		socket:   socket,
+		token:    token,
+		storage:  u.Storage,
+	}
+	return rc, nil
+}
+
+// close removes what prepare made, last first.
+func (rc *runContext) close() {
+	for i := len(rc.cleanup) - 1; i >= 0; i-- {
+		rc.cleanup[i]()
 	}
 }

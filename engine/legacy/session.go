@@ -63,6 +63,9 @@ type session struct {
 	resources map[string]string
 	// storageAdd is what storage-add asked for, per store.
 	storageAdd map[string]int
+	// action is the running action (RunAction); nil in hooks, where the
+	// action tools fail.
+	action *actionContext
 }
 
 // ghost is a relation known only from an event.

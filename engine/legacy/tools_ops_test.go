@@ -37,8 +37,8 @@ func TestOpsToolOutputs(t *testing.T) {
 		{name: "application-version-set", tool: "application-version-set", e: install, args: []string{"--", "1.2.3"}},
 		{name: "opened-ports --endpoints is a flag", tool: "opened-ports", e: install, args: []string{"--endpoints", "--format=json"}, stdout: "[]\n"},
 		{name: "relation-model-get outside a relation", tool: "relation-model-get", e: install, code: 2, stderr: "ERROR no relation id specified\n"},
-		{name: "action-get names the feature", tool: "action-get", e: install, args: []string{"--format=json"}, code: 1,
-			stderr: "ERROR action-get: fixpoint does not support Juju actions, which this charm uses: it runs the charm's hooks but has no counterpart for that feature; run the charm on Juju for that part\n"},
+		{name: "action-get in a hook", tool: "action-get", e: install, args: []string{"--format=json"}, code: 1,
+			stderr: "ERROR not running an action\n"},
 		{name: "secret-get names the feature", tool: "secret-get", e: install, args: []string{"secret:abc"}, code: 1,
 			stderr: "ERROR secret-get: fixpoint does not support Juju secrets, which this charm uses: it runs the charm's hooks but has no counterpart for that feature; run the charm on Juju for that part\n"},
 	}

@@ -7,10 +7,6 @@ import "fmt"
 // one fails with a message naming the feature, rather than "command not
 // found" (which ops reports as a crash deep inside the framework).
 var unsupported = map[string]string{
-	"action-get":         "actions",
-	"action-set":         "actions",
-	"action-log":         "actions",
-	"action-fail":        "actions",
 	"secret-add":         "secrets",
 	"secret-get":         "secrets",
 	"secret-set":         "secrets",

@@ -20,6 +20,9 @@ type Work struct {
 	Principal   string           `json:"principal,omitempty"`
 	Status      *charmapi.Status `json:"status,omitempty"`
 	Ports       []string         `json:"ports,omitempty"`
+	// Action, when set, says to run that operation on the universe
+	// instead of the unit's hooks.
+	Action *Action `json:"action,omitempty"`
 	// UniverseJSON is Universe encoded: by the controller when it built
 	// the universe ahead of the claim (the answer then sends these
 	// bytes), and on the agent's side as the server sent it
@@ -40,4 +43,33 @@ type Report struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	// Stderr is the tail of the hook's standard error, for the history.
 	Stderr string `json:"stderr,omitempty"`
+}
+
+// Action is an operation handed to an agent with its unit's universe: a
+// charm action, or (Name "exec") a command to run in the hook context.
+type Action struct {
+	ID     int            `json:"id"`
+	Name   string         `json:"name"`
+	Params map[string]any `json:"params,omitempty"`
+	Exec   string         `json:"exec,omitempty"`
+}
+
+// ActionReport is what an agent says about one action's run. Output is
+// what it wrote through the hook tools (a result object, as a hook's);
+// Results, Log and Message are what action-set, action-log and
+// action-fail said.
+type ActionReport struct {
+	ID      int             `json:"id"`
+	Unit    string          `json:"unit"`
+	Output  json.RawMessage `json:"output,omitempty"`
+	Failed  bool            `json:"failed,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Results map[string]any  `json:"results,omitempty"`
+	Log     []ActionLog     `json:"log,omitempty"`
+}
+
+// ActionLog is one action-log line with its time (unix nanoseconds).
+type ActionLog struct {
+	Time    int64  `json:"time"`
+	Message string `json:"message"`
 }

@@ -12,6 +12,7 @@ let detail = null; // GET /v1/units/UNIT of the open unit; false when gone
 const PANEL_SECTIONS = [
   { id: 'facts', load: (unit) => api('/v1/units/' + unitPath(unit)), draw: drawFacts },
   { id: 'runs', title: 'Last result', load: (unit) => api('/v1/logs?unit=' + encodeURIComponent(unit) + '&limit=5'), draw: drawRuns },
+  { id: 'operations', title: 'Operations', load: (unit) => api('/v1/actions?unit=' + encodeURIComponent(unit)), draw: drawOperations },
   { id: 'events', title: 'Events', load: (unit) => api('/v1/events?of=' + encodeURIComponent(unit) + '&tail=' + EVENTS_SHOWN), draw: drawEvents },
   { id: 'universe', load: (unit) => api('/v1/universe/' + unitPath(unit)), draw: drawUniverse },
 ];
@@ -110,6 +111,20 @@ function drawRuns(body, res) {
   body.innerHTML = list.length
     ? runHTML(list[0]) + (list.length > 1 ? `<details><summary>${list.length - 1} earlier</summary>${list.slice(1).map(runHTML).join('')}</details>` : '')
     : '<p class="muted">no hook run since this node became leader (it keeps the last 50 of each unit in memory); the unit\'s current settings are in its universe below, under relations[].local</p>';
+}
+
+// drawOperations lists the unit's last operations (fixpoint run, exec),
+// newest first: id, action, status, message.
+function drawOperations(body, res) {
+  if (!res.ok) {
+    body.innerHTML = `<p class="err">${esc(res.error.message)}</p>`;
+    return;
+  }
+  const list = res.value.slice().reverse().slice(0, 10);
+  body.innerHTML = list.length
+    ? '<table class="ops" id="unit-operations">' + list.map((o) => `<tr data-status="${esc(o.status)}"><td>#${esc(o.id)}</td><td>${esc(o.name)}</td>` +
+      `<td class="op-${esc(o.status)}">${esc(o.status)}</td><td>${esc(o.message || '')}</td></tr>`).join('') + '</table>'
+    : '<p class="muted">none: fixpoint run UNIT ACTION, or fixpoint exec --unit UNIT, queues one</p>';
 }
 
 // EVENTS_SHOWN is how many of the unit's latest events the panel lists.

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// defaultOperationWait is how long run and exec wait for their operation
+// unless told.
+const defaultOperationWait = 5 * time.Minute
+
+func newRunCmd() *cobra.Command {
+	var r remote
+	var paramsFile, format string
+	var wait time.Duration
+	var background, stringArgs bool
+	cmd := &cobra.Command{
+		Use:   "run UNIT|SERVICE/leader ACTION [KEY=VALUE ...]",
+		Short: "Run a charm's action on a unit, as juju run does",
+		Long: `run queues ACTION of the unit's charm (declared in its actions.yaml, or
+charmcraft.yaml's actions, or charm.cue's), waits for it and prints what it
+logged (action-log) and its results (action-set). SERVICE/leader names the
+service's leader when the action is queued.
+
+Params are KEY=VALUE, a dotted KEY for nested params (backup.dest=/srv);
+each VALUE is read as YAML (count=3 is a number, on=true a boolean) unless
+--string-args. --params FILE reads a YAML or JSON map first; arguments
+override it. The control plane checks them against the action's schema,
+fills in its defaults and refuses what does not fit, before anything runs.
+
+The action runs once, on the unit's machine, never beside one of the
+unit's hooks; an agent that dies while it runs fails it. Exit status: 0
+when the action completed; 1 when it failed (its message on stderr) or was
+refused; 4 when --wait passed first (it keeps running: see
+show-operation). --background prints the operation's id and returns.` + remoteEnvHelp,
+		Example: `  fixpoint run db/0 backup dest=/srv/backup
+  fixpoint run db/leader rotate-password --wait 2m
+  fixpoint run web/1 dump --params params.yaml -o json
+  fixpoint run db/0 backup --background && fixpoint show-operation 7`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "" && format != "json" && format != "yaml" {
+				return exitf(exitFailed, "run: --format %q: use yaml or json (default: what the action logged and set)", format)
+			}
+			params, err := actionParams(paramsFile, args[2:], stringArgs)
+			if err != nil {
+				return exitf(exitFailed, "run %s %s: %v", args[0], args[1], err)
+			}
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			return runOperation(cmd, c, &api.Enqueue{Unit: args[0], Action: args[1], Params: params}, wait, background, format)
+		},
+	}
+	r.flags(cmd)
+	cmd.Flags().StringVar(&paramsFile, "params", "", "YAML or JSON file of params; KEY=VALUE arguments override it")
+	cmd.Flags().BoolVar(&stringArgs, "string-args", false, "take every KEY=VALUE value as a string, not YAML")
+	cmd.Flags().DurationVar(&wait, "wait", defaultOperationWait, "how long to wait for the action to finish")
+	cmd.Flags().BoolVar(&background, "background", false, "queue the action, print its operation id and return")
+	cmd.Flags().StringVarP(&format, "format", "o", "", "print the whole operation as yaml or json")
+	return cmd
+}
+
+// actionParams reads --params and KEY=VALUE arguments into params.
+func actionParams(file string, args []string, strs bool) (map[string]any, error) {
+	params := map[string]any{}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--params: %w", err)
+		}
+		if len(b) > model.MaxActionBytes {
+			return nil, fmt.Errorf("--params %s: %d bytes; params are at most %d", file, len(b), model.MaxActionBytes)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("--params %s: not a YAML or JSON map: %w", file, err)
+		}
+		for k, v := range m {
+			params[k] = v
+		}
+	}
+	for _, arg := range args {
+		if err := setParam(params, arg, strs); err != nil {
+			return nil, err
+		}
+	}
+	if len(params) == 0 {
+		return nil, nil
+	}
+	return jsonValues(params)
+}
+
+// setParam sets one KEY=VALUE argument in params; a dotted KEY makes
+// nested maps.
+func setParam(params map[string]any, arg string, strs bool) error {
+	key, raw, ok := strings.Cut(arg, "=")
+	if !ok || key == "" {
+		return fmt.Errorf("argument %q is not KEY=VALUE", arg)
+	}
+	var value any = raw
+	if !strs && raw != "" {
+		if err := yaml.Unmarshal([]byte(raw), &value); err != nil {
+			return fmt.Errorf("%s: value %q is not YAML (pass --string-args to take it as a string): %w", key, raw, err)
+		}
+	}
+	parts := strings.Split(key, ".")
+	m := params
+	for _, p := range parts[:len(parts)-1] {
+		if p == "" {
+			return fmt.Errorf("argument %q: empty part in key %q", arg, key)
+		}
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = value
+	return nil
+}
+
+// runOperation queues e and, unless background, waits for it and prints
+// it: what run and exec share.
+func runOperation(cmd *cobra.Command, c *api.Client, e *api.Enqueue, wait time.Duration, background bool, format string) error {
+	what := e.Action
+	if e.Exec != "" {
+		what = "exec"
+	}
+	id, err := c.Enqueue(cmd.Context(), e)
+	if err != nil {
+		// The control plane's refusal names the action and the unit.
+		return exitf(exitFailed, "%v", err)
+	}
+	if background {
+		fmt.Fprintf(cmd.OutOrStdout(), "Scheduled operation %d (%s on %s). Check its status with: fixpoint show-operation %d\n", id, what, e.Unit, id)
+		return nil
+	}
+	a, err := awaitOperation(cmd.Context(), c, id, wait)
+	if err != nil {
+		return exitf(exitFailed, "operation %d: %v", id, err)
+	}
+	if !a.Finished() {
+		if format != "" {
+			_ = printOperation(cmd.OutOrStdout(), a, format)
+		}
+		return exitf(exitTimeout, "operation %d (%s on %s) is still %s after %s; it keeps going: fixpoint show-operation %d --wait 10m", id, what, a.Unit, a.Status, wait, id)
+	}
+	if format != "" {
+		if err := printOperation(cmd.OutOrStdout(), a, format); err != nil {
+			return err
+		}
+	} else if e.Exec != "" {
+		printExec(cmd.OutOrStdout(), cmd.ErrOrStderr(), a)
+	} else {
+		printAction(cmd.OutOrStdout(), a)
+	}
+	if a.Name == model.ExecName && a.Status == model.ActionCompleted {
+		if code := returnCode(a); code != 0 {
+			return &exitError{code: code, msg: ""}
+		}
+		return nil
+	}
+	if a.Status == model.ActionFailed {
+		return exitf(exitFailed, "operation %d (%s on %s) failed: %s", a.ID, what, a.Unit, a.Message)
+	}
+	return nil
+}
+
+// awaitOperation waits up to wait for operation id to finish, in long
+// polls the control plane bounds.
+func awaitOperation(ctx context.Context, c *api.Client, id int, wait time.Duration) (*model.Action, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		left := time.Until(deadline)
+		a, err := c.Operation(ctx, id, min(max(left, 0), 30*time.Second))
+		if err != nil {
+			return nil, err
+		}
+		if a.Finished() || time.Until(deadline) <= 0 {
+			return a, nil
+		}
+	}
+}
+
+// printAction prints what an action logged, then its results as YAML
+// (Juju's return-code, stdout and stderr after the action's own).
+func printAction(w io.Writer, a *model.Action) {
+	for _, l := range a.Log {
+		fmt.Fprintf(w, "%s %s\n", time.Unix(0, l.Time).UTC().Format("15:04:05"), l.Message)
+	}
+	results := map[string]any{}
+	for k, v := range a.Results {
+		if k != "return-code" && k != "stdout" && k != "stderr" {
+			results[k] = v
+		}
+	}
+	if len(results) > 0 {
+		_ = writeYAML(w, results)
+	}
+	if s, _ := a.Results["stdout"].(string); s != "" {
+		fmt.Fprint(w, s)
+	}
+}
+
+// printExec prints a command's stdout and stderr where they belong.
+func printExec(stdout, stderr io.Writer, a *model.Action) {
+	if s, _ := a.Results["stdout"].(string); s != "" {
+		fmt.Fprint(stdout, s)
+	}
+	if s, _ := a.Results["stderr"].(string); s != "" {
+		fmt.Fprintln(stderr, strings.TrimRight(s, "\n"))
+	}
+}
+
+// returnCode is an exec's exit status, 1 when it has none.
+func returnCode(a *model.Action) int {
+	if f, ok := a.Results["return-code"].(float64); ok {
+		if f < 0 || f > 255 {
+			return 1
+		}
+		return int(f)
+	}
+	return 1
+}
+
+// operationView is an operation as run -o, show-operation and
+// operations print it: Juju's names, times as RFC 3339.
+type operationView struct {
+	ID        int            `json:"id"`
+	Unit      string         `json:"unit"`
+	Action    string         `json:"action"`
+	Command   string         `json:"command,omitempty"`
+	Params    map[string]any `json:"params,omitempty"`
+	Status    string         `json:"status"`
+	Message   string         `json:"message,omitempty"`
+	Results   map[string]any `json:"results,omitempty"`
+	Log       []string       `json:"log,omitempty"`
+	Machine   string         `json:"machine,omitempty"`
+	Enqueued  string         `json:"enqueued,omitempty"`
+	Started   string         `json:"started,omitempty"`
+	Completed string         `json:"completed,omitempty"`
+}
+
+func viewOf(a *model.Action) operationView {
+	v := operationView{ID: a.ID, Unit: a.Unit, Action: a.Name, Command: a.Exec, Params: a.Params, Status: a.Status, Message: a.Message,
+		Results: a.Results, Machine: a.Machine, Enqueued: stamp(a.Enqueued), Started: stamp(a.Started), Completed: stamp(a.Completed)}
+	for _, l := range a.Log {
+		v.Log = append(v.Log, stamp(l.Time)+" "+l.Message)
+	}
+	return v
+}
+
+func stamp(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339)
+}
+
+func printOperation(w io.Writer, a *model.Action, format string) error {
+	if format == "json" {
+		return writeJSONStatus(w, viewOf(a), false)
+	}
+	return writeYAML(w, viewOf(a))
+}
+
+// jsonValues makes params what the control plane reads: JSON values
+// (YAML's integers become numbers; a map with keys that are not strings
+// is refused).
+func jsonValues(params map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("params: %w (keys must be strings)", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/hookrun"
+	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
+)
+
+// An operation (action or exec) handed out with w.Action runs here: under
+// the unit's run lock, so never beside one of its hooks, after the
+// control plane agreed to it being started (it runs once), and its
+// outcome is reported at once, retried until the control plane answers.
+
+// takeAction notes that operation id is being run by this agent; false
+// when it already is (the control plane handed it out again).
+func (a *Agent) takeAction(id int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.acting == nil {
+		a.acting = map[int]bool{}
+	}
+	if a.acting[id] {
+		return false
+	}
+	a.acting[id] = true
+	return true
+}
+
+func (a *Agent) dropAction(id int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.acting, id)
+}
+
+// runAction takes, runs and reports operation w.Action on w.Unit.
+func (a *Agent) runAction(ctx context.Context, w wire.Work) {
+	act := w.Action
+	log := a.cfg.Log.With("unit", w.Unit, "operation", act.ID, "action", act.Name)
+	if !a.takeAction(act.ID) {
+		return
+	}
+	defer a.dropAction(act.ID)
+	charmDir, err := a.charm(ctx, w.Charm)
+	if err != nil {
+		log.Warn("operation not started: its charm could not be fetched; it is handed out again", "error", err)
+		return
+	}
+	unitDir := filepath.Join(a.cfg.DataDir, "units", strings.ReplaceAll(w.Unit, "/", "-"))
+	if err := os.MkdirAll(unitDir, 0o755); err != nil {
+		log.Warn("operation not started", "error", err)
+		return
+	}
+	lock, err := hookrun.LockUnit(ctx, a.cfg.DataDir, w.Unit)
+	if err != nil {
+		log.Warn("operation not started", "error", err)
+		return
+	}
+	defer lock.Unlock()
+	if err := a.client.StartAction(ctx, a.cfg.Machine, act.ID); err != nil {
+		// Started elsewhere, finished or failed already, or the unit
+		// moved: not this agent's to run.
+		log.Info("operation not started: the control plane refused it", "error", err)
+		return
+	}
+	log.Info("operation started")
+	start := time.Now()
+	rep := a.operate(ctx, w, charmDir, unitDir, lock)
+	log.Info("operation finished", "failed", rep.Failed, "message", rep.Message, "took", time.Since(start).Round(time.Millisecond))
+	if ctx.Err() != nil {
+		// The agent is stopping: the control plane fails the operation
+		// when this machine's agent registers again.
+		return
+	}
+	_ = retry(ctx, a.cfg.Log, fmt.Sprintf("report operation %d", act.ID), func() error {
+		return a.client.FinishAction(ctx, a.cfg.Machine, rep)
+	})
+}
+
+// operate runs the operation and says what it came to.
+func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir string, lock *hookrun.UnitLock) *wire.ActionReport {
+	act := w.Action
+	rep := &wire.ActionReport{ID: act.ID, Unit: w.Unit}
+	env := []string{
+		"FIXPOINT_UNIT=" + w.Unit,
+		"FIXPOINT_SERVICE=" + w.Universe.Service,
+		"FIXPOINT_MACHINE=" + a.cfg.Machine,
+		"FIXPOINT_CHARM_DIR=" + charmDir,
+	}
+	var out *legacy.ActionOutcome
+	var err error
+	if w.Legacy {
+		// resource-get works in an action as in a hook.
+		var resources map[string]string
+		if resources, err = a.unitResources(ctx, w, charmDir, unitDir); err == nil {
+			out, err = legacy.RunAction(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env,
+				Log: a.cfg.Log.Named(w.Unit), HookShell: a.cfg.HookShell, Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock,
+				Resources: resources}, w.Universe, legacy.Action{ID: act.ID, Name: act.Name, Params: act.Params, Exec: act.Exec})
+		}
+	} else {
+		out, err = a.reconcileAction(ctx, w, charmDir, unitDir, env, lock)
+	}
+	if err != nil {
+		rep.Failed, rep.Message = true, model.Truncate(err.Error(), model.MaxErrorBytes)
+		return rep
+	}
+	rep.Failed, rep.Message, rep.Results = out.Failed, out.Message, out.Results
+	for _, l := range out.Log {
+		rep.Log = append(rep.Log, wire.ActionLog{Time: l.Time.UnixNano(), Message: l.Message})
+	}
+	if out.Writes != nil {
+		if rep.Output, err = json.Marshal(out.Writes); err != nil {
+			rep.Failed, rep.Message = true, fmt.Sprintf("encode what the operation wrote: %v", err)
+		}
+	}
+	return rep
+}
+
+// reconcileAction runs an operation on a reconcile charm's unit: an
+// action through hooks/reconcile with $FIXPOINT_ACTION set
+// (charmapi.MainWithActions), or exec's command as a script in the unit's
+// directory with the unit's FIXPOINT_ environment and universe.
+func (a *Agent) reconcileAction(ctx context.Context, w wire.Work, charmDir, unitDir string, env []string, lock *hookrun.UnitLock) (*legacy.ActionOutcome, error) {
+	act := w.Action
+	input := []byte(w.UniverseJSON)
+	if len(input) == 0 {
+		var err error
+		if input, err = json.Marshal(w.Universe); err != nil {
+			return nil, fmt.Errorf("encode universe: %w", err)
+		}
+	}
+	spec := hookrun.Spec{Path: filepath.Join(charmDir, "hooks", "reconcile"), Dir: unitDir, Input: input, InputEnv: "FIXPOINT_UNIVERSE",
+		Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Track: lock,
+		Env: append(env, fmt.Sprintf("FIXPOINT_ACTION_ID=%d", act.ID))}
+	if act.Name == model.ExecName {
+		f, err := os.CreateTemp(unitDir, ".exec-*.sh")
+		if err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+		defer os.Remove(f.Name())
+		_, err = f.WriteString("#!/bin/sh\n" + act.Exec + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(f.Name(), 0o700)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+		spec.Path = f.Name()
+		out, err := hookrun.Run(ctx, spec)
+		res := &legacy.ActionOutcome{Results: map[string]any{"return-code": 0.0}}
+		if out != nil {
+			if len(out.Stdout) > 0 {
+				res.Results["stdout"] = string(out.Stdout)
+			}
+			if out.Stderr != "" {
+				res.Results["stderr"] = out.Stderr
+			}
+		}
+		switch {
+		case out != nil:
+			res.Results["return-code"] = float64(out.Code)
+		case err != nil:
+			return nil, fmt.Errorf("exec: %w", err)
+		}
+		return res, nil
+	}
+	params, err := json.Marshal(act.Params)
+	if err != nil {
+		return nil, fmt.Errorf("encode params: %w", err)
+	}
+	spec.Env = append(spec.Env, "FIXPOINT_ACTION="+act.Name, "FIXPOINT_ACTION_PARAMS="+string(params))
+	out, err := hookrun.Run(ctx, spec)
+	if err != nil {
+		return &legacy.ActionOutcome{Failed: true, Message: model.Truncate(err.Error(), model.MaxErrorBytes)}, nil
+	}
+	var ao charmapi.ActionOutput
+	dec := json.NewDecoder(bytes.NewReader(out.Stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ao); err != nil {
+		return &legacy.ActionOutcome{Failed: true, Message: fmt.Sprintf("action %s printed no action output (charmapi.MainWithActions prints one): %v", act.Name, err)}, nil
+	}
+	res := &legacy.ActionOutcome{Failed: ao.Failed, Message: ao.Message, Results: ao.Results, Writes: ao.Result}
+	if res.Results == nil {
+		res.Results = map[string]any{}
+	}
+	res.Results["return-code"] = 0.0
+	for _, l := range ao.Log {
+		res.Log = append(res.Log, legacy.ActionLogLine{Time: time.Unix(0, l.Time), Message: l.Message})
+	}
+	return res, nil
+}

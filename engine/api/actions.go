@@ -1,0 +1,195 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
+)
+
+// Operations: `fixpoint run` and `fixpoint exec` queue one (POST
+// /v1/actions), `operations` and `show-operation` read them (GET
+// /v1/actions, GET /v1/actions/{id}), and agents start and finish them
+// (POST /v1/agent/actions/{start,finish}).
+
+// Enqueue is the body of POST /v1/actions: an action of Unit's charm with
+// Params, or (Exec set) a command to run in Unit's hook context. Unit may
+// be SERVICE/leader.
+type Enqueue struct {
+	Unit   string         `json:"unit"`
+	Action string         `json:"action,omitempty"`
+	Params map[string]any `json:"params,omitempty"`
+	Exec   string         `json:"exec,omitempty"`
+}
+
+// StartReq is the body of POST /v1/agent/actions/start.
+type StartReq struct {
+	ID int `json:"id"`
+}
+
+// MaxOperationWait bounds GET /v1/actions/{id}?wait=.
+const MaxOperationWait = 10 * time.Minute
+
+func (s *Server) actionRoutes() {
+	s.mux.HandleFunc("POST /v1/actions", s.enqueue)
+	s.mux.HandleFunc("GET /v1/actions", s.operations)
+	s.mux.HandleFunc("GET /v1/actions/{id}", s.operation)
+	s.mux.HandleFunc("POST /v1/agent/actions/start", s.leaderOnly(s.startAction))
+	s.mux.HandleFunc("POST /v1/agent/actions/finish", s.leaderOnly(s.finishAction))
+}
+
+func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, model.MaxCommandBytes)
+	var req Enqueue
+	if !decode(w, r, &req) {
+		return
+	}
+	e := &model.EnqueueAction{Unit: req.Unit, Name: req.Action, Params: req.Params, Exec: req.Exec}
+	if req.Exec != "" {
+		if req.Action != "" && req.Action != model.ExecName {
+			writeKind(w, wire.KindBadRequest, "an operation runs an action or a command (exec), not both")
+			return
+		}
+		e.Name = model.ExecName
+	}
+	var refused error
+	_ = s.node.View(func(st *model.State) error {
+		if svc, ok := strings.CutSuffix(e.Unit, "/leader"); ok {
+			sv := st.Services[svc]
+			switch {
+			case sv == nil:
+				refused = fmt.Errorf("service %s does not exist", model.Quote(svc, 24))
+			case sv.Leader == "":
+				refused = fmt.Errorf("service %s has no leader now; name a unit, or try again once one is elected", svc)
+			default:
+				e.Unit = sv.Leader
+			}
+			if refused != nil {
+				return nil
+			}
+		}
+		// The params the FSM is given carry the declared defaults.
+		if err := (&model.Command{Op: model.OpEnqueue, Enqueue: e}).Validate(); err != nil {
+			refused = err
+			return nil
+		}
+		e.Params, refused = st.CheckEnqueue(e)
+		return nil
+	})
+	if refused != nil {
+		writeKind(w, wire.KindBadRequest, "%v", refused)
+		return
+	}
+	if e.Name == model.ExecName {
+		// Logged without the command, which may carry a secret.
+		s.log.Info("exec queued", "unit", e.Unit, "by", principalOf(r).String(), "remote", remote(r), "command_bytes", len(e.Exec))
+	}
+	s.propose(w, r, &model.Command{Op: model.OpEnqueue, Enqueue: e})
+}
+
+// operations lists operations, oldest first, filtered by ?unit=,
+// ?service= and ?status= (comma-separated).
+func (s *Server) operations(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	statuses := map[string]bool{}
+	for _, st := range strings.Split(q.Get("status"), ",") {
+		switch st {
+		case "":
+		case model.ActionPending, model.ActionRunning, model.ActionCompleted, model.ActionFailed:
+			statuses[st] = true
+		default:
+			writeKind(w, wire.KindBadRequest, "status=%s: one of pending, running, completed, failed", model.Quote(st, 24))
+			return
+		}
+	}
+	unit, svc := q.Get("unit"), q.Get("service")
+	out := []model.Action{}
+	_ = s.node.View(func(st *model.State) error {
+		for _, a := range st.Actions {
+			if unit != "" && a.Unit != unit || svc != "" && model.ServiceOf(a.Unit) != svc || len(statuses) > 0 && !statuses[a.Status] {
+				continue
+			}
+			out = append(out, *a)
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	writeJSON(w, http.StatusOK, out)
+}
+
+// operation answers one operation; with ?wait=D it waits up to D (at
+// most MaxOperationWait) for it to finish first.
+func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil || id <= 0 {
+		writeKind(w, wire.KindBadRequest, "operation id %s is not a positive number", model.Quote(r.PathValue("id"), 24))
+		return
+	}
+	var wait time.Duration
+	if ws := r.URL.Query().Get("wait"); ws != "" {
+		if wait, err = time.ParseDuration(ws); err != nil || wait < 0 {
+			writeKind(w, wire.KindBadRequest, "wait=%s is not a duration (e.g. 30s)", model.Quote(ws, 24))
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), min(wait, MaxOperationWait))
+	defer cancel()
+	for {
+		var a *model.Action
+		var at uint64
+		_ = s.node.View(func(st *model.State) error {
+			if x := st.Actions[id]; x != nil {
+				cp := *x
+				a = &cp
+			}
+			at = st.Index
+			return nil
+		})
+		if a == nil {
+			writeKind(w, wire.KindNotFound, "operation %d does not exist (or was dropped from its unit's history of %d)", id, model.ActionHistory)
+			return
+		}
+		if a.Finished() || ctx.Err() != nil {
+			writeJSON(w, http.StatusOK, a)
+			return
+		}
+		if _, _, err := s.node.WaitIndex(ctx, at); err != nil && ctx.Err() == nil {
+			writeStoreError(w, err, "wait for operation")
+			return
+		}
+	}
+}
+
+func (s *Server) startAction(w http.ResponseWriter, r *http.Request) {
+	machine := r.URL.Query().Get("machine")
+	var req StartReq
+	if !decode(w, r, &req) {
+		return
+	}
+	if err := s.ctl.StartAction(r.Context(), machine, req.ID); err != nil {
+		writeStoreError(w, err, "")
+		return
+	}
+	writeCompact(w, http.StatusOK, struct{}{})
+}
+
+func (s *Server) finishAction(w http.ResponseWriter, r *http.Request) {
+	machine := r.URL.Query().Get("machine")
+	r.Body = http.MaxBytesReader(w, r.Body, model.MaxCommandBytes)
+	var rep wire.ActionReport
+	if !decode(w, r, &rep) {
+		return
+	}
+	resp, err := s.ctl.FinishAction(r.Context(), machine, &rep)
+	if err != nil {
+		writeStoreError(w, err, "")
+		return
+	}
+	writeCompact(w, http.StatusOK, resp)
+}

@@ -1,0 +1,174 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+// actionState is db (2 units) on machine m1, db's charm declaring backup
+// (dest required, level defaulted, nothing else) and noop.
+func actionState(t *testing.T) *State {
+	t.Helper()
+	s := NewState()
+	apply(t, s, 1, &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "m1", Address: "10.0.0.1"}})
+	cs := charms()
+	cs["h-db"].Meta.Actions = map[string]ActionSpec{
+		"backup": {Params: map[string]any{
+			"dest":  map[string]any{"type": "string"},
+			"level": map[string]any{"type": "integer", "default": 3.0, "minimum": 1.0},
+			"opts":  map[string]any{"type": "object", "default": map[string]any{}, "properties": map[string]any{"fast": map[string]any{"type": "boolean", "default": true}}},
+		}, Required: []string{"dest"}, Closed: true},
+		"noop": {},
+	}
+	apply(t, s, 2, &Command{Op: OpDeploy, Deploy: &Deploy{Env: *env(nil), Charms: cs}})
+	return s
+}
+
+func enqueue(t *testing.T, s *State, idx uint64, unit, name string, params map[string]any) int {
+	t.Helper()
+	resp := apply(t, s, idx, &Command{Op: OpEnqueue, Time: int64(idx), Enqueue: &EnqueueAction{Unit: unit, Name: name, Params: params}})
+	return resp.Action
+}
+
+func TestActionLifecycle(t *testing.T) {
+	s := actionState(t)
+	id := enqueue(t, s, 3, "db/0", "backup", map[string]any{"dest": "/srv"})
+	a := s.Actions[id]
+	if id != 1 || a.Status != ActionPending || a.Enqueued != 3 {
+		t.Fatalf("queued %d: %+v", id, a)
+	}
+	// Defaults filled in, nested ones too.
+	if a.Params["level"] != 3.0 || a.Params["opts"].(map[string]any)["fast"] != true {
+		t.Errorf("params %v; want the defaults", a.Params)
+	}
+	if got := s.NextActions("m1"); len(got) != 1 || got[0].ID != id {
+		t.Errorf("next on m1 %v", got)
+	}
+	apply(t, s, 4, &Command{Op: OpStart, Time: 4, StartAction: &StartAction{ID: id, Machine: "m1"}})
+	if a := s.Actions[id]; a.Status != ActionRunning || a.Machine != "m1" || a.Started != 4 {
+		t.Fatalf("started: %+v", a)
+	}
+	// Once: a second start is refused, and a running unit gets no other.
+	if _, err := s.Apply(5, &Command{Op: OpStart, Time: 5, StartAction: &StartAction{ID: id, Machine: "m1"}}); err == nil || !strings.Contains(err.Error(), "runs once") {
+		t.Errorf("second start: %v", err)
+	}
+	enqueue(t, s, 6, "db/0", "noop", nil)
+	if got := s.NextActions("m1"); len(got) != 0 {
+		t.Errorf("next on m1 while db/0 runs one: %v", got)
+	}
+	// Finished: results, log, and what it wrote lands on the unit.
+	resp := apply(t, s, 7, &Command{Op: OpFinish, Time: 7, Finish: &FinishAction{ID: id, Machine: "m1",
+		Results: map[string]any{"size": map[string]any{"bytes": "10"}}, Log: []ActionLog{{Time: 6, Message: "copying"}},
+		Writes: &Result{Unit: "db/0", Status: &Status{State: "active", Message: "backed up"}}}})
+	if len(resp.Skipped) != 0 {
+		t.Errorf("skipped %v", resp.Skipped)
+	}
+	a = s.Actions[id]
+	if a.Status != ActionCompleted || a.Completed != 7 || a.Log[0].Message != "copying" || a.Results["size"].(map[string]any)["bytes"] != "10" {
+		t.Errorf("finished: %+v", a)
+	}
+	if st := s.Units["db/0"].Status; st.Message != "backed up" {
+		t.Errorf("db/0 status %+v; want the action's", st)
+	}
+	changes, _ := s.ChangesSince(6)
+	if len(changes) != 1 || !changes[0].Actions || len(changes[0].Units) != 1 {
+		t.Errorf("touched %+v", changes)
+	}
+	if _, ok := s.ActiveActions[id]; ok {
+		t.Error("finished action still active")
+	}
+}
+
+func TestActionRefusals(t *testing.T) {
+	s := actionState(t)
+	for _, c := range []struct {
+		e    EnqueueAction
+		want string
+	}{
+		{EnqueueAction{Unit: "db/9", Name: "noop"}, "does not exist"},
+		{EnqueueAction{Unit: "db/0", Name: "nope"}, "has no action"},
+		{EnqueueAction{Unit: "web/0", Name: "noop"}, "declares no actions"},
+		{EnqueueAction{Unit: "db/0", Name: "backup"}, `"dest" is required`},
+		{EnqueueAction{Unit: "db/0", Name: "backup", Params: map[string]any{"dest": "x", "level": 0.0}}, "below the minimum"},
+		{EnqueueAction{Unit: "db/0", Name: "backup", Params: map[string]any{"dest": "x", "level": 1.5}}, "not of type integer"},
+		{EnqueueAction{Unit: "db/0", Name: "backup", Params: map[string]any{"dest": "x", "other": 1.0}}, "not a declared parameter"},
+		{EnqueueAction{Unit: "db/0", Name: "Bad_Name"}, "action name"},
+		{EnqueueAction{Unit: "db/0", Name: ExecName}, "a command of 1 to"},
+		{EnqueueAction{Unit: "db/0", Name: "noop", Exec: "ls"}, "only exec carries a command"},
+		{EnqueueAction{Unit: "db/0", Name: "noop", Params: map[string]any{"x": strings.Repeat("a", MaxActionBytes)}}, "the limit is"},
+	} {
+		before := len(s.Actions)
+		_, err := s.Apply(3, &Command{Op: OpEnqueue, Enqueue: &c.e})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v; want %q", c.e, err, c.want)
+		}
+		if len(s.Actions) != before {
+			t.Errorf("%+v: refused, but queued", c.e)
+		}
+	}
+	// The queue of one unit is bounded.
+	for i := 0; i < MaxQueuedActions; i++ {
+		enqueue(t, s, uint64(10+i), "db/1", "noop", nil)
+	}
+	if _, err := s.Apply(1000, &Command{Op: OpEnqueue, Enqueue: &EnqueueAction{Unit: "db/1", Name: "noop"}}); err == nil || !strings.Contains(err.Error(), "not finished") {
+		t.Errorf("past the queue bound: %v", err)
+	}
+	// A machine that does not run it cannot start or finish it.
+	if _, err := s.Apply(1001, &Command{Op: OpStart, StartAction: &StartAction{ID: 1, Machine: "m2"}}); err == nil {
+		t.Error("started from another machine")
+	}
+	if _, err := s.Apply(1002, &Command{Op: OpFinish, Finish: &FinishAction{ID: 1, Machine: "m1"}}); err == nil {
+		t.Error("finished while pending")
+	}
+}
+
+func TestActionFailsWhenItsAgentGoes(t *testing.T) {
+	s := actionState(t)
+	a := enqueue(t, s, 3, "db/0", "noop", nil)
+	b := enqueue(t, s, 4, "db/1", "noop", nil)
+	apply(t, s, 5, &Command{Op: OpStart, Time: 5, StartAction: &StartAction{ID: a, Machine: "m1"}})
+	// The agent registers again: what it ran is failed, what it did not
+	// start stays queued.
+	apply(t, s, 6, &Command{Op: OpMachine, Time: 6, Machine: &RegisterMachine{Name: "m1", Address: "10.0.0.1"}})
+	if got := s.Actions[a]; got.Status != ActionFailed || !strings.Contains(got.Message, "started again") || got.Completed != 6 {
+		t.Errorf("running action of a restarted agent: %+v", got)
+	}
+	if got := s.Actions[b]; got.Status != ActionPending {
+		t.Errorf("pending action: %+v", got)
+	}
+	// A registration that changes nothing else is still admitted while
+	// an operation runs there.
+	apply(t, s, 7, &Command{Op: OpStart, Time: 7, StartAction: &StartAction{ID: b, Machine: "m1"}})
+	if noop, err := s.Admit(&Command{Op: OpMachine, Machine: &RegisterMachine{Name: "m1", Address: "10.0.0.1"}}, nil); noop || err != nil {
+		t.Errorf("admit a registration with an operation running: noop %v, %v", noop, err)
+	}
+	apply(t, s, 8, &Command{Op: OpLiveness, Time: 8, Liveness: &SetLiveness{Lost: map[string]bool{"m1": true}}})
+	if got := s.Actions[b]; got.Status != ActionFailed || !strings.Contains(got.Message, "was lost") {
+		t.Errorf("running action of a lost machine: %+v", got)
+	}
+	// A removed unit's queued operations fail.
+	c := enqueue(t, s, 9, "db/1", "noop", nil)
+	s.dropUnit(s.Units["db/1"])
+	s.failOrphanActions(10)
+	if got := s.Actions[c]; got.Status != ActionFailed || !strings.Contains(got.Message, "was removed") {
+		t.Errorf("queued action of a removed unit: %+v", got)
+	}
+}
+
+func TestActionHistoryIsBounded(t *testing.T) {
+	s := actionState(t)
+	idx := uint64(3)
+	for i := 0; i < ActionHistory+5; i++ {
+		id := enqueue(t, s, idx, "db/0", "noop", nil)
+		apply(t, s, idx+1, &Command{Op: OpStart, StartAction: &StartAction{ID: id, Machine: "m1"}})
+		apply(t, s, idx+2, &Command{Op: OpFinish, Finish: &FinishAction{ID: id, Machine: "m1"}})
+		idx += 3
+	}
+	got := s.UnitActions("db/0")
+	if len(got) != ActionHistory || got[0].ID != 6 || got[len(got)-1].ID != ActionHistory+5 {
+		t.Fatalf("kept %d, from %d; want the last %d", len(got), got[0].ID, ActionHistory)
+	}
+	if s.NextAction != ActionHistory+5 {
+		t.Errorf("next id %d: ids are never reused", s.NextAction)
+	}
+}
