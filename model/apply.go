@@ -340,6 +340,11 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 			t.Storage = append(t.Storage, u.Name)
 		}
 	}
+	if len(r.Secrets) > 0 {
+		moved := map[string]bool{}
+		skipped = append(skipped, s.applySecrets(index, u, r.Leader && stillLeader, r.Secrets, moved)...)
+		t.Secrets = append(t.Secrets, sortedKeys(moved)...)
+	}
 	u.Reconciled = r.Hash
 	prevSeen := u.Seen
 	u.Seen = r.Seen
@@ -421,6 +426,7 @@ func lastRun(u *Unit, seen *Seen) bool {
 
 func (s *State) removeUnit(u *Unit) {
 	s.dropUnit(u)
+	s.dropSecretsOf(u)
 	s.keepDeparted(u)
 	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
 		svc.Leader = ""

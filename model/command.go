@@ -105,6 +105,8 @@ type Result struct {
 	Ports      []string                  `json:"ports,omitempty"`
 	// StorageAdd asks for more instances per store (storage-add).
 	StorageAdd map[string]int `json:"storage_add,omitempty"`
+	// Secrets are the secret changes the hook made, contents sealed.
+	Secrets []SecretChange `json:"secrets,omitempty"`
 	// Output is a hash of everything the hook returned, for divergence.
 	Output string `json:"output,omitempty"`
 	// Churn lists universe keys that changed since the unit's previous run.
@@ -362,6 +364,9 @@ func (r *Result) check() error {
 		return fmt.Errorf("%s: ports.%d: %w", r.Unit, i, err)
 	}
 	if err := CheckStorageAdd(r.StorageAdd); err != nil {
+		return fmt.Errorf("%s: %w", r.Unit, err)
+	}
+	if err := checkSecrets(r.Secrets, true); err != nil {
 		return fmt.Errorf("%s: %w", r.Unit, err)
 	}
 	if len(r.Churn) > maxChurn {

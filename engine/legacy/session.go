@@ -63,6 +63,8 @@ type session struct {
 	resources map[string]string
 	// storageAdd is what storage-add asked for, per store.
 	storageAdd map[string]int
+	// sec is the call's secrets once a secret tool ran (tools_secret.go).
+	sec *secretWork
 }
 
 // ghost is a relation known only from an event.
@@ -233,6 +235,9 @@ func (s *session) result() *charmapi.Result {
 	}
 	if len(s.storageAdd) > 0 {
 		res.StorageAdd = maps.Clone(s.storageAdd)
+	}
+	if s.sec != nil && len(s.sec.changes) > 0 {
+		res.Secrets = slices.Clone(s.sec.changes)
 	}
 	return res
 }

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// withSecrets adds to uni, and to its Seen, the Juju secrets u may read,
+// their contents opened with the state's cluster key. A revision the key
+// does not open is left without content: the hook's secret-get says so.
+func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *model.Seen) {
+	if len(st.Secrets) == 0 {
+		return
+	}
+	for _, s := range st.VisibleSecrets(u.Name, u.Service) {
+		owner := s.Owns(u.Name, u.Service)
+		cs := charmapi.Secret{ID: s.URI(), Latest: s.Latest(), Revision: s.Latest()}
+		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner}
+		if owner {
+			cs.Owner, cs.Label, cs.Description, cs.Rotate = s.OwnerKind, s.Label, s.Description, s.Rotate
+			if s.Expire != 0 {
+				cs.Expire = time.Unix(0, s.Expire).UTC().Format(time.RFC3339)
+			}
+			for _, r := range s.Revisions {
+				cs.Revisions = append(cs.Revisions, r.Rev)
+			}
+			cs.Obsolete = s.Obsolete()
+			ss.Obsolete = cs.Obsolete
+		} else {
+			c := s.Consumers[u.Name]
+			cs.Label, cs.Revision = c.Label, c.Tracked
+			ss.Tracked = c.Tracked
+		}
+		if cs.Revision != 0 {
+			cs.Content, _ = st.OpenRevision(s, cs.Revision)
+		}
+		if cs.Revision != cs.Latest {
+			cs.LatestContent, _ = st.OpenRevision(s, cs.Latest)
+		}
+		if cs.Content == nil {
+			cs.Content = map[string]string{}
+		}
+		uni.Secrets = append(uni.Secrets, cs)
+		if seen.Secrets == nil {
+			seen.Secrets = map[string]model.SeenSecret{}
+		}
+		seen.Secrets[s.ID] = ss
+	}
+}
+
+// secretWatchers adds to set the units a secret change named in a
+// journal entry (model.Touched.Secrets) reaches: the unit, or every unit
+// of the service.
+func secretWatchers(st *model.State, who string, set map[string]bool) {
+	if _, ok := st.Units[who]; ok {
+		set[who] = true
+		return
+	}
+	for _, u := range st.UnitsOf(who) {
+		set[u.Name] = true
+	}
+}
