@@ -51,6 +51,8 @@ func decodeSecrets(uni *charmapi.Universe, in []charmapi.SecretChange) ([]model.
 			if c.Owner == model.SecretOwnerApp && !uni.Leader {
 				return nil, badResult("secrets.%d: %s is not the leader of %s; only the leader adds a secret its application owns (or use owner \"unit\")", i, uni.Unit, uni.Service)
 			}
+			// Later changes of this result may manage it.
+			known[uri] = &charmapi.Secret{ID: uri, Owner: c.Owner, Latest: 1}
 		case model.SecretOpTrack:
 			if s == nil || s.Owner != "" {
 				return nil, badResult("secrets.%d: %s has not been granted %s", i, uni.Unit, uri)
