@@ -62,3 +62,28 @@ func secretWatchers(st *model.State, who string, set map[string]bool) {
 		set[u.Name] = true
 	}
 }
+
+// redactSecrets is ss with every content value redacted: all of a Juju
+// secret is secret, whatever its keys are called.
+func redactSecrets(ss []charmapi.Secret) []charmapi.Secret {
+	if ss == nil {
+		return nil
+	}
+	out := make([]charmapi.Secret, len(ss))
+	for i, s := range ss {
+		s.Content, s.LatestContent = redactAll(s.Content), redactAll(s.LatestContent)
+		out[i] = s
+	}
+	return out
+}
+
+func redactAll(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = model.Redact(v)
+	}
+	return out
+}

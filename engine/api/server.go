@@ -121,6 +121,7 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/machines/{name}/reset", s.resetMachine)
 	s.mux.HandleFunc("POST /v1/token/join", s.rotateJoin)
 	s.operatorRoutes()
+	s.secretRoutes()
 	return s
 }
 
