@@ -22,6 +22,11 @@ func decodeSecrets(uni *charmapi.Universe, in []charmapi.SecretChange) ([]model.
 	}
 	out := make([]model.SecretChange, 0, len(in))
 	for i, c := range in {
+		switch c.Op {
+		case model.SecretOpAdd, model.SecretOpSet, model.SecretOpRemove, model.SecretOpGrant, model.SecretOpRevoke, model.SecretOpTrack:
+		default:
+			return nil, badResult("secrets.%d.op: op must be \"add\", \"set\", \"remove\", \"grant\", \"revoke\" or \"track\"", i)
+		}
 		id, err := model.ParseSecretURI(c.ID)
 		if err != nil {
 			return nil, badResult("secrets.%d.id: %v", i, err)

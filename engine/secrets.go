@@ -17,7 +17,9 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 	for _, s := range st.VisibleSecrets(u.Name, u.Service) {
 		owner := s.Owns(u.Name, u.Service)
 		cs := charmapi.Secret{ID: s.URI(), Latest: s.Latest(), Revision: s.Latest()}
-		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner}
+		// Only the leader manages an application's secret: it alone gets
+		// its owner hooks (secret-remove).
+		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner && (s.OwnerKind == model.SecretOwnerUnit || uni.Leader)}
 		if owner {
 			cs.Owner, cs.Label, cs.Description, cs.Rotate = s.OwnerKind, s.Label, s.Description, s.Rotate
 			if s.Expire != 0 {
@@ -27,7 +29,9 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 				cs.Revisions = append(cs.Revisions, r.Rev)
 			}
 			cs.Obsolete = s.Obsolete()
-			ss.Obsolete = cs.Obsolete
+			if ss.Owner {
+				ss.Obsolete = cs.Obsolete
+			}
 		} else {
 			c := s.Consumers[u.Name]
 			cs.Label, cs.Revision = c.Label, c.Tracked
