@@ -100,6 +100,10 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	case OpJoin:
 		err = s.setJoin(c.Join)
 		t.All = true
+	case OpClusterKey:
+		if moved := s.reseal(c.ClusterKey); len(moved) > 0 {
+			t.Secrets = moved
+		}
 	case OpLimits:
 		var noop bool
 		if noop, err = s.checkSetLimits(c.Limits); err == nil && !noop {

@@ -30,6 +30,8 @@ type Command struct {
 	Reset    *ResetMachine    `json:"reset,omitempty"`
 	Join     *JoinToken       `json:"join,omitempty"`
 	Limits   *Limits          `json:"limits,omitempty"`
+	// ClusterKey rotates the cluster key (secrets_key.go).
+	ClusterKey *ClusterKey `json:"cluster_key,omitempty"`
 }
 
 // Op names a command.
@@ -46,6 +48,8 @@ const (
 	OpReset    Op = "reset-machine"
 	OpJoin     Op = "join-token"
 	OpLimits   Op = "limits"
+	// OpClusterKey adds a cluster key and re-seals the secrets under it.
+	OpClusterKey Op = "cluster-key"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -220,7 +224,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.ClusterKey != nil} {
 		if p {
 			set++
 		}
@@ -290,6 +294,11 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, missing()
 		}
 		return nil, c.Limits.Validate()
+	case OpClusterKey:
+		if c.ClusterKey == nil {
+			return nil, missing()
+		}
+		return nil, c.ClusterKey.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

@@ -241,6 +241,9 @@ func (f *fsm) applyCommand(index uint64, c *model.Command) (out any) {
 			out = fmt.Errorf("entry %d: applying %s failed inside the model: %v", index, c.Op, p)
 		}
 	}()
+	if c.Op == model.OpClusterKey && c.ClusterKey != nil {
+		f.adoptKey(c.ClusterKey)
+	}
 	resp, err := f.state.Apply(index, c)
 	if err != nil {
 		return err

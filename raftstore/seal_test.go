@@ -33,7 +33,7 @@ func secretResult(t *testing.T, s *Store, op, id, value string) *model.Command {
 }
 
 // TestSecretsSealedAtRest puts secret values through a three-node
-// cluster and then reads every byte each node keeps (WAL, stable store,
+// cluster, rotates the cluster key, and then reads every byte each node keeps (WAL, stable store,
 // snapshots) and a backup: the values are nowhere, while every node,
 // the joiners included, opens them with the cluster key it holds.
 func TestSecretsSealedAtRest(t *testing.T) {
@@ -61,6 +61,32 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	}
 	rafttest.Eventually(t, 20*time.Second, "all nodes applied", func() error { return converged(t, nodes...) })
 
+	// A rotation through a follower: every server keeps the new key and
+	// the revisions are sealed under it.
+	var follower *node
+	for _, n := range nodes {
+		if n != l {
+			follower = n
+		}
+	}
+	newKey, err := follower.s.RotateSecretsKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rafttest.Eventually(t, 20*time.Second, "all nodes applied the rotation", func() error { return converged(t, nodes...) })
+	for _, n := range nodes {
+		if n.s.keys.Current() != newKey {
+			t.Errorf("%s: current key %s, want the rotated %s", n.id, n.s.keys.Current(), newKey)
+		}
+		_ = n.s.View(func(st *model.State) error {
+			for _, r := range st.Secrets[id].Revisions {
+				if !strings.HasPrefix(r.Sealed, sealPrefix+newKey+".") {
+					t.Errorf("%s: revision %d is not sealed under the new key", n.id, r.Rev)
+				}
+			}
+			return nil
+		})
+	}
 	for _, n := range nodes {
 		err := n.s.View(func(st *model.State) error {
 			s := st.Secrets[id]

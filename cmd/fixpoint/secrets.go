@@ -65,6 +65,34 @@ secret's, to the operator credential only.`,
 	}
 	r.flags(cmd)
 	formatFlag(cmd, &format)
+	cmd.AddCommand(newRotateKeyCmd())
+	return cmd
+}
+
+func newRotateKeyCmd() *cobra.Command {
+	var r remote
+	cmd := &cobra.Command{
+		Use:   "rotate-key",
+		Short: "Make a new cluster key and seal every secret again under it",
+		Long: `rotate-key makes a new cluster key, replicates it to every server (sealed
+under the current one, which they all hold) and seals every revision of
+every secret again under it. Every server keeps the old keys too, to open
+what the log still holds under them. Back up secrets.key again afterwards.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			id, err := c.RotateSecretsKey(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster key %s is current; back up %s on a server again\n", id, "secrets.key")
+			return nil
+		},
+	}
+	r.flags(cmd)
 	return cmd
 }
 

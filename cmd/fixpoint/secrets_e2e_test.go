@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,6 +170,15 @@ func TestOpsSecretsEndToEnd(t *testing.T) {
 	if plain := fixpoint(t, time.Minute, "show-secret", shared.ID, "--data-dir", r.data); strings.Contains(plain.stdout, secretValues[1]) {
 		t.Errorf("show-secret without --reveal shows the value:\n%s", plain.stdout)
 	}
+	// A key rotation re-seals: the value still opens.
+	if rot := fixpoint(t, time.Minute, "secrets", "rotate-key", "--data-dir", r.data); rot.code != 0 || !strings.Contains(rot.stdout, "is current") {
+		t.Fatalf("secrets rotate-key: exit %d %s %s", rot.code, rot.stdout, rot.stderr)
+	}
+	show = fixpoint(t, time.Minute, "show-secret", shared.ID, "--reveal", "-o", "json", "--data-dir", r.data)
+	one = api.SecretInfo{}
+	if show.code != 0 || json.Unmarshal([]byte(show.stdout), &one) != nil || one.Content["password"] != secretValues[1] {
+		t.Errorf("show-secret --reveal after the rotation: exit %d %s %s", show.code, show.stdout, show.stderr)
+	}
 
 	// At rest and on screen: no value in the control plane's files, a
 	// saved backup, the logs or the status.
@@ -204,5 +214,89 @@ func TestOpsSecretsEndToEnd(t *testing.T) {
 				t.Errorf("%s holds secret value %s in plaintext", where, v)
 			}
 		}
+	}
+}
+
+// TestClusterSecretsAcrossALeaderChange runs the secrets flow on three
+// servers and two agents, killing the Raft leader between the grant and
+// the new revision: the new leader opens what the old one sealed (every
+// server got the cluster key through its join), the user follows the new
+// revision and the owner removes the old one.
+func TestClusterSecretsAcrossALeaderChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts five processes; skipped in -short")
+	}
+	fw := opsFrameworkDir()
+	if fw == "" {
+		t.Skip("Canonical's ops framework is not beside the checkout (../shared/thirdparty/python-ops): the ops charms cannot run")
+	}
+	charm := packOps(t, fw, "ops-secrets", filepath.Join(t.TempDir(), "ops-secrets"))
+	envs := t.TempDir()
+	c := startCluster(t, false)
+	c.agent("m1")
+	c.agent("m2")
+	eventually(t, "m1 and m2 registered", 2*time.Minute, func() (bool, string) {
+		st := c.status()
+		return st != nil && st.Machines["m1"] != nil && st.Machines["m2"] != nil, jsonString(st)
+	})
+	apply := func(step string) {
+		t.Helper()
+		if r := c.cli("apply", "-f", secretsEnv(t, envs, charm, step), "--yes", "--wait", "--timeout", "10m"); r.code != 0 {
+			t.Fatalf("apply %s: %d\n%s\n%s", step, r.code, r.stdout, r.stderr)
+		}
+	}
+	// unitFile reads what a unit's charm wrote, on whichever machine.
+	unitFile := func(unit, name string) string {
+		for _, dir := range c.agentDirs {
+			if b, err := os.ReadFile(filepath.Join(dir, "units", strings.ReplaceAll(unit, "/", "-"), "charm", name)); err == nil {
+				return string(b)
+			}
+		}
+		return ""
+	}
+	apply("add")
+	apply("share")
+	if s := unitFile("sec-user/0", "secrets.json"); !strings.Contains(s, secretValues[0]) {
+		t.Fatalf("share: the user recorded %q", s)
+	}
+
+	li := c.leader()
+	if li < 0 {
+		t.Fatal("no Raft leader")
+	}
+	_ = c.procs[li].cmd.Process.Signal(syscall.SIGKILL)
+	_ = c.procs[li].cmd.Wait()
+	eventually(t, "a new Raft leader", time.Minute, func() (bool, string) {
+		return c.leader() >= 0, jsonString(c.members(-1))
+	})
+
+	apply("update")
+	var user map[string]any
+	password := func(key string) any { m, _ := user[key].(map[string]any); return m["password"] }
+	if err := json.Unmarshal([]byte(unitFile("sec-user/0", "secrets.json")), &user); err != nil ||
+		password("changed-tracked") != secretValues[0] || password("changed-refreshed") != secretValues[1] {
+		t.Errorf("update after the leader change: the user recorded %v (%v)", user, err)
+	}
+	removed := false
+	for _, u := range []string{"sec-owner/0", "sec-owner/1"} {
+		removed = removed || strings.Contains(unitFile(u, "secrets.json"), `"removed-1"`)
+	}
+	if !removed {
+		t.Errorf("update after the leader change: no owner unit got secret-remove of revision 1")
+	}
+	// Every server's data dir holds the values sealed only.
+	for i, dir := range c.dirs {
+		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			b, _ := os.ReadFile(path)
+			for _, v := range secretValues {
+				if bytes.Contains(b, []byte(v)) {
+					t.Errorf("n%d: %s holds %s in plaintext", i+1, path, v)
+				}
+			}
+			return nil
+		})
 	}
 }

@@ -58,6 +58,30 @@ type SecretConsumerInfo struct {
 func (s *Server) secretRoutes() {
 	s.mux.HandleFunc("GET /v1/secrets", s.secrets)
 	s.mux.HandleFunc("GET /v1/secrets/{id}", s.secret)
+	s.mux.HandleFunc("POST /v1/secrets/rotate-key", s.rotateKey)
+}
+
+// keyRotator is the node that can rotate the cluster key
+// (raftstore.Store).
+type keyRotator interface {
+	RotateSecretsKey(ctx context.Context) (string, error)
+}
+
+// rotateKey is POST /v1/secrets/rotate-key: a new cluster key, every
+// secret sealed again under it. It answers {"key": ID}.
+func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) {
+	kr, ok := s.node.(keyRotator)
+	if !ok {
+		writeKind(w, wire.KindUnavailable, "this node can not rotate the cluster key")
+		return
+	}
+	id, err := kr.RotateSecretsKey(r.Context())
+	if err != nil {
+		writeKind(w, wire.KindUnavailable, "%v", err)
+		return
+	}
+	s.log.Info("rotated the cluster key", "key", id, "principal", principalOf(r).String())
+	writeCompact(w, http.StatusOK, map[string]string{"key": id})
 }
 
 // NewSecretInfo describes s, with its revisions when revisions; values
@@ -178,4 +202,14 @@ func (c *Client) Secret(ctx context.Context, id string, revisions bool) (*Secret
 	}
 	_, err := c.do(ctx, http.MethodGet, c.withReveal(path), nil, &out)
 	return &out, err
+}
+
+// RotateSecretsKey rotates the cluster key (POST /v1/secrets/rotate-key)
+// and returns the new key's id.
+func (c *Client) RotateSecretsKey(ctx context.Context) (string, error) {
+	var out struct {
+		Key string `json:"key"`
+	}
+	_, err := c.do(ctx, http.MethodPost, "/v1/secrets/rotate-key", []byte("{}"), &out)
+	return out.Key, err
 }
