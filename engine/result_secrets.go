@@ -135,7 +135,7 @@ func relationByIdent(uni *charmapi.Universe, ident string) *charmapi.Relation {
 // cluster key before they are proposed: only this node, the one that
 // admits them, ever holds them in plaintext. A result whose contents
 // cannot be sealed (no cluster key here) fails, naming why.
-func sealResults(store Store, results []model.Result) error {
+func sealResults(store Store, results []model.Result) {
 	var sl model.Sealer
 	_ = store.View(func(st *model.State) error {
 		sl = st.Sealer()
@@ -148,5 +148,4 @@ func sealResults(store Store, results []model.Result) error {
 				Error: "its secrets could not be sealed: " + err.Error()}
 		}
 	}
-	return nil
 }

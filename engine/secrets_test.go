@@ -9,6 +9,7 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestSecretFlowThroughTheController runs Juju's secret flow through the
@@ -168,4 +169,48 @@ func secretShop(t *testing.T, s *memStore, password, refresh string, related boo
 	if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSecretWithoutAKeyFailsTheRun: a server with no cluster key can not
+// seal a hook's secret, so that run fails, naming why, and nothing of it
+// reaches the state.
+func TestSecretWithoutAKeyFailsTheRun(t *testing.T) {
+	s := newMemStore()
+	if _, err := s.Apply(context.Background(), &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: "m", Address: "10.0.0.9"}}); err != nil {
+		t.Fatal(err)
+	}
+	secretShop(t, s, "one", "no", false)
+	id, _ := charmapi.NewSecretID()
+	hooks := map[string]func(*charmapi.Universe) *charmapi.Result{
+		"db": func(u *charmapi.Universe) *charmapi.Result {
+			r := charmapi.NewResult()
+			r.Secrets = []charmapi.SecretChange{{Op: "add", ID: id, Owner: "unit", Content: map[string]string{"password": "unsealable"}}}
+			return r
+		},
+		"web": func(u *charmapi.Universe) *charmapi.Result { return charmapi.NewResult() },
+	}
+	ctl := NewController(s, Options{Window: 1})
+	ctx := context.Background()
+	work, err := ctl.Claim(ctx, "m", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []wire.Report
+	for _, w := range work {
+		out, _ := json.Marshal(hooks[w.Universe.Service](w.Universe))
+		reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+	}
+	if _, err := ctl.Accept(ctx, "m", reps); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(st *model.State) error {
+		u := st.Units["db/0"]
+		if u.Error == nil || !strings.Contains(u.Error.Message, "could not be sealed") || strings.Contains(u.Error.Message, "unsealable") {
+			t.Errorf("db/0's error: %+v", u.Error)
+		}
+		if len(st.Secrets) != 0 {
+			t.Errorf("secrets in the state: %v", st.Secrets)
+		}
+		return nil
+	})
 }
