@@ -214,3 +214,20 @@ func TestSecretWithoutAKeyFailsTheRun(t *testing.T) {
 		return nil
 	})
 }
+
+// TestDiffNamesSecretRevisionsNotValues: `logs` shows that a secret
+// moved, by revision, never its content.
+func TestDiffNamesSecretRevisionsNotValues(t *testing.T) {
+	const id = "secret:cn0gqa6qs7s1bm0kfp8g"
+	before := &charmapi.Universe{Secrets: []charmapi.Secret{{ID: id, Revision: 1, Latest: 1, Content: map[string]string{"password": "old-value"}}}}
+	after := &charmapi.Universe{Secrets: []charmapi.Secret{{ID: id, Revision: 1, Latest: 2, Content: map[string]string{"password": "old-value"}, LatestContent: map[string]string{"password": "new-value"}}}}
+	got := Diff(before, after)
+	if len(got) != 1 || got[0].Key != "secrets."+id || got[0].Old != "revision 1 of 1" || got[0].New != "revision 1 of 2" {
+		t.Errorf("Diff = %+v", got)
+	}
+	for _, c := range append(got, Diff(nil, after)...) {
+		if strings.Contains(c.Old+c.New, "value") {
+			t.Errorf("a change shows a value: %+v", c)
+		}
+	}
+}
