@@ -8,7 +8,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore"
+	"github.com/fixpoint/fixpoint/raftstore/keyring"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -21,7 +21,7 @@ import (
 // change reaches run, and the state holds no value in the clear.
 func TestSecretFlowThroughTheController(t *testing.T) {
 	s := newMemStore()
-	keys, err := raftstore.OpenKeyring(t.TempDir(), true)
+	keys, err := keyring.Open(t.TempDir(), true)
 	if err != nil {
 		t.Fatal(err)
 	}

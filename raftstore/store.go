@@ -27,6 +27,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/keyring"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -135,7 +136,7 @@ type Store struct {
 	joinKey *ecdsa.PrivateKey
 	// keys seal secret contents (seal.go); a joining server's is empty
 	// until its join answer brings the cluster's.
-	keys   *Keyring
+	keys   *keyring.Keyring
 	opened time.Time
 
 	// contacts is, on the leader, when each silent follower last
@@ -240,7 +241,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 
-	if s.keys, err = OpenKeyring(cfg.DataDir, cfg.Bootstrap); err != nil {
+	if s.keys, err = keyring.Open(cfg.DataDir, cfg.Bootstrap); err != nil {
 		_ = trans.Close()
 		return nil, err
 	}
