@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,6 +63,7 @@ func (r *opsRun) ownerLeader(t *testing.T) string {
 }
 
 func TestOpsSecretsEndToEnd(t *testing.T) {
+	t.Parallel()
 	fw := opsFrameworkDir()
 	if fw == "" {
 		t.Skip("Canonical's ops framework is not beside the checkout (../shared/thirdparty/python-ops): the ops charms cannot run")
@@ -74,8 +74,8 @@ func TestOpsSecretsEndToEnd(t *testing.T) {
 	charm := packOps(t, fw, "ops-secrets", filepath.Join(t.TempDir(), "ops-secrets"))
 	envs := t.TempDir()
 	r := &opsRun{data: t.TempDir()}
-	r.up = startUpOn(t, r.data, secretsEnv(t, envs, charm, "add"))
-	r.status = r.up.waitConvergedWithin(t, 20*time.Minute)
+	r.up = startUp(t, r.data, secretsEnv(t, envs, charm, "add"))
+	r.status = r.up.waitConverged(t, 20*time.Minute)
 	for name, u := range r.status.Units {
 		if u.Phase != "settled" {
 			t.Fatalf("add: %s is %s: %s", name, u.Phase, u.Error)
@@ -223,6 +223,7 @@ func TestOpsSecretsEndToEnd(t *testing.T) {
 // server got the cluster key through its join), the user follows the new
 // revision and the owner removes the old one.
 func TestClusterSecretsAcrossALeaderChange(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts five processes; skipped in -short")
 	}
@@ -232,13 +233,10 @@ func TestClusterSecretsAcrossALeaderChange(t *testing.T) {
 	}
 	charm := packOps(t, fw, "ops-secrets", filepath.Join(t.TempDir(), "ops-secrets"))
 	envs := t.TempDir()
-	c := startCluster(t, false)
+	c := startCluster(t, 3, false)
 	c.agent("m1")
 	c.agent("m2")
-	eventually(t, "m1 and m2 registered", 2*time.Minute, func() (bool, string) {
-		st := c.status()
-		return st != nil && st.Machines["m1"] != nil && st.Machines["m2"] != nil, jsonString(st)
-	})
+	c.waitMachines("m1", "m2")
 	apply := func(step string) {
 		t.Helper()
 		if r := c.cli("apply", "-f", secretsEnv(t, envs, charm, step), "--yes", "--wait", "--timeout", "10m"); r.code != 0 {
@@ -260,15 +258,9 @@ func TestClusterSecretsAcrossALeaderChange(t *testing.T) {
 		t.Fatalf("share: the user recorded %q", s)
 	}
 
-	li := c.leader()
-	if li < 0 {
-		t.Fatal("no Raft leader")
-	}
-	_ = c.procs[li].cmd.Process.Signal(syscall.SIGKILL)
-	_ = c.procs[li].cmd.Wait()
-	eventually(t, "a new Raft leader", time.Minute, func() (bool, string) {
-		return c.leader() >= 0, jsonString(c.members(-1))
-	})
+	li := c.waitLeader("a Raft leader", -1)
+	c.sigkill(li)
+	c.waitLeader("a new Raft leader", li)
 
 	apply("update")
 	var user map[string]any
