@@ -58,7 +58,7 @@ secret's, to the operator credential only.`,
 				for _, c := range s.Consumers {
 					cons = append(cons, c.Unit+"@"+strconv.Itoa(c.Tracked))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, s.Owner, dash(s.Label), s.Revision, dash(strings.Join(to, ",")), dash(strings.Join(cons, ",")))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, s.Owner, orDash(s.Label), s.Revision, orDash(strings.Join(to, ",")), orDash(strings.Join(cons, ",")))
 			}
 			return tw.Flush()
 		},
@@ -137,11 +137,4 @@ did.`,
 	cmd.Flags().BoolVar(&revisions, "revisions", false, "list every kept revision (with --reveal, each one's values)")
 	cmd.Flags().StringVarP(&format, "format", "o", "yaml", "output format: yaml or json")
 	return cmd
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
