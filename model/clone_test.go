@@ -15,7 +15,7 @@ func TestCloneSharesNothingMutable(t *testing.T) {
 		reflect.TypeFor[State](): {"Index", "EnvIndex", "Name", "Charms", "Services", "Units", "Relations", "Machines",
 			"NextRelation", "UnitNumbers", "NextStorage", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "journal", "idx", "visits"},
 		reflect.TypeFor[State](): {"Index", "EnvIndex", "Name", "Charms", "Services", "Units", "Relations", "Machines", "Secrets",
-			"NextRelation", "UnitNumbers", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "sealer", "journal", "idx", "visits"},
+			"NextRelation", "UnitNumbers", "NextStorage", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "sealer", "journal", "idx", "visits"},
 		reflect.TypeFor[Unit](): {"Name", "Service", "Machine", "Life", "Principal", "Settings", "Status", "State", "Ports",
 			"Storage", "Reconciled", "Seen", "Reconciles", "Wave", "WaveOutputs", "Churn", "Error", "Resolved", "Created", "Index"},
 		reflect.TypeFor[Service](): {"Name", "Charm", "Config", "ConfigRev", "Units", "Placement", "Life", "NextUnit",
