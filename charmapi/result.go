@@ -16,6 +16,8 @@ type Result struct {
 	// storage-add: {"data": 1} attaches one more data instance, within
 	// the charm's range.
 	StorageAdd map[string]int `json:"storage_add,omitzero"`
+	// Secrets are changes to Juju secrets, applied in order.
+	Secrets []SecretChange `json:"secrets,omitempty"`
 }
 
 // RelationResult is a unit's writes to one relation.

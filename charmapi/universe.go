@@ -3,6 +3,8 @@
 // turns a Go function into a hook executable.
 package charmapi
 
+import "strconv"
+
 // API is the version of the universe and result this package speaks.
 const API = "fixpoint/v1"
 
@@ -31,6 +33,8 @@ type Universe struct {
 	// Storage are the unit's storage instances, in the order they were
 	// attached.
 	Storage []Storage `json:"storage,omitempty"`
+	// Secrets are the Juju secrets the unit owns or was granted, by id.
+	Secrets []Secret `json:"secrets,omitempty"`
 	// Events are the legacy events between the universe last reconciled
 	// and this one, in Juju's order.
 	Events []Event `json:"events"`
@@ -81,6 +85,13 @@ type Event struct {
 	Departing string `json:"departing_unit,omitempty"`
 	// Storage is the storage instance ("data/0"), for storage events.
 	Storage string `json:"storage,omitempty"`
+	// Secret is the secret's id for secret-changed, secret-remove,
+	// secret-rotate and secret-expired; SecretLabel its label as the unit
+	// knows it; SecretRevision the revision of secret-remove and
+	// secret-expired.
+	Secret         string `json:"secret_id,omitempty"`
+	SecretLabel    string `json:"secret_label,omitempty"`
+	SecretRevision int    `json:"secret_revision,omitempty"`
 }
 
 // Storage is one storage instance of the unit.
@@ -116,6 +127,12 @@ func (e Event) String() string {
 	}
 	if e.Storage != "" {
 		s += " " + e.Storage
+	}
+	if e.Secret != "" {
+		s += " " + e.Secret
+		if e.SecretRevision != 0 {
+			s += "/" + strconv.Itoa(e.SecretRevision)
+		}
 	}
 	if e.RemoteUnit != "" {
 		s += " " + e.RemoteUnit

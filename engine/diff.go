@@ -105,7 +105,7 @@ func Diff(before, after *charmapi.Universe) []Change {
 			add("relations."+r.Ident, "(present)", "(absent)", "")
 		}
 	}
-	return out
+	return append(out, secretChanges(before, after)...)
 }
 
 func unionKeys[V any](a, b map[string]V) []string {

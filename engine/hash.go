@@ -99,8 +99,39 @@ func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 			e.str(st.Kind)
 		}
 	}
+	if len(u.Secrets) > 0 {
+		// Only then, so that universes without secrets keep their hash.
+		e.secrets(u.Secrets)
+	}
 	sum := sha256.Sum256(e.buf)
 	return hex.EncodeToString(sum[:16]), len(e.buf)
+}
+
+// secrets encodes what tells one view of the secrets from another: a
+// revision's content never changes, so its number stands for it and no
+// secret value is hashed.
+func (e *encoder) secrets(ss []charmapi.Secret) {
+	e.num(len(ss))
+	for i := range ss {
+		s := &ss[i]
+		e.str(s.ID)
+		e.str(s.Owner)
+		e.str(s.Label)
+		e.str(s.Description)
+		e.str(s.Expire)
+		e.str(s.Rotate)
+		e.num(s.Revision)
+		e.num(s.Latest)
+		e.ints(s.Revisions)
+		e.ints(s.Obsolete)
+	}
+}
+
+func (e *encoder) ints(xs []int) {
+	e.num(len(xs))
+	for _, x := range xs {
+		e.num(x)
+	}
 }
 
 // encoder builds a canonical, unambiguous byte stream to hash: strings

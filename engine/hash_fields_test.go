@@ -17,17 +17,21 @@ var hashed = []string{
 	"Relations.App", // only when the unit does not lead: the leader writes it
 	"Relations.RemoteApp", "Relations.Units",
 	"Storage.ID", "Storage.Name", "Storage.Kind", // a new instance runs its storage-attached hook
+	"Secrets.ID", "Secrets.Owner", "Secrets.Label", "Secrets.Description", "Secrets.Expire",
+	"Secrets.Rotate", "Secrets.Revision", "Secrets.Latest", "Secrets.Revisions", "Secrets.Obsolete",
 }
 
 // notHashed lists the fields Hash leaves out, and why.
 var notHashed = map[string]string{
-	"State":              "the unit's private state is its own write, and a unit is never woken by its own writes",
-	"Relations.Local":    "the unit's own settings are its own write",
-	"Events":             "derived from the change between two universes, not part of either",
-	"Attempt":            "counts tries of one universe; a retry must not make it a different universe",
-	"Dir":                "where an in-process hook keeps its files in a test; not part of the universe's JSON",
-	"Storage.Location":   "the instance's directory on the unit's machine, which the agent fills in; the id names it",
-	"Relations.Departed": "the last settings of members that left, for old -departed hooks; the member's leaving already changed Units",
+	"State":                 "the unit's private state is its own write, and a unit is never woken by its own writes",
+	"Relations.Local":       "the unit's own settings are its own write",
+	"Events":                "derived from the change between two universes, not part of either",
+	"Attempt":               "counts tries of one universe; a retry must not make it a different universe",
+	"Dir":                   "where an in-process hook keeps its files in a test; not part of the universe's JSON",
+	"Storage.Location":      "the instance's directory on the unit's machine, which the agent fills in; the id names it",
+	"Relations.Departed":    "the last settings of members that left, for old -departed hooks; the member's leaving already changed Units",
+	"Secrets.Content":       "a revision's content never changes: its number (Secrets.Revision) is hashed instead, so no secret value is",
+	"Secrets.LatestContent": "the latest revision's content, which Secrets.Latest stands for",
 }
 
 // TestHashCoversEveryField fails when a field is added to the universe
@@ -92,7 +96,10 @@ func sampleUniverse() *charmapi.Universe {
 		Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "requirer", Scope: "global", RemoteService: "db",
 			Local: map[string]string{"a": "1"}, App: map[string]string{"b": "2"}, RemoteApp: map[string]string{"c": "3"},
 			Units: map[string]map[string]string{"db/0": {"d": "4"}}}},
-		Storage: []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/storage/web-0/data/0"}}}
+		Storage: []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/storage/web-0/data/0"}},
+		Secrets: []charmapi.Secret{{ID: "secret:cn0gqa6qs7s1bm0kfp8g", Owner: "unit", Label: "l", Description: "d", Expire: "2030-01-01T00:00:00Z",
+			Rotate: "daily", Revision: 1, Latest: 2, Content: map[string]string{"pass": "x"}, LatestContent: map[string]string{"pass": "y"},
+			Revisions: []int{1, 2}, Obsolete: []int{1}}}}
 }
 
 // mutate changes the field at path in v; it reports false for a kind it

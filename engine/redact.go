@@ -109,7 +109,8 @@ func (d *UnitDetail) Redacted() *UnitDetail {
 }
 
 // RedactUniverse is uni for people: the values of options (options, its
-// charm's) of type secret and of every secret key in its bags redacted.
+// charm's) of type secret, of every secret key in its bags and of every
+// Juju secret's content redacted.
 // uni is not changed.
 func RedactUniverse(uni *charmapi.Universe, options map[string]model.Option) *charmapi.Universe {
 	out := *uni
@@ -125,6 +126,7 @@ func RedactUniverse(uni *charmapi.Universe, options map[string]model.Option) *ch
 		r.Departed = redactUnits(r.Departed)
 		out.Relations[i] = r
 	}
+	out.Secrets = redactSecrets(uni.Secrets)
 	return &out
 }
 

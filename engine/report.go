@@ -31,6 +31,7 @@ func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.
 	if len(results) == 0 {
 		return &model.Response{Skipped: stale}, nil
 	}
+	sealResults(c.store, results)
 	resp, err := c.store.Apply(ctx, &model.Command{Op: model.OpResults, Time: now.UnixNano(), Results: results})
 	if err != nil {
 		return nil, fmt.Errorf("apply %d results: %w", len(results), err)

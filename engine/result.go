@@ -113,6 +113,14 @@ func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 	}
 	mr.StorageAdd = res.StorageAdd
 	mr.Output = digest(&res)
+	if len(res.Secrets) > 0 {
+		cs, err := decodeSecrets(uni, res.Secrets)
+		if err != nil {
+			return nil, err
+		}
+		mr.Secrets = cs
+	}
+	mr.Output = digest(withoutSecretValues(&res))
 	return mr, nil
 }
 

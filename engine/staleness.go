@@ -212,6 +212,9 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 		for _, name := range t.Storage {
 			affected[name] = true
 		}
+		for _, who := range t.Secrets {
+			secretWatchers(st, who, affected)
+		}
 		n.waves = n.waves || t.Waves
 		n.actions = n.actions || t.Actions
 		for _, name := range t.Units {

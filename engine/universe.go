@@ -78,6 +78,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 		seen.LeaderRev = svc.LeaderData.Rev
 	}
 	uni.Storage, seen.Storage = storageOf(u)
+	withSecrets(st, u, uni, seen)
 	if u.Life != model.Alive {
 		// A dying unit's last reconcile sees no relations: each is broken.
 		return uni, seen, nil

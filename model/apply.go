@@ -125,6 +125,10 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 			resp.Skipped = append(resp.Skipped, skipped)
 		}
 		t.Actions = true
+	case OpClusterKey:
+		if moved := s.reseal(c.ClusterKey); len(moved) > 0 {
+			t.Secrets = moved
+		}
 	case OpLimits:
 		var noop bool
 		if noop, err = s.checkSetLimits(c.Limits); err == nil && !noop {
@@ -331,6 +335,13 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 			t.Storage = append(t.Storage, u.Name)
 		}
 	}
+	if len(r.Secrets) > 0 {
+		svc := s.Services[u.Service]
+		stillLeader := svc != nil && svc.Leader == u.Name
+		moved := map[string]bool{}
+		skipped = append(skipped, s.applySecrets(index, u, r.Leader && stillLeader, r.Secrets, moved)...)
+		t.Secrets = append(t.Secrets, sortedKeys(moved)...)
+	}
 	u.Reconciled = r.Hash
 	prevSeen := u.Seen
 	u.Seen = r.Seen
@@ -465,6 +476,7 @@ func lastRun(u *Unit, seen *Seen) bool {
 func (s *State) removeUnit(u *Unit) {
 	s.note(u.Name, EventRemoved, false, "removed")
 	s.dropUnit(u)
+	s.dropSecretsOf(u)
 	s.keepDeparted(u)
 	if svc := s.Services[u.Service]; svc != nil && svc.Leader == u.Name {
 		svc.Leader = ""

@@ -25,6 +25,7 @@ func (s *State) Clone() *State {
 	c.Units = cloneObjects(s.Units)
 	c.Relations = cloneObjects(s.Relations)
 	c.Machines = cloneObjects(s.Machines)
+	c.Secrets = maps.Clone(s.Secrets)
 	c.UnitNumbers = maps.Clone(s.UnitNumbers)
 	c.Requests = maps.Clone(s.Requests)
 	c.RequestLog = slices.Clone(s.RequestLog)

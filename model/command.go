@@ -36,6 +36,8 @@ type Command struct {
 	Enqueue     *EnqueueAction `json:"enqueue,omitempty"`
 	StartAction *StartAction   `json:"start_action,omitempty"`
 	Finish      *FinishAction  `json:"finish,omitempty"`
+	// ClusterKey rotates the cluster key (secrets_key.go).
+	ClusterKey *ClusterKey `json:"cluster_key,omitempty"`
 }
 
 // Op names a command.
@@ -59,6 +61,8 @@ const (
 	OpEnqueue Op = "enqueue-action"
 	OpStart   Op = "start-action"
 	OpFinish  Op = "finish-action"
+	// OpClusterKey adds a cluster key and re-seals the secrets under it.
+	OpClusterKey Op = "cluster-key"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -118,6 +122,8 @@ type Result struct {
 	Ports      []string                  `json:"ports,omitempty"`
 	// StorageAdd asks for more instances per store (storage-add).
 	StorageAdd map[string]int `json:"storage_add,omitempty"`
+	// Secrets are the secret changes the hook made, contents sealed.
+	Secrets []SecretChange `json:"secrets,omitempty"`
 	// Output is a hash of everything the hook returned, for divergence.
 	Output string `json:"output,omitempty"`
 	// Churn lists universe keys that changed since the unit's previous run.
@@ -238,7 +244,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil, c.ClusterKey != nil} {
 		if p {
 			set++
 		}
@@ -328,6 +334,11 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, missing()
 		}
 		return nil, c.Finish.check()
+	case OpClusterKey:
+		if c.ClusterKey == nil {
+			return nil, missing()
+		}
+		return nil, c.ClusterKey.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}
@@ -402,6 +413,9 @@ func (r *Result) check() error {
 		return fmt.Errorf("%s: ports.%d: %w", r.Unit, i, err)
 	}
 	if err := CheckStorageAdd(r.StorageAdd); err != nil {
+		return fmt.Errorf("%s: %w", r.Unit, err)
+	}
+	if err := checkSecrets(r.Secrets, true); err != nil {
 		return fmt.Errorf("%s: %w", r.Unit, err)
 	}
 	if len(r.Churn) > maxChurn {

@@ -23,6 +23,10 @@ type Touched struct {
 	// Storage lists units whose storage instances changed (storage-add):
 	// each one's own universe shows them.
 	Storage []string
+	// Secrets lists the units and services whose secrets changed (an
+	// owner, a grantee, a consumer): every unit that is one, or is of
+	// one, sees it.
+	Secrets []string
 	// Waves says an operator change started new waves: every unit's
 	// wave is 0 again, so queued units may run sooner than they could.
 	Waves bool

@@ -175,9 +175,9 @@ func Scrub(text string, secrets []string) string {
 
 // SecretsOf lists the secret values unit sees in s: its service's config
 // options of type secret, and the secret keys of its leader data, its own
-// state, and of every bag of its relations (its own settings, both
+// state, of every bag of its relations (its own settings, both
 // services' application bags, the settings of the remote members it
-// sees). Scrub takes them out of what its hooks printed.
+// sees), and the values of the Juju secrets it may read. Scrub takes them out of what its hooks printed.
 func (s *State) SecretsOf(unit string) []string {
 	u := s.Units[unit]
 	if u == nil {
@@ -219,7 +219,7 @@ func (s *State) SecretsOf(unit string) []string {
 			}
 		}
 	}
-	return out
+	return append(out, s.secretValues(u)...)
 }
 
 // Redacted returns a copy of s for people to read: every secret value

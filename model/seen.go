@@ -29,6 +29,19 @@ type Seen struct {
 	Relations map[int]*SeenRelation `json:"relations,omitempty"`
 	// Storage are the unit's storage instances it saw attached.
 	Storage []string `json:"storage,omitempty"`
+	// Secrets are the Juju secrets the unit could read, by id.
+	Secrets map[string]SeenSecret `json:"secrets,omitempty"`
+}
+
+// SeenSecret is one secret as a unit last saw it: the latest revision (a
+// consumer that tracks an older one gets secret-changed when it moves)
+// and, for its owner, the revisions no consumer tracked (each new one
+// gets secret-remove).
+type SeenSecret struct {
+	Latest   int   `json:"latest"`
+	Tracked  int   `json:"tracked,omitempty"`
+	Owner    bool  `json:"owner,omitempty"`
+	Obsolete []int `json:"obsolete,omitempty"`
 }
 
 // SeenRelation is one relation as a unit last saw it.

@@ -40,14 +40,16 @@ type State struct {
 	Index uint64 `json:"index"`
 	// EnvIndex is the index of the last operator change; apply is stamped
 	// with it and divergence counts reconciles from it.
-	EnvIndex     uint64              `json:"env_index"`
-	Name         string              `json:"name,omitempty"`
-	Charms       map[string]*Charm   `json:"charms"`
-	Services     map[string]*Service `json:"services"`
-	Units        map[string]*Unit    `json:"units"`
-	Relations    map[int]*Relation   `json:"relations"`
-	Machines     map[string]*Machine `json:"machines"`
-	NextRelation int                 `json:"next_relation"`
+	EnvIndex  uint64              `json:"env_index"`
+	Name      string              `json:"name,omitempty"`
+	Charms    map[string]*Charm   `json:"charms"`
+	Services  map[string]*Service `json:"services"`
+	Units     map[string]*Unit    `json:"units"`
+	Relations map[int]*Relation   `json:"relations"`
+	Machines  map[string]*Machine `json:"machines"`
+	// Secrets are the Juju secrets by id; their contents are sealed.
+	Secrets      map[string]*Secret `json:"secrets,omitempty"`
+	NextRelation int                `json:"next_relation"`
 	// UnitNumbers keeps the next unit number of removed services, so that
 	// a service deployed again under the same name never reuses one.
 	UnitNumbers map[string]int `json:"unit_numbers,omitempty"`
@@ -74,6 +76,8 @@ type State struct {
 	NextAction    int             `json:"next_action,omitempty"`
 
 	// Derived, not replicated (unexported, so never encoded).
+	// sealer opens secret contents for the universes (SetSealer).
+	sealer  Sealer
 	journal journal
 	idx     *index
 	// visits counts the units settle looked at, so tests can pin its cost

@@ -66,7 +66,10 @@ type fsm struct {
 	// mu guards state and nodes: View reads under it.
 	mu    sync.RWMutex
 	state *model.State
-	nodes map[string]nodeInfo
+	// sealer is the server's cluster key, given to every state the FSM
+	// holds (model.State.SetSealer).
+	sealer model.Sealer
+	nodes  map[string]nodeInfo
 	// Set while applying a batch, published when it ends (mu held).
 	replacedAt uint64
 	nodesDirty bool
@@ -107,6 +110,14 @@ func newFSM(log hclog.Logger) *fsm {
 	}
 	f.publishNodes()
 	return f
+}
+
+// setSealer gives the FSM's states the server's cluster key.
+func (f *fsm) setSealer(s model.Sealer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sealer = s
+	f.state.SetSealer(s)
 }
 
 // publishNodes makes a copy of the registry for lock-free readers. mu is
@@ -210,6 +221,7 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		// The registry is the running cluster's, not the backup's: a backup
 		// may be restored into a different cluster.
 		d.State.Normalize()
+		d.State.SetSealer(f.sealer)
 		f.state = d.State
 		f.replacedAt = index
 		f.restores.Add(1)
@@ -237,6 +249,9 @@ func (f *fsm) applyCommand(index uint64, c *model.Command) (out any) {
 	}()
 	if c.Op == model.OpLogs {
 		return f.diag.applyLogs(index, c)
+	}
+	if c.Op == model.OpClusterKey && c.ClusterKey != nil {
+		f.adoptKey(c.ClusterKey)
 	}
 	resp, err := f.state.Apply(index, c)
 	if err != nil {
@@ -273,6 +288,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	d.State.SetSealer(f.sealer)
 	f.state = d.State
 	f.nodes = d.Nodes
 	f.state.Index = d.Index

@@ -44,6 +44,9 @@ type joinAnswer struct {
 	Cert   []byte `json:"cert,omitempty"`
 	CA     []byte `json:"ca,omitempty"`
 	CAKey  []byte `json:"ca_key,omitempty"`
+	// Keys is the cluster's keyring (Keyring.Export), which seals secret
+	// contents: every server holds it.
+	Keys []byte `json:"keys,omitempty"`
 }
 
 // setupIdentity gives the transport this node's identity: the operator's
@@ -225,6 +228,7 @@ func (s *Store) signJoin(req joinRequest) (joinAnswer, error) {
 		return ans, err
 	}
 	ans.Cert, ans.CA, ans.CAKey = EncodeCert(cert), EncodeCert(s.issuer.ca), caKey
+	ans.Keys = s.keys.Export()
 	return ans, nil
 }
 

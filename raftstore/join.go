@@ -47,12 +47,17 @@ func (s *Store) join(ctx context.Context) error {
 	}
 	if csr != nil {
 		req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, CSR: csr}
-		if err := s.joinCall(ctx, req, s.acceptJoin); err != nil {
+		if err := s.joinCall(ctx, req, func(ans joinAnswer) error {
+			if err := s.adoptKeys(ans); err != nil {
+				return err
+			}
+			return s.acceptJoin(ans)
+		}); err != nil {
 			return err
 		}
 	}
 	req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
-	if err := s.joinCall(ctx, req, func(joinAnswer) error { return nil }); err != nil {
+	if err := s.joinCall(ctx, req, s.adoptKeys); err != nil {
 		return err
 	}
 	s.log.Info("joined the cluster")
@@ -96,6 +101,20 @@ func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAns
 	}
 }
 
+// adoptKeys keeps the cluster key a join answer brought, if this server
+// has none; a leader without one (its data dir predates secrets) sends
+// none, and the server goes on without.
+func (s *Store) adoptKeys(ans joinAnswer) error {
+	if len(ans.Keys) == 0 || !s.keys.Empty() {
+		return nil
+	}
+	if err := s.keys.Adopt(ans.Keys); err != nil {
+		return err
+	}
+	s.log.Info("received the cluster key through the join", "file", KeyFile)
+	return nil
+}
+
 // joinWait spaces the rounds of a join: the members it names may still be
 // starting.
 var joinWait = backoff.Policy{Min: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.5}
@@ -119,7 +138,11 @@ func (s *Store) addMember(ctx context.Context, req joinRequest) (joinAnswer, err
 	if err := s.admit(ctx, req); err != nil {
 		return joinAnswer{}, err
 	}
-	return joinAnswer{Leader: s.cfg.NodeID}, nil
+	ans := joinAnswer{Leader: s.cfg.NodeID}
+	if !req.Rejoin {
+		ans.Keys = s.keys.Export()
+	}
+	return ans, nil
 }
 
 // admit makes the node a voter and records it.

@@ -27,6 +27,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/fixpoint/fixpoint/raftstore/forward"
+	"github.com/fixpoint/fixpoint/raftstore/keyring"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -133,7 +134,10 @@ type Store struct {
 	// for its certificate from the join.
 	issuer  *issuer
 	joinKey *ecdsa.PrivateKey
-	opened  time.Time
+	// keys seal secret contents (seal.go); a joining server's is empty
+	// until its join answer brings the cluster's.
+	keys   *keyring.Keyring
+	opened time.Time
 
 	// contacts is, on the leader, when each silent follower last
 	// answered (contact.go).
@@ -237,8 +241,17 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 
+	if s.keys, err = keyring.Open(cfg.DataDir, cfg.Bootstrap); err != nil {
+		_ = trans.Close()
+		return nil, err
+	}
+	if s.keys.Empty() && hasState {
+		log.Warn("this server holds no cluster key: it can not open secrets when it leads; copy "+KeyFile+" from another server into its data dir", "dir", cfg.DataDir)
+	}
+
 	notify := make(chan bool, 16)
 	s.fsm = newFSM(log.Named("fsm"))
+	s.fsm.setSealer(s.keys)
 	s.raft, err = raft.NewRaft(s.raftConfig(raftLog, notify), s.fsm, s.logs, bolt, snaps, trans)
 	if err != nil {
 		_ = trans.Close()

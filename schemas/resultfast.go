@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -116,8 +118,10 @@ func (c *goChecker) result(v any) {
 			}
 		case "storage_add":
 			c.storageAdd(p, m[k])
+		case "secrets":
+			c.secrets(p, m[k])
 		default:
-			c.add(p, "unknown field %q; allowed here: relations, leader_data, status, state, ports, storage_add", k)
+			c.add(p, "unknown field %q; allowed here: relations, leader_data, status, state, ports, storage_add, secrets", k)
 		}
 	}
 }
@@ -255,5 +259,60 @@ func (c *goChecker) storageAdd(path []string, v any) {
 	}
 	if err := model.CheckStorageAdd(add); err != nil {
 		c.add(path, "%v", err)
+	}
+}
+
+// secretFields are a secret change's fields and whether each is a string.
+var secretFields = map[string]string{"op": "string", "id": "string", "owner": "string", "label": "string",
+	"description": "string", "expire": "string", "rotate": "string", "content": "settings", "revision": "int",
+	"relation": "string", "unit": "string", "app": "string"}
+
+// secrets checks a result's secret changes' shape; what each may do is
+// the engine's (engine.DecodeResult) to judge against the universe.
+func (c *goChecker) secrets(path []string, v any) {
+	list, ok := v.([]any)
+	if !ok {
+		c.add(path, "must be a list of secret changes, not %s", jsonKind(v))
+		return
+	}
+	if len(list) > model.MaxSecretChanges {
+		c.add(path, "%d secret changes; the limit is %d", len(list), model.MaxSecretChanges)
+	}
+	for i, e := range list {
+		p := append(path[:len(path):len(path)], fmt.Sprint(i))
+		m, ok := e.(map[string]any)
+		if !ok {
+			c.add(p, "must be an object, not %s", jsonKind(e))
+			continue
+		}
+		for _, f := range []string{"op", "id"} {
+			if _, ok := m[f]; !ok {
+				c.add(append(p, f), "is missing")
+			}
+		}
+		for _, f := range sortedMapKeys(m) {
+			fp := append(p[:len(p):len(p)], f)
+			switch secretFields[f] {
+			case "string":
+				s, ok := m[f].(string)
+				switch {
+				case !ok:
+					c.add(fp, "must be a string, not %s", jsonKind(m[f]))
+				case f == "op" && !slices.Contains([]string{"add", "set", "remove", "grant", "revoke", "track"}, s):
+					c.add(fp, "op must be \"add\", \"set\", \"remove\", \"grant\", \"revoke\" or \"track\"")
+				case f == "owner" && s != "unit" && s != "application":
+					c.add(fp, "owner must be \"unit\" or \"application\"")
+				}
+			case "int":
+				n, err := strconv.Atoi(fmt.Sprint(m[f]))
+				if _, isNum := m[f].(json.Number); !isNum || err != nil || n < 0 {
+					c.add(fp, "must be a whole number, 0 or more")
+				}
+			case "settings":
+				c.settings(fp, m[f])
+			default:
+				c.add(fp, "unknown field %q", f)
+			}
+		}
 	}
 }

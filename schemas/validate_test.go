@@ -30,6 +30,8 @@ var resultCases = []struct {
 	{`{}`, true, "", false},
 	{`{"relations": {"db:7": {"local": {"host": "10.0.0.1"}, "app": {}}}, "leader_data": {"k": "v"}, "status": {"state": "active", "message": "ready"}, "state": {"x": "1"}, "ports": ["80/tcp", "53/udp", "8000-8080/tcp"]}`, true, "", false},
 	{`{"status": {"state": "blocked"}}`, true, "", false},
+	{`{"secrets": [{"op": "add", "id": "secret:cn0gqa6qs7s1bm0kfp8g", "owner": "unit", "label": "l", "content": {"password": "x"}}, {"op": "remove", "id": "secret:cn0gqa6qs7s1bm0kfp8g", "revision": 1}]}`, true, "", false},
+	{`{"secrets": [{"op": "steal", "id": "secret:cn0gqa6qs7s1bm0kfp8g"}]}`, false, `op must be`, true},
 	{`{"ports": ["icmp", "1/tcp", "65535/udp", "1-65535/tcp"]}`, true, "", false},
 	{`[]`, false, "", false},
 	{`{"status": {"state": "happy"}}`, false, `status.state: status state must be "active"`, true},
@@ -189,6 +191,8 @@ func TestSchemasMatchGoTypes(t *testing.T) {
 		{"#Result", reflect.TypeFor[charmapi.Result]()},
 		{"#RelationResult", reflect.TypeFor[charmapi.RelationResult]()},
 		{"#Status", reflect.TypeFor[charmapi.Status]()},
+		{"#Secret", reflect.TypeFor[charmapi.Secret]()},
+		{"#SecretChange", reflect.TypeFor[charmapi.SecretChange]()},
 	} {
 		want := map[string]string{}
 		for i := 0; i < c.typ.NumField(); i++ {

@@ -126,6 +126,7 @@ func NewServer(cfg Config) *Server {
 	s.operatorRoutes()
 	s.diagRoutes()
 	s.actionRoutes()
+	s.secretRoutes()
 	return s
 }
 

@@ -26,8 +26,11 @@ func fullWork() wire.Work {
 				RemoteService: "web", Local: bag, App: bag, RemoteApp: bag,
 				Units:    map[string]map[string]string{"web/1": bag, "web/0": nil, "web/2": {}},
 				Departed: map[string]map[string]string{"web/3": bag}}},
-			Events:  []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3", Storage: "data/0"}},
 			Storage: []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/agent/storage/db-0/data/0"}},
+			Events: []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3", Storage: "data/0",
+				Secret: "secret:cn0gqa6qs7s1bm0kfp8g", SecretLabel: odd, SecretRevision: 2}},
+			Secrets: []charmapi.Secret{{ID: "secret:cn0gqa6qs7s1bm0kfp8g", Owner: "unit", Label: odd, Description: odd, Expire: "2030-01-01T00:00:00Z",
+				Rotate: "daily", Revision: 1, Latest: 2, Content: bag, LatestContent: bag, Revisions: []int{1, 2}, Obsolete: []int{1}}},
 		}}
 }
 

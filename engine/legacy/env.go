@@ -3,6 +3,7 @@ package legacy
 import (
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -77,6 +78,17 @@ func (r *runEnv) hookEnv(ev charmapi.Event, contextID string) []string {
 		}
 		if ev.Departing != "" {
 			env["JUJU_DEPARTING_UNIT"] = ev.Departing
+		}
+	}
+	if ev.Secret != "" {
+		// As Juju's uniter sets them (runner/context): the revision only
+		// for secret-remove and secret-expired.
+		env["JUJU_SECRET_ID"] = ev.Secret
+		if ev.SecretLabel != "" {
+			env["JUJU_SECRET_LABEL"] = ev.SecretLabel
+		}
+		if ev.SecretRevision != 0 {
+			env["JUJU_SECRET_REVISION"] = strconv.Itoa(ev.SecretRevision)
 		}
 	}
 	out := make([]string, 0, len(env))

@@ -66,6 +66,8 @@ type session struct {
 	// action is the running action (RunAction); nil in hooks, where the
 	// action tools fail.
 	action *actionContext
+	// sec is the call's secrets once a secret tool ran (tools_secret.go).
+	sec *secretWork
 }
 
 // ghost is a relation known only from an event.
@@ -236,6 +238,9 @@ func (s *session) result() *charmapi.Result {
 	}
 	if len(s.storageAdd) > 0 {
 		res.StorageAdd = maps.Clone(s.storageAdd)
+	}
+	if s.sec != nil && len(s.sec.changes) > 0 {
+		res.Secrets = slices.Clone(s.sec.changes)
 	}
 	return res
 }

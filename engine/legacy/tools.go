@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/legacy/hooktool"
@@ -132,7 +133,12 @@ func (s *session) run(req *request) response {
 		}
 		return failure(exitFailed, err)
 	}
-	s.log.Trace("hook tool", "hook", s.cur.event.Hook, "tool", req.Tool, "args", req.Args)
+	if strings.HasPrefix(req.Tool, "secret-") {
+		// Their arguments may be secret values (secret-add key=value).
+		s.log.Trace("hook tool", "hook", s.cur.event.Hook, "tool", req.Tool, "args", len(req.Args))
+	} else {
+		s.log.Trace("hook tool", "hook", s.cur.event.Hook, "tool", req.Tool, "args", req.Args)
+	}
 	if _, silent := out.(noOutput); silent {
 		return response{Keep: c.keep}
 	}

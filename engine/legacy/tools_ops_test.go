@@ -39,8 +39,8 @@ func TestOpsToolOutputs(t *testing.T) {
 		{name: "relation-model-get outside a relation", tool: "relation-model-get", e: install, code: 2, stderr: "ERROR no relation id specified\n"},
 		{name: "action-get in a hook", tool: "action-get", e: install, args: []string{"--format=json"}, code: 1,
 			stderr: "ERROR not running an action\n"},
-		{name: "secret-get names the feature", tool: "secret-get", e: install, args: []string{"secret:abc"}, code: 1,
-			stderr: "ERROR secret-get: fixpoint does not support Juju secrets, which this charm uses: it runs the charm's hooks but has no counterpart for that feature; run the charm on Juju for that part\n"},
+		{name: "secret-get checks the id", tool: "secret-get", e: install, args: []string{"secret:abc"}, code: 2,
+			stderr: "ERROR secret URI \"secret:abc\": a secret id is 20 characters of 0-9 and a-v, as \"secret:cn0gqa6qs7s1bm0kfp8g\"\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

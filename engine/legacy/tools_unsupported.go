@@ -7,14 +7,6 @@ import "fmt"
 // one fails with a message naming the feature, rather than "command not
 // found" (which ops reports as a crash deep inside the framework).
 var unsupported = map[string]string{
-	"secret-add":         "secrets",
-	"secret-get":         "secrets",
-	"secret-set":         "secrets",
-	"secret-remove":      "secrets",
-	"secret-grant":       "secrets",
-	"secret-revoke":      "secrets",
-	"secret-ids":         "secrets",
-	"secret-info-get":    "secrets",
 	"pod-spec-set":       "workload containers (Kubernetes pod specs)",
 	"k8s-spec-set":       "workload containers (Kubernetes pod specs)",
 	"k8s-raw-set":        "workload containers (Kubernetes pod specs)",

@@ -134,6 +134,7 @@ func Events(st *model.State, unit string, before, after *model.Seen) []charmapi.
 		return events.RelInfo{RemoteApp: remote.Service, Peer: ep.Role == model.Peer, Revision: rev}, true
 	}
 	evs := events.DeriveSeen(unit, before, after, lookup)
+	evs = append(evs, events.SecretEvents(before, after, func(id string) string { return secretLabel(st, unit, id) })...)
 	if evs == nil {
 		evs = []charmapi.Event{}
 	}
@@ -152,3 +153,16 @@ func RetryAt(b Backoff, attempt int, now time.Time) time.Time {
 // model.DivergeBound. At 2,000-member universes keeping every unit's was
 // most of the leader's heap.
 func KeepLast(runs int) bool { return runs >= model.DivergeBound/4 }
+
+// secretLabel is the label unit knows secret id by: its owner's, or its
+// own as a consumer.
+func secretLabel(st *model.State, unit, id string) string {
+	s := st.Secrets[id]
+	if s == nil {
+		return ""
+	}
+	if s.Owns(unit, model.ServiceOf(unit)) {
+		return s.Label
+	}
+	return s.Consumers[unit].Label
+}

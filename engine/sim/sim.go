@@ -21,6 +21,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/keyring"
 )
 
 // Options tune Simulate; zero values take the defaults.
@@ -285,6 +286,11 @@ func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 
 		lastRun: map[string]time.Time{},
 	}
+	keys, err := keyring.NewMemoryKeyring()
+	if err != nil {
+		return nil, err
+	}
+	r.st.SetSealer(keys)
 	defer os.RemoveAll(r.dir)
 	for i := range s.machine {
 		m := s.machine[i]
@@ -451,6 +457,10 @@ func (r *runner) deliver(batch []*flight) error {
 	for i, f := range batch {
 		results[i] = *f.res
 		units[i] = f.unit
+	}
+	// As the control plane's leader seals them before proposing.
+	if err := model.SealResults(r.st.Sealer(), results); err != nil {
+		return fmt.Errorf("seal the secrets of %s: %w", strings.Join(units, ", "), err)
 	}
 	if _, err := r.apply(&model.Command{Op: model.OpResults, Time: r.now().UnixNano(), Results: results}); err != nil {
 		return fmt.Errorf("apply results of %s: %w", strings.Join(units, ", "), err)

@@ -69,6 +69,14 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 		b = append(b, `,"storage":`...)
 		b = appendArray(b, u.Storage, appendStorage)
 	}
+	if len(u.Secrets) > 0 {
+		// Few, and only where charms use them: left to encoding/json.
+		sec, err := json.Marshal(u.Secrets)
+		if err != nil {
+			return b, err
+		}
+		b = append(append(b, `,"secrets":`...), sec...)
+	}
 	b = append(b, `,"events":`...)
 	b = appendArray(b, u.Events, appendEvent)
 	b = append(b, `,"attempt":`...)
@@ -109,10 +117,14 @@ func appendEvent(b []byte, _ int, e *charmapi.Event) []byte {
 		{`,"relation":`, e.Relation}, {`,"remote_unit":`, e.RemoteUnit},
 		{`,"remote_app":`, e.RemoteApp}, {`,"departing_unit":`, e.Departing},
 		{`,"storage":`, e.Storage},
+		{`,"secret_id":`, e.Secret}, {`,"secret_label":`, e.SecretLabel},
 	} {
 		if f.v != "" {
 			b = stringField(b, f.key, f.v)
 		}
+	}
+	if e.SecretRevision != 0 {
+		b = strconv.AppendInt(append(b, `,"secret_revision":`...), int64(e.SecretRevision), 10)
 	}
 	return append(b, '}')
 }

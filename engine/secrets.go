@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// withSecrets adds to uni, and to its Seen, the Juju secrets u may read,
+// their contents opened with the state's cluster key. A revision the key
+// does not open is left without content: the hook's secret-get says so.
+func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *model.Seen) {
+	if len(st.Secrets) == 0 {
+		return
+	}
+	for _, s := range st.VisibleSecrets(u.Name, u.Service) {
+		owner := s.Owns(u.Name, u.Service)
+		cs := charmapi.Secret{ID: s.URI(), Latest: s.Latest(), Revision: s.Latest()}
+		// Only the leader manages an application's secret: it alone gets
+		// its owner hooks (secret-remove).
+		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner && (s.OwnerKind == model.SecretOwnerUnit || uni.Leader)}
+		if owner {
+			cs.Owner, cs.Label, cs.Description, cs.Rotate = s.OwnerKind, s.Label, s.Description, s.Rotate
+			if s.Expire != 0 {
+				cs.Expire = time.Unix(0, s.Expire).UTC().Format(time.RFC3339)
+			}
+			for _, r := range s.Revisions {
+				cs.Revisions = append(cs.Revisions, r.Rev)
+			}
+			cs.Obsolete = s.Obsolete()
+			if ss.Owner {
+				ss.Obsolete = cs.Obsolete
+			}
+		} else {
+			c := s.Consumers[u.Name]
+			cs.Label, cs.Revision = c.Label, c.Tracked
+			ss.Tracked = c.Tracked
+		}
+		if cs.Revision != 0 {
+			cs.Content, _ = st.OpenRevision(s, cs.Revision)
+		}
+		if cs.Revision != cs.Latest {
+			cs.LatestContent, _ = st.OpenRevision(s, cs.Latest)
+		}
+		if cs.Content == nil {
+			cs.Content = map[string]string{}
+		}
+		uni.Secrets = append(uni.Secrets, cs)
+		if seen.Secrets == nil {
+			seen.Secrets = map[string]model.SeenSecret{}
+		}
+		seen.Secrets[s.ID] = ss
+	}
+}
+
+// secretWatchers adds to set the units a secret change named in a
+// journal entry (model.Touched.Secrets) reaches: the unit, or every unit
+// of the service.
+func secretWatchers(st *model.State, who string, set map[string]bool) {
+	if _, ok := st.Units[who]; ok {
+		set[who] = true
+		return
+	}
+	for _, u := range st.UnitsOf(who) {
+		set[u.Name] = true
+	}
+}
+
+// redactSecrets is ss with every content value redacted: all of a Juju
+// secret is secret, whatever its keys are called.
+func redactSecrets(ss []charmapi.Secret) []charmapi.Secret {
+	if ss == nil {
+		return nil
+	}
+	out := make([]charmapi.Secret, len(ss))
+	for i, s := range ss {
+		s.Content, s.LatestContent = redactAll(s.Content), redactAll(s.LatestContent)
+		out[i] = s
+	}
+	return out
+}
+
+func redactAll(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = model.Redact(v)
+	}
+	return out
+}
+
+// secretChanges lists, for Diff, the secrets that appeared, went or moved
+// to another revision: by id and revision number, never content.
+func secretChanges(before, after *charmapi.Universe) []Change {
+	revs := func(u *charmapi.Universe) map[string]string {
+		m := map[string]string{}
+		for _, s := range u.Secrets {
+			m[s.ID] = "revision " + strconv.Itoa(s.Revision) + " of " + strconv.Itoa(s.Latest)
+		}
+		return m
+	}
+	o, n := revs(before), revs(after)
+	var out []Change
+	for _, id := range unionKeys(o, n) {
+		ov, ok := o[id]
+		if !ok {
+			ov = "(absent)"
+		}
+		nv, ok := n[id]
+		if !ok {
+			nv = "(absent)"
+		}
+		if ov != nv {
+			out = append(out, Change{Key: "secrets." + id, Old: ov, New: nv})
+		}
+	}
+	return out
+}
