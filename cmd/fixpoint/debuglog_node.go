@@ -12,7 +12,7 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore"
 )
 
-// shipNodeLog sends the node's own log lines (info and above) to the
+// shipNodeLog sends the node's own warnings and errors to the
 // debug log until ctx ends, with the agents' shipper: bounded buffer, one
 // batch at a time, drops counted. Lines logged while no leader is known
 // wait in the buffer and go once one is. A logger that is not an
@@ -30,7 +30,7 @@ func shipNodeLog(ctx context.Context, store *raftstore.Store, log hclog.Logger) 
 		}
 		return err
 	}, agent.ShipperOptions{})
-	sink := ship.Sink("", store.NodeID(), hclog.Info)
+	sink := ship.Sink("", store.NodeID(), hclog.Warn)
 	il.RegisterSink(sink)
 	go func() {
 		defer il.DeregisterSink(sink)

@@ -62,8 +62,8 @@ func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
 		if code != 200 {
 			t.Fatalf("state: %d %s", code, body)
 		}
+		// Not the index: debug-log lines are entries too.
 		var st struct {
-			Index    uint64 `json:"index"`
 			EnvIndex uint64 `json:"env_index"`
 			Units    map[string]struct {
 				Reconciled string `json:"reconciled"`

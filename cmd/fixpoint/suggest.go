@@ -11,7 +11,6 @@ import (
 var otherVocabulary = map[string]string{
 	"deploy":           "fixpoint apply -f ENV.cue",
 	"bootstrap":        "fixpoint up -f ENV.cue",
-	"debug-log":        "fixpoint logs --follow",
 	"log":              "fixpoint logs",
 	"show-status":      "fixpoint status",
 	"get":              "fixpoint status",

@@ -242,7 +242,7 @@ func TestVersionAndSuggestions(t *testing.T) {
 			t.Errorf("%v: %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}
-	for word, want := range map[string]string{"deploy": "did you mean fixpoint apply", "debug-log": "did you mean fixpoint logs --follow", "add-relation": "in fixpoint, add the relation to relations:"} {
+	for word, want := range map[string]string{"deploy": "did you mean fixpoint apply", "add-relation": "in fixpoint, add the relation to relations:"} {
 		r := fixpoint(t, time.Minute, word)
 		if r.code != exitFailed || !strings.Contains(r.stderr, want) {
 			t.Errorf("%s: %d %s", word, r.code, r.stderr)
