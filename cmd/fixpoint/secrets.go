@@ -78,6 +78,8 @@ func newRotateKeyCmd() *cobra.Command {
 under the current one, which they all hold) and seals every revision of
 every secret again under it. Every server keeps the old keys too, to open
 what the log still holds under them. Back up secrets.key again afterwards.`,
+		Example: `  fixpoint secrets rotate-key
+  fixpoint secrets rotate-key --controller 10.0.0.1:7070 --token-file operator.token`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := r.client()
