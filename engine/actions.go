@@ -119,12 +119,8 @@ func (c *Controller) StartAction(ctx context.Context, machine string, id int) er
 // applies what it wrote, decoded against the unit's universe as a hook's
 // result is.
 func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire.ActionReport) (*model.Response, error) {
-	fin := &model.FinishAction{ID: rep.ID, Machine: machine, Failed: rep.Failed, Message: rep.Message, Results: rep.Results}
-	for _, l := range rep.Log {
-		fin.Log = append(fin.Log, model.ActionLog{Time: l.Time, Message: l.Message})
-	}
+	fin := ActionFinish(nil, machine, rep)
 	if len(rep.Output) > 0 {
-		var decodeErr error
 		err := c.store.View(func(st *model.State) error {
 			a := st.Actions[rep.ID]
 			if a == nil || a.Unit != rep.Unit {
@@ -134,20 +130,11 @@ func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire
 			if uni == nil {
 				return fmt.Errorf("unit %s does not exist", rep.Unit)
 			}
-			res, err := DecodeResult(uni, rep.Output)
-			if err != nil {
-				decodeErr = err
-				return nil
-			}
-			fin.Writes = res
+			fin = ActionFinish(uni, machine, rep)
 			return nil
 		})
 		if err != nil {
 			return nil, err
-		}
-		if decodeErr != nil {
-			fin.Failed, fin.Writes = true, nil
-			fin.Message = model.Truncate(fmt.Sprintf("what the operation wrote was refused: %v", decodeErr), model.MaxErrorBytes)
 		}
 	}
 	resp, err := c.store.Apply(ctx, &model.Command{Op: model.OpFinish, Time: c.opts.Now().UnixNano(), Finish: fin})
@@ -155,4 +142,26 @@ func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire
 		return nil, fmt.Errorf("finish operation %d: %w", rep.ID, err)
 	}
 	return resp, nil
+}
+
+// ActionFinish makes an agent's report of an operation the command that
+// finishes it: what the operation wrote (rep.Output) is decoded against
+// uni, the unit's universe now, as a hook's result is; writes refused
+// fail the operation and keep none of them.
+func ActionFinish(uni *charmapi.Universe, machine string, rep *wire.ActionReport) *model.FinishAction {
+	fin := &model.FinishAction{ID: rep.ID, Machine: machine, Failed: rep.Failed, Message: rep.Message, Results: rep.Results}
+	for _, l := range rep.Log {
+		fin.Log = append(fin.Log, model.ActionLog{Time: l.Time, Message: l.Message})
+	}
+	if len(rep.Output) == 0 || uni == nil {
+		return fin
+	}
+	res, err := DecodeResult(uni, rep.Output)
+	if err != nil {
+		fin.Failed = true
+		fin.Message = model.Truncate(fmt.Sprintf("what the operation wrote was refused: %v", err), model.MaxErrorBytes)
+		return fin
+	}
+	fin.Writes = res
+	return fin
 }

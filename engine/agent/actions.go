@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
 	"github.com/fixpoint/fixpoint/model"
@@ -90,7 +88,6 @@ func (a *Agent) runAction(ctx context.Context, w wire.Work) {
 // operate runs the operation and says what it came to.
 func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir string, lock *hookrun.UnitLock) *wire.ActionReport {
 	act := w.Action
-	rep := &wire.ActionReport{ID: act.ID, Unit: w.Unit}
 	env := []string{
 		"FIXPOINT_UNIT=" + w.Unit,
 		"FIXPOINT_SERVICE=" + w.Universe.Service,
@@ -110,20 +107,7 @@ func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir stri
 	} else {
 		out, err = a.reconcileAction(ctx, w, charmDir, unitDir, env, lock)
 	}
-	if err != nil {
-		rep.Failed, rep.Message = true, model.Truncate(err.Error(), model.MaxErrorBytes)
-		return rep
-	}
-	rep.Failed, rep.Message, rep.Results = out.Failed, out.Message, out.Results
-	for _, l := range out.Log {
-		rep.Log = append(rep.Log, wire.ActionLog{Time: l.Time.UnixNano(), Message: l.Message})
-	}
-	if out.Writes != nil {
-		if rep.Output, err = json.Marshal(out.Writes); err != nil {
-			rep.Failed, rep.Message = true, fmt.Sprintf("encode what the operation wrote: %v", err)
-		}
-	}
-	return rep
+	return legacy.ActionReport(act.ID, w.Unit, out, err)
 }
 
 // reconcileAction runs an operation on a reconcile charm's unit: an
@@ -177,28 +161,5 @@ func (a *Agent) reconcileAction(ctx context.Context, w wire.Work, charmDir, unit
 		}
 		return res, nil
 	}
-	params, err := json.Marshal(act.Params)
-	if err != nil {
-		return nil, fmt.Errorf("encode params: %w", err)
-	}
-	spec.Env = append(spec.Env, "FIXPOINT_ACTION="+act.Name, "FIXPOINT_ACTION_PARAMS="+string(params))
-	out, err := hookrun.Run(ctx, spec)
-	if err != nil {
-		return &legacy.ActionOutcome{Failed: true, Message: model.Truncate(err.Error(), model.MaxErrorBytes)}, nil
-	}
-	var ao charmapi.ActionOutput
-	dec := json.NewDecoder(bytes.NewReader(out.Stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&ao); err != nil {
-		return &legacy.ActionOutcome{Failed: true, Message: fmt.Sprintf("action %s printed no action output (charmapi.MainWithActions prints one): %v", act.Name, err)}, nil
-	}
-	res := &legacy.ActionOutcome{Failed: ao.Failed, Message: ao.Message, Results: ao.Results, Writes: ao.Result}
-	if res.Results == nil {
-		res.Results = map[string]any{}
-	}
-	res.Results["return-code"] = 0.0
-	for _, l := range ao.Log {
-		res.Log = append(res.Log, legacy.ActionLogLine{Time: time.Unix(0, l.Time), Message: l.Message})
-	}
-	return res, nil
+	return legacy.ReconcileAction(ctx, spec, act.Name, act.Params)
 }
