@@ -66,6 +66,9 @@ type Schedule struct {
 	Churn []Key
 	// Trace is every step, with Options.Trace.
 	Trace []Step
+	// Actions are what Options.Actions came to, in order: an action not
+	// run (the schedule was cut before it) is not there.
+	Actions []*model.Action
 
 	state *model.State
 	calls []callRecord

@@ -60,6 +60,9 @@ type Options struct {
 	// its deferred events), and the schedule goes on if that changed
 	// anything.
 	NoUpdateStatus bool
+	// Actions run, in order, once the schedule reaches its fixed point;
+	// the schedule runs to the fixed point again after each.
+	Actions []Action
 }
 
 // Schedule styles.
@@ -256,6 +259,7 @@ type runner struct {
 	fps   []string // fps[k] is the settings digest after step k (0: after deploy)
 	flat  map[string]string
 	calls []callRecord
+	acts  []*model.Action
 }
 
 // flight is a hook run whose result is not applied yet.
@@ -308,27 +312,18 @@ func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 	}
 	r.flat = flatState(r.st)
 	r.fps = []string{digestFlat(r.flat)}
-	cut := false
-	for {
-		if err := ctx.Err(); err != nil {
+	cut, err := r.settle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, act := range s.opts.Actions {
+		if cut {
+			break
+		}
+		if err := r.action(ctx, act); err != nil {
 			return nil, err
 		}
-		stale := r.stale()
-		if len(stale) == 0 && len(r.flight) == 0 {
-			ticked, err := r.tick(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if ticked {
-				continue
-			}
-			break
-		}
-		if r.runs >= s.opts.MaxReconciles {
-			cut = true
-			break
-		}
-		if err := r.round(ctx, stale); err != nil {
+		if cut, err = r.settle(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -338,6 +333,33 @@ func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 		}
 	}
 	return r.finish(cut), nil
+}
+
+// settle runs the schedule until no unit is stale, or until it is cut at
+// MaxReconciles (true).
+func (r *runner) settle(ctx context.Context) (bool, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		stale := r.stale()
+		if len(stale) == 0 && len(r.flight) == 0 {
+			ticked, err := r.tick(ctx)
+			if err != nil {
+				return false, err
+			}
+			if ticked {
+				continue
+			}
+			return false, nil
+		}
+		if r.runs >= r.s.opts.MaxReconciles {
+			return true, nil
+		}
+		if err := r.round(ctx, stale); err != nil {
+			return false, err
+		}
+	}
 }
 
 // apply applies a command as the Raft FSM would: decoded from JSON, at
@@ -481,7 +503,7 @@ func (r *runner) deliver(batch []*flight) error {
 // finish sums up a schedule.
 func (r *runner) finish(cut bool) *Schedule {
 	sc := &Schedule{Index: r.idx, Style: r.style, Reconciles: r.runs, Steps: len(r.steps), Cut: cut,
-		Final: r.flat, Digest: r.fps[len(r.fps)-1], Errors: map[string]string{}, state: r.st, calls: r.calls}
+		Final: r.flat, Digest: r.fps[len(r.fps)-1], Errors: map[string]string{}, state: r.st, calls: r.calls, Actions: r.acts}
 	for _, name := range r.st.SortedUnits() {
 		if u := r.st.Units[name]; u.Error != nil {
 			sc.Errors[name] = u.Error.Message

@@ -1,0 +1,95 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/hookrun"
+	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// Action is one charm action to run on a unit once a schedule reaches its
+// fixed point (`fixpoint charm test --action`).
+type Action struct {
+	// Unit is a unit, or SERVICE/leader for the service's leader then.
+	Unit   string
+	Name   string
+	Params map[string]any
+}
+
+// String is the action as --action spells it.
+func (a Action) String() string { return a.Unit + " " + a.Name }
+
+// action runs act as the control plane and an agent would: it is queued
+// (its params checked against the charm's declaration, the defaults
+// filled in), started on the unit's machine, run in the unit's hook
+// context on the universe the unit sees now, and finished, what it wrote
+// applied as a hook's writes are. An action the control plane refuses
+// (no such unit or action, bad params) is an error.
+func (r *runner) action(ctx context.Context, act Action) error {
+	unit := act.Unit
+	if svc, ok := strings.CutSuffix(unit, "/leader"); ok {
+		sv := r.st.Services[svc]
+		switch {
+		case sv == nil:
+			return fmt.Errorf("action %s: service %s does not exist", act, model.Quote(svc, 24))
+		case sv.Leader == "":
+			return fmt.Errorf("action %s: service %s has no leader at the fixed point; name a unit", act, svc)
+		}
+		unit = sv.Leader
+	}
+	if _, err := r.apply(&model.Command{Op: model.OpEnqueue, Time: r.now().UnixNano(), Enqueue: &model.EnqueueAction{Unit: unit, Name: act.Name, Params: act.Params}}); err != nil {
+		return fmt.Errorf("action %s: %w", act, err)
+	}
+	id := r.st.NextAction
+	u := r.st.Units[unit]
+	if _, err := r.apply(&model.Command{Op: model.OpStart, Time: r.now().UnixNano(), StartAction: &model.StartAction{ID: id, Machine: u.Machine}}); err != nil {
+		return fmt.Errorf("action %s: start: %w", act, err)
+	}
+	p, err := r.prepare(unit, false)
+	if err != nil {
+		return err
+	}
+	a := r.st.Actions[id]
+	out, runErr := runAction(ctx, p.hook, p.call, legacy.Action{ID: id, Name: a.Name, Params: a.Params})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	fin := engine.ActionFinish(p.given, u.Machine, legacy.ActionReport(id, unit, out, runErr))
+	if _, err := r.apply(&model.Command{Op: model.OpFinish, Time: r.now().UnixNano(), Finish: fin}); err != nil {
+		return fmt.Errorf("action %s: finish: %w", act, err)
+	}
+	done := *r.st.Actions[id]
+	r.acts = append(r.acts, &done)
+	flat := flatState(r.st)
+	r.steps = append(r.steps, Step{N: len(r.steps) + 1, Units: []string{unit}, Changes: diffFlat(r.flat, flat)})
+	r.flat = flat
+	r.fps = append(r.fps, digestFlat(flat))
+	return nil
+}
+
+// runAction runs act with h in c's hook context, as an agent runs it:
+// old-hook and ops charms through legacy.RunAction (actions/<name>, or
+// dispatch with JUJU_DISPATCH_PATH=actions/<name>), reconcile charms
+// through hooks/reconcile with $FIXPOINT_ACTION (charmapi.MainWithActions).
+func runAction(ctx context.Context, h Hook, c *call, act legacy.Action) (*legacy.ActionOutcome, error) {
+	switch h := h.(type) {
+	case legacyHook:
+		env := append(c.env[:len(c.env):len(c.env)], "FIXPOINT_CHARM_DIR="+h.dir)
+		return legacy.RunAction(ctx, legacy.Options{
+			CharmDir: h.dir, UnitDir: c.dir, ToolsBinary: h.tools, Timeout: c.timeout, Env: env,
+			Model: c.model, PrincipalUnit: c.principal, Status: c.status, Ports: c.ports,
+		}, c.uni, act)
+	case execHook:
+		env := append(c.env[:len(c.env):len(c.env)], fmt.Sprintf("FIXPOINT_ACTION_ID=%d", act.ID))
+		if h.charmDir != "" {
+			env = append(env, "FIXPOINT_CHARM_DIR="+h.charmDir)
+		}
+		return legacy.ReconcileAction(ctx, hookrun.Spec{Path: h.path, Dir: c.dir, Input: c.input, InputEnv: "FIXPOINT_UNIVERSE", Env: env, Timeout: c.timeout}, act.Name, act.Params)
+	}
+	return nil, errors.New("a reconcile function runs no actions: test it with charmtest.RunAction, or run the charm's directory")
+}
