@@ -296,6 +296,7 @@ func newCharmTestCmd() *cobra.Command {
 		trace       bool
 		hookTimeout time.Duration
 		noTimer     bool
+		actions     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "test DIR... | test -f ENV.cue [DIR...]",
@@ -323,16 +324,25 @@ ignore it.
 Exit codes: 0 every schedule converged to one fixed point that meets the
 expect:; 1 bad input; 3 some schedule did not converge, or a hook is not a
 function of its universe; 5 schedules converged to different fixed points;
-6 they converged to one that misses the expect:.
+6 they converged to one that misses the expect:, or an --action failed.
 
 When a schedule has nothing left to run, the update-status timer fires once
 (as it would every --update-status-interval under up): the settled units of
 old-hook and ops charms run update-status, and the schedule goes on if that
-changed anything. --no-update-status leaves it out.`,
+changed anything. --no-update-status leaves it out.
+
+--action 'UNIT ACTION [KEY=VALUE ...]' (repeatable; UNIT may be
+SERVICE/leader) runs a charm action once the schedules reach the fixed
+point, as an agent runs it (actions/<name>, ops dispatch, or a Go charm's
+charmapi.MainWithActions), its params checked against the charm's
+declaration; what it writes applies as a hook's result, and the schedules
+run to the fixed point again. Each action's status, message, log and
+results are printed. An action the charm does not declare is bad input.`,
 		Example: `  fixpoint charm test ./myapp
   fixpoint charm test ./charms/db ./charms/web --units 3 --schedules 100
   fixpoint charm test -f env.cue --seed 7
-  fixpoint charm test -f env.cue --seed 7 --schedule 12    # replay one, with its trace`,
+  fixpoint charm test -f env.cue --seed 7 --schedule 12    # replay one, with its trace
+  fixpoint charm test ./db --action 'db/leader backup target=/tmp/x'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			var env *sim.Env
@@ -355,7 +365,11 @@ changed anything. --no-update-status leaves it out.`,
 			default:
 				return exitf(exitFailed, "charm test: name charm directories, or an environment with -f ENV.cue")
 			}
-			opts := sim.Options{Schedules: schedules, Seed: seed, Machines: machines, HookTimeout: hookTimeout, Trace: trace, NoUpdateStatus: noTimer}
+			acts, err := charmActions(actions)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			opts := sim.Options{Schedules: schedules, Seed: seed, Machines: machines, HookTimeout: hookTimeout, Trace: trace, NoUpdateStatus: noTimer, Actions: acts}
 			if cmd.Flags().Changed("schedule") {
 				opts.From, opts.Schedules, opts.Trace = schedule, 1, true
 			}
@@ -384,11 +398,20 @@ changed anything. --no-update-status leaves it out.`,
 			if noTimer {
 				replayArgs = append(replayArgs, "--no-update-status")
 			}
+			for _, a := range actions {
+				replayArgs = append(replayArgs, fmt.Sprintf("--action %q", a))
+			}
 			rep.Replay = func(seed uint64, i int) string {
 				return fmt.Sprintf("%s --seed %d --schedule %d", strings.Join(replayArgs, " "), seed, i)
 			}
 			fmt.Fprint(out, rep.String())
+			var failed *model.Action
+			if len(rep.Schedules) > 0 {
+				failed = printCharmActions(out, rep.Schedules[0].Actions)
+			}
 			switch {
+			case rep.OK() && failed != nil:
+				return exitf(exitUnmet, "action %s on %s failed: %s", failed.Name, failed.Unit, failed.Message)
 			case rep.OK():
 				return nil
 			case rep.Converged() == len(rep.Schedules) && len(rep.Nondeterministic) == 0 && len(rep.FixedPoints) > 1:
@@ -407,6 +430,7 @@ changed anything. --no-update-status leaves it out.`,
 	cmd.Flags().IntVar(&machines, "machines", 1, "machines to spread units over (1: \"local\" at 127.0.0.1, as up)")
 	cmd.Flags().BoolVar(&trace, "trace", false, "print every step of every schedule")
 	hookTimeoutFlag(cmd.Flags(), &hookTimeout)
+	cmd.Flags().StringArrayVar(&actions, "action", nil, "run 'UNIT ACTION [KEY=VALUE ...]' at the fixed point, then settle again (repeatable)")
 	cmd.Flags().BoolVar(&noTimer, "no-update-status", false, "do not fire the update-status timer when a schedule has nothing left to run")
 	return cmd
 }
