@@ -119,7 +119,7 @@ func (c *Controller) StartAction(ctx context.Context, machine string, id int) er
 // applies what it wrote, decoded against the unit's universe as a hook's
 // result is.
 func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire.ActionReport) (*model.Response, error) {
-	fin := ActionFinish(nil, machine, rep)
+	fin := ActionFinish(nil, nil, machine, rep)
 	if len(rep.Output) > 0 {
 		err := c.store.View(func(st *model.State) error {
 			a := st.Actions[rep.ID]
@@ -130,7 +130,7 @@ func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire
 			if uni == nil {
 				return fmt.Errorf("unit %s does not exist", rep.Unit)
 			}
-			fin = ActionFinish(uni, machine, rep)
+			fin = ActionFinish(uni, st.Sealer(), machine, rep)
 			return nil
 		})
 		if err != nil {
@@ -146,9 +146,9 @@ func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire
 
 // ActionFinish makes an agent's report of an operation the command that
 // finishes it: what the operation wrote (rep.Output) is decoded against
-// uni, the unit's universe now, as a hook's result is; writes refused
-// fail the operation and keep none of them.
-func ActionFinish(uni *charmapi.Universe, machine string, rep *wire.ActionReport) *model.FinishAction {
+// uni, the unit's universe now, as a hook's result is, and its secrets
+// are sealed with sl; writes refused fail the operation and keep none.
+func ActionFinish(uni *charmapi.Universe, sl model.Sealer, machine string, rep *wire.ActionReport) *model.FinishAction {
 	fin := &model.FinishAction{ID: rep.ID, Machine: machine, Failed: rep.Failed, Message: rep.Message, Results: rep.Results}
 	for _, l := range rep.Log {
 		fin.Log = append(fin.Log, model.ActionLog{Time: l.Time, Message: l.Message})
@@ -162,6 +162,14 @@ func ActionFinish(uni *charmapi.Universe, machine string, rep *wire.ActionReport
 		fin.Message = model.Truncate(fmt.Sprintf("what the operation wrote was refused: %v", err), model.MaxErrorBytes)
 		return fin
 	}
-	fin.Writes = res
+	// An action's secrets are sealed as a hook's are, before the command
+	// is proposed.
+	writes := []model.Result{*res}
+	if err := model.SealResults(sl, writes); err != nil {
+		fin.Failed = true
+		fin.Message = model.Truncate(fmt.Sprintf("its secrets could not be sealed: %v", err), model.MaxErrorBytes)
+		return fin
+	}
+	fin.Writes = &writes[0]
 	return fin
 }

@@ -140,6 +140,7 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), min(wait, MaxOperationWait))
 	defer cancel()
+	caughtUp := false
 	for {
 		var a *model.Action
 		var at uint64
@@ -151,6 +152,15 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
 			at = st.Index
 			return nil
 		})
+		if a == nil && !caughtUp {
+			// An operation acknowledged elsewhere may not have reached
+			// this node yet (a follower behind, a new leader applying its
+			// predecessor's entries): catch up once before saying no.
+			caughtUp = true
+			if s.catchUp(r.Context()) == nil {
+				continue
+			}
+		}
 		if a == nil {
 			writeKind(w, wire.KindNotFound, "operation %d does not exist (or was dropped from its unit's history of %d)", id, model.ActionHistory)
 			return

@@ -59,7 +59,7 @@ func (r *runner) action(ctx context.Context, act Action) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fin := engine.ActionFinish(p.given, u.Machine, legacy.ActionReport(id, unit, out, runErr))
+	fin := engine.ActionFinish(p.given, r.st.Sealer(), u.Machine, legacy.ActionReport(id, unit, out, runErr))
 	if _, err := r.apply(&model.Command{Op: model.OpFinish, Time: r.now().UnixNano(), Finish: fin}); err != nil {
 		return fmt.Errorf("action %s: finish: %w", act, err)
 	}
