@@ -30,10 +30,10 @@ var SecretRotatePolicies = []string{"never", "hourly", "daily", "weekly", "month
 // Bounds on secrets, checked before a command is proposed and by the FSM.
 const (
 	// MaxSecretValue caps one value of a secret's content, as Juju's
-	// secret-add does (8 KiB).
+	// secret-add does.
 	MaxSecretValue = 8 << 10
 	// MaxSecretContent caps a revision's content, keys and values, as
-	// Juju caps it (64 KiB).
+	// Juju caps it.
 	MaxSecretContent = 64 << 10
 	// MaxSecretKeys caps the keys of one revision's content.
 	MaxSecretKeys = 64

@@ -70,7 +70,7 @@ func sources(lines []model.LogLine) map[string]bool {
 	return out
 }
 
-// A hook that prints 50 MB on stderr does not hold up the rest: the other
+// A hook that floods stderr does not hold up the rest: the other
 // service converges, the flood's lines are kept within the per-unit cap
 // (the oldest dropped), the agent's drops are reported where they
 // happened, and the filters, --tail and --replay select what they say.
@@ -122,8 +122,8 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 	if floodBytes > model.LogBytesPerSource || total > model.LogBytesTotal {
 		t.Fatalf("kept %d bytes of flood/0 (cap %d), %d in all (cap %d)", floodBytes, model.LogBytesPerSource, total, model.LogBytesTotal)
 	}
-	// 50 MB of 72-byte lines is 728,178 lines; the agent's buffer holds
-	// 8192 and the store keeps the last 256 KiB.
+	// The flood is many times the lines the agent's buffer holds, and
+	// the store keeps only its per-source cap of them.
 	if dropped < 100000 {
 		t.Fatalf("the agent reported %d lines dropped of a 50 MB flood", dropped)
 	}

@@ -18,7 +18,7 @@ import (
 // Shipper carries log lines to the control plane's debug log in batches,
 // with back-pressure: lines wait in a bounded buffer, one batch is in
 // flight at a time and batches leave at most every Pace, so a hook that
-// prints 50 MB costs the control plane a bounded rate of small Raft
+// floods its output costs the control plane a bounded rate of small Raft
 // entries, never more. What the buffer cannot hold is dropped on arrival
 // and counted per source; the count travels as a warning line "N lines
 // dropped" of that source, ahead of the next batch, so a reader sees
@@ -43,12 +43,12 @@ type Shipper struct {
 
 // ShipperOptions bound a Shipper; zero values take the defaults.
 type ShipperOptions struct {
-	// MaxLines and MaxBytes bound the buffer (default 8192 lines, 4 MiB).
+	// MaxLines and MaxBytes bound the buffer.
 	MaxLines, MaxBytes int
-	// BatchBytes bounds one batch's messages (default 256 KiB); a batch
+	// BatchBytes bounds one batch's messages; a batch
 	// also holds at most model.MaxLogBatch lines.
 	BatchBytes int
-	// Pace is the least time between two batches (default 200 ms).
+	// Pace is the least time between two batches.
 	Pace time.Duration
 	// Now is the clock lines are stamped with (default time.Now).
 	Now func() time.Time
