@@ -104,8 +104,8 @@ func (c *Controller) Timeline() *Timeline {
 // moves, while this node leads, until ctx ends: every status summary
 // records its counts, and this makes one at each change even when nobody
 // asks. A large environment is counted less often, as the summary's
-// waiters ask (a pause that grows with the unit count), so that sampling never holds the
-// hand-outs back.
+// waiters ask (a pause that grows with the unit count), so that sampling
+// never holds the hand-outs back.
 func (c *Controller) SampleTimeline(ctx context.Context) {
 	pause := time.NewTimer(0)
 	defer pause.Stop()
