@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -55,8 +54,8 @@ a unit sees are replaced by <redacted sha256:…> before a line is kept.`,
   fixpoint debug-log --include m1 --tail 20 -o json | jq -r .message`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "text" && format != "json" {
-				return exitf(exitFailed, "--format %q: use text or json", format)
+			if err := checkStreamFormat(format); err != nil {
+				return err
 			}
 			if f.Level == "warn" {
 				f.Level = "warning"
@@ -171,9 +170,7 @@ func pollFollow(ctx context.Context, what string, errw io.Writer, poll func() er
 // the line as JSON.
 func printLogLine(w io.Writer, l *model.LogLine, format string) {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(l)
+		_ = writeJSONStatus(w, l, true)
 		return
 	}
 	// Everything but the time comes from hooks and agents: escape it.

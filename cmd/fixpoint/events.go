@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +42,8 @@ shows them, to the operator credential only.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeUnitsAndServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return exitf(exitFailed, "--format %q: use text or json", format)
+			if err := checkStreamFormat(format); err != nil {
+				return err
 			}
 			of := ""
 			if len(args) == 1 {
@@ -97,9 +96,7 @@ shows them, to the operator credential only.`,
 // event as JSON.
 func printEvent(w io.Writer, e *model.Event, format string) {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(e)
+		_ = writeJSONStatus(w, e, true)
 		return
 	}
 	typ := "Normal"

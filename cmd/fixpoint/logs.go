@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,8 +47,8 @@ operator credential only.`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeUnitsAndServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return exitf(exitFailed, "--format %q: use text or json", format)
+			if err := checkStreamFormat(format); err != nil {
+				return err
 			}
 			unit := ""
 			if len(args) == 1 {
@@ -65,9 +64,7 @@ operator credential only.`,
 			print := func(runs []engine.Run) {
 				for _, run := range runs {
 					if format == "json" {
-						enc := json.NewEncoder(out)
-						enc.SetEscapeHTML(false)
-						_ = enc.Encode(run)
+						_ = writeJSONStatus(out, run, true)
 					} else {
 						printRun(out, run, unit)
 					}

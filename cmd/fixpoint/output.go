@@ -24,6 +24,15 @@ func checkFormat(format string) error {
 	return nil
 }
 
+// checkStreamFormat refuses a --format other than text or json, the two
+// a stream of records (logs, debug-log, events) prints.
+func checkStreamFormat(format string) error {
+	if format != "text" && format != "json" {
+		return exitf(exitFailed, "--format %q: use text or json", format)
+	}
+	return nil
+}
+
 // writeJSONStatus prints st as JSON: indented, or on one line when
 // compact (one document per line, for --watch).
 func writeJSONStatus(w io.Writer, st any, compact bool) error {
