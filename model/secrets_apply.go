@@ -143,11 +143,11 @@ func (st *State) applySecrets(index uint64, u *Unit, leader bool, cs []SecretCha
 			continue
 		}
 		if after == nil {
-			st.Secrets = withoutEntry(st.Secrets, c.ID)
+			st.dropSecret(c.ID)
 			continue
 		}
 		after.Index = index
-		st.Secrets = withEntry(st.Secrets, c.ID, after)
+		st.putSecret(c.ID, after)
 		for _, who := range secretAudience(after) {
 			audience[who] = true
 		}
@@ -324,7 +324,7 @@ func (st *State) dropSecretsOf(u *Unit) {
 		switch {
 		case s.OwnerKind == SecretOwnerUnit && s.Owner == u.Name,
 			s.OwnerKind == SecretOwnerApp && s.Owner == u.Service && lastOfService:
-			st.Secrets = withoutEntry(st.Secrets, id)
+			st.dropSecret(id)
 			continue
 		}
 		_, granted := s.Grants[u.Name]
@@ -335,6 +335,6 @@ func (st *State) dropSecretsOf(u *Unit) {
 		c := s.copy()
 		c.Grants = withoutEntry(c.Grants, u.Name)
 		c.Consumers = withoutEntry(c.Consumers, u.Name)
-		st.Secrets = withEntry(st.Secrets, id, c)
+		st.putSecret(id, c)
 	}
 }
