@@ -316,7 +316,8 @@ func (st *State) consumerLabel(unit, label string) string {
 
 // dropSecretsOf removes what a removed unit held of secrets: the secrets
 // it owned, its grants and its consumer records; a removed service's
-// own secrets go with its last unit. It returns the audience moved.
+// own secrets go with its last unit. A removal's journal entry moves
+// every universe (Touched.All), so the audience is not collected.
 func (st *State) dropSecretsOf(u *Unit) {
 	lastOfService := len(st.UnitsOf(u.Service)) == 0
 	for _, id := range sortedKeys(st.Secrets) {

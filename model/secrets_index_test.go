@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -174,6 +178,34 @@ func TestSecretIndexMatchesAScan(t *testing.T) {
 	for _, op := range []string{SecretOpAdd, SecretOpSet, SecretOpRemove, SecretOpGrant, SecretOpRevoke, SecretOpTrack} {
 		if applied[op] < 5 {
 			t.Errorf("only %d %s changes applied over every sequence: %v", applied[op], op, applied)
+		}
+	}
+}
+
+// TestSecretsChangeOnlyThroughTheIndex: every change to State.Secrets
+// goes through putSecret or dropSecret, which keep the audience index; a
+// new transition that assigns the map, or an entry, directly would leave
+// the index behind what universes must show.
+func TestSecretsChangeOnlyThroughTheIndex(t *testing.T) {
+	// A State is s or st in the model (t is a journal entry's Touched).
+	direct := regexp.MustCompile(`\b(s|st)\.Secrets(\[[^\]]*\])?\s*=[^=]|delete\((s|st)\.Secrets,`)
+	allowed := map[string]bool{"secrets_index.go": true, "clone.go": true}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || allowed[f] {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if direct.MatchString(line) {
+				t.Errorf("%s:%d changes Secrets directly (use putSecret or dropSecret): %s", f, i+1, strings.TrimSpace(line))
+			}
 		}
 	}
 }
