@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestSecretGrantMarksStaleOnlyItsAudience: a grant, a revoke and a grant
@@ -115,5 +118,76 @@ func TestSecretGrantMarksStaleOnlyItsAudience(t *testing.T) {
 		if got := sn.behind(name); got != viewCurrent {
 			t.Errorf("%s, outside the audience, is %d behind; want current", name, got)
 		}
+	}
+}
+
+// TestSecretGrantRebuildsOnlyItsAudience: at a fixed point, a grant to
+// one unit rebuilds the views of the secret's audience only (its owner
+// and the grantee), and hands out the grantee alone, whose universe now
+// shows the secret; none of the other units' universes is built.
+func TestSecretGrantRebuildsOnlyItsAudience(t *testing.T) {
+	ctx := context.Background()
+	s := newMemStore()
+	shop(t, s, 2, 3)
+	ctl := NewController(s, Options{Window: time.Millisecond})
+	settle := func() []string {
+		t.Helper()
+		var ran []string
+		for round := 0; round < 50; round++ {
+			work, err := ctl.Claim(ctx, "m", 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(work) == 0 {
+				slices.Sort(ran)
+				return ran
+			}
+			var reps []wire.Report
+			for _, w := range work {
+				ran = append(ran, w.Unit)
+				out, _ := json.Marshal(charmapi.NewResult().Active(""))
+				reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+			}
+			if _, err := ctl.Accept(ctx, "m", reps); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Fatal("no fixed point after 50 rounds")
+		return nil
+	}
+	settle()
+	id, err := charmapi.NewSecretID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, _ := model.ParseSecretURI(id)
+	var rel int
+	_ = s.View(func(st *model.State) error {
+		for _, r := range st.SortedRelations() {
+			if st.Relations[r].Key != "" {
+				rel = r
+			}
+		}
+		return nil
+	})
+	apply := func(cs ...model.SecretChange) {
+		t.Helper()
+		resp, err := s.Apply(ctx, &model.Command{Op: model.OpResults, Results: []model.Result{{
+			Unit: "db/0", Hash: hashOf(s, "db/0"), Seen: &model.Seen{Life: model.Alive}, Secrets: cs}}})
+		if err != nil || len(resp.Skipped) > 0 {
+			t.Fatalf("apply %v: %v %v", cs, err, resp)
+		}
+	}
+	apply(model.SecretChange{Op: model.SecretOpAdd, ID: bare, Owner: model.SecretOwnerUnit, Sealed: "sealed"})
+	settle()
+
+	before := ctl.Stats()
+	apply(model.SecretChange{Op: model.SecretOpGrant, ID: bare, Grantee: "web/1", Relation: rel})
+	if ran := settle(); !slices.Equal(ran, []string{"web/1"}) {
+		t.Errorf("after the grant to web/1, ran %v; want web/1 alone", ran)
+	}
+	after := ctl.Stats()
+	if n := (after.Rebuilt + after.Built) - (before.Rebuilt + before.Built); n != 2 {
+		t.Errorf("%d universes built for a grant to one unit; want the audience's 2 (db/0, web/1)", n)
 	}
 }
