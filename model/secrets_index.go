@@ -28,7 +28,7 @@ func indexedBy(s *Secret) []string {
 	return out
 }
 
-// buildSecretIndex indexes every secret of s.
+// buildSecretIndex indexes every one of secrets.
 func buildSecretIndex(secrets map[string]*Secret) secretIndex {
 	ix := secretIndex{}
 	for id, sec := range secrets {

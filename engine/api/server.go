@@ -477,13 +477,6 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decode(w, r, &hb) {
 		return
 	}
-	s.ctl.Touch(machine)
-	if hb.Running != nil {
-		s.ctl.Running(machine, hb.Running)
-	}
-	// Units the agent runs that are no longer placed on its machine
-	// (removed, or moved): the agent ends their hooks at once rather than
-	// at their timeout.
 	if len(hb.Kept) > MaxKept {
 		writeError(w, http.StatusBadRequest, "%d kept units in one heartbeat; the limit is %d", len(hb.Kept), MaxKept)
 		return
@@ -494,6 +487,10 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.ctl.Touch(machine)
+	if hb.Running != nil {
+		s.ctl.Running(machine, hb.Running)
+	}
 	// Whether a unit's storage may go is answered from the latest
 	// committed state only: an answer from a state behind the one that
 	// placed the unit would remove the data of a unit that exists.
@@ -503,6 +500,10 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Units the agent runs that are no longer placed on its machine
+	// (removed, or moved): the agent ends their hooks at once rather than
+	// at their timeout. Kept units no longer placed there: the agent
+	// removes their storage.
 	var gone, released []string
 	_ = s.node.View(func(st *model.State) error {
 		placed := func(name string) bool { u, ok := st.Units[name]; return ok && u.Machine == machine }
