@@ -9,14 +9,19 @@ import (
 // settle step work per service, and scanning every unit for each would make
 // the engine's work grow with the environment instead of with what changed.
 // It is built once (lazily, after a decode) and then kept up to date by
-// addUnits, dropUnit, addRelation and dropRelation. Its slices are never
-// changed in place, so a caller ranging over one while the state changes
-// keeps a consistent view.
+// addUnits, dropUnit, addRelation, dropRelation, putSecret and
+// dropSecret. Its slices are never changed in place, so a caller ranging
+// over one while the state changes keeps a consistent view; the secret
+// index's sets are, and are read only through secretCandidates, which
+// copies them.
 type index struct {
 	// units maps a service to its units, ordered by number.
 	units map[string][]*Unit
 	// relations maps a service to the relations it takes part in, by id.
 	relations map[string][]*Relation
+	// secrets indexes the Juju secrets by who they show to
+	// (secrets_index.go).
+	secrets secretIndex
 }
 
 func (s *State) lookups() *index {
@@ -36,6 +41,7 @@ func (s *State) lookups() *index {
 			ix.relations[svc] = append(ix.relations[svc], r)
 		}
 	}
+	ix.secrets = buildSecretIndex(s.Secrets)
 	s.idx = ix
 	return ix
 }

@@ -275,11 +275,13 @@ func (st *State) grantLive(g SecretGrant) bool {
 	return r != nil && r.Life == Alive
 }
 
-// VisibleSecrets lists, sorted by id, the Juju secrets unit may read.
+// VisibleSecrets lists, sorted by id, the Juju secrets unit (of svc) may
+// read. It reads the audience index: its cost is what the unit may see,
+// not the state's every secret.
 func (st *State) VisibleSecrets(unit, svc string) []*Secret {
 	var out []*Secret
-	for _, id := range sortedKeys(st.Secrets) {
-		if s := st.Secrets[id]; st.SecretSees(s, unit, svc) {
+	for _, id := range st.secretCandidates(unit, svc) {
+		if s := st.Secrets[id]; s != nil && st.SecretSees(s, unit, svc) {
 			out = append(out, s)
 		}
 	}

@@ -143,11 +143,11 @@ func (st *State) applySecrets(index uint64, u *Unit, leader bool, cs []SecretCha
 			continue
 		}
 		if after == nil {
-			st.Secrets = withoutEntry(st.Secrets, c.ID)
+			st.dropSecret(c.ID)
 			continue
 		}
 		after.Index = index
-		st.Secrets = withEntry(st.Secrets, c.ID, after)
+		st.putSecret(c.ID, after)
 		for _, who := range secretAudience(after) {
 			audience[who] = true
 		}
@@ -316,7 +316,8 @@ func (st *State) consumerLabel(unit, label string) string {
 
 // dropSecretsOf removes what a removed unit held of secrets: the secrets
 // it owned, its grants and its consumer records; a removed service's
-// own secrets go with its last unit. It returns the audience moved.
+// own secrets go with its last unit. A removal's journal entry moves
+// every universe (Touched.All), so the audience is not collected.
 func (st *State) dropSecretsOf(u *Unit) {
 	lastOfService := len(st.UnitsOf(u.Service)) == 0
 	for _, id := range sortedKeys(st.Secrets) {
@@ -324,7 +325,7 @@ func (st *State) dropSecretsOf(u *Unit) {
 		switch {
 		case s.OwnerKind == SecretOwnerUnit && s.Owner == u.Name,
 			s.OwnerKind == SecretOwnerApp && s.Owner == u.Service && lastOfService:
-			st.Secrets = withoutEntry(st.Secrets, id)
+			st.dropSecret(id)
 			continue
 		}
 		_, granted := s.Grants[u.Name]
@@ -335,6 +336,6 @@ func (st *State) dropSecretsOf(u *Unit) {
 		c := s.copy()
 		c.Grants = withoutEntry(c.Grants, u.Name)
 		c.Consumers = withoutEntry(c.Consumers, u.Name)
-		st.Secrets = withEntry(st.Secrets, id, c)
+		st.putSecret(id, c)
 	}
 }

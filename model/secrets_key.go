@@ -60,7 +60,7 @@ func (st *State) reseal(k *ClusterKey) []string {
 		for i := range c.Revisions {
 			c.Revisions[i].Sealed = seals[i]
 		}
-		st.Secrets = withEntry(st.Secrets, id, c)
+		st.putSecret(id, c)
 		for _, who := range secretAudience(c) {
 			moved[who] = true
 		}

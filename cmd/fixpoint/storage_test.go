@@ -276,6 +276,55 @@ func TestStorageOpsCharm(t *testing.T) {
 	}
 }
 
+// TestStorageInAnAction: an action runs with its unit's storage as a hook
+// does. It has no JUJU_STORAGE_ID, so storage-list finds the instance and
+// storage-get -s ID its directory, where install's file is: in a classic
+// charm's action script and through ops's model (when the ops framework
+// is beside the checkout).
+func TestStorageInAnAction(t *testing.T) {
+	t.Parallel()
+	classic, err := filepath.Abs(repo("testdata", "storage", "classic-store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &storageRun{data: t.TempDir(), envs: t.TempDir()}
+	body := fmt.Sprintf("apiVersion: \"fixpoint/v1\"\nname: \"stores\"\nservices: {\n\tstore: {charm: %q, units: 1, storage: logs: count: 0}\n", classic)
+	units := []string{"store/0"}
+	if fw := opsFrameworkDir(); fw != "" {
+		if out, err := exec.Command("/usr/bin/python3", "-c", "import yaml, websocket").CombinedOutput(); err != nil {
+			t.Fatalf("/usr/bin/python3 cannot import what ops needs (apt-get install python3-yaml python3-websocket, as .ci/run does): %v\n%s", err, out)
+		}
+		ops := packOps(t, fw, "ops-store", filepath.Join(t.TempDir(), "ops-store"))
+		body += fmt.Sprintf("\t\"ops-store\": {charm: %q, units: 1}\n", ops)
+		units = append(units, "ops-store/0")
+	} else {
+		t.Log("Canonical's ops framework is not beside the checkout (../shared/thirdparty/python-ops): only the classic charm's action runs")
+	}
+	body += "}\n"
+	env := filepath.Join(r.envs, "actions.cue")
+	if err := os.WriteFile(env, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.up = startUp(t, r.data, env)
+	r.up.waitConverged(t, 25*time.Minute)
+	cli := upCLI(t, r.data)
+	for _, unit := range units {
+		// Instances are numbered in one sequence across services.
+		got := r.unitStorage(t, unit)
+		if len(got) != 1 || !strings.HasPrefix(got[0], "data/") {
+			t.Fatalf("%s storage %v; want one data instance", unit, got)
+		}
+		id := got[0]
+		op, _ := runOp(t, cli, 0, "run", unit, "where")
+		want := map[string]any{"id": id, "location": r.dir(unit, id), "install": "written at install by " + unit}
+		for k, v := range want {
+			if op.Results[k] != v {
+				t.Errorf("%s where: %s = %v, want %v (results %v, message %q)", unit, k, op.Results[k], v, op.Results, op.Message)
+			}
+		}
+	}
+}
+
 // TestVetStorageCount checks that vet refuses a storage count outside the
 // charm's range at its line in the environment file.
 func TestVetStorageCount(t *testing.T) {

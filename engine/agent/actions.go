@@ -88,6 +88,11 @@ func (a *Agent) runAction(ctx context.Context, w wire.Work) {
 // operate runs the operation and says what it came to.
 func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir string, lock *hookrun.UnitLock) *wire.ActionReport {
 	act := w.Action
+	// storage-get and the universe's storage show each instance's
+	// directory in an action as in a hook.
+	if err := a.attachStorage(&w); err != nil {
+		return legacy.ActionReport(act.ID, w.Unit, nil, fmt.Errorf("operation %d of %s: %w", act.ID, w.Unit, err))
+	}
 	env := []string{
 		"FIXPOINT_UNIT=" + w.Unit,
 		"FIXPOINT_SERVICE=" + w.Universe.Service,

@@ -38,6 +38,10 @@ type Client interface {
 	// Heartbeat says the agent is alive even while every slot is busy; it
 	// returns the running units no longer placed on the machine.
 	Heartbeat(ctx context.Context, machine string, running []string) (gone []string, err error)
+	// Released returns those of kept, the units whose storage the agent
+	// keeps, that are no longer placed on the machine, read from the
+	// latest committed state.
+	Released(ctx context.Context, machine string, kept []string) (released []string, err error)
 	// FetchCharm makes the charm with hash available as an unpacked
 	// directory under dir, verifying its content hash.
 	FetchCharm(ctx context.Context, hash, dir string) error
@@ -331,11 +335,19 @@ func splitReports(batch []wire.Report, max int) [][]wire.Report {
 func (a *Agent) heartbeat(ctx context.Context) {
 	t := time.NewTicker(a.cfg.Heartbeat)
 	defer t.Stop()
+	// The agent has registered: the storage of units removed while it
+	// was away goes first, then that of units removed without a last
+	// run here, every sweepHeartbeats.
+	a.sweepStorage(ctx)
+	beats := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if beats++; beats%sweepHeartbeats == 0 {
+				a.sweepStorage(ctx)
+			}
 			a.mu.Lock()
 			running := make([]string, 0, len(a.running))
 			for u := range a.running {

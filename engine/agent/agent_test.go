@@ -45,6 +45,9 @@ type fakePlane struct {
 	held       int  // polls left unanswered
 	postDelay  time.Duration
 	sent       string // the universe handed out; "" is sentUniverse's
+	idle       bool   // hand out no work
+	placed     map[string]bool
+	asked      int // heartbeats that asked which kept units are released
 }
 
 func newFakePlane(t *testing.T) (*fakePlane, *httptest.Server) {
@@ -63,14 +66,12 @@ printf '{"status": {"state": "active", "message": "%s"}}\n' "$FIXPOINT_UNIT"
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakePlane{t: t, charm: p, reports: make(chan []json.RawMessage, 16), registered: map[string]bool{}}
+	f := &fakePlane{t: t, charm: p, reports: make(chan []json.RawMessage, 16), registered: map[string]bool{}, placed: map[string]bool{"web/0": true}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/agent/register", f.register)
 	mux.HandleFunc("GET /v1/agent/work", f.work)
 	mux.HandleFunc("POST /v1/agent/results", f.results)
-	mux.HandleFunc("POST /v1/agent/heartbeat", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, api.HeartbeatReply{Machine: r.URL.Query().Get("machine")})
-	})
+	mux.HandleFunc("POST /v1/agent/heartbeat", f.heartbeat)
 	mux.HandleFunc("GET /v1/charms/{hash}", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.fetches++
@@ -96,6 +97,28 @@ func (f *fakePlane) register(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, api.Registered{Machine: req.Machine, Token: fmt.Sprintf("token-%d", f.registers)})
 }
 
+// heartbeat answers which of the kept units are not placed on the
+// machine (f.placed).
+func (f *fakePlane) heartbeat(w http.ResponseWriter, r *http.Request) {
+	var hb api.Heartbeat
+	if err := json.NewDecoder(r.Body).Decode(&hb); err != nil {
+		wire.Write(w, wire.Errorf(wire.KindBadRequest, "%v", err))
+		return
+	}
+	reply := api.HeartbeatReply{Machine: r.URL.Query().Get("machine")}
+	f.mu.Lock()
+	if len(hb.Kept) > 0 {
+		f.asked++
+		for _, u := range hb.Kept {
+			if !f.placed[u] {
+				reply.Released = append(reply.Released, u)
+			}
+		}
+	}
+	f.mu.Unlock()
+	writeJSON(w, reply)
+}
+
 // work hands out unit web/0 once per registration, then long-polls empty.
 func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
@@ -114,7 +137,7 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		wire.Write(w, wire.Errorf(wire.KindNotRegistered, "machine %s is not registered", machine))
 		return
-	case !f.handed:
+	case !f.handed && !f.idle:
 		f.handed = true
 		uni := f.sent
 		f.mu.Unlock()

@@ -2,11 +2,14 @@ package agent_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // A reconcile hook's universe lists its storage with each instance's
@@ -55,5 +58,61 @@ func TestStorageDirectories(t *testing.T) {
 	must(t, stop())
 	if _, err := os.Stat(filepath.Join(dir, "storage", "web-0")); !os.IsNotExist(err) {
 		t.Errorf("the removed unit's storage is still there: %v", err)
+	}
+}
+
+// The storage of units the control plane no longer places on the
+// machine (removed while the agent was down, or forced out without a last
+// run) is swept once the agent has registered and asked; a restarted
+// agent keeps the data of a unit still placed on it, and leaves alone
+// what is not a unit's storage.
+func TestStorageOfUnitsNoLongerPlacedIsSwept(t *testing.T) {
+	f, srv := newFakePlane(t)
+	f.idle = true
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "storage", "web-0", "data", "3", "kept")
+	gone := filepath.Join(dir, "storage", "my-db-12", "data", "4", "gone")
+	other := filepath.Join(dir, "storage", "lost+found")
+	for _, p := range []string{kept, gone} {
+		must(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		must(t, os.WriteFile(p, []byte("x"), 0o600))
+	}
+	must(t, os.MkdirAll(other, 0o700))
+	asked := func(n int) {
+		t.Helper()
+		rafttest.Eventually(t, time.Minute, "the agent asks which units' storage to remove", func() error {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.asked < n {
+				return fmt.Errorf("asked %d times", f.asked)
+			}
+			return nil
+		})
+	}
+
+	// Restarted while web/0 is still placed here, my-db/12 not.
+	stop := start(t, srv.URL, dir)
+	asked(1)
+	must(t, stop())
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("a restarted agent removed the data of a unit still on its machine: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "storage", "my-db-12")); !os.IsNotExist(err) {
+		t.Errorf("the storage of a unit no longer on the machine is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("the sweep removed what is no unit's storage: %v", err)
+	}
+
+	// web/0 was removed while the agent was down: its data goes once
+	// the agent asks.
+	f.mu.Lock()
+	delete(f.placed, "web/0")
+	f.mu.Unlock()
+	stop = start(t, srv.URL, dir)
+	asked(2)
+	must(t, stop())
+	if _, err := os.Stat(filepath.Join(dir, "storage", "web-0")); !os.IsNotExist(err) {
+		t.Errorf("the storage of a unit removed while the agent was down is still there: %v", err)
 	}
 }

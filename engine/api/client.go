@@ -459,6 +459,15 @@ func (c *Client) Heartbeat(ctx context.Context, machine string, running []string
 	return reply.Gone, err
 }
 
+// Released asks which of the units whose storage machine's agent keeps
+// (kept) the control plane no longer places on the machine, answered
+// from the latest committed state (agent).
+func (c *Client) Released(ctx context.Context, machine string, kept []string) ([]string, error) {
+	var reply HeartbeatReply
+	err := c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), Heartbeat{Kept: kept}, &reply)
+	return reply.Released, err
+}
+
 // Report posts finished runs (agent).
 func (c *Client) Report(ctx context.Context, machine string, reports []wire.Report) error {
 	return c.postJSON(ctx, "/v1/agent/results?machine="+url.QueryEscape(machine), reports, nil)

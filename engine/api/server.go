@@ -399,6 +399,10 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 type HeartbeatReply struct {
 	Machine string   `json:"machine"`
 	Gone    []string `json:"gone,omitempty"`
+	// Released lists the units of Heartbeat.Kept that are no longer
+	// placed on the machine, read linearizably: the agent removes their
+	// storage.
+	Released []string `json:"released,omitempty"`
 }
 
 func (s *Server) work(w http.ResponseWriter, r *http.Request) {
@@ -454,7 +458,14 @@ func corked(h http.HandlerFunc) http.HandlerFunc {
 // is running right now.
 type Heartbeat struct {
 	Running []string `json:"running"`
+	// Kept lists the units whose storage the agent keeps on its machine,
+	// asked about: the reply's Released says which the control plane no
+	// longer places there. At most MaxKept.
+	Kept []string `json:"kept,omitempty"`
 }
+
+// MaxKept bounds Heartbeat.Kept.
+const MaxKept = 10000
 
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
@@ -466,23 +477,49 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decode(w, r, &hb) {
 		return
 	}
+	if len(hb.Kept) > MaxKept {
+		writeError(w, http.StatusBadRequest, "%d kept units in one heartbeat; the limit is %d", len(hb.Kept), MaxKept)
+		return
+	}
+	for _, name := range hb.Kept {
+		if err := model.CheckUnitName(name); err != nil {
+			writeError(w, http.StatusBadRequest, "kept unit: %v", err)
+			return
+		}
+	}
 	s.ctl.Touch(machine)
 	if hb.Running != nil {
 		s.ctl.Running(machine, hb.Running)
 	}
+	// Whether a unit's storage may go is answered from the latest
+	// committed state only: an answer from a state behind the one that
+	// placed the unit would remove the data of a unit that exists.
+	if len(hb.Kept) > 0 {
+		if err := s.node.Linearize(r.Context()); err != nil {
+			writeError(w, http.StatusServiceUnavailable, "linearizable read of the kept units: %v; the agent asks again", err)
+			return
+		}
+	}
 	// Units the agent runs that are no longer placed on its machine
 	// (removed, or moved): the agent ends their hooks at once rather than
-	// at their timeout.
-	var gone []string
+	// at their timeout. Kept units no longer placed there: the agent
+	// removes their storage.
+	var gone, released []string
 	_ = s.node.View(func(st *model.State) error {
+		placed := func(name string) bool { u, ok := st.Units[name]; return ok && u.Machine == machine }
 		for _, name := range hb.Running {
-			if u, ok := st.Units[name]; !ok || u.Machine != machine {
+			if !placed(name) {
 				gone = append(gone, name)
+			}
+		}
+		for _, name := range hb.Kept {
+			if !placed(name) {
+				released = append(released, name)
 			}
 		}
 		return nil
 	})
-	writeCompact(w, http.StatusOK, HeartbeatReply{Machine: machine, Gone: gone})
+	writeCompact(w, http.StatusOK, HeartbeatReply{Machine: machine, Gone: gone, Released: released})
 }
 
 func (s *Server) results(w http.ResponseWriter, r *http.Request) {

@@ -22,6 +22,7 @@ class StoreCharm(ops.CharmBase):
         for event in (self.on.install, self.on.start, self.on.stop, self.on.remove,
                       self.on.upgrade_charm, self.on.config_changed):
             framework.observe(event, self._other)
+        framework.observe(self.on.where_action, self._where)
 
     def _data(self):
         (store,) = self.model.storages["data"]
@@ -38,6 +39,13 @@ class StoreCharm(ops.CharmBase):
         s = event.storage
         data = (s.location / "install.txt").read_text().strip()
         log(f"data-storage-detaching {s.full_id} {data}")
+
+    def _where(self, event):
+        # An action has no JUJU_STORAGE_ID: ops finds the instance with
+        # storage-list and its location with storage-get -s.
+        store = self._data()
+        event.set_results({"id": store.full_id, "location": str(store.location),
+                           "install": (store.location / "install.txt").read_text().strip()})
 
     def _other(self, event):
         hook = os.environ.get("JUJU_DISPATCH_PATH", "").rsplit("/", 1)[-1]
