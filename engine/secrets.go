@@ -23,15 +23,17 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner && (s.OwnerKind == model.SecretOwnerUnit || uni.Leader)}
 		if owner {
 			cs.Owner, cs.Label, cs.Description, cs.Rotate = s.OwnerKind, s.Label, s.Description, s.Rotate
-			if s.Expire != 0 {
-				cs.Expire = time.Unix(0, s.Expire).UTC().Format(time.RFC3339)
-			}
+			cs.Expire, cs.NextRotate = rfc3339(s.LatestExpire()), rfc3339(s.NextRotate)
 			for _, r := range s.Revisions {
 				cs.Revisions = append(cs.Revisions, r.Rev)
+				if r.ExpireDue > 0 {
+					cs.Expired = append(cs.Expired, r.Rev)
+					cs.ExpireDue += r.ExpireDue
+				}
 			}
-			cs.Obsolete = s.Obsolete()
+			cs.Obsolete, cs.RotateDue = s.Obsolete(), s.RotateDue
 			if ss.Owner {
-				ss.Obsolete = cs.Obsolete
+				ss.Obsolete, ss.RotateDue, ss.Expired = cs.Obsolete, s.RotateDue, s.Expired()
 			}
 		} else {
 			c := s.Consumers[u.Name]
@@ -53,6 +55,14 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 		}
 		seen.Secrets[s.ID] = ss
 	}
+}
+
+// rfc3339 formats unix nanoseconds as the universe shows times; "" for 0.
+func rfc3339(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339)
 }
 
 // secretWatchers adds to set the units a secret change named in a

@@ -91,8 +91,8 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 	if s.Owner != "" {
 		info.Owner += " " + s.Owner
 	}
-	if s.Expire != 0 {
-		info.Expire = time.Unix(0, s.Expire).UTC().Format(time.RFC3339)
+	if exp := s.LatestExpire(); exp != 0 {
+		info.Expire = time.Unix(0, exp).UTC().Format(time.RFC3339)
 	}
 	for _, who := range sortedNames(s.Grants) {
 		info.Grants = append(info.Grants, SecretGrantInfo{To: who, Relation: s.Grants[who].Relation})
