@@ -24,7 +24,12 @@ type SecretInfo struct {
 	Label       string `json:"label,omitempty"`
 	Description string `json:"description,omitempty"`
 	Rotate      string `json:"rotate,omitempty"`
-	Expire      string `json:"expire,omitempty"`
+	// NextRotate is when a rotation is next due; RotateDue how many came
+	// due.
+	NextRotate string `json:"next_rotate,omitempty"`
+	RotateDue  int    `json:"rotate_due,omitempty"`
+	// Expire is when the latest revision expires.
+	Expire string `json:"expire,omitempty"`
 	// Revision is the latest revision.
 	Revision  int                  `json:"revision"`
 	Revisions []SecretRevisionInfo `json:"revisions,omitempty"`
@@ -36,9 +41,13 @@ type SecretInfo struct {
 
 // SecretRevisionInfo is one kept revision; Content with reveal only.
 type SecretRevisionInfo struct {
-	Revision int               `json:"revision"`
-	Index    uint64            `json:"index"`
-	Content  map[string]string `json:"content,omitempty"`
+	Revision int    `json:"revision"`
+	Index    uint64 `json:"index"`
+	// Expire is when the revision expires; ExpireDue how many times its
+	// expiry came due.
+	Expire    string            `json:"expire,omitempty"`
+	ExpireDue int               `json:"expire_due,omitempty"`
+	Content   map[string]string `json:"content,omitempty"`
 }
 
 // SecretGrantInfo is one grant: to a service or a unit, over a relation
@@ -91,9 +100,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 	if s.Owner != "" {
 		info.Owner += " " + s.Owner
 	}
-	if exp := s.LatestExpire(); exp != 0 {
-		info.Expire = time.Unix(0, exp).UTC().Format(time.RFC3339)
-	}
+	info.Expire, info.NextRotate, info.RotateDue = rfc3339(s.LatestExpire()), rfc3339(s.NextRotate), s.RotateDue
 	for _, who := range sortedNames(s.Grants) {
 		info.Grants = append(info.Grants, SecretGrantInfo{To: who, Relation: s.Grants[who].Relation})
 	}
@@ -102,7 +109,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 		info.Consumers = append(info.Consumers, SecretConsumerInfo{Unit: who, Label: c.Label, Tracked: c.Tracked})
 	}
 	for _, r := range s.Revisions {
-		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index}
+		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index, Expire: rfc3339(r.Expire), ExpireDue: r.ExpireDue}
 		if sl != nil && (revisions || r.Rev == s.Latest()) {
 			content, err := model.OpenContent(sl, s.ID, r.Sealed)
 			if err != nil {
@@ -212,4 +219,12 @@ func (c *Client) RotateSecretsKey(ctx context.Context) (string, error) {
 	}
 	_, err := c.do(ctx, http.MethodPost, "/v1/secrets/rotate-key", []byte("{}"), &out)
 	return out.Key, err
+}
+
+// rfc3339 formats unix nanoseconds as the API shows times; "" for 0.
+func rfc3339(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339)
 }
