@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/keyring"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
@@ -284,4 +286,44 @@ func TestSecretsDueCapsACommand(t *testing.T) {
 	if err := (&model.Command{Op: model.OpSecretDue, Time: now.UnixNano(), SecretDue: due}).Validate(); err != nil {
 		t.Fatalf("the capped command: %v", err)
 	}
+}
+
+// TestWatchSecretsRecordsWhatIsDue: the watch records a due expiry only
+// while its node leads, and again when it leads anew.
+func TestWatchSecretsRecordsWhatIsDue(t *testing.T) {
+	s := newMemStore()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fakeClock{t: t0}
+	const id = "cn0gqa6qs7s1bm0kfp8g"
+	s.st.Secrets = map[string]*model.Secret{id: {ID: id, OwnerKind: model.SecretOwnerUnit, Owner: "db/0",
+		Revisions: []model.SecretRevision{{Rev: 1, Sealed: "s", Expire: t0.UnixNano()}}}}
+	ctl := NewController(s, Options{Now: clock.Now})
+	var leading atomic.Bool
+	var asked atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctl.WatchSecrets(ctx, func() bool { asked.Add(1); return leading.Load() })
+	}()
+	defer func() { cancel(); <-done }()
+	expireDue := func() int {
+		var n int
+		_ = s.View(func(st *model.State) error { n = st.Secrets[id].Revisions[0].ExpireDue; return nil })
+		return n
+	}
+	// A follower asks, and records nothing.
+	rafttest.Until(t, time.Minute, "the watch asked twice whether it leads", func() bool { return asked.Load() >= 2 })
+	if n := expireDue(); n != 0 {
+		t.Fatalf("a follower recorded %d expiries", n)
+	}
+	leading.Store(true)
+	rafttest.Until(t, time.Minute, "the expiry recorded", func() bool { return expireDue() == 1 })
+	// Due again a retry delay on: the leader records it once more, at
+	// the latest when an entry lands (the fake clock moves no timer).
+	clock.Add(model.ExpireRetryDelay)
+	if _, err := s.Apply(ctx, &model.Command{Op: model.OpLiveness, Liveness: &model.SetLiveness{Lost: map[string]bool{}}}); err != nil {
+		t.Fatal(err)
+	}
+	rafttest.Until(t, time.Minute, "the retry recorded", func() bool { return expireDue() == 2 })
 }
