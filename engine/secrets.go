@@ -23,17 +23,14 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner && (s.OwnerKind == model.SecretOwnerUnit || uni.Leader)}
 		if owner {
 			cs.Owner, cs.Label, cs.Description, cs.Rotate = s.OwnerKind, s.Label, s.Description, s.Rotate
-			cs.Expire, cs.NextRotate = rfc3339(s.LatestExpire()), rfc3339(s.NextRotate)
+			cs.Expire = rfc3339(s.LatestExpire())
 			for _, r := range s.Revisions {
 				cs.Revisions = append(cs.Revisions, r.Rev)
-				if r.ExpireDue > 0 {
-					cs.Expired = append(cs.Expired, r.Rev)
-					cs.ExpireDue += r.ExpireDue
-				}
 			}
-			cs.Obsolete, cs.RotateDue = s.Obsolete(), s.RotateDue
+			cs.Obsolete = s.Obsolete()
 			if ss.Owner {
-				ss.Obsolete, ss.RotateDue, ss.Expired = cs.Obsolete, s.RotateDue, s.Expired()
+				ss.Obsolete = cs.Obsolete
+				withSchedule(s, &cs, &ss)
 			}
 		} else {
 			c := s.Consumers[u.Name]
@@ -55,6 +52,20 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 		}
 		seen.Secrets[s.ID] = ss
 	}
+}
+
+// withSchedule adds s's schedule to the managing owner's view of it: the
+// leader's alone for an application's secret, so that an occurrence
+// wakes no other unit.
+func withSchedule(s *model.Secret, cs *charmapi.Secret, ss *model.SeenSecret) {
+	cs.NextRotate, cs.RotateDue = rfc3339(s.NextRotate), s.RotateDue
+	for _, r := range s.Revisions {
+		if r.ExpireDue > 0 {
+			cs.Expired = append(cs.Expired, r.Rev)
+			cs.ExpireDue += r.ExpireDue
+		}
+	}
+	ss.RotateDue, ss.Expired = s.RotateDue, s.Expired()
 }
 
 // rfc3339 formats unix nanoseconds as the universe shows times; "" for 0.
