@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
@@ -23,7 +22,7 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner && (s.OwnerKind == model.SecretOwnerUnit || uni.Leader)}
 		if owner {
 			cs.Owner, cs.Label, cs.Description, cs.Rotate = s.OwnerKind, s.Label, s.Description, s.Rotate
-			cs.Expire = rfc3339(s.LatestExpire())
+			cs.Expire = model.SecretTime(s.LatestExpire())
 			for _, r := range s.Revisions {
 				cs.Revisions = append(cs.Revisions, r.Rev)
 			}
@@ -58,7 +57,7 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 // leader's alone for an application's secret, so that an occurrence
 // wakes no other unit.
 func withSchedule(s *model.Secret, cs *charmapi.Secret, ss *model.SeenSecret) {
-	cs.NextRotate, cs.RotateDue = rfc3339(s.NextRotate), s.RotateDue
+	cs.NextRotate, cs.RotateDue = model.SecretTime(s.NextRotate), s.RotateDue
 	for _, r := range s.Revisions {
 		if r.ExpireDue > 0 {
 			cs.Expired = append(cs.Expired, r.Rev)
@@ -66,14 +65,6 @@ func withSchedule(s *model.Secret, cs *charmapi.Secret, ss *model.SeenSecret) {
 		}
 	}
 	ss.RotateDue, ss.Expired = s.RotateDue, s.Expired()
-}
-
-// rfc3339 formats unix nanoseconds as the universe shows times; "" for 0.
-func rfc3339(ns int64) string {
-	if ns == 0 {
-		return ""
-	}
-	return time.Unix(0, ns).UTC().Format(time.RFC3339)
 }
 
 // secretWatchers adds to set the units a secret change named in a

@@ -79,6 +79,15 @@ func (r *SecretRevision) DueAt() int64 {
 	return r.Expire
 }
 
+// SecretTime is how the universe, the hook tools and the API show a
+// secret's time (unix nanoseconds): RFC 3339 in UTC, "" for none.
+func SecretTime(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return time.Unix(0, ns).UTC().Format(time.RFC3339)
+}
+
 // Scheduled reports whether s has hooks on a schedule: an operator's
 // user secret has no owner unit to run them.
 func (s *Secret) Scheduled() bool { return s.OwnerKind != SecretOwnerUser }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
@@ -100,7 +99,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 	if s.Owner != "" {
 		info.Owner += " " + s.Owner
 	}
-	info.Expire, info.NextRotate, info.RotateDue = rfc3339(s.LatestExpire()), rfc3339(s.NextRotate), s.RotateDue
+	info.Expire, info.NextRotate, info.RotateDue = model.SecretTime(s.LatestExpire()), model.SecretTime(s.NextRotate), s.RotateDue
 	for _, who := range sortedNames(s.Grants) {
 		info.Grants = append(info.Grants, SecretGrantInfo{To: who, Relation: s.Grants[who].Relation})
 	}
@@ -109,7 +108,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 		info.Consumers = append(info.Consumers, SecretConsumerInfo{Unit: who, Label: c.Label, Tracked: c.Tracked})
 	}
 	for _, r := range s.Revisions {
-		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index, Expire: rfc3339(r.Expire), ExpireDue: r.ExpireDue}
+		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index, Expire: model.SecretTime(r.Expire), ExpireDue: r.ExpireDue}
 		if sl != nil && (revisions || r.Rev == s.Latest()) {
 			content, err := model.OpenContent(sl, s.ID, r.Sealed)
 			if err != nil {
@@ -219,12 +218,4 @@ func (c *Client) RotateSecretsKey(ctx context.Context) (string, error) {
 	}
 	_, err := c.do(ctx, http.MethodPost, "/v1/secrets/rotate-key", []byte("{}"), &out)
 	return out.Key, err
-}
-
-// rfc3339 formats unix nanoseconds as the API shows times; "" for 0.
-func rfc3339(ns int64) string {
-	if ns == 0 {
-		return ""
-	}
-	return time.Unix(0, ns).UTC().Format(time.RFC3339)
 }
