@@ -205,7 +205,7 @@ func (st *State) applySecretDue(index uint64, now int64, d *SecretDue) (skipped,
 			continue
 		}
 		s.Index = index
-		st.Secrets = withEntry(st.Secrets, id, s)
+		st.putSecret(id, s)
 		owners[s.Owner] = true
 	}
 	return skipped, sortedKeys(owners)
