@@ -34,6 +34,18 @@ type Secret struct {
 	// consumer tracks any more.
 	Revisions []int `json:"revisions,omitempty"`
 	Obsolete  []int `json:"obsolete,omitempty"`
+	// The schedule, for the owner that manages the secret (the unit, or
+	// its service's leader). NextRotate is when a rotation is next due
+	// (RFC 3339); RotateDue counts the rotations that came due, and moves
+	// with each (the owner gets secret-rotate). Expired are the kept
+	// revisions whose expiry came due; ExpireDue counts those
+	// occurrences, and moves with each (the owner gets secret-expired).
+	// An owner answers a rotation with a new revision, an expiry by
+	// removing the revision.
+	NextRotate string `json:"next_rotate,omitempty"`
+	RotateDue  int    `json:"rotate_due,omitempty"`
+	Expired    []int  `json:"expired,omitempty"`
+	ExpireDue  int    `json:"expire_due,omitempty"`
 }
 
 // SecretChange is a change a result makes to a secret: Op "add" (ID new,

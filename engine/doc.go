@@ -22,5 +22,6 @@
 // staleness's methods, which take staleness.mu; dispatch tells status
 // what moved through status's leaf-locked inbox (marks) and generation;
 // status reads claims as marks dispatch hands out. No lock but the
-// store's is held while waiting for the store.
+// store's is held while waiting for the store. The secrets' schedule
+// watch (WatchSecrets) takes the store's lock alone.
 package engine

@@ -124,6 +124,10 @@ func (e *encoder) secrets(ss []charmapi.Secret) {
 		e.num(s.Latest)
 		e.ints(s.Revisions)
 		e.ints(s.Obsolete)
+		e.str(s.NextRotate)
+		e.num(s.RotateDue)
+		e.ints(s.Expired)
+		e.num(s.ExpireDue)
 	}
 }
 

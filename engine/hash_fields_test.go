@@ -19,6 +19,7 @@ var hashed = []string{
 	"Storage.ID", "Storage.Name", "Storage.Kind", // a new instance runs its storage-attached hook
 	"Secrets.ID", "Secrets.Owner", "Secrets.Label", "Secrets.Description", "Secrets.Expire",
 	"Secrets.Rotate", "Secrets.Revision", "Secrets.Latest", "Secrets.Revisions", "Secrets.Obsolete",
+	"Secrets.NextRotate", "Secrets.RotateDue", "Secrets.Expired", "Secrets.ExpireDue",
 }
 
 // notHashed lists the fields Hash leaves out, and why.
@@ -99,7 +100,7 @@ func sampleUniverse() *charmapi.Universe {
 		Storage: []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/storage/web-0/data/0"}},
 		Secrets: []charmapi.Secret{{ID: "secret:cn0gqa6qs7s1bm0kfp8g", Owner: "unit", Label: "l", Description: "d", Expire: "2030-01-01T00:00:00Z",
 			Rotate: "daily", Revision: 1, Latest: 2, Content: map[string]string{"pass": "x"}, LatestContent: map[string]string{"pass": "y"},
-			Revisions: []int{1, 2}, Obsolete: []int{1}}}}
+			Revisions: []int{1, 2}, Obsolete: []int{1}, NextRotate: "2030-01-02T00:00:00Z", RotateDue: 1, Expired: []int{1}, ExpireDue: 2}}}
 }
 
 // mutate changes the field at path in v; it reports false for a kind it

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
@@ -23,15 +22,14 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 		ss := model.SeenSecret{Latest: s.Latest(), Owner: owner && (s.OwnerKind == model.SecretOwnerUnit || uni.Leader)}
 		if owner {
 			cs.Owner, cs.Label, cs.Description, cs.Rotate = s.OwnerKind, s.Label, s.Description, s.Rotate
-			if s.Expire != 0 {
-				cs.Expire = time.Unix(0, s.Expire).UTC().Format(time.RFC3339)
-			}
+			cs.Expire = model.SecretTime(s.LatestExpire())
 			for _, r := range s.Revisions {
 				cs.Revisions = append(cs.Revisions, r.Rev)
 			}
 			cs.Obsolete = s.Obsolete()
 			if ss.Owner {
 				ss.Obsolete = cs.Obsolete
+				withSchedule(s, &cs, &ss)
 			}
 		} else {
 			c := s.Consumers[u.Name]
@@ -53,6 +51,20 @@ func withSecrets(st *model.State, u *model.Unit, uni *charmapi.Universe, seen *m
 		}
 		seen.Secrets[s.ID] = ss
 	}
+}
+
+// withSchedule adds s's schedule to the managing owner's view of it: the
+// leader's alone for an application's secret, so that an occurrence
+// wakes no other unit.
+func withSchedule(s *model.Secret, cs *charmapi.Secret, ss *model.SeenSecret) {
+	cs.NextRotate, cs.RotateDue = model.SecretTime(s.NextRotate), s.RotateDue
+	for _, r := range s.Revisions {
+		if r.ExpireDue > 0 {
+			cs.Expired = append(cs.Expired, r.Rev)
+			cs.ExpireDue += r.ExpireDue
+		}
+	}
+	ss.RotateDue, ss.Expired = s.RotateDue, s.Expired()
 }
 
 // secretWatchers adds to set the units a secret change named in a

@@ -129,6 +129,10 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 		if moved := s.reseal(c.ClusterKey); len(moved) > 0 {
 			t.Secrets = moved
 		}
+	case OpSecretDue:
+		var skipped []string
+		skipped, t.Secrets = s.applySecretDue(index, c.Time, c.SecretDue)
+		resp.Skipped = append(resp.Skipped, skipped...)
 	case OpLimits:
 		var noop bool
 		if noop, err = s.checkSetLimits(c.Limits); err == nil && !noop {

@@ -38,6 +38,9 @@ type Command struct {
 	Finish      *FinishAction  `json:"finish,omitempty"`
 	// ClusterKey rotates the cluster key (secrets_key.go).
 	ClusterKey *ClusterKey `json:"cluster_key,omitempty"`
+	// SecretDue records rotations and expiries that came due
+	// (secrets_due.go).
+	SecretDue *SecretDue `json:"secret_due,omitempty"`
 }
 
 // Op names a command.
@@ -63,6 +66,9 @@ const (
 	OpFinish  Op = "finish-action"
 	// OpClusterKey adds a cluster key and re-seals the secrets under it.
 	OpClusterKey Op = "cluster-key"
+	// OpSecretDue records secrets' rotations and expiries that came due
+	// at its Time: the leader's engine proposes it.
+	OpSecretDue Op = "secret-due"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -244,7 +250,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil, c.ClusterKey != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil, c.ClusterKey != nil, c.SecretDue != nil} {
 		if p {
 			set++
 		}
@@ -339,6 +345,14 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, missing()
 		}
 		return nil, c.ClusterKey.check()
+	case OpSecretDue:
+		if c.SecretDue == nil {
+			return nil, missing()
+		}
+		if c.Time <= 0 {
+			return nil, fmt.Errorf("secret-due command without its time: the proposer's clock says what came due")
+		}
+		return nil, c.SecretDue.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

@@ -73,9 +73,14 @@ type Secret struct {
 	Owner       string `json:"owner,omitempty"`
 	Label       string `json:"label,omitempty"`
 	Description string `json:"description,omitempty"`
-	// Expire is when the latest revision expires (unix nanoseconds).
-	Expire int64  `json:"expire,omitempty"`
-	Rotate string `json:"rotate,omitempty"`
+	Rotate      string `json:"rotate,omitempty"`
+	// NextRotate, RotateDue and RotateRev are the rotation schedule
+	// (secrets_due.go): when a rotation is next due (unix nanoseconds, 0
+	// for none), how many came due, and the latest revision when the last
+	// one did (0 once the owner answered it with a new revision).
+	NextRotate int64 `json:"next_rotate,omitempty"`
+	RotateDue  int   `json:"rotate_due,omitempty"`
+	RotateRev  int   `json:"rotate_rev,omitempty"`
 	// Revisions are kept in increasing order.
 	Revisions []SecretRevision `json:"revisions"`
 	// Grants maps a grantee, a service name or a unit name, to the
@@ -93,6 +98,12 @@ type SecretRevision struct {
 	Sealed string `json:"sealed"`
 	// Index is the entry that created it.
 	Index uint64 `json:"index"`
+	// Expire is when the revision expires (unix nanoseconds, 0: never);
+	// ExpireDue counts the times its expiry came due and ExpiredAt is
+	// when it last did (secrets_due.go).
+	Expire    int64 `json:"expire,omitempty"`
+	ExpireDue int   `json:"expire_due,omitempty"`
+	ExpiredAt int64 `json:"expired_at,omitempty"`
 }
 
 // SecretGrant is a grant; Relation is -1 for an operator's grant, which

@@ -260,18 +260,13 @@ func (st *State) ownerEdit(s *Secret, c *SecretChange, index uint64) error {
 	if c.Description != nil {
 		s.Description = *c.Description
 	}
-	if c.Rotate != nil {
-		s.Rotate = *c.Rotate
-	}
-	if c.Expire != nil {
-		s.Expire = *c.Expire
-	}
 	if c.Sealed != "" {
 		if len(s.Revisions) >= MaxSecretRevisions {
 			return fmt.Errorf("%d revisions kept; remove old ones (secret-remove --revision) before adding more", len(s.Revisions))
 		}
 		s.Revisions = append(s.Revisions, SecretRevision{Rev: s.Latest() + 1, Sealed: c.Sealed, Index: index})
 	}
+	scheduleEdit(s, c, st.now, c.Sealed != "")
 	return nil
 }
 

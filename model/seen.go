@@ -36,12 +36,16 @@ type Seen struct {
 // SeenSecret is one secret as a unit last saw it: the latest revision (a
 // consumer that tracks an older one gets secret-changed when it moves)
 // and, for its owner, the revisions no consumer tracked (each new one
-// gets secret-remove).
+// gets secret-remove). An owner also saw how many rotations came due
+// (each new one gets secret-rotate) and, by revision, how many times its
+// expiry came due (each new one gets secret-expired).
 type SeenSecret struct {
-	Latest   int   `json:"latest"`
-	Tracked  int   `json:"tracked,omitempty"`
-	Owner    bool  `json:"owner,omitempty"`
-	Obsolete []int `json:"obsolete,omitempty"`
+	Latest    int         `json:"latest"`
+	Tracked   int         `json:"tracked,omitempty"`
+	Owner     bool        `json:"owner,omitempty"`
+	Obsolete  []int       `json:"obsolete,omitempty"`
+	RotateDue int         `json:"rotate_due,omitempty"`
+	Expired   map[int]int `json:"expired,omitempty"`
 }
 
 // SeenRelation is one relation as a unit last saw it.

@@ -183,6 +183,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		<-sampled
 	}()
 	go ctl.WatchAgents(runCtx, store.IsLeader)
+	go ctl.WatchSecrets(runCtx, store.IsLeader)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			cfg.log.Error("http server stopped", "error", err)

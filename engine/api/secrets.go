@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
@@ -24,7 +23,12 @@ type SecretInfo struct {
 	Label       string `json:"label,omitempty"`
 	Description string `json:"description,omitempty"`
 	Rotate      string `json:"rotate,omitempty"`
-	Expire      string `json:"expire,omitempty"`
+	// NextRotate is when a rotation is next due; RotateDue how many came
+	// due.
+	NextRotate string `json:"next_rotate,omitempty"`
+	RotateDue  int    `json:"rotate_due,omitempty"`
+	// Expire is when the latest revision expires.
+	Expire string `json:"expire,omitempty"`
 	// Revision is the latest revision.
 	Revision  int                  `json:"revision"`
 	Revisions []SecretRevisionInfo `json:"revisions,omitempty"`
@@ -36,9 +40,13 @@ type SecretInfo struct {
 
 // SecretRevisionInfo is one kept revision; Content with reveal only.
 type SecretRevisionInfo struct {
-	Revision int               `json:"revision"`
-	Index    uint64            `json:"index"`
-	Content  map[string]string `json:"content,omitempty"`
+	Revision int    `json:"revision"`
+	Index    uint64 `json:"index"`
+	// Expire is when the revision expires; ExpireDue how many times its
+	// expiry came due.
+	Expire    string            `json:"expire,omitempty"`
+	ExpireDue int               `json:"expire_due,omitempty"`
+	Content   map[string]string `json:"content,omitempty"`
 }
 
 // SecretGrantInfo is one grant: to a service or a unit, over a relation
@@ -91,9 +99,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 	if s.Owner != "" {
 		info.Owner += " " + s.Owner
 	}
-	if s.Expire != 0 {
-		info.Expire = time.Unix(0, s.Expire).UTC().Format(time.RFC3339)
-	}
+	info.Expire, info.NextRotate, info.RotateDue = model.SecretTime(s.LatestExpire()), model.SecretTime(s.NextRotate), s.RotateDue
 	for _, who := range sortedNames(s.Grants) {
 		info.Grants = append(info.Grants, SecretGrantInfo{To: who, Relation: s.Grants[who].Relation})
 	}
@@ -102,7 +108,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 		info.Consumers = append(info.Consumers, SecretConsumerInfo{Unit: who, Label: c.Label, Tracked: c.Tracked})
 	}
 	for _, r := range s.Revisions {
-		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index}
+		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index, Expire: model.SecretTime(r.Expire), ExpireDue: r.ExpireDue}
 		if sl != nil && (revisions || r.Rev == s.Latest()) {
 			content, err := model.OpenContent(sl, s.ID, r.Sealed)
 			if err != nil {

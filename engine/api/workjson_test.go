@@ -30,7 +30,8 @@ func fullWork() wire.Work {
 			Events: []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3", Storage: "data/0",
 				Secret: "secret:cn0gqa6qs7s1bm0kfp8g", SecretLabel: odd, SecretRevision: 2}},
 			Secrets: []charmapi.Secret{{ID: "secret:cn0gqa6qs7s1bm0kfp8g", Owner: "unit", Label: odd, Description: odd, Expire: "2030-01-01T00:00:00Z",
-				Rotate: "daily", Revision: 1, Latest: 2, Content: bag, LatestContent: bag, Revisions: []int{1, 2}, Obsolete: []int{1}}},
+				Rotate: "daily", Revision: 1, Latest: 2, Content: bag, LatestContent: bag, Revisions: []int{1, 2}, Obsolete: []int{1},
+				NextRotate: "2030-01-02T00:00:00Z", RotateDue: 1, Expired: []int{1}, ExpireDue: 2}},
 		}}
 }
 

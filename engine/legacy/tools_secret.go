@@ -494,7 +494,7 @@ func secretInfoGet(s *session, c *call) (any, error) {
 		return nil, fmt.Errorf("secret %q not found: secret-info-get reads only the secrets this unit owns", strings.TrimPrefix(sec.ID, "secret:"))
 	}
 	info := map[string]any{"revision": sec.Latest, "owner": sec.Owner}
-	for k, v := range map[string]string{"label": sec.Label, "description": sec.Description, "expiry": sec.Expire, "rotation": sec.Rotate} {
+	for k, v := range map[string]string{"label": sec.Label, "description": sec.Description, "expiry": sec.Expire, "rotation": sec.Rotate, "rotates": sec.NextRotate} {
 		if v != "" {
 			info[k] = v
 		}
