@@ -25,6 +25,9 @@ type prepared struct {
 	paths  map[string]string // charm hash → archive path
 	// resources are the resource files by digest.
 	resources map[string]string
+	// secretValues are the user secrets' values by name then key, read
+	// at prepare and sent with the plan and the deploy only.
+	secretValues map[string]map[string]string
 }
 
 // prepare loads the environment files, packs every charm into cacheDir and
@@ -35,7 +38,11 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
-	p := &prepared{env: checked.Env, paths: map[string]string{}, resources: checked.Resources, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
+	values, err := readSecretValues(checked.Env)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{env: checked.Env, paths: map[string]string{}, resources: checked.Resources, secretValues: values, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
 	for _, packed := range checked.Packed {
 		p.paths[packed.Hash] = packed.Path
 	}
@@ -45,7 +52,7 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 // planAgainst asks the control plane what applying p would change in the
 // running environment (a linearizable read, planned where the state is).
 func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, error) {
-	plan, err := c.Plan(ctx, p.deploy)
+	plan, err := c.PlanSecrets(ctx, p.deploy, p.secretValues)
 	if api.IsUnknownRoute(err) {
 		// A control plane from before POST /v1/plan.
 		return planFromState(ctx, c, p)
@@ -116,7 +123,7 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 	}
 	d := *p.deploy
 	d.BaseIndex = plan.EnvIndex
-	resp, err := c.Deploy(ctx, &d)
+	resp, err := c.DeploySecrets(ctx, &d, p.secretValues)
 	if err != nil {
 		return refusal("apply", p.env, err)
 	}

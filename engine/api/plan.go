@@ -35,17 +35,15 @@ type Plan struct {
 // the deploy would be, and planned against a linearizable read of the
 // state (or this node's copy, with ?stale). Nothing is proposed.
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
-	var d model.Deploy
-	if !decode(w, r, &d) {
+	var req DeployRequest
+	if !decode(w, r, &req) || !s.read(w, r) || !s.reviseSecrets(w, &req) {
 		return
 	}
+	d := req.Deploy
 	cmd := &model.Command{Op: model.OpDeploy, Deploy: &d}
 	desired, err := cmd.Check()
 	if err != nil {
 		writeInvalid(w, cmd, err)
-		return
-	}
-	if !s.read(w, r) {
 		return
 	}
 	var p *Plan
