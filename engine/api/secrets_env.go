@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // DeployRequest is the body of POST /v1/deploy and POST /v1/plan: the
