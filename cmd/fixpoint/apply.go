@@ -204,9 +204,15 @@ on a unit the change reaches, is not the answer (the unit runs again).
 the units in error and exits 3. The last line says how many units are
 blocked, and --fail-on-blocked makes that exit 6.
 
-A plan that removes services, relations or units is shown first and applied
-only when confirmed: on a terminal apply asks; otherwise it needs --yes, and
-without it exits 2 with the plan, having changed nothing.`,
+A plan that removes services, relations, units or user secrets is shown
+first and applied only when confirmed: on a terminal apply asks; otherwise
+it needs --yes, and without it exits 2 with the plan, having changed
+nothing.
+
+User secrets (the environment's secrets:) are read from the files and
+environment variables it names, here, and sent to the control plane with
+the plan and the change; a value equal to the secret's latest revision
+makes no new one.`,
 		Example: `  fixpoint apply -f env.cue --wait --timeout 5m
   fixpoint apply -f env.cue --yes     # in a script, removals included`,
 		Args: cobra.NoArgs,
@@ -235,7 +241,7 @@ without it exits 2 with the plan, having changed nothing.`,
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
-	cmd.Flags().BoolVar(&yes, "yes", false, "apply a plan that removes services, relations or units without asking")
+	cmd.Flags().BoolVar(&yes, "yes", false, "apply a plan that removes services, relations, units or user secrets without asking")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
 	keepGoingFlag(cmd, &keepGoing)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")
