@@ -36,15 +36,31 @@ type Plan struct {
 // state (or this node's copy, with ?stale). Nothing is proposed.
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	var req DeployRequest
-	if !decode(w, r, &req) || !s.read(w, r) || !s.reviseSecrets(w, &req) {
+	if !decode(w, r, &req) {
 		return
 	}
 	d := req.Deploy
+	d.SecretRevisions = nil
 	cmd := &model.Command{Op: model.OpDeploy, Deploy: &d}
 	desired, err := cmd.Check()
 	if err != nil {
 		writeInvalid(w, cmd, err)
 		return
+	}
+	if !s.read(w, r) {
+		return
+	}
+	if req.hasSecrets() {
+		// The user secrets whose values changed get a revision: the
+		// plan says so.
+		if !s.reviseSecrets(w, &req) {
+			return
+		}
+		d.SecretRevisions = req.Deploy.SecretRevisions
+		if desired, err = cmd.Check(); err != nil {
+			writeInvalid(w, cmd, err)
+			return
+		}
 	}
 	var p *Plan
 	err = s.node.View(func(st *model.State) (err error) {

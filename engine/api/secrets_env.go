@@ -20,15 +20,21 @@ type DeployRequest struct {
 	SecretValues map[string]map[string]string `json:"secret_values,omitempty"`
 }
 
+// hasSecrets says whether the request declares or carries user secrets.
+func (req *DeployRequest) hasSecrets() bool {
+	return len(req.Deploy.Env.Secrets) > 0 || len(req.SecretValues) > 0
+}
+
 // reviseSecrets replaces whatever sealed revisions the request carried
 // with the new revisions of the user secrets whose values changed,
-// sealed here, against this node's copy of the state: a deploy stamped
-// with the index planned against (BaseIndex) is refused if the secrets
-// moved since, as any other change of the environment. It answers 400
+// sealed here, against this node's copy of the state, read
+// linearizably by the caller: a deploy stamped with the index planned
+// against (BaseIndex) is refused if the secrets moved since, as any other
+// change of the environment. It answers 400
 // and returns false when the values do not fit the declaration.
 func (s *Server) reviseSecrets(w http.ResponseWriter, req *DeployRequest) bool {
 	req.Deploy.SecretRevisions = nil
-	if len(req.Deploy.Env.Secrets) == 0 && len(req.SecretValues) == 0 {
+	if !req.hasSecrets() {
 		return true
 	}
 	var revs map[string]string

@@ -321,7 +321,9 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 	var req DeployRequest
-	if !decode(w, r, &req) || !s.reviseSecrets(w, &req) {
+	// User secrets are compared with a linearizable read: a stale copy
+	// could take a value for the latest revision's that is not.
+	if !decode(w, r, &req) || (req.hasSecrets() && !s.read(w, r)) || !s.reviseSecrets(w, &req) {
 		return
 	}
 	d := req.Deploy
