@@ -30,6 +30,11 @@ const KindSecret NameKind = "secret"
 // MaxUserSecrets caps the secrets one environment declares.
 const MaxUserSecrets = 100
 
+// MaxUserSecretBytes caps the keys and values of all of an environment's
+// user secrets together: their sealed revisions travel in one deploy
+// entry, which MaxCommandBytes caps with the rest of the environment.
+const MaxUserSecretBytes = MaxCommandBytes / 4
+
 // maxSecretSource bounds a source's file path or variable name, in bytes.
 const maxSecretSource = 1024
 
@@ -195,6 +200,21 @@ func attachSealed(desired *Desired, sealed map[string]string) error {
 	return nil
 }
 
+// CheckUserSecretsSize refuses values, by secret then key, whose keys
+// and values together are over MaxUserSecretBytes.
+func CheckUserSecretsSize(values map[string]map[string]string) error {
+	size := 0
+	for _, vals := range values {
+		for k, v := range vals {
+			size += len(k) + len(v)
+		}
+	}
+	if size > MaxUserSecretBytes {
+		return fmt.Errorf("the user secrets hold %d bytes of keys and values together; the limit is %d (MaxUserSecretBytes): keep large files out of secrets", size, MaxUserSecretBytes)
+	}
+	return nil
+}
+
 // ReviseUserSecrets checks the values the CLI sent for env's user
 // secrets (by name, then key) and returns, by name, the new revision of
 // each secret whose values differ from its latest revision in st (or
@@ -202,6 +222,9 @@ func attachSealed(desired *Desired, sealed map[string]string) error {
 // make none: applying again changes nothing. Its errors name secrets and
 // keys, never a value.
 func ReviseUserSecrets(st *State, env *Environment, values map[string]map[string]string) (map[string]string, error) {
+	if err := CheckUserSecretsSize(values); err != nil {
+		return nil, err
+	}
 	for _, name := range sortedKeys(values) {
 		if _, ok := env.Secrets[name]; !ok {
 			return nil, fmt.Errorf("secret %s: content sent for a secret the environment does not declare", Quote(name, 32))

@@ -229,6 +229,7 @@ func TestUserSecretValuesMustFitTheDeclaration(t *testing.T) {
 		"key missing": {map[string]map[string]string{"db-pass": {"password": "x"}}, "secret db-pass: no value sent for key username"},
 		"extra key":   {map[string]map[string]string{"db-pass": {"password": "x", "username": "y", "other": "z"}}, `a value sent for key "other"`},
 		"undeclared":  {map[string]map[string]string{"db-pass": {"password": "x", "username": "y"}, "nope": {"abc": "x"}}, `secret "nope": content sent for a secret the environment does not declare`},
+		"too much":    {map[string]map[string]string{"db-pass": {"password": "x", "username": "y"}, "a": {"abc": strings.Repeat("v", MaxUserSecretBytes)}}, "the limit is"},
 		"too long":    {map[string]map[string]string{"db-pass": {"password": strings.Repeat("v", MaxSecretValue+1), "username": "y"}}, "secret db-pass: secret key password: value of"},
 	} {
 		t.Run(name, func(t *testing.T) {

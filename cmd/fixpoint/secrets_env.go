@@ -37,6 +37,9 @@ func readSecretValues(env *schemas.Env) (map[string]map[string]string, error) {
 		}
 		out[name] = vals
 	}
+	if err := model.CheckUserSecretsSize(out); err != nil {
+		return nil, exitf(exitFailed, "%s: %v; nothing was changed", env.Pos([]string{"secrets"}), err)
+	}
 	return out, nil
 }
 
