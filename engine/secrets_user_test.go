@@ -22,7 +22,7 @@ func userSecretShop(t *testing.T, s *memStore, password string) {
 	ref := map[string]any{"dbpass": "secret:db-pass"}
 	env := model.Environment{APIVersion: model.APIVersion, Name: "shop",
 		Services: map[string]model.ServiceSpec{"db": {CharmHash: "h-db", Units: intp(1), Config: ref}, "web": {CharmHash: "h-web", Units: intp(1), Config: ref}},
-		Secrets: map[string]model.UserSecretSpec{"db-pass": {Content: map[string]model.SecretSource{"password": {File: "db.pass"}}, Grant: []string{"web"}}}}
+		Secrets:  map[string]model.UserSecretSpec{"db-pass": {Content: map[string]model.SecretSource{"password": {File: "db.pass"}}, Grant: []string{"web"}}}}
 	var revs map[string]string
 	err := s.View(func(st *model.State) (err error) {
 		revs, err = model.ReviseUserSecrets(st, &env, map[string]map[string]string{"db-pass": {"password": password}})
