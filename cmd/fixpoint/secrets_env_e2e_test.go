@@ -215,3 +215,73 @@ services: "sec-reader": {charm: %q}
 		t.Errorf("the removed secret is still listed:\n%s", res.stdout)
 	}
 }
+
+// TestClusterUserSecretsThroughFollowers applies user secrets through
+// followers of a three-server cluster over TLS: the follower that takes
+// the request compares and seals with the cluster key it got at its join,
+// the granted unit reads the value, the same values again change nothing,
+// and no server's data dir holds a value.
+func TestClusterUserSecretsThroughFollowers(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts four processes; skipped in -short")
+	}
+	charm, err := filepath.Abs(repo("testdata", "secrets", "classic-secret-reader"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, 3, true)
+	c.agent("m1")
+	c.waitMachines("m1")
+	envs := t.TempDir()
+	pass := filepath.Join(envs, "db.pass")
+	values := []string{"cluster-user-secret-v1-9d3a", "cluster-user-secret-v2-61fe"}
+	if err := os.WriteFile(pass, []byte(values[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := userSecretEnv(t, envs, charm, `{password: file: "./db.pass"}`, "", "")
+	leader := c.waitLeader("a Raft leader", -1)
+	follower := (leader + 1) % 3
+	apply := func(via int) run {
+		t.Helper()
+		r := c.cliIn(via, "apply", "-f", env, "--yes", "--wait", "--timeout", "4m")
+		if r.code != 0 {
+			t.Fatalf("apply through n%d: exit %d\n%s%s", via+1, r.code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	password := func() string {
+		b, _ := os.ReadFile(filepath.Join(c.agentDirs["m1"], "units", "sec-reader-0", "password.sha256"))
+		return strings.TrimSpace(string(b))
+	}
+	apply(follower)
+	if got := password(); got != sha(values[0]) {
+		t.Fatalf("sec-reader read sha256 %q after the apply through a follower", got)
+	}
+	if r := apply((leader + 2) % 3); !strings.Contains(r.stdout, "environment unchanged") {
+		t.Errorf("the same values through the other follower:\n%s", r.stdout)
+	}
+	if err := os.WriteFile(pass, []byte(values[1]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := apply(follower); !strings.Contains(r.stdout, "~ secret db-pass new revision 2") {
+		t.Errorf("a new value through a follower:\n%s", r.stdout)
+	}
+	if got := password(); got != sha(values[1]) {
+		t.Errorf("sec-reader read sha256 %q after the new value", got)
+	}
+	for i, dir := range c.dirs {
+		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			b, _ := os.ReadFile(path)
+			for _, v := range values {
+				if bytes.Contains(b, []byte(v)) {
+					t.Errorf("n%d: %s holds %s in plaintext", i+1, path, v)
+				}
+			}
+			return nil
+		})
+	}
+}
