@@ -95,7 +95,8 @@ type DesiredSecret struct {
 }
 
 // UserSecretID is the id of user secret name of environment env: the
-// first 13 bytes of a sha256 over both, in Juju's id alphabet.
+// leading bytes of a sha256 over both, as many as NewSecretID takes, in
+// Juju's id alphabet.
 func UserSecretID(env, name string) string {
 	sum := sha256.Sum256([]byte("fixpoint user secret\x00" + env + "\x00" + name))
 	id, _ := NewSecretID(func(b []byte) error { copy(b, sum[:]); return nil })
