@@ -74,7 +74,8 @@ func (c Change) String() string {
 }
 
 // Removes reports whether the change takes something away: a service, a
-// relation or units. `apply` asks before applying such a plan.
+// relation, units or a user secret. `apply` asks before applying such a
+// plan.
 func (c Change) Removes() bool {
 	return c.Kind == RemoveService || c.Kind == RemoveUnits || c.Kind == RemoveRelation || c.Kind == RemoveSecret
 }
