@@ -368,7 +368,7 @@ func prunedRevisions(s *Secret) []SecretRevision {
 func (s *State) applyUserSecret(index uint64, c Change, d *Desired) {
 	if c.Kind == RemoveSecret {
 		if id, err := ParseSecretURI(c.Old); err == nil {
-			s.Secrets = withoutEntry(s.Secrets, id)
+			s.dropSecret(id)
 		}
 		return
 	}
@@ -376,7 +376,7 @@ func (s *State) applyUserSecret(index uint64, c Change, d *Desired) {
 	if c.Kind == AddSecret {
 		sec := &Secret{ID: ds.ID, OwnerKind: SecretOwnerUser, Label: ds.Name, Description: ds.Description, Created: index, Index: index,
 			Revisions: []SecretRevision{{Rev: 1, Sealed: ds.Sealed, Index: index}}}
-		s.Secrets = withEntry(s.Secrets, ds.ID, sec)
+		s.putSecret(ds.ID, sec)
 		return
 	}
 	cur := s.Secrets[ds.ID]
@@ -400,5 +400,5 @@ func (s *State) applyUserSecret(index uint64, c Change, d *Desired) {
 			}
 		}
 	}
-	s.Secrets = withEntry(s.Secrets, ds.ID, sec)
+	s.putSecret(ds.ID, sec)
 }

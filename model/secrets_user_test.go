@@ -169,7 +169,7 @@ func TestUserSecretRevisionsGrantsAndRemoval(t *testing.T) {
 	// is kept while tracked.
 	c := sec.copy()
 	c.Consumers = map[string]SecretConsumer{"web/0": {Tracked: 1}}
-	s.Secrets = withEntry(s.Secrets, id, c)
+	s.putSecret(id, c)
 	values["db-pass"]["password"] = "pw-two-xyzzy"
 	resp = apply(t, s, 3, deploySecrets(t, s, secretEnv(), values))
 	if plan := kinds(resp.Changes); plan != "~ secret db-pass new revision 2" {
@@ -181,7 +181,7 @@ func TestUserSecretRevisionsGrantsAndRemoval(t *testing.T) {
 	// Once nobody tracks revision 1, the next revision prunes it.
 	c = sec.copy()
 	c.Consumers = map[string]SecretConsumer{"web/0": {Tracked: 2}}
-	s.Secrets = withEntry(s.Secrets, id, c)
+	s.putSecret(id, c)
 	values["db-pass"]["password"] = "pw-three-xyzzy"
 	apply(t, s, 4, deploySecrets(t, s, secretEnv(), values))
 	if sec = s.Secrets[id]; sec.Latest() != 3 || sec.Revision(1) != nil || sec.Revision(2) == nil {
