@@ -62,6 +62,9 @@ func (s *State) planDeploy(d *Deploy, desired *Desired) ([]Change, error) {
 	if err := CheckChanges(s, desired, changes); err != nil {
 		return nil, err
 	}
+	if err := checkUserSecrets(s, desired, changes); err != nil {
+		return nil, err
+	}
 	return changes, nil
 }
 

@@ -275,6 +275,8 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 		case RemoveRelation:
 			r := relByKey[RelationKey(c.Key)]
 			r.Life, r.Index = Dying, index
+		case AddSecret, ReviseSecret, DescribeSecret, GrantSecret, RevokeSecret, RemoveSecret:
+			s.applyUserSecret(index, c, desired)
 		}
 	}
 	s.Name = desired.Name

@@ -78,6 +78,9 @@ type Deploy struct {
 	// BaseIndex, when set, is the EnvIndex the change was planned against;
 	// the deploy is refused if the environment moved since.
 	BaseIndex uint64 `json:"base_index,omitempty"`
+	// SecretRevisions are the new revisions of user secrets, by name,
+	// sealed by the node that took the request (ReviseUserSecrets).
+	SecretRevisions map[string]string `json:"secret_revisions,omitempty"`
 }
 
 // RegisterMachine records a machine whose agent has started.
@@ -221,6 +224,12 @@ const (
 func (c *Command) Fingerprint() string {
 	cp := *c
 	cp.RequestID, cp.Time, cp.Digest = "", 0, ""
+	if cp.Deploy != nil && cp.Deploy.SecretRevisions != nil {
+		// Sealing is randomised: a retry seals the same values anew.
+		d := *cp.Deploy
+		d.SecretRevisions = nil
+		cp.Deploy = &d
+	}
 	data, err := json.Marshal(&cp)
 	if err != nil {
 		// Commands are plain data; a marshal failure is a bug, and a
@@ -374,7 +383,11 @@ func (d *Deploy) check() (*Desired, error) {
 			return nil, err
 		}
 	}
-	return Resolve(&d.Env, d.Charms)
+	desired, err := Resolve(&d.Env, d.Charms)
+	if err != nil {
+		return nil, err
+	}
+	return desired, attachSealed(desired, d.SecretRevisions)
 }
 
 func (m *RegisterMachine) check() error {

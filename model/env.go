@@ -17,6 +17,9 @@ type Environment struct {
 	Name       string                 `json:"name"`
 	Services   map[string]ServiceSpec `json:"services"`
 	Relations  map[string][]string    `json:"relations,omitempty"`
+	// Secrets are the user secrets by name (secrets_user.go): where
+	// their values are read, never the values.
+	Secrets map[string]UserSecretSpec `json:"secrets,omitempty"`
 }
 
 // ServiceSpec is one declared service.
@@ -75,6 +78,8 @@ type Desired struct {
 	Name      string
 	Services  map[string]*DesiredService
 	Relations map[RelationKey]*DesiredRelation
+	// Secrets are the declared user secrets by name.
+	Secrets map[string]*DesiredSecret
 }
 
 // DesiredService is a service with its charm bound and config complete.
@@ -114,6 +119,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 	}
 	d := &Desired{Name: env.Name, Services: map[string]*DesiredService{}, Relations: map[RelationKey]*DesiredRelation{}}
 	metas := map[string]*CharmMeta{}
+	d.Secrets = resolveUserSecrets(env, &ps)
 	for _, name := range sortedKeys(env.Services) {
 		spec := env.Services[name]
 		path := []string{"services", name}
@@ -172,6 +178,12 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 			if err != nil {
 				ps.add(append(path, "config", k), "option %q of charm %s is of type %s: %v", k, meta.Name, o.Type, err)
 				continue
+			}
+			if SecretOption(o) {
+				if v, err = resolveSecretRef(env, v); err != nil {
+					ps.add(append(path, "config", k), "option %q of charm %s %v", k, meta.Name, err)
+					continue
+				}
 			}
 			ds.Config[k] = v
 		}

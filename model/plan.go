@@ -67,13 +67,17 @@ func (c Change) String() string {
 	case RemoveRelation:
 		return fmt.Sprintf("- relation %s (%s)", c.Key, c.Old)
 	}
+	if s, ok := secretChangeString(c); ok {
+		return s
+	}
 	return c.Kind
 }
 
 // Removes reports whether the change takes something away: a service, a
-// relation or units. `apply` asks before applying such a plan.
+// relation, units or a user secret. `apply` asks before applying such a
+// plan.
 func (c Change) Removes() bool {
-	return c.Kind == RemoveService || c.Kind == RemoveUnits || c.Kind == RemoveRelation
+	return c.Kind == RemoveService || c.Kind == RemoveUnits || c.Kind == RemoveRelation || c.Kind == RemoveSecret
 }
 
 // ShortHash abbreviates a content hash for people: its first 12 characters,
@@ -175,7 +179,7 @@ func Plan(s *State, d *Desired) []Change {
 			out = append(out, Change{Kind: RemoveRelation, Key: string(key), Old: fmt.Sprintf("id %d", r.ID)})
 		}
 	}
-	return out
+	return append(out, userSecretChanges(s, d)...)
 }
 
 // CheckChanges refuses changes that Resolve cannot see are wrong because

@@ -33,8 +33,8 @@ func secretResult(t *testing.T, s *Store, op, id, value string) *model.Command {
 	return &model.Command{Op: model.OpResults, Results: res}
 }
 
-// TestSecretsSealedAtRest puts secret values through a three-node
-// cluster, rotates the cluster key, and then reads every byte each node keeps (WAL, stable store,
+// TestSecretsSealedAtRest puts secret values (a unit's secret's and a
+// user secret's) through a three-node cluster, rotates the cluster key, and then reads every byte each node keeps (WAL, stable store,
 // snapshots) and a backup: the values are nowhere, while every node,
 // the joiners included, opens them with the cluster key it holds.
 func TestSecretsSealedAtRest(t *testing.T) {
@@ -60,6 +60,23 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	if resp, err := l.s.Apply(ctx, secretResult(t, l.s, model.SecretOpSet, id, values[1])); err != nil || len(resp.Skipped) > 0 {
 		t.Fatalf("set: %v %v", resp, err)
 	}
+	// A user secret, declared in the environment and granted to db: its
+	// value is sealed by the node that takes the deploy.
+	userCmd := deployCmd()
+	userCmd.Deploy.Env.Secrets = map[string]model.UserSecretSpec{"db-pass": {Content: map[string]model.SecretSource{"password": {File: "db.pass"}}, Grant: []string{"db"}}}
+	userValue := "plaintext-user-4d2e81"
+	err := l.s.View(func(st *model.State) (err error) {
+		userCmd.Deploy.SecretRevisions, err = model.ReviseUserSecrets(st, &userCmd.Deploy.Env, map[string]map[string]string{"db-pass": {"password": userValue}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.s.Apply(ctx, userCmd); err != nil {
+		t.Fatalf("deploy of a user secret: %v", err)
+	}
+	userID := model.UserSecretID("test", "db-pass")
+	atRest := append(values[:len(values):len(values)], userValue)
 	rafttest.Eventually(t, 20*time.Second, "all nodes applied", func() error { return converged(t, nodes...) })
 
 	// A rotation through a follower: every server keeps the new key and
@@ -105,6 +122,17 @@ func TestSecretsSealedAtRest(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", n.id, err)
 		}
+		_ = n.s.View(func(st *model.State) error {
+			s := st.Secrets[userID]
+			if s == nil {
+				t.Errorf("%s: no user secret", n.id)
+				return nil
+			}
+			if got, err := st.OpenRevision(s, 1); err != nil || got["password"] != userValue {
+				t.Errorf("%s: the user secret opens to %v, %v", n.id, got, err)
+			}
+			return nil
+		})
 		if err := n.s.Snapshot(ctx); err != nil {
 			t.Fatalf("%s: snapshot: %v", n.id, err)
 		}
@@ -128,7 +156,7 @@ func TestSecretsSealedAtRest(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, v := range values {
+			for _, v := range atRest {
 				if bytes.Contains(b, []byte(v)) {
 					t.Errorf("%s: %s holds secret value %s in plaintext", n.id, path, v)
 				}
@@ -157,7 +185,7 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	if keyFile == "" {
 		t.Error("no node holds " + KeyFile)
 	}
-	for _, v := range values {
+	for _, v := range atRest {
 		if bytes.Contains(backup.Bytes(), []byte(v)) {
 			t.Errorf("the backup holds secret value %s in plaintext", v)
 		}

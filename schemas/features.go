@@ -19,12 +19,13 @@ var jujuFeatures = []struct{ field, feature string }{
 	{"payloads", "payloads"},
 }
 
-// JujuFeatures lists, as warnings at their file:line, the Juju features an
-// old charm in dir declares that fixpoint has no counterpart for: block storage,
-// workload containers, devices, payloads, and config options of type
-// secret. Such a charm loads and runs, but the hook tools of those
-// features fail, naming the feature; `fixpoint vet` prints these so that
-// nobody learns it from a failed hook. A charm.cue charm has none.
+// JujuFeatures lists, as warnings at their file:line, the Juju features
+// an old charm in dir declares that fixpoint has no counterpart for:
+// block storage, workload containers, devices and payloads (config options
+// of type secret work as Juju 3.1's). Such a charm loads and runs, but the
+// hook tools of those features fail, naming the feature; `fixpoint vet`
+// prints these so that nobody learns it from a failed hook. A charm.cue
+// charm has none.
 func JujuFeatures(dir string) ([]Problem, error) {
 	dir = absPath(dir)
 	name := filepath.Join(dir, MetadataFile)
@@ -63,47 +64,7 @@ func JujuFeatures(dir string) ([]Problem, error) {
 					warn(file, line, "storage."+store, "storage of type block: fixpoint has no block devices, so units get no instance of it (filesystem stores get a directory each)")
 				})
 			}
-			if label == "config" || label == "options" {
-				secretOptions(field, func(opt string, line int) {
-					warn(file, line, label+"."+opt, "option of type secret: fixpoint has no Juju secrets, so the value is passed to the charm as a plain string and secret-get fails")
-				})
-			}
 		}
 	}
 	return out, nil
-}
-
-// secretOptions calls fn for each option of type secret under field, which
-// is config.yaml's "options" or charmcraft.yaml's "config" (holding
-// "options").
-func secretOptions(field *ast.Field, fn func(opt string, line int)) {
-	s, ok := field.Value.(*ast.StructLit)
-	if !ok {
-		return
-	}
-	if labelName(field) == "config" {
-		for _, d := range s.Elts {
-			if f, ok := d.(*ast.Field); ok && labelName(f) == "options" {
-				secretOptions(f, fn)
-			}
-		}
-		return
-	}
-	for _, d := range s.Elts {
-		opt, ok := d.(*ast.Field)
-		if !ok {
-			continue
-		}
-		body, ok := opt.Value.(*ast.StructLit)
-		if !ok {
-			continue
-		}
-		for _, e := range body.Elts {
-			if f, ok := e.(*ast.Field); ok && labelName(f) == "type" {
-				if lit, ok := f.Value.(*ast.BasicLit); ok && (lit.Value == `"secret"` || lit.Value == "secret") {
-					fn(labelName(opt), opt.Pos().Line())
-				}
-			}
-		}
-	}
 }

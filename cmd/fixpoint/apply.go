@@ -25,6 +25,9 @@ type prepared struct {
 	paths  map[string]string // charm hash → archive path
 	// resources are the resource files by digest.
 	resources map[string]string
+	// secretValues are the user secrets' values by name then key, read
+	// at prepare and sent with the plan and the deploy only.
+	secretValues map[string]map[string]string
 }
 
 // prepare loads the environment files, packs every charm into cacheDir and
@@ -35,7 +38,11 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
-	p := &prepared{env: checked.Env, paths: map[string]string{}, resources: checked.Resources, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
+	values, err := readSecretValues(checked.Env)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{env: checked.Env, paths: map[string]string{}, resources: checked.Resources, secretValues: values, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
 	for _, packed := range checked.Packed {
 		p.paths[packed.Hash] = packed.Path
 	}
@@ -45,7 +52,7 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 // planAgainst asks the control plane what applying p would change in the
 // running environment (a linearizable read, planned where the state is).
 func planAgainst(ctx context.Context, c *api.Client, p *prepared) (*api.Plan, error) {
-	plan, err := c.Plan(ctx, p.deploy)
+	plan, err := c.PlanSecrets(ctx, p.deploy, p.secretValues)
 	if api.IsUnknownRoute(err) {
 		// A control plane from before POST /v1/plan.
 		return planFromState(ctx, c, p)
@@ -116,7 +123,7 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 	}
 	d := *p.deploy
 	d.BaseIndex = plan.EnvIndex
-	resp, err := c.Deploy(ctx, &d)
+	resp, err := c.DeploySecrets(ctx, &d, p.secretValues)
 	if err != nil {
 		return refusal("apply", p.env, err)
 	}
@@ -197,9 +204,15 @@ on a unit the change reaches, is not the answer (the unit runs again).
 the units in error and exits 3. The last line says how many units are
 blocked, and --fail-on-blocked makes that exit 6.
 
-A plan that removes services, relations or units is shown first and applied
-only when confirmed: on a terminal apply asks; otherwise it needs --yes, and
-without it exits 2 with the plan, having changed nothing.`,
+A plan that removes services, relations, units or user secrets is shown
+first and applied only when confirmed: on a terminal apply asks; otherwise
+it needs --yes, and without it exits 2 with the plan, having changed
+nothing.
+
+User secrets (the environment's secrets:) are read from the files and
+environment variables it names, here, and sent to the control plane with
+the plan and the change; a value equal to the secret's latest revision
+makes no new one.`,
 		Example: `  fixpoint apply -f env.cue --wait --timeout 5m
   fixpoint apply -f env.cue --yes     # in a script, removals included`,
 		Args: cobra.NoArgs,
@@ -228,7 +241,7 @@ without it exits 2 with the plan, having changed nothing.`,
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
-	cmd.Flags().BoolVar(&yes, "yes", false, "apply a plan that removes services, relations or units without asking")
+	cmd.Flags().BoolVar(&yes, "yes", false, "apply a plan that removes services, relations, units or user secrets without asking")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
 	keepGoingFlag(cmd, &keepGoing)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")

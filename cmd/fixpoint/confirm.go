@@ -23,9 +23,9 @@ func removals(changes []model.Change) []model.Change {
 }
 
 // removalSummary counts what removals take away: "1 service, 3 units, 1
-// relation".
+// relation, 1 secret".
 func removalSummary(rm []model.Change) string {
-	services, units, relations := 0, 0, 0
+	services, units, relations, secrets := 0, 0, 0, 0
 	for _, c := range rm {
 		switch c.Kind {
 		case model.RemoveService:
@@ -35,13 +35,15 @@ func removalSummary(rm []model.Change) string {
 			units += len(c.Units)
 		case model.RemoveRelation:
 			relations++
+		case model.RemoveSecret:
+			secrets++
 		}
 	}
 	var parts []string
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{services, "service"}, {units, "unit"}, {relations, "relation"}} {
+	}{{services, "service"}, {units, "unit"}, {relations, "relation"}, {secrets, "secret"}} {
 		if p.n == 1 {
 			parts = append(parts, "1 "+p.what)
 		} else if p.n > 1 {
@@ -52,7 +54,7 @@ func removalSummary(rm []model.Change) string {
 }
 
 // confirmRemovals is apply's guard on a plan that removes services,
-// relations or units: with --yes it lets it through; on a terminal it
+// relations, units or user secrets: with --yes it lets it through; on a terminal it
 // shows the plan and asks; otherwise it shows the plan and refuses with
 // exit 2, so that a script never removes what it did not name.
 type confirmRemovals struct {

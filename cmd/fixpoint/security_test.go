@@ -86,6 +86,8 @@ func TestAgentsSeeAndChangeOnlyTheirOwnUnits(t *testing.T) {
 		{"post m2's results", "POST", "/v1/agent/results?machine=m2", m1, []map[string]string{{"unit": "db/1", "hash": "x"}}, 403, "covers only the units on machine m1"},
 		{"read a universe directly", "GET", "/v1/universe/db/1", m1, nil, 403, "agent of machine m1 may not"},
 		{"change the environment", "POST", "/v1/deploy", m1, map[string]any{}, 403, "may not POST /v1/deploy"},
+		{"submit user secret values", "POST", "/v1/plan", m1, map[string]any{"secret_values": map[string]any{"db-pass": map[string]string{"password": "x"}}}, 403, "may not POST /v1/plan"},
+		{"submit user secret values with the join token", "POST", "/v1/deploy", join, map[string]any{"secret_values": map[string]any{"db-pass": map[string]string{"password": "x"}}}, 403, "a join token only registers machines"},
 		{"mark a unit resolved", "POST", "/v1/resolved", m1, map[string]any{"unit": "db/0"}, 403, "may not POST /v1/resolved"},
 		{"register another machine", "POST", "/v1/agent/register", m1, map[string]string{"machine": "m2", "address": "10.9.9.9"}, 403, "covers only its own machine"},
 		{"use the join token for more than joining", "GET", "/v1/status", join, nil, 403, "a join token only registers machines"},

@@ -35,10 +35,12 @@ type Plan struct {
 // the deploy would be, and planned against a linearizable read of the
 // state (or this node's copy, with ?stale). Nothing is proposed.
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
-	var d model.Deploy
-	if !decode(w, r, &d) {
+	var req DeployRequest
+	if !decode(w, r, &req) {
 		return
 	}
+	d := req.Deploy
+	d.SecretRevisions = nil
 	cmd := &model.Command{Op: model.OpDeploy, Deploy: &d}
 	desired, err := cmd.Check()
 	if err != nil {
@@ -47,6 +49,18 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.read(w, r) {
 		return
+	}
+	if req.hasSecrets() {
+		// The user secrets whose values changed get a revision: the
+		// plan says so.
+		if !s.reviseSecrets(w, &req) {
+			return
+		}
+		d.SecretRevisions = req.Deploy.SecretRevisions
+		if desired, err = cmd.Check(); err != nil {
+			writeInvalid(w, cmd, err)
+			return
+		}
 	}
 	var p *Plan
 	err = s.node.View(func(st *model.State) (err error) {

@@ -320,10 +320,13 @@ func (s *Server) state(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
-	var d model.Deploy
-	if !decode(w, r, &d) {
+	var req DeployRequest
+	// User secrets are compared with a linearizable read: a stale copy
+	// could take a value for the latest revision's that is not.
+	if !decode(w, r, &req) || (req.hasSecrets() && !s.read(w, r)) || !s.reviseSecrets(w, &req) {
 		return
 	}
+	d := req.Deploy
 	for h := range d.Charms {
 		// Uploaded to another node, or known from an earlier deploy
 		// that this node missed: fetch it from a peer.
