@@ -172,3 +172,27 @@ func TestActionHistoryIsBounded(t *testing.T) {
 		t.Errorf("next id %d: ids are never reused", s.NextAction)
 	}
 }
+
+// An action writes what a hook may: the secrets it adds, sets and grants
+// land in the state when it finishes, as a hook's do, and the secret is
+// named among what the command touched.
+func TestActionWritesSecrets(t *testing.T) {
+	s := actionState(t)
+	id := enqueue(t, s, 3, "db/0", "noop", nil)
+	apply(t, s, 4, &Command{Op: OpStart, Time: 4, StartAction: &StartAction{ID: id, Machine: "m1"}})
+	const sid = "cn0gqa6qs7s1bm0kfp8g"
+	label := "from-an-action"
+	resp := apply(t, s, 5, &Command{Op: OpFinish, Time: 5, Finish: &FinishAction{ID: id, Machine: "m1",
+		Writes: &Result{Unit: "db/0", Secrets: []SecretChange{{Op: SecretOpAdd, ID: sid, Owner: SecretOwnerUnit, Label: &label, Sealed: "opaque"}}}}})
+	if len(resp.Skipped) != 0 {
+		t.Fatalf("skipped %v", resp.Skipped)
+	}
+	sec := s.Secrets[sid]
+	if sec == nil || sec.Owner != "db/0" || sec.OwnerKind != SecretOwnerUnit || sec.Label != label || len(sec.Revisions) != 1 || sec.Revisions[0].Sealed != "opaque" {
+		t.Fatalf("the action's secret: %+v", sec)
+	}
+	changes, _ := s.ChangesSince(4)
+	if len(changes) != 1 || len(changes[0].Secrets) != 1 || changes[0].Secrets[0] != "db/0" {
+		t.Errorf("touched %+v; want the secret's audience", changes)
+	}
+}
