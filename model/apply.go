@@ -281,13 +281,24 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 	}
 	s.Name = desired.Name
 	s.EnvIndex = index
+	s.newWaves()
 	for _, u := range s.Units {
-		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
 		if u.Error != nil && u.Error.Kind == ErrDiverged {
 			u.Error, u.Resolved = nil, nil
 		}
 	}
 	return changes, nil
+}
+
+// newWaves starts every unit's wave over, as an operator change does: the
+// run count, the outputs seen per universe and the churn go. A universe
+// the operator's change brings back may rightly be answered otherwise than
+// before it (a legacy charm's hooks follow what happened, not only what
+// is).
+func (s *State) newWaves() {
+	for _, u := range s.Units {
+		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
+	}
 }
 
 func (s *State) killUnit(index uint64, u *Unit) {
