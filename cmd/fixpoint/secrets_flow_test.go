@@ -83,9 +83,8 @@ type seenEntry struct {
 	Latest   map[string]string `json:"latest"`
 }
 
-// secretsFlow drives the flow through cli. middle runs between the
-// owner's new revision of the credential and the consumer's refresh (a
-// leader change, on a cluster). It returns the credential's id.
+// secretsFlow is test_secrets' flow driven through cli (run): the owner
+// is sec-owner (two units), the consumer sec-user/0.
 type secretsFlow struct {
 	t   *testing.T
 	cli opCLI
@@ -204,7 +203,9 @@ func (f *secretsFlow) expectSnap(what string, got *secretSnap, content map[strin
 	}
 }
 
-// run drives the whole flow; see secretsFlow.
+// run drives the whole flow and returns the credential's id. middle runs
+// between the owner's new revision of the credential and the consumer's
+// refresh (a leader change, on a cluster).
 func (f *secretsFlow) run(middle func()) string {
 	t := f.t
 	t.Helper()
@@ -222,6 +223,10 @@ func (f *secretsFlow) run(middle func()) string {
 	if !strings.HasPrefix(added.SecretID, "secret:") {
 		t.Fatalf("add-secret: secret id %q", added.SecretID)
 	}
+	// show-operation gives the operation as run printed it.
+	if shown := showOp(t, f.cli, op.ID, ""); shown.Status != "completed" || !reflect.DeepEqual(shown.Results, op.Results) {
+		t.Errorf("show-operation %d: %+v; run printed %+v", op.ID, shown, op)
+	}
 	f.expectSnap("add-secret", added.After, foo, map[string]string{"id": added.SecretID, "revision": "1"})
 	// A unit's own secret, on the other unit; an application's secret
 	// needs the leader.
@@ -230,7 +235,7 @@ func (f *secretsFlow) run(middle func()) string {
 	if s := f.showSecret(unitOwned.SecretID); s.Owner != "unit "+f.follower {
 		t.Errorf("the unit's secret is owned by %q", s.Owner)
 	}
-	if op, _ := runOp(t, f.cli, 1, "run", f.follower, "add-secret"); op.Status != "failed" {
+	if op, _ := runOp(t, f.cli, 1, "run", f.follower, "add-secret"); op.Status != "failed" || !strings.Contains(fmt.Sprint(op.Results["stderr"]), "this unit is not the leader") {
 		t.Errorf("add-secret of the application on a follower: %+v", op)
 	}
 	f.act(f.leader, "remove-secret", "secretid="+added.SecretID)
@@ -262,7 +267,19 @@ func (f *secretsFlow) run(middle func()) string {
 		f.act(f.leader, "remove-secret", "secretid="+res.SecretID)
 	}
 	f.setFlows()
-	return f.credential(middle)
+	id := f.credential(middle)
+
+	// What is left: the four secrets of the set flows and the
+	// credential; every secret removed is gone.
+	r := f.cli("secrets", "-o", "json")
+	var list []api.SecretInfo
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil {
+		t.Fatalf("secrets exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if len(list) != 5 || !slices.ContainsFunc(list, func(s api.SecretInfo) bool { return s.ID == id }) {
+		t.Errorf("secrets lists %d: %+v; want the set flows' four and the credential", len(list), list)
+	}
+	return id
 }
 
 // setFlows runs set-secret-flow as test_secrets does, by id and by label;
