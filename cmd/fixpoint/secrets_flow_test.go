@@ -36,6 +36,9 @@ func credentialDigest(v string) string {
 // ops' get_info gives it back.
 const metaExpires = "2030-01-02T03:04:05+00:00"
 
+// metaExpiresUTC is that expiry as the operator's view shows it.
+const metaExpiresUTC = "2030-01-02T03:04:05Z"
+
 // secretsEnv writes the environment: the owner (two units) and the
 // consumer, related over share/use.
 func secretsEnv(t *testing.T, dir, charm string) string {
@@ -260,8 +263,11 @@ func (f *secretsFlow) run(middle func()) string {
 		}
 		f.expectSnap("add-with-meta "+strings.Join(set, ","), res.After, foo, info)
 		s := f.showSecret(res.SecretID)
-		want := api.SecretInfo{Label: info["label"], Description: info["description"], Rotate: info["rotation"]}
-		if s.Label != want.Label || s.Description != want.Description || s.Rotate != want.Rotate || (s.Expire != "") != slices.Contains(set, "expire") || s.Revision != 1 {
+		want := api.SecretInfo{ID: res.SecretID, Owner: "application sec-owner", Label: info["label"], Description: info["description"], Rotate: info["rotation"], Revision: 1}
+		if slices.Contains(set, "expire") {
+			want.Expire = metaExpiresUTC
+		}
+		if s.Revisions = nil; !reflect.DeepEqual(s, want) {
 			t.Errorf("add-with-meta %v: the operator sees %+v", set, s)
 		}
 		f.act(f.leader, "remove-secret", "secretid="+res.SecretID)
