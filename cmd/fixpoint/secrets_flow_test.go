@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fixpoint/fixpoint/engine/api"
 )
@@ -267,7 +268,12 @@ func (f *secretsFlow) run(middle func()) string {
 		if slices.Contains(set, "expire") {
 			want.Expire = metaExpiresUTC
 		}
-		if s.Revisions = nil; !reflect.DeepEqual(s, want) {
+		// A daily rotation is next due a day on: after now, whatever
+		// the clock.
+		if next, err := time.Parse(time.RFC3339, s.NextRotate); slices.Contains(set, "rotate") != (err == nil && next.After(time.Now())) {
+			t.Errorf("add-with-meta %v: next rotation %q", set, s.NextRotate)
+		}
+		if s.Revisions, s.NextRotate = nil, ""; !reflect.DeepEqual(s, want) {
 			t.Errorf("add-with-meta %v: the operator sees %+v", set, s)
 		}
 		f.act(f.leader, "remove-secret", "secretid="+res.SecretID)
