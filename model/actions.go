@@ -335,6 +335,12 @@ func (s *State) finishAction(index uint64, at int64, f *FinishAction, t *Touched
 			t.Units = append(t.Units, u.Name)
 			u.Index = index
 			skipped = s.applyWrites(index, u, f.Writes, t)
+			// What an operation writes is the operator's change: the
+			// hooks that follow it are a new wave, however many
+			// operations came before and whichever universe it brings
+			// back.
+			s.newWaves()
+			t.Waves = true
 		}
 	}
 	n := *a

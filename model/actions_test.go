@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -170,5 +171,63 @@ func TestActionHistoryIsBounded(t *testing.T) {
 	}
 	if s.NextAction != ActionHistory+5 {
 		t.Errorf("next id %d: ids are never reused", s.NextAction)
+	}
+}
+
+// An action writes what a hook may: the secrets it adds, sets and grants
+// land in the state when it finishes, as a hook's do, and the secret is
+// named among what the command touched.
+func TestActionWritesSecrets(t *testing.T) {
+	s := actionState(t)
+	id := enqueue(t, s, 3, "db/0", "noop", nil)
+	apply(t, s, 4, &Command{Op: OpStart, Time: 4, StartAction: &StartAction{ID: id, Machine: "m1"}})
+	const sid = "cn0gqa6qs7s1bm0kfp8g"
+	label := "from-an-action"
+	resp := apply(t, s, 5, &Command{Op: OpFinish, Time: 5, Finish: &FinishAction{ID: id, Machine: "m1",
+		Writes: &Result{Unit: "db/0", Secrets: []SecretChange{{Op: SecretOpAdd, ID: sid, Owner: SecretOwnerUnit, Label: &label, Sealed: "opaque"}}}}})
+	if len(resp.Skipped) != 0 {
+		t.Fatalf("skipped %v", resp.Skipped)
+	}
+	sec := s.Secrets[sid]
+	if sec == nil || sec.Owner != "db/0" || sec.OwnerKind != SecretOwnerUnit || sec.Label != label || len(sec.Revisions) != 1 || sec.Revisions[0].Sealed != "opaque" {
+		t.Fatalf("the action's secret: %+v", sec)
+	}
+	changes, _ := s.ChangesSince(4)
+	if len(changes) != 1 || len(changes[0].Secrets) != 1 || changes[0].Secrets[0] != "db/0" {
+		t.Errorf("touched %+v; want the secret's audience", changes)
+	}
+}
+
+// An operation that wrote something starts new waves, as an operator
+// change does: the universe it brings back may be answered otherwise
+// than before (a legacy charm's install ran the first time), and
+// operations past DivergeBound do not make a unit diverge.
+func TestActionWritesStartNewWaves(t *testing.T) {
+	s := actionState(t)
+	result := func(idx uint64, hash, output string) {
+		t.Helper()
+		apply(t, s, idx, &Command{Op: OpResults, Results: []Result{{Unit: "db/1", Hash: hash, Output: output, Seen: &Seen{Life: Alive}}}})
+	}
+	idx := uint64(3)
+	result(idx, "h0", "installed")
+	for i := 0; i <= DivergeBound; i++ {
+		id := enqueue(t, s, idx+1, "db/0", "noop", nil)
+		apply(t, s, idx+2, &Command{Op: OpStart, Time: int64(idx + 2), StartAction: &StartAction{ID: id, Machine: "m1"}})
+		apply(t, s, idx+3, &Command{Op: OpFinish, Time: int64(idx + 3), Finish: &FinishAction{ID: id, Machine: "m1",
+			Writes: &Result{Unit: "db/0", State: map[string]string{"n": fmt.Sprint(i)}}}})
+		if changes, _ := s.ChangesSince(idx + 2); len(changes) != 1 || !changes[0].Waves {
+			t.Fatalf("operation %d: its writes started no new waves: %+v", id, changes)
+		}
+		result(idx+4, "h0", "nothing to do")
+		idx += 4
+	}
+	if u := s.Units["db/1"]; u.Error != nil || u.Wave != 1 {
+		t.Errorf("db/1 after %d operations: wave %d, error %+v", DivergeBound+1, u.Wave, u.Error)
+	}
+	// Without an operation between, the same universe answered otherwise
+	// is divergence still.
+	result(idx+1, "h0", "something else")
+	if u := s.Units["db/1"]; u.Error == nil || u.Error.Kind != ErrDiverged {
+		t.Errorf("db/1 answering h0 otherwise in one wave: %+v", u.Error)
 	}
 }

@@ -281,13 +281,24 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 	}
 	s.Name = desired.Name
 	s.EnvIndex = index
+	s.newWaves()
 	for _, u := range s.Units {
-		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
 		if u.Error != nil && u.Error.Kind == ErrDiverged {
 			u.Error, u.Resolved = nil, nil
 		}
 	}
 	return changes, nil
+}
+
+// newWaves starts every unit's wave over, as an operator change does: the
+// run count, the outputs seen per universe and the churn go. A universe
+// the operator's change brings back may rightly be answered otherwise than
+// before it (a legacy charm's hooks follow what happened, not only what
+// is).
+func (s *State) newWaves() {
+	for _, u := range s.Units {
+		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
+	}
 }
 
 func (s *State) killUnit(index uint64, u *Unit) {
@@ -334,20 +345,6 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	if refused := s.applyWrites(index, u, r, t); refused != "" {
 		skipped = append(skipped, refused)
 	}
-	if len(r.StorageAdd) > 0 && u.Life == Alive {
-		had := len(u.Storage)
-		skipped = append(skipped, s.addStorage(u, r.StorageAdd)...)
-		if len(u.Storage) != had {
-			t.Storage = append(t.Storage, u.Name)
-		}
-	}
-	if len(r.Secrets) > 0 {
-		svc := s.Services[u.Service]
-		stillLeader := svc != nil && svc.Leader == u.Name
-		moved := map[string]bool{}
-		skipped = append(skipped, s.applySecrets(index, u, r.Leader && stillLeader, r.Secrets, moved)...)
-		t.Secrets = append(t.Secrets, sortedKeys(moved)...)
-	}
 	u.Reconciled = r.Hash
 	prevSeen := u.Seen
 	u.Seen = r.Seen
@@ -390,8 +387,9 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 }
 
 // applyWrites applies what a hook or an action of u wrote (its relation
-// bags, the leader's, its status, state and ports) and returns the
-// writes refused, joined.
+// bags, the leader's, its status, state and ports, the storage it added
+// and its secrets' changes) and returns the writes refused, joined. It is
+// the one place both apply them: an action writes what a hook may.
 func (s *State) applyWrites(index uint64, u *Unit, r *Result, t *Touched) string {
 	svc := s.Services[u.Service]
 	var skipped []string
@@ -437,6 +435,18 @@ func (s *State) applyWrites(index uint64, u *Unit, r *Result, t *Touched) string
 	if r.Ports != nil {
 		u.Ports = append([]string(nil), r.Ports...)
 		sort.Strings(u.Ports)
+	}
+	if len(r.StorageAdd) > 0 && u.Life == Alive {
+		had := len(u.Storage)
+		skipped = append(skipped, s.addStorage(u, r.StorageAdd)...)
+		if len(u.Storage) != had {
+			t.Storage = append(t.Storage, u.Name)
+		}
+	}
+	if len(r.Secrets) > 0 {
+		moved := map[string]bool{}
+		skipped = append(skipped, s.applySecrets(index, u, r.Leader && stillLeader, r.Secrets, moved)...)
+		t.Secrets = append(t.Secrets, sortedKeys(moved)...)
 	}
 	return strings.Join(skipped, "; ")
 }
