@@ -456,7 +456,27 @@ func fileMiB(path string) float64 {
 
 // simulate is an agent whose hooks are Go functions with the demo charms'
 // logic: the control plane does all its real work, no process is spawned.
+// It heartbeats its running units as the real agent does, so that a poll
+// answer lost on the way (held past the client's deadline on a loaded
+// machine) is handed out again rather than stalling its waves.
 func simulate(ctx context.Context, c *api.Client, machine string) {
+	var mu sync.Mutex
+	running := []string{}
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			now := running
+			mu.Unlock()
+			_, _ = c.Heartbeat(ctx, machine, now)
+		}
+	}()
 	for ctx.Err() == nil {
 		work, err := c.Claim(ctx, machine, 256, 5*time.Second)
 		if err != nil {
@@ -466,6 +486,13 @@ func simulate(ctx context.Context, c *api.Client, machine string) {
 		if len(work) == 0 {
 			continue
 		}
+		units := make([]string, len(work))
+		for i, w := range work {
+			units[i] = w.Unit
+		}
+		mu.Lock()
+		running = units
+		mu.Unlock()
 		reps := make([]wire.Report, len(work))
 		for i, w := range work {
 			out, _ := json.Marshal(logic(w.Universe))
@@ -477,6 +504,9 @@ func simulate(ctx context.Context, c *api.Client, machine string) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+		mu.Lock()
+		running = []string{}
+		mu.Unlock()
 	}
 }
 
