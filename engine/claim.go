@@ -59,6 +59,13 @@ func (d *dispatch) poll(ctx context.Context, machine string, max int, wait time.
 			d.looks.do(d, l)
 		}
 		answered = false
+		if len(l.work) > 0 && ctx.Err() != nil {
+			// The poller left before its answer: no agent gets this
+			// work, so it is handed out again now rather than held
+			// until a heartbeat drops it (claimGrace).
+			d.giveBack(machine, l.work)
+			return nil, ctx.Err()
+		}
 		if l.err != nil || len(l.work) > 0 {
 			return l.work, l.err
 		}
@@ -239,6 +246,25 @@ func (d *dispatch) hand(st *model.State, machine string, ps []picked, now time.T
 }
 
 // release gives up an agent's claims on machine (Controller.Release).
+// giveBack gives back work handed to machine that never reached its agent:
+// the units' claims, and the operations handed out with them.
+func (d *dispatch) giveBack(machine string, work []wire.Work) {
+	d.lock()
+	defer d.unlock()
+	for _, w := range work {
+		if w.Action != nil {
+			delete(d.acts.handed, w.Action.ID)
+			continue
+		}
+		if cl := d.claims[w.Unit]; cl != nil && cl.machine == machine && cl.hash == w.Hash {
+			delete(d.claims, w.Unit)
+			d.claimEnded(w.Unit, machine)
+		}
+	}
+	d.stat.changed.note()
+	d.wakeQueued()
+}
+
 func (d *dispatch) release(machine string) {
 	d.lock()
 	defer d.unlock()

@@ -157,3 +157,43 @@ func TestAgentsAreHeardWhileTheyPoll(t *testing.T) {
 		t.Fatalf("with every poll ended, last heard %v, want its call at %v", got, t0)
 	}
 }
+
+// A poll whose agent left while the pass claimed its work (the request's
+// context ended, e.g. the client's deadline passed during a long pass)
+// gives the work back: the units are handed out again at the next poll
+// instead of waiting for a heartbeat to drop claims nobody received.
+func TestAPollWhoseAgentLeftGivesItsWorkBack(t *testing.T) {
+	s := newMemStore()
+	shop(t, s, 1, 1)
+	now := time.Unix(1_000_000, 0)
+	gone, cancel := context.WithCancel(context.Background())
+	leaving := &leaveAfterRead{memStore: s, leave: cancel}
+	ctl := NewController(leaving, Options{Window: 1, Now: func() time.Time { return now }})
+	leaving.armed.Store(true)
+	if work, err := ctl.Claim(gone, "m", 0, 0); err == nil || len(work) != 0 {
+		t.Fatalf("a poll whose agent left answered %d units, %v; want its context's error", len(work), err)
+	}
+	if n := ctl.disp.claimCount(); n != 0 {
+		t.Fatalf("%d claims held for an answer nobody received", n)
+	}
+	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	if err != nil || len(work) != 2 {
+		t.Fatalf("the next poll: %v, %d units; want both units given back", err, len(work))
+	}
+}
+
+// leaveAfterRead is a store whose next read, once armed, ends a poll's
+// context as the read returns: the agent leaves while the pass claims.
+type leaveAfterRead struct {
+	*memStore
+	armed atomic.Bool
+	leave func()
+}
+
+func (l *leaveAfterRead) View(fn func(*model.State) error) error {
+	err := l.memStore.View(fn)
+	if l.armed.CompareAndSwap(true, false) {
+		l.leave()
+	}
+	return err
+}
