@@ -57,11 +57,19 @@ func (a *Action) Set(key string, value any) error {
 	}
 	parts := strings.Split(key, ".")
 	for _, p := range parts {
-		if !actionKey(p) {
+		if !ActionKey(p) {
 			return fmt.Errorf("action result key %q: each dotted part starts and ends with a lower-case letter or digit and holds only those and dashes", key)
 		}
 	}
-	for _, p := range parts[:len(parts)-1] {
+	SetPath(m, parts, value)
+	return nil
+}
+
+// SetPath sets value at path in m, making the maps on the way and
+// replacing a value in the way by a map, as action-set nests a dotted
+// key. path is not empty.
+func SetPath(m map[string]any, path []string, value any) {
+	for _, p := range path[:len(path)-1] {
 		next, ok := m[p].(map[string]any)
 		if !ok {
 			next = map[string]any{}
@@ -69,11 +77,13 @@ func (a *Action) Set(key string, value any) error {
 		}
 		m = next
 	}
-	m[parts[len(parts)-1]] = value
-	return nil
+	m[path[len(path)-1]] = value
 }
 
-func actionKey(p string) bool {
+// ActionKey says whether p may be one dotted part of an action result
+// key, by Juju's rule: lower-case letters, digits and dashes, starting
+// and ending with a letter or digit.
+func ActionKey(p string) bool {
 	if p == "" || p[0] == '-' || p[len(p)-1] == '-' {
 		return false
 	}

@@ -352,3 +352,18 @@ func holds(ok bool, seen string) error {
 // converges is how long an up of a small environment is given to reach
 // the fixed point: generous on a loaded machine.
 const converges = 3 * time.Minute
+
+// writeFiles writes a charm's files under dir, by path relative to it,
+// each executable (hooks need to be; the rest do not mind).
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -117,19 +118,12 @@ func setParam(params map[string]any, arg string, strs bool) error {
 		}
 	}
 	parts := strings.Split(key, ".")
-	m := params
 	for _, p := range parts[:len(parts)-1] {
 		if p == "" {
 			return fmt.Errorf("argument %q: empty part in key %q", arg, key)
 		}
-		next, ok := m[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[p] = next
-		}
-		m = next
 	}
-	m[parts[len(parts)-1]] = value
+	charmapi.SetPath(params, parts, value)
 	return nil
 }
 

@@ -30,15 +30,7 @@ status-set active "expired $JUJU_SECRET_ID/$JUJU_SECRET_REVISION label $JUJU_SEC
 secret-remove "$JUJU_SECRET_ID" --revision "$JUJU_SECRET_REVISION"
 `,
 	}
-	for name, body := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 }
 
 // TestSecretExpiredFiresOnItsSchedule: a classic charm adds a secret that

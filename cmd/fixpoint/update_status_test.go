@@ -27,15 +27,7 @@ echo "$n" > "$CHARM_DIR/.ticks"
 status-set active "update-status ran $n times"
 `,
 	}
-	for name, body := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 }
 
 // TestUpdateStatusRunsOnATimer runs a classic charm with a 2 s

@@ -3,6 +3,8 @@ package legacy
 import (
 	"strings"
 	"testing"
+
+	"github.com/fixpoint/fixpoint/charmapi"
 )
 
 // FuzzActionSet checks action-set's argument parsing on any input: it
@@ -22,12 +24,12 @@ func FuzzActionSet(f *testing.F) {
 				t.Fatalf("accepted %q as %q", arg, p)
 			}
 			for _, k := range p[:len(p)-1] {
-				if !actionKey.MatchString(k) {
+				if !charmapi.ActionKey(k) {
 					t.Fatalf("accepted key %q of %q", k, arg)
 				}
 			}
 			results := map[string]any{}
-			setPath(results, p[:len(p)-1], p[len(p)-1])
+			charmapi.SetPath(results, p[:len(p)-1], p[len(p)-1])
 		}
 	})
 }

@@ -3,10 +3,10 @@ package legacy
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -31,9 +31,6 @@ type ActionLogLine struct {
 	Time    time.Time
 	Message string
 }
-
-// actionKey is Juju's rule for each dotted part of an action-set key.
-var actionKey = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$`)
 
 // reservedResults are the result keys Juju keeps for the action's own
 // output; action-set refuses them.
@@ -97,7 +94,7 @@ func ParseActionSet(args []string) ([][]string, error) {
 		}
 		parts := strings.Split(key, ".")
 		for _, k := range parts {
-			if !actionKey.MatchString(k) {
+			if !charmapi.ActionKey(k) {
 				return nil, usagef("key %q must start and end with lowercase alphanumeric, and contain only lowercase alphanumeric, hyphens and periods", k)
 			}
 		}
@@ -121,7 +118,7 @@ func actionSet(s *session, c *call) (any, error) {
 	}
 	results := cloneResults(s.action.results)
 	for _, p := range paths {
-		setPath(results, p[:len(p)-1], p[len(p)-1])
+		charmapi.SetPath(results, p[:len(p)-1], p[len(p)-1])
 	}
 	b, err := json.Marshal(results)
 	if err != nil {
@@ -132,19 +129,6 @@ func actionSet(s *session, c *call) (any, error) {
 	}
 	s.action.results, s.action.size = results, len(b)
 	return noOutput{}, nil
-}
-
-// setPath sets value at keys in m, making maps on the way.
-func setPath(m map[string]any, keys []string, value string) {
-	for _, k := range keys[:len(keys)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[keys[len(keys)-1]] = value
 }
 
 // cloneResults copies results deeply: a refused action-set leaves them

@@ -102,6 +102,20 @@ func (w *secretWork) find(id, label string) (*charmapi.Secret, error) {
 	return nil, fmt.Errorf("secret with label %q not found", label)
 }
 
+// ownedSecret finds secret uri in w and refuses it unless the unit may
+// manage it: what secret-set, secret-remove, secret-grant and
+// secret-revoke act on.
+func (s *session) ownedSecret(w *secretWork, uri string) (*charmapi.Secret, error) {
+	sec, err := w.find(uri, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.owned(sec); err != nil {
+		return nil, err
+	}
+	return sec, nil
+}
+
 // owned refuses a secret the unit may not manage.
 func (s *session) owned(sec *charmapi.Secret) error {
 	switch sec.Owner {
@@ -288,11 +302,8 @@ func secretSet(s *session, c *call) (any, error) {
 		return nil, usagef("at least one attribute to update must be specified")
 	}
 	w := s.secrets()
-	sec, err := w.find(c.f.args[0], "")
+	sec, err := s.ownedSecret(w, c.f.args[0])
 	if err != nil {
-		return nil, err
-	}
-	if err := s.owned(sec); err != nil {
 		return nil, err
 	}
 	content, err := parseSecretContent(c.f.args[1:])
@@ -393,11 +404,8 @@ func secretRemove(s *session, c *call) (any, error) {
 		rev = n
 	}
 	w := s.secrets()
-	sec, err := w.find(c.f.args[0], "")
+	sec, err := s.ownedSecret(w, c.f.args[0])
 	if err != nil {
-		return nil, err
-	}
-	if err := s.owned(sec); err != nil {
 		return nil, err
 	}
 	if rev != 0 && !slices.Contains(sec.Revisions, rev) {
@@ -428,11 +436,8 @@ func secretAccess(s *session, c *call, op string) (any, error) {
 		return nil, usagef("give one secret URI")
 	}
 	w := s.secrets()
-	sec, err := w.find(c.f.args[0], "")
+	sec, err := s.ownedSecret(w, c.f.args[0])
 	if err != nil {
-		return nil, err
-	}
-	if err := s.owned(sec); err != nil {
 		return nil, err
 	}
 	ch := charmapi.SecretChange{Op: op, ID: sec.ID, Unit: c.f.str("unit")}
