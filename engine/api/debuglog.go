@@ -52,12 +52,21 @@ func (s *Server) diagRoutes() {
 	s.mux.HandleFunc("GET /v1/events", s.events)
 }
 
-func (s *Server) diagnostics(w http.ResponseWriter) (Diagnostics, bool) {
+func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostics, bool) {
 	d, ok := s.node.(Diagnostics)
 	if !ok {
 		writeKind(w, wire.KindUnavailable, "this node keeps no debug log or events")
+		return d, false
 	}
-	return d, ok
+	// A node that lags the leader (a follower, or a new leader still
+	// applying its predecessor's entries) first applies what the leader
+	// has committed, so that every acknowledged line and event shows.
+	// Without a leader it answers from its own copy: the debug log is
+	// what an operator reads during an outage.
+	ctx, cancel := context.WithTimeout(r.Context(), catchUpTimeout)
+	defer cancel()
+	_ = s.node.Linearize(ctx)
+	return d, true
 }
 
 // postLogs serves POST /v1/agent/logs?machine=M: an agent's batch of
@@ -174,7 +183,7 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 // the last N; with wait, it blocks until a line after SEQ arrives or
 // wait passes.
 func (s *Server) debugLog(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.diagnostics(w)
+	d, ok := s.diagnostics(w, r)
 	if !ok {
 		return
 	}
