@@ -92,14 +92,16 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 	// The agent ships the flood's last lines after the run: wait for the
 	// last drop count, which follows them.
 	var all []model.LogLine
-	rafttest.Eventually(t, time.Minute, "the flood's drop counts shipped", func() error {
+	rafttest.Eventually(t, 3*time.Minute, "the flood's drop counts shipped", func() error {
 		// Two replays alike: no line arrived while the first was read
 		// (a replay reads page by page, and a line arriving meanwhile
 		// evicts one the first page held).
 		all = parseLogLines(t, dl("--replay", "-o", "json"))
 		again := parseLogLines(t, dl("--replay", "-o", "json"))
 		still := len(again) == len(all) && (len(all) == 0 || again[len(again)-1].Seq == all[len(all)-1].Seq)
-		return holds(still && sources(all)["chatty/0"] && floodDone(all), fmt.Sprint(len(all), " lines"))
+		return holds(still && sources(all)["chatty/0"] && floodDone(all),
+			fmt.Sprintf("%d lines, the same in two replays: %v, chatty/0's among them: %v, flood/0's last hook line: %q",
+				len(all), still, sources(all)["chatty/0"], lastHookLine(all, "flood/0")))
 	})
 	var floodBytes, total, dropped int
 	for i, l := range all {
@@ -189,13 +191,19 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 // floodDone reports whether the flood's last hook line is a drop count: the
 // agent queues the last one after the flood's last kept lines.
 func floodDone(lines []model.LogLine) bool {
+	// The agent's own lines about the unit may follow the count.
+	return strings.Contains(lastHookLine(lines, "flood/0"), "lines dropped")
+}
+
+// lastHookLine is the message of unit's last hook line in lines, "" if
+// none.
+func lastHookLine(lines []model.LogLine, unit string) string {
 	for i := len(lines) - 1; i >= 0; i-- {
-		// The agent's own lines about the unit may follow the count.
-		if lines[i].Unit == "flood/0" && lines[i].Origin == model.OriginHook {
-			return strings.Contains(lines[i].Message, "lines dropped")
+		if lines[i].Unit == unit && lines[i].Origin == model.OriginHook {
+			return lines[i].Message
 		}
 	}
-	return false
+	return ""
 }
 
 // A unit that fails, is retried, fixed and resolved has each step as an
