@@ -208,7 +208,7 @@ func (ss *statusState) unitStatusLocked(st *model.State, name string, u *model.U
 	case Error:
 		us.Error = u.Error.Message
 		if u.Error.Kind == model.ErrHook && u.Error.RetryAt > 0 {
-			us.Reason = fmt.Sprintf("attempt %d failed; retrying in %s", u.Error.Attempts, time.Until(time.Unix(0, u.Error.RetryAt)).Round(time.Second))
+			us.Reason = fmt.Sprintf("attempt %d failed; %s", u.Error.Attempts, retryIn(time.Unix(0, u.Error.RetryAt).Sub(now)))
 		}
 	case Pending:
 		v := ss.stale.view(name)
@@ -381,4 +381,16 @@ func (s *Status) FirstError() (string, string) {
 	}
 	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
 	return names[0], s.Units[names[0]].Error
+}
+
+// retryIn says when a failed unit runs again, d from now, at a precision
+// that keeps a sub-second backoff from reading as "0s".
+func retryIn(d time.Duration) string {
+	switch {
+	case d < 50*time.Millisecond:
+		return "retry due"
+	case d < 10*time.Second:
+		return "retrying in " + d.Round(100*time.Millisecond).String()
+	}
+	return "retrying in " + d.Round(time.Second).String()
 }

@@ -322,6 +322,12 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	if !ok {
 		return fmt.Sprintf("%s: unit no longer exists", r.Unit)
 	}
+	if r.Error != "" && !r.Timer && u.Error == nil && u.Reconciled == r.Hash {
+		// The run started before resolved --no-retry accepted its
+		// universe; its failure is of a universe that already counts as
+		// reconciled, and must not put the unit back in error.
+		return fmt.Sprintf("%s: failure of universe %s, already accepted as reconciled", r.Unit, ShortHash(r.Hash))
+	}
 	t.Units = append(t.Units, u.Name)
 	wasError, oldStatus := u.Error, u.Status
 	defer func() { s.noteResult(u, r, wasError, oldStatus) }()

@@ -378,6 +378,17 @@ func TestResolvedRules(t *testing.T) {
 	if u := s.Units["web/1"]; u.Error != nil || u.Reconciled != "h2" || u.Seen == nil || u.Seen.ConfigRev != 2 {
 		t.Fatalf("--no-retry left %+v", u)
 	}
+	// A retry of h2 that was running when the operator accepted it fails
+	// after: the unit stays out of error.
+	apply(t, s, 9, &Command{Op: OpResults, Results: []Result{{Unit: "web/1", Hash: "h2", Error: "boom again"}}})
+	if u := s.Units["web/1"]; u.Error != nil || u.Reconciled != "h2" {
+		t.Fatalf("a failure of the accepted universe put web/1 back in error: %+v", u)
+	}
+	// A timer run of the accepted universe is a new run: its failure counts.
+	apply(t, s, 10, &Command{Op: OpResults, Results: []Result{{Unit: "web/1", Hash: "h2", Error: "update-status failed", Timer: true}}})
+	if u := s.Units["web/1"]; u.Error == nil {
+		t.Fatalf("a failed timer run was dropped: %+v", u)
+	}
 }
 
 // TestResolvedBatch: resolving a service marks every unit of it in error
