@@ -114,7 +114,7 @@ func TestSampleTimelineCountsWithoutAsking(t *testing.T) {
 		cancel()
 		<-done
 	}()
-	rafttest.Eventually(t, 30*time.Second, "a first sample", func() error {
+	rafttest.Eventually(t, time.Minute, "a first sample", func() error {
 		if tl := ctl.Timeline(); len(tl.Samples) == 0 || tl.Samples[len(tl.Samples)-1].Pending != 3 {
 			return fmt.Errorf("timeline %+v", tl)
 		}
@@ -124,7 +124,7 @@ func TestSampleTimelineCountsWithoutAsking(t *testing.T) {
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
-	rafttest.Eventually(t, 30*time.Second, "the hand-out sampled", func() error {
+	rafttest.Eventually(t, time.Minute, "the hand-out sampled", func() error {
 		if tl := ctl.Timeline(); tl.Samples[len(tl.Samples)-1].Reconciling != len(work) {
 			return fmt.Errorf("timeline %+v", tl)
 		}

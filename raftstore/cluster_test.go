@@ -39,7 +39,7 @@ func TestCluster(t *testing.T) {
 	n1.start(true, nil)
 	n2.start(false, []string{n1.httpAddr})
 	n3.start(false, []string{n2.httpAddr}) // through a follower, which relays
-	rafttest.Eventually(t, 20*time.Second, "three voters that know the leader", func() error {
+	rafttest.Eventually(t, time.Minute, "three voters that know the leader", func() error {
 		for _, n := range nodes {
 			if n.s.LeaderHTTP() == "" {
 				return fmt.Errorf("%s knows no leader", n.id)
@@ -79,7 +79,7 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("deploy via follower %s: %v", followers[0].id, err)
 	}
 	apply(followers[1], "m1")
-	rafttest.Eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "convergence", func() error { return converged(t, nodes...) })
 
 	// A refusal keeps ErrRefused and its message across the forward.
 	_, err := followers[0].s.Apply(ctx, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: "nope/0"}})
@@ -117,7 +117,7 @@ func TestCluster(t *testing.T) {
 		}
 	}
 
-	rafttest.Eventually(t, 10*time.Second, "members", func() error {
+	rafttest.Eventually(t, time.Minute, "members", func() error {
 		ms, err := followers[0].s.Members(ctx)
 		if err != nil {
 			return err
@@ -142,7 +142,7 @@ func TestCluster(t *testing.T) {
 	start := time.Now()
 	old.stop()
 	var next *node
-	rafttest.Eventually(t, 20*time.Second, "a new leader", func() (err error) {
+	rafttest.Eventually(t, time.Minute, "a new leader", func() (err error) {
 		next, err = leaderOf(others(nodes, old)...)
 		return err
 	})
@@ -157,7 +157,7 @@ func TestCluster(t *testing.T) {
 	// HTTP port): it catches up, and the cluster learns its new address.
 	old.httpAddr = ""
 	old.start(false, nil)
-	rafttest.Eventually(t, 20*time.Second, "restarted node catches up", func() error {
+	rafttest.Eventually(t, time.Minute, "restarted node catches up", func() error {
 		if n, _ := next.s.fsm.node(old.id); n.HTTPAddr != old.httpAddr {
 			return fmt.Errorf("registry has %s at %q, want %q", old.id, n.HTTPAddr, old.httpAddr)
 		}
@@ -184,7 +184,7 @@ func TestCluster(t *testing.T) {
 	}
 	w.raftAddr, w.httpAddr = "127.0.0.1:0", ""
 	w.start(false, []string{others(nodes, w)[0].httpAddr, others(nodes, w)[1].httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "wiped node rejoins", func() error {
+	rafttest.Eventually(t, time.Minute, "wiped node rejoins", func() error {
 		if err := voters(nodes, 3); err != nil {
 			return err
 		}
@@ -207,13 +207,13 @@ func TestCluster(t *testing.T) {
 	}
 	apply(next, "m15")
 	watcher := others(nodes, w)[0]
-	rafttest.Eventually(t, 10*time.Second, "convergence before restore", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "convergence before restore", func() error { return converged(t, nodes...) })
 	before := watcher.s.Index()
 	if err := w.s.RestoreBackup(ctx, &backup); err != nil {
 		t.Fatal(err)
 	}
 	delete(acked, "m15")
-	rafttest.Eventually(t, 10*time.Second, "restore reaches every node", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "restore reaches every node", func() error { return converged(t, nodes...) })
 	if _, reset, _ := watcher.s.WaitIndex(ctx, before); !reset {
 		t.Fatalf("%s: watcher from before the restore not reset", watcher.id)
 	}
@@ -233,7 +233,7 @@ func TestRemove(t *testing.T) {
 	nodes[0].start(true, nil)
 	nodes[1].start(false, []string{nodes[0].httpAddr})
 	nodes[2].start(false, []string{nodes[0].httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	rafttest.Eventually(t, time.Minute, "three voters", func() error { return voters(nodes, 3) })
 	leader := waitLeader(t, nodes...)
 	fs := others(nodes, leader)
 	victim, via := fs[0], fs[1]
@@ -241,8 +241,8 @@ func TestRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	rest := others(nodes, victim)
-	rafttest.Eventually(t, 10*time.Second, "two voters", func() error { return voters(rest, 2) })
-	rafttest.Eventually(t, 10*time.Second, "registry forgets the removed node", func() error {
+	rafttest.Eventually(t, time.Minute, "two voters", func() error { return voters(rest, 2) })
+	rafttest.Eventually(t, time.Minute, "registry forgets the removed node", func() error {
 		for _, n := range rest {
 			if _, ok := n.s.fsm.node(victim.id); ok {
 				return fmt.Errorf("%s still has %s in its registry", n.id, victim.id)
@@ -262,7 +262,7 @@ func TestRemove(t *testing.T) {
 	}
 	// Whatever its own log says, the leader refuses its rejoin.
 	body, _ := json.Marshal(joinRequest{ID: victim.id, RaftAddr: victim.s.RaftAddr(), HTTPAddr: victim.httpAddr, Rejoin: true})
-	rafttest.Eventually(t, 10*time.Second, "rejoin of a removed node refused", func() error {
+	rafttest.Eventually(t, time.Minute, "rejoin of a removed node refused", func() error {
 		err := via.s.fwd.Call(ctx, "POST", via.httpAddr, "/v1/raft/join", body, nil) // relayed to the leader
 		var fe *wire.Error
 		if !errors.As(err, &fe) || fe.Status != http.StatusConflict || !errors.Is(err, wire.ErrConflict) {
@@ -334,7 +334,7 @@ func TestNewAddresses(t *testing.T) {
 	nodes[0].start(true, nil)
 	nodes[1].start(false, []string{nodes[0].httpAddr})
 	nodes[2].start(false, []string{nodes[1].httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	rafttest.Eventually(t, time.Minute, "three voters", func() error { return voters(nodes, 3) })
 	leader := waitLeader(t, nodes...)
 	f := others(nodes, leader)[0]
 	f.stop()
@@ -344,7 +344,7 @@ func TestNewAddresses(t *testing.T) {
 	if f.raftAddr == oldRaft {
 		t.Skip("the OS handed out the same port again")
 	}
-	rafttest.Eventually(t, 20*time.Second, "moved follower found again", func() error {
+	rafttest.Eventually(t, time.Minute, "moved follower found again", func() error {
 		if err := voters(nodes, 3); err != nil {
 			return err
 		}
@@ -356,7 +356,7 @@ func TestNewAddresses(t *testing.T) {
 	if _, err := f.s.Apply(ctx, machineCmd("m1", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	rafttest.Eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "convergence", func() error { return converged(t, nodes...) })
 
 	// A one-node cluster whose only node moved.
 	solo := newNode(t, log, "solo")
@@ -367,7 +367,7 @@ func TestNewAddresses(t *testing.T) {
 	solo.stop()
 	solo.raftAddr, solo.httpAddr = "127.0.0.1:0", ""
 	solo.start(false, nil)
-	rafttest.Eventually(t, 20*time.Second, "lone leader fixes its address", func() error {
+	rafttest.Eventually(t, time.Minute, "lone leader fixes its address", func() error {
 		if n, _ := solo.s.fsm.node(solo.id); n.HTTPAddr != solo.httpAddr {
 			return fmt.Errorf("registry has %q, want %q", n.HTTPAddr, solo.httpAddr)
 		}
@@ -382,7 +382,7 @@ func TestNoLeader(t *testing.T) {
 	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
 	n1.start(true, nil)
 	n2.start(false, []string{n1.httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "two voters", func() error { return voters([]*node{n1, n2}, 2) })
+	rafttest.Eventually(t, time.Minute, "two voters", func() error { return voters([]*node{n1, n2}, 2) })
 	n1.stop() // n2 alone is no quorum
 
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)

@@ -39,7 +39,7 @@ func TestFollowerWritesReuseConnections(t *testing.T) {
 	n2.start(false, []string{n1.httpAddr})
 	n3.start(false, []string{n1.httpAddr})
 	nodes := []*node{n1, n2, n3}
-	rafttest.Eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	rafttest.Eventually(t, time.Minute, "three voters", func() error { return voters(nodes, 3) })
 	leader := waitLeader(t, nodes...)
 	follower := others(nodes, leader)[0]
 	ctx := ctxT(t, 2*time.Minute)
@@ -99,7 +99,7 @@ func TestRefusalIsOneErrorOnEveryHop(t *testing.T) {
 	settled(t, n1)
 	n2.start(false, []string{n1.httpAddr})
 	nodes := []*node{n1, n2}
-	rafttest.Eventually(t, 20*time.Second, "two voters", func() error { return voters(nodes, 2) })
+	rafttest.Eventually(t, time.Minute, "two voters", func() error { return voters(nodes, 2) })
 	ctx := ctxT(t, time.Minute)
 	// A deploy of a version this model does not understand: refused, with
 	// the problem's path.

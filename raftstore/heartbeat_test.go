@@ -34,7 +34,7 @@ func TestHeartbeatOfNewerTermForgesNoEntry(t *testing.T) {
 	}
 	for round := range 5 {
 		r := n1.s.raft
-		rafttest.Eventually(t, 30*time.Second, "n1 leads", func() error {
+		rafttest.Eventually(t, time.Minute, "n1 leads", func() error {
 			if r.State() != raft.Leader {
 				return fmt.Errorf("n1 is %s", r.State())
 			}
@@ -59,7 +59,7 @@ func TestHeartbeatOfNewerTermForgesNoEntry(t *testing.T) {
 		}
 		// The node elects itself again, in a later term: the entry, had
 		// it been written, would now be committed and applied.
-		rafttest.Eventually(t, 30*time.Second, "n1 leads again", func() error {
+		rafttest.Eventually(t, time.Minute, "n1 leads again", func() error {
 			if r.State() != raft.Leader || r.CurrentTerm() <= term+1 {
 				return fmt.Errorf("n1 is %s in term %d", r.State(), r.CurrentTerm())
 			}

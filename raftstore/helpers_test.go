@@ -219,7 +219,7 @@ func converged(t testing.TB, nodes ...*node) error {
 func waitLeader(t testing.TB, nodes ...*node) *node {
 	t.Helper()
 	var l *node
-	rafttest.Eventually(t, 20*time.Second, "one leader that all know", func() (err error) {
+	rafttest.Eventually(t, time.Minute, "one leader that all know", func() (err error) {
 		if l, err = leaderOf(nodes...); err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func waitLeader(t testing.TB, nodes ...*node) *node {
 // and would otherwise land in the middle of a test that counts indexes.
 func settled(t testing.TB, n *node) {
 	t.Helper()
-	rafttest.Eventually(t, 20*time.Second, n.id+" registered", func() error {
+	rafttest.Eventually(t, time.Minute, n.id+" registered", func() error {
 		if !n.s.IsLeader() {
 			return fmt.Errorf("%s does not lead", n.id)
 		}

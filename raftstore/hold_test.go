@@ -18,7 +18,7 @@ func TestNoLeaderGivesUp(t *testing.T) {
 	n2.hold = time.Second
 	n1.start(true, nil)
 	n2.start(false, []string{n1.httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "two voters", func() error { return voters([]*node{n1, n2}, 2) })
+	rafttest.Eventually(t, time.Minute, "two voters", func() error { return voters([]*node{n1, n2}, 2) })
 	waitLeader(t, n1, n2)
 	n1.stop() // n2 alone is no quorum
 

@@ -306,7 +306,7 @@ func linearizableRun(t *testing.T, seed uint64, set linSettings) {
 	linWaitHealthy(t, nodes, 60*time.Second)
 	for _, n := range nodes {
 		for _, k := range keys {
-			rctx, rcancel := context.WithTimeout(context.Background(), 20*time.Second)
+			rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 			call := h.now()
 			v, err := linRead(rctx, n.store(), k)
 			ret := h.now()
@@ -317,7 +317,7 @@ func linearizableRun(t *testing.T, seed uint64, set linSettings) {
 			h.add(porcupine.Operation{ClientId: h.clientID(), Input: linOp{Key: k}, Call: call, Output: linOut{Value: v}, Return: ret})
 		}
 	}
-	rafttest.Eventually(t, 30*time.Second, "replicas agree", func() error {
+	rafttest.Eventually(t, time.Minute, "replicas agree", func() error {
 		var first string
 		for i, n := range nodes {
 			b := stateBytes(t, n.store())

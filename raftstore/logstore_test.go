@@ -209,7 +209,7 @@ func TestAFollowerBehindTheLogInstallsASnapshotOverItsOwn(t *testing.T) {
 	nodes[0].start(true, nil)
 	nodes[1].start(false, []string{nodes[0].httpAddr})
 	nodes[2].start(false, []string{nodes[0].httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	rafttest.Eventually(t, time.Minute, "three voters", func() error { return voters(nodes, 3) })
 	leader := waitLeader(t, nodes...)
 	behind := others(nodes, leader)[0]
 	write := func(via *node, name string) {
@@ -219,7 +219,7 @@ func TestAFollowerBehindTheLogInstallsASnapshotOverItsOwn(t *testing.T) {
 		}
 	}
 	write(leader, "m1")
-	rafttest.Eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "convergence", func() error { return converged(t, nodes...) })
 	kept, _ := behind.s.wal.LastIndex()
 	behind.stop()
 
@@ -237,7 +237,7 @@ func TestAFollowerBehindTheLogInstallsASnapshotOverItsOwn(t *testing.T) {
 	}
 
 	behind.start(false, nil)
-	rafttest.Eventually(t, 30*time.Second, "the node behind catches up", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "the node behind catches up", func() error { return converged(t, nodes...) })
 	if behind.s.fsm.restores.Load() == 0 {
 		t.Fatalf("%s caught up without a snapshot install", behind.id)
 	}

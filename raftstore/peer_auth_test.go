@@ -77,7 +77,7 @@ func cluster2(t *testing.T, n1, n2 *node) *node {
 	if _, err := l.s.Apply(ctxT(t, 30*time.Second), machineCmd("m1", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	rafttest.Eventually(t, 30*time.Second, "converged", func() error { return converged(t, n1, n2) })
+	rafttest.Eventually(t, time.Minute, "converged", func() error { return converged(t, n1, n2) })
 	if l == n1 {
 		return n2
 	}

@@ -73,7 +73,7 @@ func TestPlaintextRaftInjectionRefused(t *testing.T) {
 	if _, err := l.s.Apply(ctxT(t, 30*time.Second), machineCmd("m1", "10.0.0.1")); err != nil {
 		t.Fatal(err)
 	}
-	rafttest.Eventually(t, 30*time.Second, "converged", func() error { return converged(t, n1, n2, n3) })
+	rafttest.Eventually(t, time.Minute, "converged", func() error { return converged(t, n1, n2, n3) })
 	f := n2
 	if f == l {
 		f = n3

@@ -107,7 +107,7 @@ func replayChild(t *testing.T, dir, raftAddr string) {
 	n := &node{t: t, log: testLogger(t), id: "n1", dir: dir, raftAddr: raftAddr}
 	t.Cleanup(n.stop)
 	n.start(false, nil)
-	rafttest.Eventually(t, 30*time.Second, "the node leads and has applied its log", func() error {
+	rafttest.Eventually(t, time.Minute, "the node leads and has applied its log", func() error {
 		if !n.s.IsLeader() || n.s.Index() <= at {
 			return fmt.Errorf("leader %v, applied index %d, entry at %d", n.s.IsLeader(), n.s.Index(), at)
 		}

@@ -77,7 +77,7 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	}
 	userID := model.UserSecretID("test", "db-pass")
 	atRest := append(values[:len(values):len(values)], userValue)
-	rafttest.Eventually(t, 20*time.Second, "all nodes applied", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "all nodes applied", func() error { return converged(t, nodes...) })
 
 	// A rotation through a follower: every server keeps the new key and
 	// the revisions are sealed under it.
@@ -91,7 +91,7 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rafttest.Eventually(t, 20*time.Second, "all nodes applied the rotation", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "all nodes applied the rotation", func() error { return converged(t, nodes...) })
 	for _, n := range nodes {
 		if n.s.keys.Current() != newKey {
 			t.Errorf("%s: current key %s, want the rotated %s", n.id, n.s.keys.Current(), newKey)

@@ -42,7 +42,7 @@ func TestSingleNodeRestart(t *testing.T) {
 	want, idx := stateBytes(t, n.s), n.s.Index()
 	n.stop()
 	n.start(true, nil) // Bootstrap again must be a no-op on existing state.
-	rafttest.Eventually(t, 20*time.Second, "replay after restart", func() error {
+	rafttest.Eventually(t, time.Minute, "replay after restart", func() error {
 		if err := n.s.Linearize(ctx); err != nil {
 			return err
 		}

@@ -184,7 +184,7 @@ func TestAFollowerOnAFullDiskCatchesUpWhenSpaceIsFreed(t *testing.T) {
 	nodes[0].start(true, nil)
 	nodes[1].start(false, []string{nodes[0].httpAddr})
 	full.start(false, []string{nodes[0].httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	rafttest.Eventually(t, time.Minute, "three voters", func() error { return voters(nodes, 3) })
 	leader := waitLeader(t, nodes...)
 	if leader == full {
 		next := others(nodes, full)[0]
@@ -211,7 +211,7 @@ func TestAFollowerOnAFullDiskCatchesUpWhenSpaceIsFreed(t *testing.T) {
 		}
 	}
 	write()
-	rafttest.Eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "convergence", func() error { return converged(t, nodes...) })
 
 	filler := filepath.Join(disk, "filler")
 	fill(t, filler)
@@ -237,7 +237,7 @@ func TestAFollowerOnAFullDiskCatchesUpWhenSpaceIsFreed(t *testing.T) {
 	// Room for the end of the segment, not for the next one: the
 	// follower takes a few entries, then stops again.
 	free(t, filler, 64<<10)
-	rafttest.Eventually(t, 30*time.Second, full.id+" takes the end of its segment", func() error {
+	rafttest.Eventually(t, time.Minute, full.id+" takes the end of its segment", func() error {
 		if last, _ := full.s.wal.LastIndex(); last <= stuck {
 			return fmt.Errorf("%s's log ends at %d", full.id, last)
 		}
@@ -252,7 +252,7 @@ func TestAFollowerOnAFullDiskCatchesUpWhenSpaceIsFreed(t *testing.T) {
 	}
 	rafttest.Eventually(t, 60*time.Second, full.id+" catches up", func() error { return converged(t, nodes...) })
 	write()
-	rafttest.Eventually(t, 30*time.Second, "convergence after a write", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "convergence after a write", func() error { return converged(t, nodes...) })
 	if got := machines(full.s); len(got) != n {
 		t.Fatalf("%s holds %d machines, want %d", full.id, len(got), n)
 	}

@@ -247,7 +247,7 @@ func TestASealedTailThatWasNotRotatedIsRotatedOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	storeEach(t, l, 1, last, "old")
-	rafttest.Eventually(t, 10*time.Second, "the second segment", func() error {
+	rafttest.Eventually(t, time.Minute, "the second segment", func() error {
 		if files, _ := filepath.Glob(filepath.Join(path, "*.wal")); len(files) != 2 {
 			return fmt.Errorf("%d segment files", len(files))
 		}

@@ -128,7 +128,7 @@ func TestAFollowerWhoseTailRaftDeletedRestarts(t *testing.T) {
 	nodes[0].start(true, nil)
 	nodes[1].start(false, []string{nodes[0].httpAddr})
 	nodes[2].start(false, []string{nodes[0].httpAddr})
-	rafttest.Eventually(t, 20*time.Second, "three voters", func() error { return voters(nodes, 3) })
+	rafttest.Eventually(t, time.Minute, "three voters", func() error { return voters(nodes, 3) })
 	leader := waitLeader(t, nodes...)
 	write := func(via *node, name string) {
 		t.Helper()
@@ -137,7 +137,7 @@ func TestAFollowerWhoseTailRaftDeletedRestarts(t *testing.T) {
 		}
 	}
 	write(leader, "m1")
-	rafttest.Eventually(t, 10*time.Second, "convergence", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "convergence", func() error { return converged(t, nodes...) })
 
 	// The follower gets an entry of the leader's term that goes no
 	// further: written into its log while it is down.
@@ -176,7 +176,7 @@ func TestAFollowerWhoseTailRaftDeletedRestarts(t *testing.T) {
 	write(leader, "m2")
 
 	follower.start(false, nil)
-	rafttest.Eventually(t, 30*time.Second, "the follower catches up", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "the follower catches up", func() error { return converged(t, nodes...) })
 	var got raft.Log
 	if err := follower.s.wal.GetLog(kept+1, &got); err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestAFollowerWhoseTailRaftDeletedRestarts(t *testing.T) {
 
 	follower.stop()
 	follower.start(false, nil)
-	rafttest.Eventually(t, 30*time.Second, "the restarted follower catches up", func() error { return converged(t, nodes...) })
+	rafttest.Eventually(t, time.Minute, "the restarted follower catches up", func() error { return converged(t, nodes...) })
 	write(follower, "m3") // forwarded, and replicated back into its log
 	if err := follower.s.Linearize(ctx); err != nil {
 		t.Fatal(err)

@@ -104,7 +104,7 @@ func TestDebugLogPostScrubAndRead(t *testing.T) {
 		t.Fatalf("follow got %+v", page)
 	}
 	// The fixture's run of db/0 is an event of db/0.
-	rafttest.Eventually(t, 20*time.Second, "db/0's run among its events", func() error {
+	rafttest.Eventually(t, time.Minute, "db/0's run among its events", func() error {
 		evs, err := op.Events(ctx, "db/0", 0, 0, 0)
 		if err != nil {
 			return err

@@ -135,7 +135,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 		_ = store.Close()
 	})
 	if len(join) == 0 {
-		rafttest.Eventually(t, 20*time.Second, id+" leads", func() error {
+		rafttest.Eventually(t, time.Minute, id+" leads", func() error {
 			if !store.IsLeader() {
 				return errors.New("not leader yet")
 			}
@@ -155,7 +155,7 @@ func cluster(t *testing.T) (leader, follower *testNode) {
 	t.Helper()
 	leader = startNode(t, "n1")
 	follower = startNode(t, "n2", leader.addr)
-	rafttest.Eventually(t, 20*time.Second, "n2 follows n1 and has its credentials", func() error {
+	rafttest.Eventually(t, time.Minute, "n2 follows n1 and has its credentials", func() error {
 		if follower.store.LeaderHTTP() != leader.addr {
 			return fmt.Errorf("n2 takes %q for the leader", follower.store.LeaderHTTP())
 		}

@@ -20,7 +20,7 @@ func TestAHeldRelayedPollIsWarned(t *testing.T) {
 	if _, err := leader.store.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: "m1", Address: "10.0.0.1"}}); err != nil {
 		t.Fatal(err)
 	}
-	rafttest.Eventually(t, 20*time.Second, "the follower has m1", func() error {
+	rafttest.Eventually(t, time.Minute, "the follower has m1", func() error {
 		return follower.store.View(func(st *model.State) error {
 			if st.Machines["m1"] == nil {
 				return errors.New("not yet")
@@ -34,7 +34,7 @@ func TestAHeldRelayedPollIsWarned(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a poll whose answer the leader held got %d units", len(work))
 	}
-	rafttest.Eventually(t, 20*time.Second, "the follower warns of the relay's timeout", func() error {
+	rafttest.Eventually(t, time.Minute, "the follower warns of the relay's timeout", func() error {
 		if follower.warns.find("relayed work poll ended by timeout") == "" {
 			return fmt.Errorf("no warning; the poll ended with %v", err)
 		}

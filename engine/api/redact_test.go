@@ -104,7 +104,7 @@ func TestSecretsAreRedactedInEveryAnswer(t *testing.T) {
 		"/v1/logs?unit=db/0":     {secretPassword, secretToken},
 	}
 	// web/0's universe has db/0's password once the result is applied.
-	rafttest.Eventually(t, 20*time.Second, "web/0 sees db/0's password", func() error {
+	rafttest.Eventually(t, time.Minute, "web/0 sees db/0's password", func() error {
 		_, _, body := call(t, "GET", n.addr+"/v1/universe/web/0?reveal=1", operatorToken, nil)
 		if !strings.Contains(string(body), secretPassword) {
 			return errors.New("not yet")

@@ -74,7 +74,7 @@ func TestResourceFilesAdmissionAndAccess(t *testing.T) {
 	if _, err := op.Deploy(ctxT(t), d); err != nil {
 		t.Fatalf("deploy after the upload: %v", err)
 	}
-	rafttest.Eventually(t, 20*time.Second, "db/0 placed on m1", func() error {
+	rafttest.Eventually(t, time.Minute, "db/0 placed on m1", func() error {
 		st, err := op.State(ctxT(t), false)
 		if err != nil {
 			return err

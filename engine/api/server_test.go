@@ -162,7 +162,7 @@ func TestForwardingToLeader(t *testing.T) {
 	if err := agent.Register(ctxT(t), "m1", "10.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
-	rafttest.Eventually(t, 20*time.Second, "the follower applies m1's credential", func() error {
+	rafttest.Eventually(t, time.Minute, "the follower applies m1's credential", func() error {
 		return follower.store.View(func(st *model.State) error {
 			if st.Machines["m1"] == nil {
 				return errors.New("m1 not there yet")
@@ -179,7 +179,7 @@ func TestForwardingToLeader(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal(body, &reg) != nil || reg.Token == "" {
 		t.Fatalf("register m2 through the follower: %d %v %s", code, e, body)
 	}
-	rafttest.Eventually(t, 20*time.Second, "the follower applies m2's credential", func() error {
+	rafttest.Eventually(t, time.Minute, "the follower applies m2's credential", func() error {
 		return follower.store.View(func(st *model.State) error {
 			if st.Machines["m2"] == nil {
 				return errors.New("m2 not there yet")

@@ -32,7 +32,7 @@ func TestStatusWaitSeesPhaseChangeWithoutNewEntry(t *testing.T) {
 	}
 	op := api.NewClient([]string{n.addr}, operatorToken, nil)
 	var before *engine.Status
-	rafttest.Eventually(t, 20*time.Second, "a/0 pending", func() error {
+	rafttest.Eventually(t, time.Minute, "a/0 pending", func() error {
 		st, err := op.Status(ctx, false, 0, 0)
 		if err == nil && (st.Units["a/0"] == nil || st.Units["a/0"].Phase != engine.Pending) {
 			err = fmt.Errorf("a/0 is %+v", st.Units["a/0"])
@@ -101,7 +101,7 @@ func TestStatusSummaryLongPoll(t *testing.T) {
 
 	op := api.NewClient([]string{n.addr}, operatorToken, nil)
 	var before *engine.Summary
-	rafttest.Eventually(t, 20*time.Second, "two units pending", func() error {
+	rafttest.Eventually(t, time.Minute, "two units pending", func() error {
 		sum, err := op.WaitSummary(ctx, false, nil, 0)
 		if err == nil && (sum.Phases.Pending != 2 || sum.Services["a"] == nil || sum.Services["a"].Pending != 2) {
 			err = fmt.Errorf("summary %+v", sum)

@@ -174,7 +174,7 @@ func TestHTTP2AnswersAreNotHeldByAWaitingRequest(t *testing.T) {
 	if <-corked {
 		t.Error("an HTTP/2 request corked its connection")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/now", nil)
 	resp, err := c.Do(req)
