@@ -332,6 +332,15 @@ func TestRunPlainOutput(t *testing.T) {
 	if want := "Action id 3 failed: boom\n\nwhy\n"; out.String() != want || errs.Len() != 0 {
 		t.Errorf("failed: stdout %q, stderr %q; want stdout %q", out.String(), errs.String(), want)
 	}
+	// What the action logged and its message cannot drive the terminal.
+	out.Reset()
+	errs.Reset()
+	failed.Message = "boom\x1b[2J"
+	failed.Log = []model.ActionLog{{Time: opT0, Message: "clear\x1b[2J"}}
+	printAction(&out, &errs, failed, time.UTC)
+	if !strings.HasPrefix(out.String(), `Action id 3 failed: boom\x1b[2J`+"\n") || errs.String() != `11:00:00 clear\x1b[2J`+"\n\n" {
+		t.Errorf("control characters not escaped: stdout %q, stderr %q", out.String(), errs.String())
+	}
 	out.Reset()
 	printAction(&out, &errs, pendingOp(), time.UTC)
 	if want := "Task 9 pending\n\n"; out.String() != want {

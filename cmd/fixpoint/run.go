@@ -200,7 +200,7 @@ func awaitOperation(ctx context.Context, c *api.Client, id int, wait time.Durati
 // as YAML, and its stdout and stderr.
 func printAction(stdout, stderr io.Writer, a *model.Action, loc *time.Location) {
 	for _, l := range a.Log {
-		fmt.Fprintf(stderr, "%s %s\n", time.Unix(0, l.Time).In(loc).Format("15:04:05"), l.Message)
+		fmt.Fprintf(stderr, "%s %s\n", time.Unix(0, l.Time).In(loc).Format("15:04:05"), escapeControl(l.Message, false))
 	}
 	if len(a.Log) > 0 {
 		fmt.Fprintln(stderr)
@@ -210,6 +210,7 @@ func printAction(stdout, stderr io.Writer, a *model.Action, loc *time.Location) 
 		out = ""
 		results := map[string]any{}
 		for k, v := range a.Results {
+			// Juju prints the keys in lower case.
 			if k := strings.ToLower(k); !plainHidden[k] {
 				results[k] = jsonIntegers(v)
 			}
@@ -222,7 +223,7 @@ func printAction(stdout, stderr io.Writer, a *model.Action, loc *time.Location) 
 		}
 	}
 	if a.Status == model.ActionFailed {
-		fmt.Fprintf(stdout, "Action id %d failed: %s\n", a.ID, a.Message)
+		fmt.Fprintf(stdout, "Action id %d failed: %s\n", a.ID, escapeControl(a.Message, false))
 	}
 	fmt.Fprintln(stdout, out)
 	for _, k := range []string{"stdout", "stderr"} {
