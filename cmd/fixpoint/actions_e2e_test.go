@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +21,64 @@ import (
 // charm with actions/ scripts (testdata/charms/classic-kv) and an ops
 // charm (testdata/ops/ops-actions, with the real ops framework).
 
-// opView is an operation as run -o json prints it.
+// opView is what the tests read of an operation, from run -o json (the
+// unit's task), show-operation -o json or operations -o json.
 type opView struct {
-	ID      int            `json:"id"`
-	Unit    string         `json:"unit"`
-	Action  string         `json:"action"`
-	Status  string         `json:"status"`
-	Message string         `json:"message"`
-	Params  map[string]any `json:"params"`
-	Results map[string]any `json:"results"`
-	Log     []string       `json:"log"`
+	ID      int
+	Unit    string
+	Action  string
+	Status  string
+	Message string
+	Params  map[string]any
+	Results map[string]any
+	Log     []string
+}
+
+// runJSON is one unit's task as run -o json prints it.
+type runJSON struct {
+	ID      string            `json:"id"`
+	Log     []string          `json:"log"`
+	Message string            `json:"message"`
+	Results map[string]any    `json:"results"`
+	Status  string            `json:"status"`
+	Timing  map[string]string `json:"timing"`
+	Unit    string            `json:"unit"`
+}
+
+// operationJSON is an operation as show-operation -o json prints it.
+type operationJSON struct {
+	Summary string `json:"summary"`
+	Status  string `json:"status"`
+	Action  struct {
+		Name       string         `json:"name"`
+		Parameters map[string]any `json:"parameters"`
+	} `json:"action"`
+	Timing map[string]string `json:"timing"`
+	Tasks  map[string]struct {
+		Host    string            `json:"host"`
+		Status  string            `json:"status"`
+		Timing  map[string]string `json:"timing"`
+		Log     []string          `json:"log"`
+		Message string            `json:"message"`
+		Results map[string]any    `json:"results"`
+	} `json:"tasks"`
+}
+
+// view is the operation's one task, as the tests read it.
+func (o operationJSON) view(t *testing.T) opView {
+	t.Helper()
+	if len(o.Tasks) != 1 {
+		t.Fatalf("operation %+v: %d tasks; want 1", o, len(o.Tasks))
+	}
+	for id, task := range o.Tasks {
+		n, err := strconv.Atoi(id)
+		if err != nil {
+			t.Fatalf("task id %q: %v", id, err)
+		}
+		return opView{ID: n, Unit: task.Host, Action: o.Action.Name, Status: task.Status, Message: task.Message,
+			Params: o.Action.Parameters, Results: task.Results, Log: task.Log}
+	}
+	return opView{}
 }
 
 // opCLI runs a client command against the control plane under test.
@@ -62,11 +112,18 @@ func runOp(t *testing.T, cli opCLI, wantCode int, args ...string) (opView, run) 
 	if r.code != wantCode {
 		t.Fatalf("fixpoint %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, wantCode, r.stdout, r.stderr)
 	}
-	var v opView
-	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
-		t.Fatalf("fixpoint %s printed no operation: %v\n%s", strings.Join(args, " "), err, r.stdout)
+	var m map[string]runJSON
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || len(m) != 1 {
+		t.Fatalf("fixpoint %s printed no unit's task: %v\n%s", strings.Join(args, " "), err, r.stdout)
 	}
-	return v, r
+	for unit, task := range m {
+		id, err := strconv.Atoi(task.ID)
+		if err != nil || task.Unit != unit {
+			t.Fatalf("fixpoint %s printed %s: %+v", strings.Join(args, " "), unit, task)
+		}
+		return opView{ID: id, Unit: unit, Status: task.Status, Message: task.Message, Results: task.Results, Log: task.Log}, r
+	}
+	return opView{}, r
 }
 
 // nested reads a dotted path of results.
@@ -115,8 +172,8 @@ func checkClassicActions(t *testing.T, cli opCLI) {
 	if len(op.Log) != 1 || !strings.HasSuffix(op.Log[0], fmt.Sprintf("greeting 2 times in greet (%d)", op.ID)) {
 		t.Errorf("greet log %q", op.Log)
 	}
-	if op.Params["fail"] != nil || op.Params["greeting"] != "hi" {
-		t.Errorf("greet params %v", op.Params)
+	if p := showOp(t, cli, op.ID, "").Params; p["fail"] != nil || p["greeting"] != "hi" || p["times"] != 2.0 {
+		t.Errorf("greet params %v", p)
 	}
 	if u := statusVia(t, cli).Units["kv/0"]; u.Status.Message != "hi x2" {
 		t.Errorf("greet: kv/0's status %+v; want the action's", u.Status)
@@ -157,7 +214,7 @@ func checkClassicActions(t *testing.T, cli opCLI) {
 		t.Fatalf("operations lists %d; want at least 4", len(ops))
 	}
 	last := ops[len(ops)-1]
-	if last.Action != "exec" || last.Status != "completed" || last.Unit != other {
+	if last.Action != "juju-exec" || last.Status != "completed" || last.Unit != other {
 		t.Errorf("last operation %+v; want the exec", last)
 	}
 	if r := cli("show-operation", fmt.Sprint(last.ID)); r.code != 0 || !strings.Contains(r.stdout, "return-code: 3") {
@@ -179,10 +236,22 @@ func listOps(t *testing.T, cli opCLI, unit string) []opView {
 func listOpsBy(t *testing.T, cli opCLI, flags ...string) []opView {
 	t.Helper()
 	r := cli(append([]string{"operations", "-o", "json"}, flags...)...)
-	var out []opView
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
+	if r.code == 0 && r.stdout == "" && strings.Contains(r.stderr, "no matching operations") {
+		return nil
+	}
+	var m map[string]operationJSON
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &m) != nil {
 		t.Fatalf("operations %v exited %d:\n%s%s", flags, r.code, r.stdout, r.stderr)
 	}
+	var out []opView
+	for id, o := range m {
+		v := o.view(t)
+		if id != strconv.Itoa(v.ID) {
+			t.Fatalf("operations %v: operation %s has task %d", flags, id, v.ID)
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
@@ -316,11 +385,11 @@ func showOp(t *testing.T, cli opCLI, id int, wait string) opView {
 		args = append(args, "--wait", wait)
 	}
 	r := cli(args...)
-	var v opView
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &v) != nil {
+	var o operationJSON
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &o) != nil {
 		t.Fatalf("show-operation %d exited %d: %s%s", id, r.code, r.stdout, r.stderr)
 	}
-	return v
+	return o.view(t)
 }
 
 // TestGoCharmActionOnUp runs a reconcile charm's action handler

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/fixpoint/fixpoint/engine/sim"
 	"github.com/fixpoint/fixpoint/model"
@@ -49,7 +50,7 @@ func printCharmActions(w io.Writer, acts []*model.Action) *model.Action {
 			fmt.Fprintf(w, ": %s", a.Message)
 		}
 		fmt.Fprintln(w)
-		printAction(w, a)
+		printAction(w, w, a, time.UTC)
 		if a.Status == model.ActionFailed && failed == nil {
 			failed = a
 		}

@@ -14,7 +14,7 @@ func newExecCmd() *cobra.Command {
 	var r remote
 	var unit, format string
 	var wait time.Duration
-	var background bool
+	var background, utc bool
 	cmd := &cobra.Command{
 		Use:   "exec --unit UNIT -- COMMAND...",
 		Short: "Run a command in a unit's hook context on its machine, as juju exec does",
@@ -47,13 +47,14 @@ SERVICE/leader.` + remoteEnvHelp,
 			if err != nil {
 				return err
 			}
-			return runOperation(cmd, c, &api.Enqueue{Unit: unit, Exec: command}, wait, background, format)
+			return runOperation(cmd, c, &api.Enqueue{Unit: unit, Exec: command}, wait, background, format, timeZone(utc))
 		},
 	}
 	r.flags(cmd)
 	cmd.Flags().StringVarP(&unit, "unit", "u", "", "the unit to run the command as (SERVICE/N or SERVICE/leader)")
 	cmd.Flags().DurationVar(&wait, "wait", defaultOperationWait, "how long to wait for the command to finish")
 	cmd.Flags().BoolVar(&background, "background", false, "queue the command, print its operation id and return")
-	cmd.Flags().StringVarP(&format, "format", "o", "", "print the whole operation as yaml or json")
+	cmd.Flags().StringVarP(&format, "format", "o", "", "print the unit's task as yaml or json, as juju exec --format does")
+	cmd.Flags().BoolVar(&utc, "utc", false, "print times in UTC, not local time")
 	return cmd
 }

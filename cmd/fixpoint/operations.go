@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,13 +13,17 @@ import (
 func newOperationsCmd() *cobra.Command {
 	var r remote
 	var unit, service, status, format string
+	var utc bool
 	cmd := &cobra.Command{
 		Use:   "operations",
 		Short: "List the operations (actions, exec) asked of units, as juju operations does",
 		Long: `operations lists the operations run and exec queued, oldest first: each
 unit's unfinished ones and its last ` + strconv.Itoa(model.ActionHistory) + ` finished ones. --unit,
 --service and --status (pending, running, completed, failed; comma-separated)
-narrow the list.` + remoteEnvHelp,
+narrow the list. It prints juju operations' table (ID, Status, Started,
+Finished, Task IDs, Summary), or with -o yaml|json Juju's map of
+operations by id (summary, status, action, timing, tasks); times are
+local unless --utc. With none to list it says so on stderr.` + remoteEnvHelp,
 		Example: `  fixpoint operations
   fixpoint operations --unit db/0 --status failed
   fixpoint operations --service web -o json`,
@@ -37,33 +40,23 @@ narrow the list.` + remoteEnvHelp,
 			if err != nil {
 				return exitf(exitFailed, "operations: %v", err)
 			}
-			out := cmd.OutOrStdout()
-			views := make([]operationView, len(ops))
-			for i := range ops {
-				views[i] = viewOf(&ops[i])
-			}
-			switch format {
-			case "json":
-				return writeJSONStatus(out, views, false)
-			case "yaml":
-				return writeYAML(out, views)
-			}
 			if len(ops) == 0 {
-				fmt.Fprintln(out, "no operations")
+				// As Juju: a note on stderr, nothing on stdout.
+				fmt.Fprintln(cmd.ErrOrStderr(), "no matching operations")
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUNIT\tACTION\tSTATUS\tQUEUED\tFINISHED\tMESSAGE")
-			for _, a := range ops {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Unit, a.Name, a.Status, clock(a.Enqueued), clock(a.Completed), oneLine(a.Message))
+			out, loc := cmd.OutOrStdout(), timeZone(utc)
+			if format == "table" {
+				return writeOperationsTable(out, ops, loc)
 			}
-			return tw.Flush()
+			return writeJuju(out, operationsView(ops, loc), format)
 		},
 	}
 	r.flags(cmd)
 	cmd.Flags().StringVar(&unit, "unit", "", "only this unit's operations")
 	cmd.Flags().StringVar(&service, "service", "", "only the operations of this service's units")
 	cmd.Flags().StringVar(&status, "status", "", "only operations in these states: pending, running, completed, failed (comma-separated)")
+	cmd.Flags().BoolVar(&utc, "utc", false, "print times in UTC, not local time")
 	formatFlag(cmd, &format)
 	return cmd
 }
@@ -72,12 +65,14 @@ func newShowOperationCmd() *cobra.Command {
 	var r remote
 	var format string
 	var wait time.Duration
+	var utc bool
 	cmd := &cobra.Command{
 		Use:   "show-operation ID",
 		Short: "Show one operation: its params, status, results and log, as juju show-operation does",
 		Long: `show-operation prints operation ID (the number run and exec print): its
-unit, action or command, params, status, message, results, log lines and
-times. --wait waits up to that long for it to finish first. It exits 0
+summary, status, action and params, times and its task (unit, status,
+times, log, message, results) in juju show-operation's layout; times are
+local unless --utc. --wait waits up to that long for it to finish first. It exits 0
 whatever the operation's status; 1 when there is no such operation.` + remoteEnvHelp,
 		Example: `  fixpoint show-operation 7
   fixpoint show-operation 7 --wait 1m -o json`,
@@ -98,19 +93,12 @@ whatever the operation's status; 1 when there is no such operation.` + remoteEnv
 			if err != nil {
 				return exitf(exitFailed, "show-operation %d: %v", id, err)
 			}
-			return printOperation(cmd.OutOrStdout(), a, format)
+			return writeJuju(cmd.OutOrStdout(), operationView(a, timeZone(utc)), format)
 		},
 	}
 	r.flags(cmd)
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for the operation to finish")
 	cmd.Flags().StringVarP(&format, "format", "o", "yaml", "output format: yaml or json")
+	cmd.Flags().BoolVar(&utc, "utc", false, "print times in UTC, not local time")
 	return cmd
-}
-
-// clock is a time of day for tables, "" for none.
-func clock(ns int64) string {
-	if ns == 0 {
-		return "-"
-	}
-	return time.Unix(0, ns).UTC().Format("15:04:05")
 }

@@ -25,13 +25,16 @@ func newRunCmd() *cobra.Command {
 	var r remote
 	var paramsFile, format string
 	var wait time.Duration
-	var background, stringArgs bool
+	var background, stringArgs, utc bool
 	cmd := &cobra.Command{
 		Use:   "run UNIT|SERVICE/leader ACTION [KEY=VALUE ...]",
 		Short: "Run a charm's action on a unit, as juju run does",
 		Long: `run queues ACTION of the unit's charm (declared in its actions.yaml, or
-charmcraft.yaml's actions, or charm.cue's), waits for it and prints what it
-logged (action-log) and its results (action-set). SERVICE/leader names the
+charmcraft.yaml's actions, or charm.cue's), waits for it and prints it as
+juju run does: what it logged (action-log) on stderr, then on stdout its
+results (action-set) as YAML and its stdout and stderr. -o yaml|json
+prints Juju's map of the unit's task (id, log, message, results, status,
+timing, unit); times are local unless --utc. SERVICE/leader names the
 service's leader when the action is queued.
 
 Params are KEY=VALUE, a dotted KEY for nested params (backup.dest=/srv);
@@ -62,7 +65,7 @@ show-operation). --background prints the operation's id and returns.` + remoteEn
 			if err != nil {
 				return err
 			}
-			return runOperation(cmd, c, &api.Enqueue{Unit: args[0], Action: args[1], Params: params}, wait, background, format)
+			return runOperation(cmd, c, &api.Enqueue{Unit: args[0], Action: args[1], Params: params}, wait, background, format, timeZone(utc))
 		},
 	}
 	r.flags(cmd)
@@ -70,7 +73,8 @@ show-operation). --background prints the operation's id and returns.` + remoteEn
 	cmd.Flags().BoolVar(&stringArgs, "string-args", false, "take every KEY=VALUE value as a string, not YAML")
 	cmd.Flags().DurationVar(&wait, "wait", defaultOperationWait, "how long to wait for the action to finish")
 	cmd.Flags().BoolVar(&background, "background", false, "queue the action, print its operation id and return")
-	cmd.Flags().StringVarP(&format, "format", "o", "", "print the whole operation as yaml or json")
+	cmd.Flags().StringVarP(&format, "format", "o", "", "print the unit's task as yaml or json, as juju run --format does")
+	cmd.Flags().BoolVar(&utc, "utc", false, "print times in UTC, not local time")
 	return cmd
 }
 
@@ -129,7 +133,7 @@ func setParam(params map[string]any, arg string, strs bool) error {
 
 // runOperation queues e and, unless background, waits for it and prints
 // it: what run and exec share.
-func runOperation(cmd *cobra.Command, c *api.Client, e *api.Enqueue, wait time.Duration, background bool, format string) error {
+func runOperation(cmd *cobra.Command, c *api.Client, e *api.Enqueue, wait time.Duration, background bool, format string, loc *time.Location) error {
 	what := e.Action
 	if e.Exec != "" {
 		what = "exec"
@@ -149,18 +153,18 @@ func runOperation(cmd *cobra.Command, c *api.Client, e *api.Enqueue, wait time.D
 	}
 	if !a.Finished() {
 		if format != "" {
-			_ = printOperation(cmd.OutOrStdout(), a, format)
+			_ = printOperation(cmd.OutOrStdout(), a, format, loc)
 		}
 		return exitf(exitTimeout, "operation %d (%s on %s) is still %s after %s; it keeps going: fixpoint show-operation %d --wait 10m", id, what, a.Unit, a.Status, wait, id)
 	}
 	if format != "" {
-		if err := printOperation(cmd.OutOrStdout(), a, format); err != nil {
+		if err := printOperation(cmd.OutOrStdout(), a, format, loc); err != nil {
 			return err
 		}
 	} else if e.Exec != "" {
 		printExec(cmd.OutOrStdout(), cmd.ErrOrStderr(), a)
 	} else {
-		printAction(cmd.OutOrStdout(), a)
+		printAction(cmd.OutOrStdout(), cmd.ErrOrStderr(), a, loc)
 	}
 	if a.Name == model.ExecName && a.Status == model.ActionCompleted {
 		if code := returnCode(a); code != 0 {
@@ -190,25 +194,48 @@ func awaitOperation(ctx context.Context, c *api.Client, id int, wait time.Durati
 	}
 }
 
-// printAction prints what an action logged, then its results as YAML
-// (Juju's return-code, stdout and stderr after the action's own).
-func printAction(w io.Writer, a *model.Action) {
+// printAction prints a finished action as juju run does by default: its
+// log on stderr (Juju's progress), then on stdout "Action id N failed:
+// MESSAGE" when it failed, its results but return-code, stdout and stderr
+// as YAML, and its stdout and stderr.
+func printAction(stdout, stderr io.Writer, a *model.Action, loc *time.Location) {
 	for _, l := range a.Log {
-		fmt.Fprintf(w, "%s %s\n", time.Unix(0, l.Time).UTC().Format("15:04:05"), l.Message)
+		fmt.Fprintf(stderr, "%s %s\n", time.Unix(0, l.Time).In(loc).Format("15:04:05"), escapeControl(l.Message, false))
 	}
-	results := map[string]any{}
-	for k, v := range a.Results {
-		if k != "return-code" && k != "stdout" && k != "stderr" {
-			results[k] = v
+	if len(a.Log) > 0 {
+		fmt.Fprintln(stderr)
+	}
+	out := fmt.Sprintf("Task %d %s\n", a.ID, a.Status)
+	if len(a.Results) > 0 {
+		out = ""
+		results := map[string]any{}
+		for k, v := range a.Results {
+			// Juju prints the keys in lower case.
+			if k := strings.ToLower(k); !plainHidden[k] {
+				results[k] = jsonIntegers(v)
+			}
+		}
+		if len(results) > 0 {
+			var b strings.Builder
+			if err := writeJuju(&b, results, "yaml"); err == nil {
+				out = b.String()
+			}
 		}
 	}
-	if len(results) > 0 {
-		_ = writeYAML(w, results)
+	if a.Status == model.ActionFailed {
+		fmt.Fprintf(stdout, "Action id %d failed: %s\n", a.ID, escapeControl(a.Message, false))
 	}
-	if s, _ := a.Results["stdout"].(string); s != "" {
-		fmt.Fprint(w, s)
+	fmt.Fprintln(stdout, out)
+	for _, k := range []string{"stdout", "stderr"} {
+		if s, _ := a.Results[k].(string); s != "" {
+			fmt.Fprintln(stdout, strings.Trim(s, "\n"))
+		}
 	}
 }
+
+// plainHidden are the results juju run leaves out of its results by
+// default: it prints stdout and stderr after them.
+var plainHidden = map[string]bool{"return-code": true, "stdout": true, "stderr": true, "stdout-encoding": true, "stderr-encoding": true}
 
 // printExec prints a command's stdout and stderr where they belong.
 func printExec(stdout, stderr io.Writer, a *model.Action) {
@@ -231,45 +258,10 @@ func returnCode(a *model.Action) int {
 	return 1
 }
 
-// operationView is an operation as run -o, show-operation and
-// operations print it: Juju's names, times as RFC 3339.
-type operationView struct {
-	ID        int            `json:"id"`
-	Unit      string         `json:"unit"`
-	Action    string         `json:"action"`
-	Command   string         `json:"command,omitempty"`
-	Params    map[string]any `json:"params,omitempty"`
-	Status    string         `json:"status"`
-	Message   string         `json:"message,omitempty"`
-	Results   map[string]any `json:"results,omitempty"`
-	Log       []string       `json:"log,omitempty"`
-	Machine   string         `json:"machine,omitempty"`
-	Enqueued  string         `json:"enqueued,omitempty"`
-	Started   string         `json:"started,omitempty"`
-	Completed string         `json:"completed,omitempty"`
-}
-
-func viewOf(a *model.Action) operationView {
-	v := operationView{ID: a.ID, Unit: a.Unit, Action: a.Name, Command: a.Exec, Params: a.Params, Status: a.Status, Message: a.Message,
-		Results: a.Results, Machine: a.Machine, Enqueued: stamp(a.Enqueued), Started: stamp(a.Started), Completed: stamp(a.Completed)}
-	for _, l := range a.Log {
-		v.Log = append(v.Log, stamp(l.Time)+" "+l.Message)
-	}
-	return v
-}
-
-func stamp(ns int64) string {
-	if ns == 0 {
-		return ""
-	}
-	return time.Unix(0, ns).UTC().Format(time.RFC3339)
-}
-
-func printOperation(w io.Writer, a *model.Action, format string) error {
-	if format == "json" {
-		return writeJSONStatus(w, viewOf(a), false)
-	}
-	return writeYAML(w, viewOf(a))
+// printOperation prints a as run and exec -o yaml|json print it: Juju's
+// map of the unit's task.
+func printOperation(w io.Writer, a *model.Action, format string, loc *time.Location) error {
+	return writeJuju(w, runView(a, loc), format)
 }
 
 // jsonValues makes params what the control plane reads: JSON values
