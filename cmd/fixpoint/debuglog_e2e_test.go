@@ -124,9 +124,12 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 	if floodBytes > model.LogBytesPerSource || total > model.LogBytesTotal {
 		t.Fatalf("kept %d bytes of flood/0 (cap %d), %d in all (cap %d)", floodBytes, model.LogBytesPerSource, total, model.LogBytesTotal)
 	}
-	// The flood is many times the lines the agent's buffer holds, and
-	// the store keeps only its per-source cap of them.
-	if dropped < 100000 {
+	// The flood is many times the lines the agent's buffer holds (8192
+	// by default), so more than that are dropped. The sum is of the
+	// counts the store kept: older counts went with the lines the
+	// per-source cap evicted, and how many the agent shipped first
+	// depends on how fast the machine let it read.
+	if dropped <= 8192 {
 		t.Fatalf("the agent reported %d lines dropped of a 50 MB flood", dropped)
 	}
 	src := sources(all)
