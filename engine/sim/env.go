@@ -178,6 +178,9 @@ func (e *Env) Services() []string {
 	return names
 }
 
+// Service returns the service of that name, or nil.
+func (e *Env) Service(name string) *Service { return e.services[name] }
+
 // CharmDir returns the charm directory of a service, or "".
 func (e *Env) CharmDir(service string) string {
 	if s := e.services[service]; s != nil {

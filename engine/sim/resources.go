@@ -33,7 +33,7 @@ func (s *Service) Resource(name, path string) *Service {
 	abs, err := filepath.Abs(path)
 	if err == nil {
 		var digest string
-		if digest, err = charm.FileDigest(abs); err == nil {
+		if digest, err = charm.FileDigest(abs, "the working directory"); err == nil {
 			if s.resources == nil {
 				s.resources, s.digests = map[string]string{}, map[string]string{}
 			}
@@ -91,7 +91,7 @@ func copyResource(src, dst, digest string) error {
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", src, err)
 	}
-	got, err := charm.FileDigest(dst)
+	got, err := charm.FileDigest(dst, "the work directory")
 	if err != nil {
 		return fmt.Errorf("copy of %s: %w", src, err)
 	}
