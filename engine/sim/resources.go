@@ -79,10 +79,13 @@ func copyResource(src, dst, digest string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.Create(dst)
+	// Written aside and renamed: a work directory given in Options may
+	// hold a read-only copy from an earlier Simulate.
+	out, err := os.CreateTemp(filepath.Dir(dst), ".copy-*")
 	if err != nil {
 		return err
 	}
+	defer os.Remove(out.Name())
 	// One byte past the cap is enough for FileDigest to refuse it.
 	_, err = io.Copy(out, io.LimitReader(in, model.MaxResourceSize+1))
 	if cerr := out.Close(); err == nil {
@@ -91,14 +94,17 @@ func copyResource(src, dst, digest string) error {
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", src, err)
 	}
-	got, err := charm.FileDigest(dst, "the work directory")
+	got, err := charm.FileDigest(out.Name(), "the work directory")
 	if err != nil {
 		return fmt.Errorf("copy of %s: %w", src, err)
 	}
 	if got != digest {
 		return fmt.Errorf("%s changed since it was read: its digest is no longer %s; run the command again", src, model.ShortHash(digest))
 	}
-	return os.Chmod(dst, 0o444)
+	if err := os.Chmod(out.Name(), 0o444); err != nil {
+		return err
+	}
+	return os.Rename(out.Name(), dst)
 }
 
 // unitResources places the resources res of unit's universe (digests by

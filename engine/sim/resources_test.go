@@ -49,7 +49,8 @@ func TestResourcesReachTheUnits(t *testing.T) {
 	env := NewEnv("res")
 	env.DeployMeta("res", resMeta).Units(2).Resource("payload", file)
 	env.Hook("res", Func(readPayload))
-	rep := converges(t, env, Options{Schedules: 3})
+	work := t.TempDir()
+	rep := converges(t, env, Options{Schedules: 3, WorkDir: work})
 	for _, unit := range []string{"res/0", "res/1"} {
 		if got, want := rep.FixedPoints[0].Settings[unit+" status"], "active: first line "+digest; got != want {
 			t.Errorf("%s status = %q; want %q", unit, got, want)
@@ -58,6 +59,9 @@ func TestResourcesReachTheUnits(t *testing.T) {
 	if want := "resources: res payload " + model.ShortHash(digest) + "\n"; !strings.Contains(rep.String(), want) {
 		t.Errorf("the report does not name the resource (%q):\n%s", want, rep)
 	}
+	// The work directory's read-only copy is replaced, not written into,
+	// by a second run.
+	converges(t, env, Options{Schedules: 1, WorkDir: work})
 }
 
 // TestResourceSetupErrors: a file that cannot be a resource, a name the
