@@ -297,6 +297,7 @@ func newCharmTestCmd() *cobra.Command {
 		hookTimeout time.Duration
 		noTimer     bool
 		actions     []string
+		resources   []string
 	)
 	cmd := &cobra.Command{
 		Use:   "test DIR... | test -f ENV.cue [DIR...]",
@@ -337,17 +338,31 @@ point, as an agent runs it (actions/<name>, ops dispatch, or a Go charm's
 charmapi.MainWithActions), its params checked against the charm's
 declaration; what it writes applies as a hook's result, and the schedules
 run to the fixed point again. Each action's status, message, log and
-results are printed. An action the charm does not declare is bad input.`,
+results are printed. An action the charm does not declare is bad input.
+
+Resources reach the units as under up: the environment file's
+services.X.resources.NAME: "PATH" (relative to the file), or without -f
+--resource SERVICE:NAME=PATH (repeatable, relative to the working
+directory). Each file is read and checked as vet and plan check it (a
+regular file of at most 64 MiB, a resource the charm declares), the
+universe's resources carry its sha256 digest, and each unit finds it in
+its own directory as resources/NAME/FILENAME, where resource-get (and
+ops's model.resources.fetch) points. A resource the charm declares and
+nobody provides is not there: resource-get fails with Juju's error,
+'ERROR could not download resource: resource "NAME" not found'.`,
 		Example: `  fixpoint charm test ./myapp
   fixpoint charm test ./charms/db ./charms/web --units 3 --schedules 100
   fixpoint charm test -f env.cue --seed 7
   fixpoint charm test -f env.cue --seed 7 --schedule 12    # replay one, with its trace
-  fixpoint charm test ./db --action 'db/leader backup target=/tmp/x'`,
+  fixpoint charm test ./db --action 'db/leader backup target=/tmp/x'
+  fixpoint charm test ./web --resource web:payload=./payload.txt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			var env *sim.Env
 			var err error
 			switch {
+			case len(files) > 0 && len(resources) > 0:
+				return exitf(exitFailed, "charm test: --resource is for charms named without -f; give an environment's resources in its file (services: NAME: resources: ...)")
 			case len(files) > 0:
 				env, err = sim.LoadEnv(files...)
 				if err != nil {
@@ -360,6 +375,9 @@ results are printed. An action the charm does not declare is bad input.`,
 				env, err = sim.ForCharms(units, args...)
 				if err != nil {
 					return exitf(exitFailed, "%s", packError(err))
+				}
+				if err := charmResources(env, resources); err != nil {
+					return exitf(exitFailed, "%v", err)
 				}
 				fmt.Fprintf(out, "environment made from the charms (write it to a file and pass -f to change it):\n%s\n", indentLines(env.Describe()))
 			default:
@@ -401,6 +419,9 @@ results are printed. An action the charm does not declare is bad input.`,
 			for _, a := range actions {
 				replayArgs = append(replayArgs, fmt.Sprintf("--action %q", a))
 			}
+			for _, r := range resources {
+				replayArgs = append(replayArgs, fmt.Sprintf("--resource %q", r))
+			}
 			rep.Replay = func(seed uint64, i int) string {
 				return fmt.Sprintf("%s --seed %d --schedule %d", strings.Join(replayArgs, " "), seed, i)
 			}
@@ -431,6 +452,7 @@ results are printed. An action the charm does not declare is bad input.`,
 	cmd.Flags().BoolVar(&trace, "trace", false, "print every step of every schedule")
 	hookTimeoutFlag(cmd.Flags(), &hookTimeout)
 	cmd.Flags().StringArrayVar(&actions, "action", nil, "run 'UNIT ACTION [KEY=VALUE ...]' at the fixed point, then settle again (repeatable)")
+	cmd.Flags().StringArrayVar(&resources, "resource", nil, "without -f: give a service's resource a file, SERVICE:NAME=PATH (repeatable)")
 	cmd.Flags().BoolVar(&noTimer, "no-update-status", false, "do not fire the update-status timer when a schedule has nothing left to run")
 	return cmd
 }

@@ -3,12 +3,11 @@ package agent
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
+	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 	"github.com/fixpoint/fixpoint/schemas"
@@ -52,46 +51,20 @@ func (a *Agent) declared(hash, dir string) (map[string]model.Resource, error) {
 }
 
 // unitResources makes each resource of w's universe present in unitDir
-// and returns their paths by name. Resources of the unit's earlier
-// universes that the service no longer has are removed from unitDir.
+// (engine.PlaceResources) and returns their paths by name.
 func (a *Agent) unitResources(ctx context.Context, w wire.Work, charmDir, unitDir string) (map[string]string, error) {
-	root := filepath.Join(unitDir, "resources")
-	if w.Universe == nil || len(w.Universe.Resources) == 0 {
-		_ = os.RemoveAll(root)
-		return nil, nil
-	}
-	decl, err := a.declared(w.Charm, charmDir)
-	if err != nil {
-		return nil, err
-	}
-	paths := map[string]string{}
-	for _, name := range slices.Sorted(maps.Keys(w.Universe.Resources)) {
-		digest := w.Universe.Resources[name]
-		r, ok := decl[name]
-		if !ok || model.CheckName(model.KindResource, name) != nil {
-			// The control plane binds only declared names; a universe
-			// that names another is not acted on.
-			return nil, fmt.Errorf("resource %s is not declared by charm %s", model.Quote(name, 24), model.ShortHash(w.Charm))
-		}
-		cached, err := a.fetchResource(ctx, digest)
-		if err != nil {
+	var res map[string]string
+	var decl map[string]model.Resource
+	if w.Universe != nil && len(w.Universe.Resources) > 0 {
+		var err error
+		if decl, err = a.declared(w.Charm, charmDir); err != nil {
 			return nil, err
 		}
-		dst := filepath.Join(root, name, r.File(name))
-		if err := link(cached, dst); err != nil {
-			return nil, fmt.Errorf("resource %s: %w", name, err)
-		}
-		paths[name] = dst
+		res = w.Universe.Resources
 	}
-	// A resource the service no longer has is gone from the unit too.
-	if ents, err := os.ReadDir(root); err == nil {
-		for _, e := range ents {
-			if _, ok := paths[e.Name()]; !ok {
-				_ = os.RemoveAll(filepath.Join(root, e.Name()))
-			}
-		}
-	}
-	return paths, nil
+	return engine.PlaceResources(unitDir, w.Charm, res, decl, func(digest string) (string, error) {
+		return a.fetchResource(ctx, digest)
+	})
 }
 
 // fetchResource returns the cached file of digest, fetching it once.
@@ -122,29 +95,4 @@ func (a *Agent) fetchResource(ctx context.Context, digest string) (string, error
 		return "", fmt.Errorf("fetch resource %s: %w", model.ShortHash(digest), err)
 	}
 	return path, nil
-}
-
-// link puts the cached file at dst, replacing what is there: a hard
-// link, or a read-only copy where the two are on different file systems.
-func link(src, dst string) error {
-	if fi, err := os.Stat(dst); err == nil {
-		if si, err := os.Stat(src); err == nil && os.SameFile(fi, si) {
-			return nil
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp := dst + ".new"
-	_ = os.Remove(tmp)
-	if err := os.Link(src, tmp); err != nil {
-		data, rerr := os.ReadFile(src)
-		if rerr != nil {
-			return rerr
-		}
-		if err := os.WriteFile(tmp, data, 0o444); err != nil {
-			return err
-		}
-	}
-	return os.Rename(tmp, dst)
 }

@@ -31,7 +31,7 @@ func readResources(env *schemas.Env, service string, res map[string]string, file
 			path = filepath.Join(env.Dir, path)
 		}
 		path = filepath.Clean(path)
-		digest, err := FileDigest(path)
+		digest, err := FileDigest(path, "the environment file")
 		if err != nil {
 			problems.Problems = append(problems.Problems, env.Problem(model.Problem{
 				Path: []string{"services", service, "resources", n},
@@ -46,12 +46,13 @@ func readResources(env *schemas.Env, service string, res map[string]string, file
 }
 
 // FileDigest is the sha256 of a resource file, refused when it is not a
-// regular file or is larger than model.MaxResourceSize.
-func FileDigest(path string) (string, error) {
+// regular file or is larger than model.MaxResourceSize. base names what a
+// relative path was relative to, for the message of a missing file.
+func FileDigest(path, base string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if os.IsNotExist(err) {
-			return "", fmt.Errorf("file %s does not exist; the path is relative to the environment file", path)
+			return "", fmt.Errorf("file %s does not exist; the path is relative to %s", path, base)
 		}
 		return "", err
 	}

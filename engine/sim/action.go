@@ -82,7 +82,7 @@ func runAction(ctx context.Context, h Hook, c *call, act legacy.Action) (*legacy
 		env := append(c.env[:len(c.env):len(c.env)], "FIXPOINT_CHARM_DIR="+h.dir)
 		return legacy.RunAction(ctx, legacy.Options{
 			CharmDir: h.dir, UnitDir: c.dir, ToolsBinary: h.tools, Timeout: c.timeout, Env: env,
-			Model: c.model, PrincipalUnit: c.principal, Status: c.status, Ports: c.ports,
+			Model: c.model, PrincipalUnit: c.principal, Status: c.status, Ports: c.ports, Resources: c.resources,
 		}, c.uni, act)
 	case execHook:
 		env := append(c.env[:len(c.env):len(c.env)], fmt.Sprintf("FIXPOINT_ACTION_ID=%d", act.ID))

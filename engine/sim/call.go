@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,9 @@ func (r *runner) prepare(unit string, timer bool) (*prepared, error) {
 	c.model, c.principal = r.st.Name, u.Principal
 	c.status = &charmapi.Status{State: u.Status.State, Message: u.Status.Message}
 	c.ports = slices.Clone(u.Ports)
+	if c.resources, err = r.unitResources(unit, dir, given.Resources); err != nil {
+		return nil, fmt.Errorf("resources of %s: %w", unit, err)
+	}
 	return &prepared{given: &given, hash: hash, seen: seen, call: c, hook: r.s.hooks[u.Service]}, nil
 }
 

@@ -39,6 +39,7 @@ type Env struct {
 
 // Service is one service of an Env; its methods set how it is deployed.
 type Service struct {
+	env       *Env
 	name      string
 	dir       string // charm directory, or "" for a charm given by metadata
 	meta      *model.CharmMeta
@@ -46,6 +47,10 @@ type Service struct {
 	config    map[string]any
 	placement []string
 	expect    *schemas.Expect
+	// resources are the files of the resources the service is given
+	// (absolute paths) and digests their sha256, by resource name.
+	resources map[string]string
+	digests   map[string]string
 }
 
 // NewEnv returns an empty environment.
@@ -57,7 +62,7 @@ func NewEnv(name string) *Env {
 // charm.cue, or metadata.yaml and config.yaml), with one unit. A charm
 // that cannot be read is reported by Simulate.
 func (e *Env) Deploy(service, charmDir string) *Service {
-	s := &Service{name: service, units: 1, config: map[string]any{}}
+	s := &Service{env: e, name: service, units: 1, config: map[string]any{}}
 	e.services[service] = s
 	abs, err := filepath.Abs(charmDir)
 	if err != nil {
@@ -77,7 +82,7 @@ func (e *Env) Deploy(service, charmDir string) *Service {
 // DeployMeta adds a service whose charm is given by its metadata alone;
 // its hook must be registered with Hook.
 func (e *Env) DeployMeta(service string, meta model.CharmMeta) *Service {
-	s := &Service{name: service, units: 1, config: map[string]any{}, meta: &meta}
+	s := &Service{env: e, name: service, units: 1, config: map[string]any{}, meta: &meta}
 	e.services[service] = s
 	return s
 }
@@ -135,9 +140,16 @@ func LoadEnv(paths ...string) (*Env, error) {
 		if meta == nil {
 			return nil, fmt.Errorf("service %s: charm %s was not loaded", name, spec.Charm)
 		}
-		s := &Service{name: name, dir: dir, meta: meta, units: 1, config: map[string]any{}, placement: spec.Placement}
+		s := &Service{env: e, name: name, dir: dir, meta: meta, units: 1, config: map[string]any{}, placement: spec.Placement}
 		if spec.Units != nil {
 			s.units = *spec.Units
+		}
+		// Check read each file and took its digest, as vet and plan do.
+		for n, digest := range spec.ResourceDigests {
+			if s.resources == nil {
+				s.resources, s.digests = map[string]string{}, map[string]string{}
+			}
+			s.resources[n], s.digests[n] = checked.Resources[digest], digest
 		}
 		for k, v := range spec.Config {
 			s.config[k] = v
@@ -165,6 +177,9 @@ func (e *Env) Services() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Service returns the service of that name, or nil.
+func (e *Env) Service(name string) *Service { return e.services[name] }
 
 // CharmDir returns the charm directory of a service, or "".
 func (e *Env) CharmDir(service string) string {
@@ -264,6 +279,16 @@ func (e *Env) Describe() string {
 		fmt.Fprintf(&b, "\t%q: {charm: %q", name, dir)
 		if s.meta == nil || !s.meta.Subordinate {
 			fmt.Fprintf(&b, ", units: %d", s.units)
+		}
+		if len(s.resources) > 0 {
+			b.WriteString(", resources: {")
+			for i, n := range slices.Sorted(maps.Keys(s.resources)) {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%q: %q", n, s.resources[n])
+			}
+			b.WriteString("}")
 		}
 		b.WriteString("}\n")
 	}

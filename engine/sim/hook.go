@@ -43,6 +43,9 @@ type call struct {
 	model, principal string
 	status           *charmapi.Status
 	ports            []string
+	// resources are the paths of the unit's resource files by name,
+	// which resource-get prints.
+	resources map[string]string
 }
 
 func newCall(u *charmapi.Universe, dir string) (*call, error) {
@@ -155,7 +158,7 @@ func (h legacyHook) run(ctx context.Context, c *call) ([]byte, error) {
 	env := append(c.env[:len(c.env):len(c.env)], "FIXPOINT_CHARM_DIR="+h.dir)
 	res, _, err := legacy.Run(ctx, legacy.Options{
 		CharmDir: h.dir, UnitDir: c.dir, ToolsBinary: h.tools, Timeout: c.timeout, Env: env,
-		Model: c.model, PrincipalUnit: c.principal, Status: c.status, Ports: c.ports,
+		Model: c.model, PrincipalUnit: c.principal, Status: c.status, Ports: c.ports, Resources: c.resources,
 	}, c.uni)
 	if err != nil {
 		return nil, err

@@ -264,6 +264,11 @@ func (r *Report) String() string {
 		first = r.Schedules[0].Index
 	}
 	fmt.Fprintf(&b, "environment %q: %d unit(s) (%s); %d schedule(s) from #%d, seed %d\n", r.Env, units, strings.Join(names, " "), len(r.Schedules), first, r.Seed)
+	if len(r.Schedules) > 0 && r.Schedules[0].state != nil {
+		if res := resourceSummary(r.Schedules[0].state); res != "" {
+			fmt.Fprintf(&b, "resources: %s\n", res)
+		}
+	}
 	conv := r.Converged()
 	switch {
 	case conv == len(r.Schedules) && len(r.FixedPoints) == 1:

@@ -80,6 +80,8 @@ type sim struct {
 	hooks   map[string]Hook // by service
 	machine []model.RegisterMachine
 	work    string
+	// cached holds each resource file's copy in work, by digest.
+	cached map[string]string
 }
 
 // Simulate runs the environment under opts.Schedules schedules and
@@ -106,7 +108,7 @@ func (e *Env) Simulate(ctx context.Context, opts Options) (*Report, error) {
 	if opts.HookTimeout <= 0 {
 		opts.HookTimeout = hookrun.DefaultTimeout
 	}
-	s := &sim{opts: opts, env: e.name, hooks: map[string]Hook{}, work: opts.WorkDir}
+	s := &sim{opts: opts, env: e.name, hooks: map[string]Hook{}, work: opts.WorkDir, cached: map[string]string{}}
 	if s.work == "" {
 		dir, err := os.MkdirTemp("", "fixpoint-charmtest-")
 		if err != nil {
@@ -202,7 +204,8 @@ func (s *sim) prepare(e *Env) ([]byte, int, error) {
 			charms[hash] = &model.Charm{Hash: hash, Source: svc.dir, Meta: *svc.meta, Legacy: legacy}
 		}
 		n := svc.units
-		env.Services[name] = model.ServiceSpec{Charm: svc.dir, CharmHash: hash, Units: &n, Config: svc.config, Placement: svc.placement}
+		env.Services[name] = model.ServiceSpec{Charm: svc.dir, CharmHash: hash, Units: &n, Config: svc.config, Placement: svc.placement,
+			Resources: svc.resources, ResourceDigests: svc.digests}
 		if !svc.meta.Subordinate {
 			units += n
 		}
@@ -214,6 +217,9 @@ func (s *sim) prepare(e *Env) ([]byte, int, error) {
 		env.Relations[name] = ends
 	}
 	if _, err := model.Resolve(&env, charms); err != nil {
+		return nil, 0, err
+	}
+	if err := s.fetchResources(e); err != nil {
 		return nil, 0, err
 	}
 	if s.opts.Machines == 1 {
