@@ -201,8 +201,15 @@ func (s *secured) stateBut(t *testing.T) string {
 	return string(b)
 }
 
+// lastIndex is the last index of the node's log once the term's barrier
+// is in it: a node's first linearizable read of a term appends Raft's
+// barrier entry, and a refusal is confirmed on such a read, so without
+// this the first refusal of a term would seem to grow the log.
 func (s *secured) lastIndex(t *testing.T) uint64 {
 	t.Helper()
+	if code, body := call(t, "GET", s.base+"/v1/raft/readindex", s.operator, nil); code != 200 {
+		t.Fatalf("read index: %d %s", code, body)
+	}
 	code, body := call(t, "GET", s.base+"/v1/raft/status", s.operator, nil)
 	var st struct {
 		LastIndex uint64 `json:"last_index"`

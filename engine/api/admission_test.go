@@ -16,8 +16,15 @@ import (
 )
 
 // lastIndex is the last entry of n's Raft log.
+// lastIndex is the last index of n's log once the term's barrier is in
+// it: a node's first linearizable read of a term appends Raft's barrier
+// entry, and a refusal is confirmed on such a read, so without this the
+// first refusal of a term would seem to grow the log.
 func lastIndex(t *testing.T, n *testNode) uint64 {
 	t.Helper()
+	if code, e, body := call(t, http.MethodGet, n.addr+"/v1/raft/readindex", operatorToken, nil); code != http.StatusOK {
+		t.Fatalf("read index: %d %v %s", code, e, body)
+	}
 	code, e, body := call(t, http.MethodGet, n.addr+"/v1/raft/status", operatorToken, nil)
 	var st struct {
 		LastIndex uint64 `json:"last_index"`
