@@ -223,3 +223,30 @@ func shortValue(v any) string {
 	}
 	return s
 }
+
+// WholeNumbers is a decoded JSON value with its whole numbers as int64,
+// so that YAML and JSON print 6379 and 1234567, not 6379.0 or
+// 1.234567e+06. Maps and lists are copied; other values are returned as
+// they are.
+func WholeNumbers(value any) any {
+	switch v := value.(type) {
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v)
+		}
+		return v
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = WholeNumbers(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = WholeNumbers(x)
+		}
+		return out
+	}
+	return value
+}

@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -102,10 +102,7 @@ func runView(a *model.Action, loc *time.Location) map[string]runTask {
 // runResults is results as juju run prints them: stdout and stderr only
 // when not empty, with CRLF as LF, and return-code an integer.
 func runResults(results map[string]any) map[string]any {
-	out := make(map[string]any, len(results))
-	for k, v := range results {
-		out[k] = jsonIntegers(v)
-	}
+	out, _ := model.WholeNumbers(results).(map[string]any)
 	for _, k := range []string{"stdout", "stderr"} {
 		if s, ok := out[k].(string); ok && s != "" {
 			out[k] = strings.ReplaceAll(s, "\r\n", "\n")
@@ -123,22 +120,20 @@ func runResults(results map[string]any) map[string]any {
 
 // operationView is a as show-operation prints it.
 func operationView(a *model.Action, loc *time.Location) operationInfo {
-	name, params := a.Name, jsonIntegersMap(a.Params)
+	params, _ := model.WholeNumbers(a.Params).(map[string]any)
+	results, _ := model.WholeNumbers(a.Results).(map[string]any)
 	if a.Name == model.ExecName {
-		name, params = jujuExecName, map[string]any{"command": a.Exec}
-	}
-	if params == nil {
-		params = map[string]any{}
+		params = map[string]any{"command": a.Exec}
 	}
 	timing := timingInfo{Enqueued: stamp(a.Enqueued, loc), Started: stamp(a.Started, loc), Completed: stamp(a.Completed, loc)}
 	return operationInfo{
 		Summary: summary(a),
 		Status:  a.Status,
-		Action:  &actionSummary{Name: name, Parameters: params},
+		Action:  &actionSummary{Name: jujuName(a), Parameters: params},
 		Timing:  timing,
 		Tasks: map[string]taskInfo{strconv.Itoa(a.ID): {
 			Host: a.Unit, Status: a.Status, Timing: timing, Log: logLines(a.Log, loc),
-			Message: a.Message, Results: jsonIntegersMap(a.Results),
+			Message: a.Message, Results: results,
 		}},
 	}
 }
@@ -155,11 +150,15 @@ func operationsView(ops []model.Action, loc *time.Location) map[string]operation
 
 // summary is Juju's operation summary: the action run on the unit's tag.
 func summary(a *model.Action) string {
-	name := a.Name
-	if name == model.ExecName {
-		name = jujuExecName
+	return fmt.Sprintf("%s run on unit-%s", jujuName(a), strings.ReplaceAll(a.Unit, "/", "-"))
+}
+
+// jujuName is a's action name as Juju shows it: juju-exec for an exec.
+func jujuName(a *model.Action) string {
+	if a.Name == model.ExecName {
+		return jujuExecName
 	}
-	return fmt.Sprintf("%s run on unit-%s", name, strings.ReplaceAll(a.Unit, "/", "-"))
+	return a.Name
 }
 
 // writeOperationsTable prints ops as juju operations does: by id, the id
@@ -171,36 +170,12 @@ func writeOperationsTable(w io.Writer, ops []model.Action, loc *time.Location) e
 	for _, a := range sorted {
 		width = max(width, len(strconv.Itoa(a.ID)))
 	}
-	rows := [][]string{{fmt.Sprintf("%*s", width, "ID"), "Status", "Started", "Finished", "Task IDs", "Summary"}}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%*s\tStatus\tStarted\tFinished\tTask IDs\tSummary\n", width, "ID")
 	for _, a := range sorted {
-		rows = append(rows, []string{fmt.Sprintf("%*d", width, a.ID), a.Status, tableStamp(a.Started, loc), tableStamp(a.Completed, loc), strconv.Itoa(a.ID), oneLine(summary(&a))})
+		fmt.Fprintf(tw, "%*d\t%s\t%s\t%s\t%d\t%s\n", width, a.ID, a.Status, tableStamp(a.Started, loc), tableStamp(a.Completed, loc), a.ID, oneLine(summary(&a)))
 	}
-	return writeColumns(w, rows)
-}
-
-// writeColumns prints rows in columns two spaces apart, without trailing
-// spaces.
-func writeColumns(w io.Writer, rows [][]string) error {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		var line strings.Builder
-		for i, c := range r {
-			line.WriteString(c)
-			if i < len(r)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-len(c)+2))
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " "))
-		b.WriteByte('\n')
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return tw.Flush()
 }
 
 // logLines is an action's log as Juju prints it: "TIME MESSAGE".
@@ -250,36 +225,4 @@ func writeJuju(w io.Writer, v any, format string) error {
 		return fmt.Errorf("yaml: %w", err)
 	}
 	return enc.Close()
-}
-
-// jsonIntegersMap is m with its whole numbers as integers.
-func jsonIntegersMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = jsonIntegers(v)
-	}
-	return out
-}
-
-// jsonIntegers is a decoded JSON value with its whole numbers as
-// integers, so YAML prints 1234567 rather than 1.234567e+06.
-func jsonIntegers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return jsonIntegersMap(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonIntegers(e)
-		}
-		return out
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x)
-		}
-	}
-	return v
 }

@@ -212,7 +212,7 @@ func printAction(stdout, stderr io.Writer, a *model.Action, loc *time.Location) 
 		for k, v := range a.Results {
 			// Juju prints the keys in lower case.
 			if k := strings.ToLower(k); !plainHidden[k] {
-				results[k] = jsonIntegers(v)
+				results[k] = model.WholeNumbers(v)
 			}
 		}
 		if len(results) > 0 {

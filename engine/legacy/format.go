@@ -2,10 +2,11 @@ package legacy
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // formatFlag is the --format option the tools that print share.
@@ -24,7 +25,9 @@ func checkFormat(f *flags) error {
 // render prints value in the format --format asked for; smart is the
 // default, as in Juju.
 func render(f *flags, value any) (string, error) {
-	value = normalize(value)
+	// Whole numbers print as integers in every format: port 6379, not
+	// 6379.0 or 6.379e+03.
+	value = model.WholeNumbers(value)
 	switch f.str("format") {
 	case "json":
 		b, err := json.Marshal(value)
@@ -80,30 +83,4 @@ func formatYAML(value any) (string, error) {
 		return "", nil
 	}
 	return s + "\n", nil
-}
-
-// normalize turns the float64s JSON decoding leaves in config into
-// integers where they are whole, so that port 6379 prints as 6379 and not
-// 6379.0 or 6.379e+03 in any format.
-func normalize(value any) any {
-	switch v := value.(type) {
-	case float64:
-		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-			return int64(v)
-		}
-		return v
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = normalize(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = normalize(x)
-		}
-		return out
-	}
-	return value
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // actionSession is a session running an action with params.
@@ -60,7 +61,7 @@ func TestActionTools(t *testing.T) {
 	}
 	// Juju's example: later sets replace what is in their way.
 	want := map[string]any{"outfile": map[string]any{"size": "10G"}, "foo": map[string]any{"bar": map[string]any{"zab": "4"}, "baz": "1"}, "eq": "a=b"}
-	if got := normalize(s.action.results); !equalJSON(got, want) {
+	if got := model.WholeNumbers(s.action.results); !equalJSON(got, want) {
 		t.Errorf("results %v; want %v", got, want)
 	}
 	if len(s.action.log) != 1 || s.action.log[0].Message != "copying files" {
@@ -90,6 +91,6 @@ func equalJSON(a, b any) bool {
 }
 
 func render2(v any) string {
-	s, _ := formatYAML(normalize(v))
+	s, _ := formatYAML(model.WholeNumbers(v))
 	return s
 }
