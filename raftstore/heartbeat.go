@@ -34,6 +34,13 @@ type termGuard struct {
 	// heartbeat goes to the main loop.
 	node atomic.Pointer[raft.Raft]
 	fast atomic.Pointer[func(raft.RPC)]
+	// mu is held for reading while the fast path runs and for writing
+	// while Close marks the guard closed: raft closes its transport once
+	// its own loops have stopped and before the store closes the stable
+	// store the fast path writes the term to, so no fast-path heartbeat
+	// runs after Close returns.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // guardTerms wraps t; its RPCs reach raft through Consumer.
@@ -83,8 +90,7 @@ func (g *termGuard) SetHeartbeatHandler(cb func(raft.RPC)) {
 // heartbeat runs on the connection's goroutine; the transport waits for
 // the RPC's answer either way.
 func (g *termGuard) heartbeat(rpc raft.RPC) {
-	if fast := g.fast.Load(); fast != nil && g.mayTakeFastPath(rpc) {
-		(*fast)(rpc)
+	if g.takeFastPath(rpc) {
 		return
 	}
 	select {
@@ -92,6 +98,19 @@ func (g *termGuard) heartbeat(rpc raft.RPC) {
 	case <-g.done:
 		rpc.Respond(nil, raft.ErrTransportShutdown)
 	}
+}
+
+// takeFastPath hands rpc to raft's fast path if it may take it, and
+// reports whether it did.
+func (g *termGuard) takeFastPath(rpc raft.RPC) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	fast := g.fast.Load()
+	if g.closed || fast == nil || !g.mayTakeFastPath(rpc) {
+		return false
+	}
+	(*fast)(rpc)
+	return true
 }
 
 // mayTakeFastPath reports whether rpc is a heartbeat of the node's
@@ -103,8 +122,12 @@ func (g *termGuard) mayTakeFastPath(rpc raft.RPC) bool {
 	return r != nil && ok && req.Term == r.CurrentTerm() && r.State() == raft.Follower
 }
 
-// Close implements raft.WithClose.
+// Close implements raft.WithClose. It returns once no fast-path
+// heartbeat runs.
 func (g *termGuard) Close() error {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 	g.stop.Do(func() { close(g.done) })
 	return g.NetworkTransport.Close()
 }

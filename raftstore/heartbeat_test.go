@@ -1,7 +1,9 @@
 package raftstore
 
 import (
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,5 +128,72 @@ func TestHeartbeatFastPathOnlyInFollowersTerm(t *testing.T) {
 		if got := g.mayTakeFastPath(hb(c.term(cur))); got != c.want {
 			t.Errorf("%s (%s, term %d), heartbeat of term %d: fast path %v, want %v", c.n.id, c.n.s.raft.State(), cur, c.term(cur), got, c.want)
 		}
+	}
+}
+
+// A heartbeat on the fast path writes the node's term to the stable
+// store, which the store closes right after raft's shutdown: the guard's
+// Close, which raft's shutdown calls last, waits for a fast-path
+// heartbeat in flight, and every heartbeat after it is refused.
+func TestHeartbeatFastPathEndsBeforeClose(t *testing.T) {
+	ca, caKey := operatorCA(t)
+	log := testLogger(t)
+	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
+	speakRaftAs(t, n1, ca, caKey)
+	speakRaftAs(t, n2, ca, caKey)
+	f := cluster2(t, n1, n2)
+	g := guardTerms(peerTransport(t, pair(t, ca, caKey, RoleServer, "n9"), ca))
+	t.Cleanup(func() { g.Close() })
+	g.setNode(f.s.raft)
+
+	var closeReturned, ranAfterClose atomic.Bool
+	var fastRuns atomic.Int32
+	entered, release := make(chan struct{}), make(chan struct{})
+	g.SetHeartbeatHandler(func(rpc raft.RPC) {
+		if fastRuns.Add(1) == 1 {
+			close(entered)
+			<-release
+		}
+		ranAfterClose.Store(closeReturned.Load())
+		rpc.Respond(&raft.AppendEntriesResponse{}, nil)
+	})
+	hb := func(resp chan raft.RPCResponse) raft.RPC {
+		return raft.RPC{
+			Command:  &raft.AppendEntriesRequest{Term: f.s.raft.CurrentTerm()},
+			RespChan: resp,
+		}
+	}
+	// Heartbeats the fast path refuses (the term moved on meanwhile) go
+	// to the main loop; here nothing else consumes them.
+	go func() {
+		for rpc := range g.Consumer() {
+			rpc.Respond(nil, raft.ErrTransportShutdown)
+		}
+	}()
+	go func() {
+		for fastRuns.Load() == 0 {
+			g.heartbeat(hb(make(chan raft.RPCResponse, 1)))
+		}
+	}()
+	<-entered
+	closed := make(chan struct{})
+	go func() {
+		g.Close()
+		closeReturned.Store(true)
+		close(closed)
+	}()
+	close(release)
+	<-closed
+	if ranAfterClose.Load() {
+		t.Fatal("a fast-path heartbeat was still running when Close returned")
+	}
+	runs := fastRuns.Load()
+	resp := make(chan raft.RPCResponse, 1)
+	g.heartbeat(hb(resp))
+	if got := fastRuns.Load(); got != runs {
+		t.Fatalf("the fast path took a heartbeat after Close (%d runs, were %d)", got, runs)
+	}
+	if resp := <-resp; !errors.Is(resp.Error, raft.ErrTransportShutdown) {
+		t.Fatalf("heartbeat after Close answered %v, want %v", resp.Error, raft.ErrTransportShutdown)
 	}
 }
