@@ -137,9 +137,6 @@ func (s *Store) applyInternal(ctx context.Context, tag byte, v any) error {
 	}
 }
 
-// proposal checks cmd as the FSM will, before it goes anywhere near the
-// log, and encodes it: a refused or oversized command never grows the log
-// of any node.
 // bindRequest binds a caller's request id to what it asks
 // (model.CheckRequest), on every path into the log: the id is stored with
 // the command's digest, and the same id with another command is refused
@@ -150,6 +147,9 @@ func bindRequest(cmd *model.Command) {
 	}
 }
 
+// proposal checks cmd as the FSM will, before it goes anywhere near the
+// log, and encodes it: a refused or oversized command never grows the log
+// of any node.
 func proposal(cmd *model.Command) ([]byte, error) {
 	if err := cmd.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)

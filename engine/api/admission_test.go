@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,9 +14,9 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
-// lastIndex is the last entry of n's Raft log.
 // lastIndex is the last index of n's log once the term's barrier is in
 // it: a node's first linearizable read of a term appends Raft's barrier
 // entry, and a refusal is confirmed on such a read, so without this the
@@ -194,5 +195,33 @@ func TestAFollowerConfirmsARefusalWithTheLeader(t *testing.T) {
 		if err := op.Resolved(ctxT(t), unit, false); err != nil {
 			t.Errorf("resolve %s through the follower right after it failed on the leader: %v", unit, err)
 		}
+	}
+}
+
+// TestReusedRequestIDRefusedBeforeTheLog: a request id is bound to its
+// command; sent again with another command it is refused with 409 and
+// the log does not move, while the same command again is a duplicate.
+func TestReusedRequestIDRefusedBeforeTheLog(t *testing.T) {
+	n := startNode(t, "n1")
+	deploy := uploadedDeploy(t, n)
+	send := func(units int) (int, *wire.Error, []byte) {
+		body, err := json.Marshal(deploy(units))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return call(t, http.MethodPost, n.addr+"/v1/deploy", operatorToken, body, "X-Request-Id", "req-1")
+	}
+	if code, e, body := send(2); code != http.StatusOK {
+		t.Fatalf("first deploy: %d %v %s", code, e, body)
+	}
+	if code, e, body := send(2); code != http.StatusOK || !bytes.Contains(body, []byte(`"duplicate": true`)) {
+		t.Fatalf("the same deploy again: %d %v %s, want 200 duplicate", code, e, body)
+	}
+	before := lastIndex(t, n)
+	if code, e, _ := send(3); code != http.StatusConflict || e == nil || !strings.Contains(e.Message, "reused for a different command") {
+		t.Fatalf("the id with another deploy: %d %v, want 409 naming the reuse", code, e)
+	}
+	if after := lastIndex(t, n); after != before {
+		t.Fatalf("the refused reuse grew the Raft log from %d to %d", before, after)
 	}
 }
