@@ -47,7 +47,6 @@ type fakePlane struct {
 	sent       string // the universe handed out; "" is sentUniverse's
 	idle       bool   // hand out no work
 	placed     map[string]bool
-	asked      int // heartbeats that asked which kept units are released
 }
 
 func newFakePlane(t *testing.T) (*fakePlane, *httptest.Server) {
@@ -107,12 +106,9 @@ func (f *fakePlane) heartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	reply := api.HeartbeatReply{Machine: r.URL.Query().Get("machine")}
 	f.mu.Lock()
-	if len(hb.Kept) > 0 {
-		f.asked++
-		for _, u := range hb.Kept {
-			if !f.placed[u] {
-				reply.Released = append(reply.Released, u)
-			}
+	for _, u := range hb.Kept {
+		if !f.placed[u] {
+			reply.Released = append(reply.Released, u)
 		}
 	}
 	f.mu.Unlock()
