@@ -224,18 +224,30 @@ func sameExpiries(a, b *Secret) bool {
 
 // scheduleEdit moves s's schedule for an owner's add or set c at now:
 // a new or changed rotate policy starts its period afresh; a new revision
-// answers a rotation that came due, so the next is a period on; --expire
-// sets the new revision's expiry, or the latest's when there is none.
-// newRev says whether c added a revision (the last of s.Revisions).
+// answers a rotation that came due, so the next is a period on, or
+// RotateRetryDelay on when the new revision expires before that (and not
+// sooner than RotateRetryDelay), as Juju rotates early so that the owner
+// renews the secret before it expires; --expire sets the new revision's
+// expiry, or the latest's when there is none. newRev says whether c added
+// a revision (the last of s.Revisions).
 func scheduleEdit(s *Secret, c *SecretChange, now int64, newRev bool) {
+	answered := false
 	if c.Rotate != nil && (*c.Rotate != s.Rotate || s.NextRotate == 0) {
 		s.Rotate = *c.Rotate
 		s.NextRotate, s.RotateRev = NextRotateTime(s.Rotate, now, now), 0
 	} else if newRev && s.RotateRev != 0 {
 		s.NextRotate, s.RotateRev = NextRotateTime(s.Rotate, now, now), 0
+		answered = true
 	}
-	if c.Expire != nil && len(s.Revisions) > 0 {
-		r := &s.Revisions[len(s.Revisions)-1]
-		r.Expire, r.ExpiredAt = *c.Expire, 0
+	if len(s.Revisions) == 0 {
+		return
+	}
+	latest := &s.Revisions[len(s.Revisions)-1]
+	if c.Expire != nil {
+		latest.Expire, latest.ExpiredAt = *c.Expire, 0
+	}
+	early := now + int64(RotateRetryDelay)
+	if answered && latest.Expire != 0 && latest.Expire < s.NextRotate && early < latest.Expire {
+		s.NextRotate = early
 	}
 }

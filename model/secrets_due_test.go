@@ -184,3 +184,44 @@ func TestScheduleEditMovesTheSchedule(t *testing.T) {
 		t.Errorf("never: %+v", s)
 	}
 }
+
+// A rotation answered by a revision that expires before the next
+// rotation comes due again RotateRetryDelay later, as Juju's does, so the
+// owner renews it before it expires; an expiry nearer than that, or after
+// the next rotation, leaves the period alone.
+func TestRotationAnsweredByAnExpiringRevisionComesEarly(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	hourly := "hourly"
+	for _, c := range []struct {
+		what   string
+		expire time.Duration // after the answer; 0: none
+		next   time.Duration // after the answer
+	}{
+		{"no expiry", 0, time.Hour},
+		{"expires after the next rotation", 2 * time.Hour, time.Hour},
+		{"expires before the next rotation", 30 * time.Minute, RotateRetryDelay},
+		{"expires sooner than the retry delay", 2 * time.Minute, time.Hour},
+	} {
+		s := &Secret{ID: dueID, OwnerKind: SecretOwnerUnit, Owner: "db/0", Revisions: []SecretRevision{{Rev: 1}}}
+		scheduleEdit(s, &SecretChange{Rotate: &hourly}, at, true)
+		s.RotateDue, s.RotateRev, s.NextRotate = 1, 1, at+int64(time.Hour+RotateRetryDelay)
+		now := at + int64(time.Hour+time.Minute)
+		s.Revisions = append(s.Revisions, SecretRevision{Rev: 2})
+		change := &SecretChange{}
+		if c.expire != 0 {
+			exp := now + int64(c.expire)
+			change.Expire = &exp
+		}
+		scheduleEdit(s, change, now, true)
+		if s.RotateRev != 0 || s.NextRotate != now+int64(c.next) {
+			t.Errorf("%s: next rotation %s after the answer (rotate rev %d), want %s", c.what, time.Duration(s.NextRotate-now), s.RotateRev, c.next)
+		}
+	}
+	// A set that answers no rotation keeps the period, whatever expires.
+	s := &Secret{ID: dueID, OwnerKind: SecretOwnerUnit, Owner: "db/0", Revisions: []SecretRevision{{Rev: 1}}}
+	soon := at + int64(30*time.Minute)
+	scheduleEdit(s, &SecretChange{Rotate: &hourly, Expire: &soon}, at, true)
+	if s.NextRotate != at+int64(time.Hour) {
+		t.Errorf("a new secret expiring before its first rotation: next rotation %s on, want an hour", time.Duration(s.NextRotate-at))
+	}
+}
