@@ -94,16 +94,7 @@ func forged(t *testing.T, n *node, term uint64) *raft.Log {
 // term a follower is in. A newer term, or a node that does not follow,
 // goes to the main loop.
 func TestHeartbeatFastPathOnlyInFollowersTerm(t *testing.T) {
-	ca, caKey := operatorCA(t)
-	log := testLogger(t)
-	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
-	speakRaftAs(t, n1, ca, caKey)
-	speakRaftAs(t, n2, ca, caKey)
-	f := cluster2(t, n1, n2)
-	l := n1
-	if f == n1 {
-		l = n2
-	}
+	ca, caKey, f, l := operatorCluster2(t)
 	hb := func(term uint64) raft.RPC {
 		return raft.RPC{Command: &raft.AppendEntriesRequest{Term: term}}
 	}
@@ -136,12 +127,7 @@ func TestHeartbeatFastPathOnlyInFollowersTerm(t *testing.T) {
 // Close, which raft's shutdown calls last, waits for a fast-path
 // heartbeat in flight, and every heartbeat after it is refused.
 func TestHeartbeatFastPathEndsBeforeClose(t *testing.T) {
-	ca, caKey := operatorCA(t)
-	log := testLogger(t)
-	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
-	speakRaftAs(t, n1, ca, caKey)
-	speakRaftAs(t, n2, ca, caKey)
-	f := cluster2(t, n1, n2)
+	ca, caKey, f, _ := operatorCluster2(t)
 	g := guardTerms(peerTransport(t, pair(t, ca, caKey, RoleServer, "n9"), ca))
 	t.Cleanup(func() { g.Close() })
 	g.setNode(f.s.raft)

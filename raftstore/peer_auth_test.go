@@ -67,6 +67,23 @@ func peerTransport(t *testing.T, cert tls.Certificate, trust *x509.Certificate) 
 	return trans
 }
 
+// operatorCluster2 starts a leader and a follower that speak Raft with
+// server certificates of a new operator CA, and returns the CA and both
+// nodes, the follower first.
+func operatorCluster2(t *testing.T) (ca *x509.Certificate, caKey *ecdsa.PrivateKey, f, l *node) {
+	t.Helper()
+	ca, caKey = operatorCA(t)
+	log := testLogger(t)
+	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
+	speakRaftAs(t, n1, ca, caKey)
+	speakRaftAs(t, n2, ca, caKey)
+	f, l = cluster2(t, n1, n2), n1
+	if f == n1 {
+		l = n2
+	}
+	return ca, caKey, f, l
+}
+
 // cluster2 starts a leader and a follower and returns the follower.
 func cluster2(t *testing.T, n1, n2 *node) *node {
 	t.Helper()
@@ -103,12 +120,7 @@ func refused(t *testing.T, what string, trans raft.Transport, f *node) {
 // are refused at the handshake. A server certificate of the CA is
 // accepted, which shows the refusals are the role's and the CA's doing.
 func TestAgentCertificateRefusedAsRaftPeer(t *testing.T) {
-	ca, caKey := operatorCA(t)
-	log := testLogger(t)
-	n1, n2 := newNode(t, log, "n1"), newNode(t, log, "n2")
-	speakRaftAs(t, n1, ca, caKey)
-	speakRaftAs(t, n2, ca, caKey)
-	f := cluster2(t, n1, n2)
+	ca, caKey, f, l := operatorCluster2(t)
 
 	refused(t, "agent certificate", peerTransport(t, pair(t, ca, caKey, RoleAgent, "agent-m1"), ca), f)
 	refused(t, "client certificate", peerTransport(t, pair(t, ca, caKey, RoleClient, "ops"), ca), f)
@@ -139,10 +151,11 @@ func TestAgentCertificateRefusedAsRaftPeer(t *testing.T) {
 	}
 
 	// A node whose own certificate is an agent's does not start.
+	log := testLogger(t)
 	n3 := newNode(t, log, "n3")
 	_, err = Open(ctxT(t, 10*time.Second), Config{
-		NodeID: "n3", DataDir: n3.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{n1.httpAddr}, Logger: log,
-		RaftTLS: &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleAgent, "n3")}, RootCAs: n1.raftTLS.RootCAs},
+		NodeID: "n3", DataDir: n3.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{l.httpAddr}, Logger: log,
+		RaftTLS: &tls.Config{Certificates: []tls.Certificate{pair(t, ca, caKey, RoleAgent, "n3")}, RootCAs: l.raftTLS.RootCAs},
 	})
 	if err == nil || !strings.Contains(err.Error(), "can not speak Raft") {
 		t.Errorf("open with an agent certificate: err = %v, want it refused", err)
@@ -152,7 +165,7 @@ func TestAgentCertificateRefusedAsRaftPeer(t *testing.T) {
 	// cluster that runs on the operator's: told what to pass instead.
 	n4 := newNode(t, log, "n4")
 	_, err = Open(ctxT(t, 20*time.Second), Config{
-		NodeID: "n4", DataDir: n4.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{n1.httpAddr}, Logger: log,
+		NodeID: "n4", DataDir: n4.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: []string{l.httpAddr}, Logger: log,
 	})
 	if err == nil || !strings.Contains(err.Error(), "--tls-cert") {
 		t.Errorf("join without TLS material: err = %v, want --tls-cert named", err)
