@@ -224,12 +224,11 @@ func sameExpiries(a, b *Secret) bool {
 
 // scheduleEdit moves s's schedule for an owner's add or set c at now:
 // a new or changed rotate policy starts its period afresh; a new revision
-// answers a rotation that came due, so the next is a period on, or
-// RotateRetryDelay on when the new revision expires before that (and not
-// sooner than RotateRetryDelay), as Juju rotates early so that the owner
-// renews the secret before it expires; --expire sets the new revision's
-// expiry, or the latest's when there is none. newRev says whether c added
-// a revision (the last of s.Revisions).
+// answers a rotation that came due, so the next is a period on (or, as
+// in Juju, RotateRetryDelay on when the new revision expires between the
+// two, so that the owner renews it before it lapses); --expire sets the
+// new revision's expiry, or the latest's when there is none. newRev says
+// whether c added a revision (the last of s.Revisions).
 func scheduleEdit(s *Secret, c *SecretChange, now int64, newRev bool) {
 	answered := false
 	if c.Rotate != nil && (*c.Rotate != s.Rotate || s.NextRotate == 0) {
