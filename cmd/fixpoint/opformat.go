@@ -37,15 +37,10 @@ type runTask struct {
 	Message string         `yaml:"message,omitempty" json:"message,omitempty"`
 	Results map[string]any `yaml:"results,omitempty" json:"results,omitempty"`
 	Status  string         `yaml:"status" json:"status"`
-	Timing  *runTiming     `yaml:"timing,omitempty" json:"timing,omitempty"`
-	Unit    string         `yaml:"unit" json:"unit"`
-}
-
-// runTiming is a run entry's times, those set only, in alphabetical order.
-type runTiming struct {
-	Completed string `yaml:"completed,omitempty" json:"completed,omitempty"`
-	Enqueued  string `yaml:"enqueued,omitempty" json:"enqueued,omitempty"`
-	Started   string `yaml:"started,omitempty" json:"started,omitempty"`
+	// Timing is timingInfo.keyed: juju run prints its times in
+	// alphabetical order.
+	Timing map[string]string `yaml:"timing,omitempty" json:"timing,omitempty"`
+	Unit   string            `yaml:"unit" json:"unit"`
 }
 
 // operationInfo is an operation as show-operation prints it and as each
@@ -76,6 +71,27 @@ type timingInfo struct {
 	Completed string `yaml:"completed,omitempty" json:"completed,omitempty"`
 }
 
+// timingOf is a's times, those set only.
+func timingOf(a *model.Action, loc *time.Location) timingInfo {
+	return timingInfo{Enqueued: stamp(a.Enqueued, loc), Started: stamp(a.Started, loc), Completed: stamp(a.Completed, loc)}
+}
+
+// keyed is t as a map, which both encoders write in alphabetical order;
+// nil when no time is set.
+func (t timingInfo) keyed() map[string]string {
+	var m map[string]string
+	for k, v := range map[string]string{"enqueued": t.Enqueued, "started": t.Started, "completed": t.Completed} {
+		if v == "" {
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[k] = v
+	}
+	return m
+}
+
 // taskInfo is an operation's task: the unit it ran on and what it
 // reported.
 type taskInfo struct {
@@ -93,9 +109,7 @@ func runView(a *model.Action, loc *time.Location) map[string]runTask {
 	if len(a.Results) > 0 {
 		t.Results = runResults(a.Results)
 	}
-	if a.Enqueued != 0 || a.Started != 0 || a.Completed != 0 {
-		t.Timing = &runTiming{Completed: stamp(a.Completed, loc), Enqueued: stamp(a.Enqueued, loc), Started: stamp(a.Started, loc)}
-	}
+	t.Timing = timingOf(a, loc).keyed()
 	return map[string]runTask{a.Unit: t}
 }
 
@@ -125,7 +139,7 @@ func operationView(a *model.Action, loc *time.Location) operationInfo {
 	if a.Name == model.ExecName {
 		params = map[string]any{"command": a.Exec}
 	}
-	timing := timingInfo{Enqueued: stamp(a.Enqueued, loc), Started: stamp(a.Started, loc), Completed: stamp(a.Completed, loc)}
+	timing := timingOf(a, loc)
 	return operationInfo{
 		Summary: summary(a),
 		Status:  a.Status,
