@@ -7,8 +7,8 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Operations (actions and exec) reach agents through the work poll: a

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // logStore is a memStore that also says what is in its log (InFlight):

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // fullWalk is how the controller chose before the queue kept an index:

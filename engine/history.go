@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // DefaultHistory is how many runs of each unit the history keeps.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // claimAll claims machine m's stale units, by unit.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // TestUniversesInFlightFollowTheHookSlots drives 120 units (two pairs of

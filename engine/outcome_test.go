@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 func TestOutcomeRule(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // slotted drives ctl to the fixed point as an agent with slots hook

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // pairs deploys n pairs of services, db<i> (k units, peers) related to

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Charm logic as pure Go functions, after the demo: db grants every client

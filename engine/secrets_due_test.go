@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/keyring"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // set moves c to at.

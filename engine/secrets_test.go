@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/keyring"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestSecretFlowThroughTheController runs Juju's secret flow through the

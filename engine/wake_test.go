@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // twoServices deploys a and b, five units each, a pinned to machines a0..a4

@@ -15,8 +15,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestCluster drives three in-process nodes over real TCP and HTTP through
@@ -264,8 +264,8 @@ func TestRemove(t *testing.T) {
 	body, _ := json.Marshal(joinRequest{ID: victim.id, RaftAddr: victim.s.RaftAddr(), HTTPAddr: victim.httpAddr, Rejoin: true})
 	rafttest.Eventually(t, time.Minute, "rejoin of a removed node refused", func() error {
 		err := via.s.fwd.Call(ctx, "POST", via.httpAddr, "/v1/raft/join", body, nil) // relayed to the leader
-		var fe *wire.Error
-		if !errors.As(err, &fe) || fe.Status != http.StatusConflict || !errors.Is(err, wire.ErrConflict) {
+		var fe *fault.Error
+		if !errors.As(err, &fe) || fe.Status != http.StatusConflict || !errors.Is(err, fault.ErrConflict) {
 			return fmt.Errorf("got %v, want 409", err)
 		}
 		t.Logf("rejoin refused: %v", err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/fixpoint/fixpoint/raftstore/backoff"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/backoff"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // retryable reports whether err may go away by trying again, possibly at
@@ -35,7 +35,7 @@ func retryable(err error) bool {
 		errors.Is(err, raft.ErrNotVoter):
 		return true
 	}
-	var fe *wire.Error
+	var fe *fault.Error
 	if errors.As(err, &fe) {
 		return fe.Kind.Retryable()
 	}

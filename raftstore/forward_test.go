@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestFollowerWritesReuseConnections holds the forwarding client to its
@@ -107,7 +107,7 @@ func TestRefusalIsOneErrorOnEveryHop(t *testing.T) {
 	bad.Deploy.Env.APIVersion = "fixpoint/v0"
 	for _, n := range nodes {
 		_, err := n.s.Apply(ctx, bad)
-		if !errors.Is(err, ErrRefused) || !errors.Is(err, wire.ErrRefused) {
+		if !errors.Is(err, ErrRefused) || !errors.Is(err, fault.ErrRefused) {
 			t.Fatalf("via %s: got %v, want a refusal", n.id, err)
 		}
 		var ps model.Problems
@@ -124,14 +124,14 @@ func TestRefusalIsOneErrorOnEveryHop(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.Forward(ctx, "POST", leader.httpAddr, "/v1/raft/apply", body, nil)
-	var fe *wire.Error
-	if !errors.As(err, &fe) || fe.Status != http.StatusConflict || fe.Kind != wire.KindRefused || len(fe.Problems) == 0 {
+	var fe *fault.Error
+	if !errors.As(err, &fe) || fe.Status != http.StatusConflict || fe.Kind != fault.KindRefused || len(fe.Problems) == 0 {
 		t.Fatalf("got %v (%+v), want a 409 refused envelope", err, fe)
 	}
 	// A follower asked by another node does not forward again.
 	follower := others(nodes, leader)[0]
 	err = c.Forward(ctx, "POST", follower.httpAddr, "/v1/raft/apply", body, nil)
-	if !errors.Is(err, wire.ErrNotLeader) || !errors.As(err, &fe) || fe.Leader != leader.httpAddr {
+	if !errors.Is(err, fault.ErrNotLeader) || !errors.As(err, &fe) || fe.Leader != leader.httpAddr {
 		t.Fatalf("got %v, want not_leader naming the leader %s", err, leader.httpAddr)
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // maxBody bounds request bodies other than backups.
@@ -58,9 +58,9 @@ func forwarded(r *http.Request) bool { return forward.Forwarded(r) }
 
 // notLeader is the answer of a follower to a request that only the leader
 // may answer.
-func (s *Store) notLeader() *wire.Error {
+func (s *Store) notLeader() *fault.Error {
 	id, addr := s.leader()
-	e := wire.Errorf(wire.KindNotLeader, "node %s is not the leader and knows no leader", s.cfg.NodeID)
+	e := fault.Errorf(fault.KindNotLeader, "node %s is not the leader and knows no leader", s.cfg.NodeID)
 	if id != "" {
 		e.Message = fmt.Sprintf("node %s is not the leader (the leader is %s at %s)", s.cfg.NodeID, id, addr)
 	}
@@ -232,33 +232,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // raftstore's and raft's errors first, then from the forward kinds err
 // wraps (an answer relayed from another node keeps its kind).
 func writeError(w http.ResponseWriter, err error) {
-	wire.Write(w, wire.From(err, kindOf(err)))
+	fault.Write(w, fault.From(err, kindOf(err)))
 }
 
 // kindOf is the kind of the errors of this package and of raft; the rest
-// is left to wire.KindOf.
-func kindOf(err error) wire.Kind {
+// is left to fault.KindOf.
+func kindOf(err error) fault.Kind {
 	var bad *badRequest
 	var nf *notFound
 	var conflict *conflictError
 	switch {
 	case errors.Is(err, ErrRefused):
-		return wire.KindRefused
+		return fault.KindRefused
 	case errors.As(err, &bad):
-		return wire.KindBadRequest
+		return fault.KindBadRequest
 	case errors.As(err, &nf):
-		return wire.KindNotFound
+		return fault.KindNotFound
 	case errors.As(err, &conflict), errors.Is(err, errNotMember):
-		return wire.KindConflict
+		return fault.KindConflict
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrNotVoter):
-		return wire.KindNotLeader
+		return fault.KindNotLeader
 	case errors.Is(err, context.DeadlineExceeded):
-		return wire.KindTimeout
+		return fault.KindTimeout
 	case errors.Is(err, ErrClosed), errors.Is(err, raft.ErrRaftShutdown),
 		errors.Is(err, context.Canceled), errors.Is(err, raft.ErrLeadershipLost),
 		errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout),
 		errors.Is(err, raft.ErrAbortedByRestore):
-		return wire.KindUnavailable
+		return fault.KindUnavailable
 	}
-	return wire.KindOf(err, wire.KindInternal)
+	return fault.KindOf(err, fault.KindInternal)
 }

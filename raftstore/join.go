@@ -11,8 +11,8 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/fixpoint/fixpoint/raftstore/backoff"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/backoff"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // joinRequest is the body of POST /v1/raft/join.
@@ -83,7 +83,7 @@ func (s *Store) joinCall(ctx context.Context, req joinRequest, done func(joinAns
 				}
 				return nil
 			}
-			var fe *wire.Error
+			var fe *fault.Error
 			if errors.As(err, &fe) && !fe.Kind.Retryable() {
 				return fmt.Errorf("join %s: %w", addr, err)
 			}

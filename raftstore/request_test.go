@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // A request id that reaches the leader forwarded by another node is bound
@@ -45,7 +45,7 @@ func TestForwardedRequestIDIsBoundToItsCommand(t *testing.T) {
 		t.Fatalf("a retry of the same command: %v", err)
 	}
 	err := send("b")
-	var fe *wire.Error
+	var fe *fault.Error
 	if !errors.As(err, &fe) || fe.Status != http.StatusConflict {
 		t.Fatalf("the same id with another command: %v; want a 409 refusal", err)
 	}

@@ -26,22 +26,22 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 	"github.com/fixpoint/fixpoint/raftstore/keyring"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Errors callers can test with errors.Is.
 var (
 	// ErrNoLeader means no leader could be reached before the context
 	// ended; the message names the nodes tried.
-	ErrNoLeader = wire.ErrNoLeader
+	ErrNoLeader = fault.ErrNoLeader
 	// ErrRefused means the model refused the command (the caller's
 	// mistake): it changed nothing and retrying it will not help.
-	ErrRefused = wire.ErrRefused
+	ErrRefused = fault.ErrRefused
 	// ErrNotLeader means a node that does not lead was asked what only
 	// the leader answers; nothing was proposed.
-	ErrNotLeader = wire.ErrNotLeader
+	ErrNotLeader = fault.ErrNotLeader
 	// ErrClosed means the store was closed.
 	ErrClosed = errors.New("raftstore: store closed")
 )

@@ -63,7 +63,7 @@ import (
 	"github.com/fixpoint/fixpoint/bench/internal/rawhttp"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 func main() {

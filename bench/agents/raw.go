@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/bench/internal/rawhttp"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // rawAgent is one simulated agent's connection to the server

@@ -16,7 +16,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/backoff"
+	"github.com/fixpoint/fixpoint/model/backoff"
 )
 
 // progress shows convergence as it happens, the same way for up, apply

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // scriptedSource answers WaitSummary from a script, one step per poll.
@@ -57,7 +57,7 @@ var refused = &url.Error{Op: "Get", URL: "http://127.0.0.1:1/v1/status", Err: sy
 func TestWaitRidesThroughAnElection(t *testing.T) {
 	src := &scriptedSource{steps: []func() (*engine.Summary, error){
 		summaryAt(5, false),
-		failWith(wire.Errorf(wire.KindNoLeader, "node n2 has no leader to forward to")),
+		failWith(fault.Errorf(fault.KindNoLeader, "node n2 has no leader to forward to")),
 		failWith(refused), // the old leader's process is gone
 		summaryAt(9, true),
 	}}
@@ -78,9 +78,9 @@ func TestWaitRidesThroughAnElection(t *testing.T) {
 // where nothing ever answered.
 func TestWaitFailsAtOnceOnPermanentErrors(t *testing.T) {
 	for name, step := range map[string]func() (*engine.Summary, error){
-		"unauthorized":     failWith(wire.Errorf(wire.KindUnauthorized, "unknown token")),
+		"unauthorized":     failWith(fault.Errorf(fault.KindUnauthorized, "unknown token")),
 		"never answered":   failWith(refused),
-		"bad request":      failWith(wire.Errorf(wire.KindBadRequest, "summary=x is not a boolean")),
+		"bad request":      failWith(fault.Errorf(fault.KindBadRequest, "summary=x is not a boolean")),
 		"not an api error": failWith(errors.New("decode response: unexpected EOF")),
 	} {
 		src := &scriptedSource{steps: []func() (*engine.Summary, error){step, summaryAt(1, true)}}

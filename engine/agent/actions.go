@@ -11,8 +11,8 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // An operation (action or exec) handed out with w.Action runs here: under

@@ -25,9 +25,10 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
 	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/backoff"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/backoff"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // Client is the agent's view of the control plane.
@@ -537,7 +538,7 @@ func retry(ctx context.Context, log hclog.Logger, what string, fn func() error) 
 // applied the credential the agent just registered.
 func permanent(err error) bool {
 	var e *api.Error
-	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != wire.KindUnauthorized
+	return errors.As(err, &e) && !e.Kind.Retryable() && e.Kind != fault.KindUnauthorized
 }
 
 // retryDelay spaces the agent's retries of the control plane: doubling

@@ -21,8 +21,9 @@ import (
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/engine/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // fakePlane speaks the agent's half of the control-plane API over real
@@ -85,7 +86,7 @@ printf '{"status": {"state": "active", "message": "%s"}}\n' "$FIXPOINT_UNIT"
 func (f *fakePlane) register(w http.ResponseWriter, r *http.Request) {
 	var req api.Register
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		wire.Write(w, wire.Errorf(wire.KindBadRequest, "%v", err))
+		fault.Write(w, fault.Errorf(fault.KindBadRequest, "%v", err))
 		return
 	}
 	f.mu.Lock()
@@ -101,7 +102,7 @@ func (f *fakePlane) register(w http.ResponseWriter, r *http.Request) {
 func (f *fakePlane) heartbeat(w http.ResponseWriter, r *http.Request) {
 	var hb api.Heartbeat
 	if err := json.NewDecoder(r.Body).Decode(&hb); err != nil {
-		wire.Write(w, wire.Errorf(wire.KindBadRequest, "%v", err))
+		fault.Write(w, fault.Errorf(fault.KindBadRequest, "%v", err))
 		return
 	}
 	reply := api.HeartbeatReply{Machine: r.URL.Query().Get("machine")}
@@ -122,16 +123,16 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case f.forbidWork:
 		f.mu.Unlock()
-		wire.Write(w, wire.Errorf(wire.KindForbidden, "agent of machine other may not claim for %s", machine))
+		fault.Write(w, fault.Errorf(fault.KindForbidden, "agent of machine other may not claim for %s", machine))
 		return
 	case f.failClaims > 0:
 		f.failClaims--
 		f.mu.Unlock()
-		wire.Write(w, wire.Errorf(wire.KindNoLeader, "no leader"))
+		fault.Write(w, fault.Errorf(fault.KindNoLeader, "no leader"))
 		return
 	case !f.registered[machine]:
 		f.mu.Unlock()
-		wire.Write(w, wire.Errorf(wire.KindNotRegistered, "machine %s is not registered", machine))
+		fault.Write(w, fault.Errorf(fault.KindNotRegistered, "machine %s is not registered", machine))
 		return
 	case !f.handed && !f.idle:
 		f.handed = true
@@ -176,12 +177,12 @@ func (f *fakePlane) results(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Unlock()
 	if fail {
-		wire.Write(w, wire.Errorf(wire.KindUnavailable, "busy"))
+		fault.Write(w, fault.Errorf(fault.KindUnavailable, "busy"))
 		return
 	}
 	var reps []json.RawMessage
 	if err := json.NewDecoder(r.Body).Decode(&reps); err != nil {
-		wire.Write(w, wire.Errorf(wire.KindBadRequest, "%v", err))
+		fault.Write(w, fault.Errorf(fault.KindBadRequest, "%v", err))
 		return
 	}
 	f.reports <- reps

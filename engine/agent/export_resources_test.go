@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // UnitResources is unitResources, for the external tests.

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 	"github.com/fixpoint/fixpoint/schemas"
 )
 

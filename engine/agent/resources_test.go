@@ -15,7 +15,7 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // TestUnitResources: the agent fetches a resource file once per digest,

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // Operations: `fixpoint run` and `fixpoint exec` queue one (POST
@@ -53,7 +54,7 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 	e := &model.EnqueueAction{Unit: req.Unit, Name: req.Action, Params: req.Params, Exec: req.Exec}
 	if req.Exec != "" {
 		if req.Action != "" && req.Action != model.ExecName {
-			writeKind(w, wire.KindBadRequest, "an operation runs an action or a command (exec), not both")
+			writeKind(w, fault.KindBadRequest, "an operation runs an action or a command (exec), not both")
 			return
 		}
 		e.Name = model.ExecName
@@ -83,7 +84,7 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if refused != nil {
-		writeKind(w, wire.KindBadRequest, "%v", refused)
+		writeKind(w, fault.KindBadRequest, "%v", refused)
 		return
 	}
 	if e.Name == model.ExecName {
@@ -104,7 +105,7 @@ func (s *Server) operations(w http.ResponseWriter, r *http.Request) {
 		case model.ActionPending, model.ActionRunning, model.ActionCompleted, model.ActionFailed:
 			statuses[st] = true
 		default:
-			writeKind(w, wire.KindBadRequest, "status=%s: one of pending, running, completed, failed", model.Quote(st, 24))
+			writeKind(w, fault.KindBadRequest, "status=%s: one of pending, running, completed, failed", model.Quote(st, 24))
 			return
 		}
 	}
@@ -128,13 +129,13 @@ func (s *Server) operations(w http.ResponseWriter, r *http.Request) {
 func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil || id <= 0 {
-		writeKind(w, wire.KindBadRequest, "operation id %s is not a positive number", model.Quote(r.PathValue("id"), 24))
+		writeKind(w, fault.KindBadRequest, "operation id %s is not a positive number", model.Quote(r.PathValue("id"), 24))
 		return
 	}
 	var wait time.Duration
 	if ws := r.URL.Query().Get("wait"); ws != "" {
 		if wait, err = time.ParseDuration(ws); err != nil || wait < 0 {
-			writeKind(w, wire.KindBadRequest, "wait=%s is not a duration (e.g. 30s)", model.Quote(ws, 24))
+			writeKind(w, fault.KindBadRequest, "wait=%s is not a duration (e.g. 30s)", model.Quote(ws, 24))
 			return
 		}
 	}
@@ -162,7 +163,7 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if a == nil {
-			writeKind(w, wire.KindNotFound, "operation %d does not exist (or was dropped from its unit's history of %d)", id, model.ActionHistory)
+			writeKind(w, fault.KindNotFound, "operation %d does not exist (or was dropped from its unit's history of %d)", id, model.ActionHistory)
 			return
 		}
 		if a.Finished() || ctx.Err() != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // lastIndex is the last index of n's log once the term's barrier is in
@@ -204,7 +204,7 @@ func TestAFollowerConfirmsARefusalWithTheLeader(t *testing.T) {
 func TestReusedRequestIDRefusedBeforeTheLog(t *testing.T) {
 	n := startNode(t, "n1")
 	deploy := uploadedDeploy(t, n)
-	send := func(units int) (int, *wire.Error, []byte) {
+	send := func(units int) (int, *fault.Error, []byte) {
 		body, err := json.Marshal(deploy(units))
 		if err != nil {
 			t.Fatal(err)

@@ -19,8 +19,9 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // Client talks to a control plane through any of its nodes, moving on to
@@ -108,7 +109,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 			continue
 		}
 		if resp.StatusCode >= 300 {
-			e := wire.Decode(resp.StatusCode, data)
+			e := fault.Decode(resp.StatusCode, data)
 			if e.Node == "" {
 				e.Node = addr
 			}

@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Enqueue queues an operation (`fixpoint run`, `fixpoint exec`) and

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // The debug log over HTTP: agents post their lines (POST /v1/agent/logs),
@@ -55,7 +55,7 @@ func (s *Server) diagRoutes() {
 func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostics, bool) {
 	d, ok := s.node.(Diagnostics)
 	if !ok {
-		writeKind(w, wire.KindUnavailable, "this node keeps no debug log or events")
+		writeKind(w, fault.KindUnavailable, "this node keeps no debug log or events")
 		return d, false
 	}
 	// A node that lags the leader (a follower, or a new leader still
@@ -81,7 +81,7 @@ func (s *Server) postLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	cmd := &model.Command{Op: model.OpLogs, Logs: &batch}
 	if err := cmd.Validate(); err != nil {
-		writeKind(w, wire.KindBadRequest, "logs: %v", err)
+		writeKind(w, fault.KindBadRequest, "logs: %v", err)
 		return
 	}
 	kept := batch.Lines[:0]
@@ -125,7 +125,7 @@ func (s *Server) postLogs(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		writeKind(w, wire.KindBadRequest, "logs: %v", err)
+		writeKind(w, fault.KindBadRequest, "logs: %v", err)
 		return
 	}
 	if len(kept) == 0 {
@@ -134,7 +134,7 @@ func (s *Server) postLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	batch.Lines = kept
 	if !s.takeLogSlot(r.Context()) {
-		writeKind(w, wire.KindUnavailable, "the node is busy proposing other log lines; keep them and send again")
+		writeKind(w, fault.KindUnavailable, "the node is busy proposing other log lines; keep them and send again")
 		return
 	}
 	defer func() { <-s.logSlots }()
@@ -190,7 +190,7 @@ func (s *Server) debugLog(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := model.LogFilter{Include: splitList(q.Get("include")), Exclude: splitList(q.Get("exclude")), Level: q.Get("level")}
 	if err := f.Check(); err != nil {
-		writeKind(w, wire.KindBadRequest, "debug-log: %v", err)
+		writeKind(w, fault.KindBadRequest, "debug-log: %v", err)
 		return
 	}
 	rq, ok := readQuery(w, q)
@@ -220,7 +220,7 @@ func readQuery(w http.ResponseWriter, q map[string][]string) (readQ, bool) {
 	if a := get("after"); a != "" {
 		n, err := strconv.ParseUint(a, 10, 64)
 		if err != nil {
-			writeKind(w, wire.KindBadRequest, "after=%q is not a number", a)
+			writeKind(w, fault.KindBadRequest, "after=%q is not a number", a)
 			return rq, false
 		}
 		rq.after = n
@@ -228,7 +228,7 @@ func readQuery(w http.ResponseWriter, q map[string][]string) (readQ, bool) {
 	if t := get("tail"); t != "" {
 		n, err := strconv.Atoi(t)
 		if err != nil || n < 0 {
-			writeKind(w, wire.KindBadRequest, "tail=%q is not a count", t)
+			writeKind(w, fault.KindBadRequest, "tail=%q is not a count", t)
 			return rq, false
 		}
 		rq.tail = min(n, maxRead)
@@ -236,7 +236,7 @@ func readQuery(w http.ResponseWriter, q map[string][]string) (readQ, bool) {
 	if ws := get("wait"); ws != "" {
 		dur, err := time.ParseDuration(ws)
 		if err != nil {
-			writeKind(w, wire.KindBadRequest, "wait=%q is not a duration (e.g. 30s)", ws)
+			writeKind(w, fault.KindBadRequest, "wait=%q is not a duration (e.g. 30s)", ws)
 			return rq, false
 		}
 		rq.wait = min(dur, time.Minute)

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // Events is the answer of GET /v1/events.
@@ -35,7 +35,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	case model.CheckName(model.KindService, of) == nil:
 		keyOK = func(k string) bool { return model.ServiceOf(k) == of }
 	default:
-		writeKind(w, wire.KindBadRequest, "events of %s: name a unit (service/N) or a service", model.Quote(of, 24))
+		writeKind(w, fault.KindBadRequest, "events of %s: name a unit (service/N) or a service", model.Quote(of, 24))
 		return
 	}
 	rq, ok := readQuery(w, q)

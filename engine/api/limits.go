@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // limitBody caps the body of every request but charm and resource
@@ -38,7 +38,7 @@ func writeInvalid(w http.ResponseWriter, cmd *model.Command, err error) {
 		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), "")
 		return
 	}
-	writeKind(w, wire.KindBadRequest, "%s: %v", cmd.Op, err)
+	writeKind(w, fault.KindBadRequest, "%s: %v", cmd.Op, err)
 }
 
 // propose checks cmd as the FSM will (shape, sizes, names, limits, and

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // The reads of one unit or one service, for `show-unit` and `config`.
@@ -46,7 +46,7 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 		check = func(n string) error { return model.CheckName(model.KindService, n) }
 	}
 	if err := check(name); err != nil {
-		writeKind(w, wire.KindBadRequest, "%v", err)
+		writeKind(w, fault.KindBadRequest, "%v", err)
 		return
 	}
 	reveal, ok := s.reveal(w, r)
@@ -55,7 +55,7 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.ctl.Unit(name)
 	if errors.Is(err, engine.ErrNotFound) {
-		writeKind(w, wire.KindNotFound, "%v", err)
+		writeKind(w, fault.KindNotFound, "%v", err)
 		return
 	}
 	if err != nil {
@@ -72,7 +72,7 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serviceConfig(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("service")
 	if err := model.CheckName(model.KindService, name); err != nil {
-		writeKind(w, wire.KindBadRequest, "%v", err)
+		writeKind(w, fault.KindBadRequest, "%v", err)
 		return
 	}
 	reveal, ok := s.reveal(w, r)
@@ -86,7 +86,7 @@ func (s *Server) serviceConfig(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		writeKind(w, wire.KindNotFound, "%v", err)
+		writeKind(w, fault.KindNotFound, "%v", err)
 		return
 	}
 	if !reveal {

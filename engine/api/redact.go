@@ -5,8 +5,8 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Answers people read (state, universes, units, config, logs, explain)
@@ -28,7 +28,7 @@ func (s *Server) reveal(w http.ResponseWriter, r *http.Request) (reveal, ok bool
 	case "0", "false":
 		return false, true
 	default:
-		writeKind(w, wire.KindBadRequest, "reveal=%q: pass reveal=1 to see secret values, or leave it out", v)
+		writeKind(w, fault.KindBadRequest, "reveal=%q: pass reveal=1 to see secret values, or leave it out", v)
 		return false, false
 	}
 	p := principalOf(r)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Secrets of the fixture: db's secret option, the password db/0 hands

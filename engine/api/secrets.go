@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // The operator's view of the Juju secrets: GET /v1/secrets lists them,
@@ -80,12 +80,12 @@ type keyRotator interface {
 func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) {
 	kr, ok := s.node.(keyRotator)
 	if !ok {
-		writeKind(w, wire.KindUnavailable, "this node can not rotate the cluster key")
+		writeKind(w, fault.KindUnavailable, "this node can not rotate the cluster key")
 		return
 	}
 	id, err := kr.RotateSecretsKey(r.Context())
 	if err != nil {
-		writeKind(w, wire.KindUnavailable, "%v", err)
+		writeKind(w, fault.KindUnavailable, "%v", err)
 		return
 	}
 	s.log.Info("rotated the cluster key", "key", id, "principal", principalOf(r).String())
@@ -155,7 +155,7 @@ func (s *Server) secrets(w http.ResponseWriter, r *http.Request) {
 func (s *Server) secret(w http.ResponseWriter, r *http.Request) {
 	id, err := model.ParseSecretURI(r.PathValue("id"))
 	if err != nil {
-		writeKind(w, wire.KindBadRequest, "%v", err)
+		writeKind(w, fault.KindBadRequest, "%v", err)
 		return
 	}
 	reveal, ok := s.reveal(w, r)
@@ -183,9 +183,9 @@ func (s *Server) secret(w http.ResponseWriter, r *http.Request) {
 	})
 	switch {
 	case !found:
-		writeKind(w, wire.KindNotFound, "secret:%s not found (fixpoint secrets lists them)", id)
+		writeKind(w, fault.KindNotFound, "secret:%s not found (fixpoint secrets lists them)", id)
 	case err != nil:
-		writeKind(w, wire.KindUnavailable, "%v", err)
+		writeKind(w, fault.KindUnavailable, "%v", err)
 	default:
 		writeCompact(w, http.StatusOK, info)
 	}

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // DeployRequest is the body of POST /v1/deploy and POST /v1/plan: the
@@ -44,7 +44,7 @@ func (s *Server) reviseSecrets(w http.ResponseWriter, req *DeployRequest) bool {
 	})
 	req.SecretValues = nil
 	if err != nil {
-		writeKind(w, wire.KindBadRequest, "deploy: %v", err)
+		writeKind(w, fault.KindBadRequest, "deploy: %v", err)
 		return false
 	}
 	if len(revs) > 0 {

@@ -16,9 +16,10 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api/cork"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Node is the control-plane node the API serves: the replicated store and
@@ -159,16 +160,16 @@ func (s *Server) leaderOr(h http.HandlerFunc, relay func(w http.ResponseWriter, 
 		}
 		leader := s.node.LeaderHTTP()
 		if leader == "" {
-			e := wire.Errorf(wire.KindNoLeader, "node %s has no leader to forward to; the control plane may have lost its quorum, try again or ask another node", s.node.NodeID())
+			e := fault.Errorf(fault.KindNoLeader, "node %s has no leader to forward to; the control plane may have lost its quorum, try again or ask another node", s.node.NodeID())
 			e.Node = s.node.NodeID()
-			wire.Write(w, e)
+			fault.Write(w, e)
 			return
 		}
 		if forward.Forwarded(r) {
-			e := wire.Errorf(wire.KindNotLeader, "node %s is not the leader either (it takes %s for the leader); leadership is moving, try again",
+			e := fault.Errorf(fault.KindNotLeader, "node %s is not the leader either (it takes %s for the leader); leadership is moving, try again",
 				s.node.NodeID(), leader)
 			e.Leader, e.Node = leader, s.node.NodeID()
-			wire.Write(w, e)
+			fault.Write(w, e)
 			return
 		}
 		relay(w, r, leader)
@@ -421,7 +422,7 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if !registered {
-		writeKind(w, wire.KindNotRegistered, "machine %s is not registered; the agent registers it on start", machine)
+		writeKind(w, fault.KindNotRegistered, "machine %s is not registered; the agent registers it on start", machine)
 		return
 	}
 	wait, err := pollWait(q)

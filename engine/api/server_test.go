@@ -15,14 +15,14 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // call sends one raw request with token (none when "") and returns the
 // status, the decoded error envelope of a non-2xx answer, and the body.
-func call(t *testing.T, method, url, token string, body []byte, hdr ...string) (int, *wire.Error, []byte) {
+func call(t *testing.T, method, url, token string, body []byte, hdr ...string) (int, *fault.Error, []byte) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctxT(t), method, url, bytes.NewReader(body))
 	if err != nil {
@@ -49,7 +49,7 @@ func call(t *testing.T, method, url, token string, body []byte, hdr ...string) (
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("%s %s: error answer of type %q, want the JSON envelope", method, url, ct)
 	}
-	return resp.StatusCode, wire.Decode(resp.StatusCode, data), data
+	return resp.StatusCode, fault.Decode(resp.StatusCode, data), data
 }
 
 // Who may do what: no token, an unknown one, the join token, a machine's
@@ -125,7 +125,7 @@ func TestRefusal(t *testing.T) {
 		t.Errorf("unknown field: %d %v, want 400 naming the field", code, e)
 	}
 	code, e, _ = call(t, "POST", n.addr+"/v1/resolved", operatorToken, []byte(`{"unit": `))
-	if code != http.StatusBadRequest || e.Kind != wire.KindBadRequest {
+	if code != http.StatusBadRequest || e.Kind != fault.KindBadRequest {
 		t.Errorf("truncated body: %d %v, want 400", code, e)
 	}
 	code, e, _ = call(t, "GET", n.addr+"/v1/state?index=soon", operatorToken, nil)
@@ -190,7 +190,7 @@ func TestForwardingToLeader(t *testing.T) {
 	if code, e, _ := call(t, "POST", follower.addr+"/v1/agent/register", reg.Token, mustJSON(t, api.Register{Machine: "m2", Address: "10.0.0.3"})); code != http.StatusOK {
 		t.Errorf("m2 renews through the follower: %d %v", code, e)
 	}
-	if code, e, _ := call(t, "POST", follower.addr+"/v1/agent/register", reg.Token, mustJSON(t, api.Register{Machine: "m1", Address: "10.0.0.3"})); code != http.StatusForbidden || !errors.Is(e, wire.ErrForbidden) {
+	if code, e, _ := call(t, "POST", follower.addr+"/v1/agent/register", reg.Token, mustJSON(t, api.Register{Machine: "m1", Address: "10.0.0.3"})); code != http.StatusForbidden || !errors.Is(e, fault.ErrForbidden) {
 		t.Errorf("m2's credential registers m1 through the follower: %d %v, want 403", code, e)
 	}
 	if code, e, _ := call(t, "POST", leader.addr+forward.BatchPath, reg.Token, nil); code != http.StatusForbidden {

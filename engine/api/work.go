@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // MaxWork is the most units one work request hands out. An agent asks for

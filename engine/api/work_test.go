@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 func TestWorkMax(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/fixpoint/fixpoint/engine/unijson"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // appendWork appends w as encoding/json writes it (same bytes: fields in

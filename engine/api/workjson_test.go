@@ -7,7 +7,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/unijson"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // fullWork sets every field of a Work, its universe, relation, event and

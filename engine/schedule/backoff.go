@@ -1,6 +1,6 @@
 package schedule
 
-import "github.com/fixpoint/fixpoint/raftstore/backoff"
+import "github.com/fixpoint/fixpoint/model/backoff"
 
 // Backoff spaces a failed unit's retries.
 type Backoff = backoff.Policy

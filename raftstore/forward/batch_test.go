@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 func sampleBatch() []wireRequest {
@@ -112,7 +112,7 @@ const nodeToken = "node-token"
 func (l *leaderStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == BatchPath {
 		if r.Header.Get("Authorization") != "Bearer "+nodeToken {
-			wire.Write(w, wire.Errorf(wire.KindUnauthorized, "batches come from nodes"))
+			fault.Write(w, fault.Errorf(fault.KindUnauthorized, "batches come from nodes"))
 			return
 		}
 		l.batches.Add(1)
@@ -124,9 +124,9 @@ func (l *leaderStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-l.gate
 	}
 	if r.Header.Get("Authorization") == "Bearer refuse" {
-		e := wire.Errorf(wire.KindForbidden, "not yours")
+		e := fault.Errorf(fault.KindForbidden, "not yours")
 		e.Node = "n1"
-		wire.Write(w, e)
+		fault.Write(w, e)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -244,8 +244,8 @@ func TestProxyBatchAnswersAndStreams(t *testing.T) {
 	stub, f := stubbedFollower(t)
 
 	resp, body := postAs(t, f.URL+"/v1/agent/register", "refuse", "{}")
-	e := wire.Decode(resp.StatusCode, []byte(body))
-	if resp.StatusCode != http.StatusForbidden || !errors.Is(e, wire.ErrForbidden) || e.Node != "n1" {
+	e := fault.Decode(resp.StatusCode, []byte(body))
+	if resp.StatusCode != http.StatusForbidden || !errors.Is(e, fault.ErrForbidden) || e.Node != "n1" {
 		t.Errorf("refusal through the batch: %d %+v", resp.StatusCode, e)
 	}
 	if stub.batches.Load() != 1 {
@@ -315,8 +315,8 @@ func TestProxyBatchLeaderDown(t *testing.T) {
 	f := follower(p, addr)
 	defer f.Close()
 	resp, body := postAs(t, f.URL+"/v1/agent/register", "t", "{}")
-	e := wire.Decode(resp.StatusCode, []byte(body))
-	if resp.StatusCode != http.StatusBadGateway || !errors.Is(e, wire.ErrBadGateway) || e.Leader != addr || e.Node != "n2" {
+	e := fault.Decode(resp.StatusCode, []byte(body))
+	if resp.StatusCode != http.StatusBadGateway || !errors.Is(e, fault.ErrBadGateway) || e.Leader != addr || e.Node != "n2" {
 		t.Errorf("leader down: %d %+v", resp.StatusCode, e)
 	}
 }
@@ -347,8 +347,8 @@ func TestProxyBatchCallerGone(t *testing.T) {
 	}
 	cancel()
 	<-done
-	e := wire.Decode(rec.Code, rec.Body.Bytes())
-	if rec.Code != http.StatusServiceUnavailable || !errors.Is(e, wire.ErrUnavailable) || e.Leader != leader.URL {
+	e := fault.Decode(rec.Code, rec.Body.Bytes())
+	if rec.Code != http.StatusServiceUnavailable || !errors.Is(e, fault.ErrUnavailable) || e.Leader != leader.URL {
 		t.Errorf("caller gone: %d %+v", rec.Code, e)
 	}
 }

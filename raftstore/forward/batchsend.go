@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // What a node batches, and how.
@@ -189,10 +189,10 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBatchedBody+1))
 	if err != nil {
 		if e := bodyError(r, err); e != nil {
-			wire.Write(w, e)
+			fault.Write(w, e)
 			return true
 		}
-		wire.Write(w, wire.Errorf(wire.KindBadRequest, "read the request body: %v", err))
+		fault.Write(w, fault.Errorf(fault.KindBadRequest, "read the request body: %v", err))
 		return true
 	}
 	if len(body) > maxBatchedBody {
@@ -217,12 +217,12 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 		// The caller is gone, or the node is shutting down: its request
 		// stays in the batch and its outcome is unknown. Say so rather
 		// than let net/http answer an empty 200.
-		e := wire.Errorf(wire.KindUnavailable, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
+		e := fault.Errorf(fault.KindUnavailable, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
 		if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
-			e = wire.Errorf(wire.KindTimeout, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
+			e = fault.Errorf(fault.KindTimeout, "forward %s %s to leader %s: %v before the leader answered", r.Method, r.URL.Path, addr, r.Context().Err())
 		}
 		e.Leader, e.Node = addr, p.node
-		wire.Write(w, e)
+		fault.Write(w, e)
 		return true
 	}
 	if errors.Is(m.err, errNoBatch) {
@@ -230,9 +230,9 @@ func (p *Proxy) serveBatched(w http.ResponseWriter, r *http.Request, addr string
 		return false
 	}
 	if m.err != nil {
-		e := wire.Errorf(wire.KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, m.err)
+		e := fault.Errorf(fault.KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, m.err)
 		e.Leader, e.Node = addr, p.node
-		wire.Write(w, e)
+		fault.Write(w, e)
 		return true
 	}
 	h := w.Header()

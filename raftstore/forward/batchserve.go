@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // ServeBatch answers a batch another node sent (POST BatchPath): it runs
@@ -27,12 +27,12 @@ import (
 func ServeBatch(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBatchBytes))
 	if err != nil {
-		wire.Write(w, wire.Errorf(wire.KindTooLarge, "read batch: %v", err))
+		fault.Write(w, fault.Errorf(fault.KindTooLarge, "read batch: %v", err))
 		return
 	}
 	reqs, err := decodeBatch(data)
 	if err != nil {
-		wire.Write(w, wire.Errorf(wire.KindBadRequest, "decode batch: %v", err))
+		fault.Write(w, fault.Errorf(fault.KindBadRequest, "decode batch: %v", err))
 		return
 	}
 	from := r.Header.Get(Header)
@@ -63,17 +63,17 @@ func serveMember(outer *http.Request, m wireRequest, from string, h http.Handler
 	rec := &recorder{header: http.Header{}}
 	defer func() {
 		if p := recover(); p != nil {
-			a = errorAnswer(wire.Errorf(wire.KindInternal, "%s %s: handler failed: %v", m.method, m.target, p))
+			a = errorAnswer(fault.Errorf(fault.KindInternal, "%s %s: handler failed: %v", m.method, m.target, p))
 		}
 	}()
 	req, err := http.NewRequestWithContext(outer.Context(), m.method, m.target, bytes.NewReader(m.body))
 	if err != nil {
-		return errorAnswer(wire.Errorf(wire.KindBadRequest, "%s %s: %v", m.method, m.target, err))
+		return errorAnswer(fault.Errorf(fault.KindBadRequest, "%s %s: %v", m.method, m.target, err))
 	}
 	// The path as a router sees it: escapes decoded (%62atch is batch),
 	// dot segments and repeated slashes gone.
 	if path.Clean(req.URL.Path) == BatchPath {
-		return errorAnswer(wire.Errorf(wire.KindBadRequest, "a batch does not hold batches"))
+		return errorAnswer(fault.Errorf(fault.KindBadRequest, "a batch does not hold batches"))
 	}
 	req.RequestURI = m.target
 	req.Host = outer.Host
@@ -83,7 +83,7 @@ func serveMember(outer *http.Request, m wireRequest, from string, h http.Handler
 	req.Proto, req.ProtoMajor, req.ProtoMinor = outer.Proto, outer.ProtoMajor, outer.ProtoMinor
 	h.ServeHTTP(rec, req)
 	if rec.over {
-		return errorAnswer(wire.Errorf(wire.KindInternal, "%s %s: the answer is over the %d bytes a batch relays", m.method, m.target, maxMemberAnswer))
+		return errorAnswer(fault.Errorf(fault.KindInternal, "%s %s: the answer is over the %d bytes a batch relays", m.method, m.target, maxMemberAnswer))
 	}
 	if rec.status == 0 {
 		rec.status = http.StatusOK
@@ -92,9 +92,9 @@ func serveMember(outer *http.Request, m wireRequest, from string, h http.Handler
 }
 
 // errorAnswer is e as the envelope Write would answer with.
-func errorAnswer(e *wire.Error) wireAnswer {
+func errorAnswer(e *fault.Error) wireAnswer {
 	rec := &recorder{header: http.Header{}}
-	wire.Write(rec, e)
+	fault.Write(rec, e)
 	return wireAnswer{status: rec.status, header: rec.header, body: rec.body.Bytes()}
 }
 

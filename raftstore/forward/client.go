@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // Header marks a request one node sent another on a caller's behalf; its
@@ -81,7 +81,7 @@ func NewClient(hc *http.Client, node string) *Client {
 
 // Call sends a request of this node's own to the node at addr, which may
 // pass it on to the leader, and decodes a JSON answer into out (when out is
-// not nil). An error answer comes back as *wire.Error.
+// not nil). An error answer comes back as *fault.Error.
 func (c *Client) Call(ctx context.Context, method, addr, path string, body []byte, out any) error {
 	return c.send(ctx, false, method, addr, path, body, out)
 }
@@ -119,7 +119,7 @@ func (c *Client) send(ctx context.Context, fwd bool, method, addr, path string, 
 }
 
 // Do sends req, marked as forwarded when fwd. A 2xx answer is returned for
-// the caller to read and Close; any other comes back as *wire.Error, its body
+// the caller to read and Close; any other comes back as *fault.Error, its body
 // read and closed.
 func (c *Client) Do(req *http.Request, fwd bool) (*http.Response, error) {
 	if fwd {
@@ -132,7 +132,7 @@ func (c *Client) Do(req *http.Request, fwd bool) (*http.Response, error) {
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 		Close(resp)
-		return nil, wire.Decode(resp.StatusCode, b)
+		return nil, fault.Decode(resp.StatusCode, b)
 	}
 	return resp, nil
 }
@@ -176,7 +176,7 @@ func (p *Proxy) Serve(w http.ResponseWriter, r *http.Request, addr string) {
 	}
 	rp, err := p.to(addr)
 	if err != nil {
-		wire.Write(w, wire.Errorf(wire.KindInternal, "leader address %q: %v", addr, err))
+		fault.Write(w, fault.Errorf(fault.KindInternal, "leader address %q: %v", addr, err))
 		return
 	}
 	rp.ServeHTTP(w, r)
@@ -203,12 +203,12 @@ func (p *Proxy) batcherFor(addr string) *batcher {
 // because r's body is over the cap the node's API put on it: 413, which
 // no retry or other node cures, rather than a gateway's 502. It is nil
 // for any other failure.
-func bodyError(r *http.Request, err error) *wire.Error {
+func bodyError(r *http.Request, err error) *fault.Error {
 	var tooLarge *http.MaxBytesError
 	if !errors.As(err, &tooLarge) {
 		return nil
 	}
-	return wire.Errorf(wire.KindTooLarge, "%s %s: the request body is larger than the %d-byte cap", r.Method, r.URL.Path, tooLarge.Limit)
+	return fault.Errorf(fault.KindTooLarge, "%s %s: the request body is larger than the %d-byte cap", r.Method, r.URL.Path, tooLarge.Limit)
 }
 
 // bufferPool lends the reverse proxies their copy buffers.
@@ -247,12 +247,12 @@ func (p *Proxy) to(addr string) (*httputil.ReverseProxy, error) {
 		BufferPool: copyBuffers,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if e := bodyError(r, err); e != nil {
-				wire.Write(w, e)
+				fault.Write(w, e)
 				return
 			}
-			e := wire.Errorf(wire.KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, err)
+			e := fault.Errorf(fault.KindBadGateway, "forward %s %s to leader %s: %v", r.Method, r.URL.Path, addr, err)
 			e.Leader, e.Node = addr, p.node
-			wire.Write(w, e)
+			fault.Write(w, e)
 		},
 	}
 	// Leaders change rarely; a handful of addresses over a node's life.

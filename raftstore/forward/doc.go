@@ -3,5 +3,5 @@
 // requests, Raft membership calls and charm replication. It owns the
 // pooled transport they share, the header that marks a forwarded request
 // and the batching of forwarded writes; the error envelope they answer
-// with is package wire's.
+// with is package model/fault's.
 package forward

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fixpoint/fixpoint/raftstore/wire"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // A body over the cap a follower's API puts on it is the caller's error:
@@ -39,7 +39,7 @@ func TestOversizedBodyThroughAFollowerIs413(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if e := wire.Decode(resp.StatusCode, b); resp.StatusCode != http.StatusRequestEntityTooLarge || !errors.Is(e, wire.ErrTooLarge) {
+		if e := fault.Decode(resp.StatusCode, b); resp.StatusCode != http.StatusRequestEntityTooLarge || !errors.Is(e, fault.ErrTooLarge) {
 			t.Errorf("%s: %d %s; want 413 too_large", name, resp.StatusCode, b)
 		}
 	}

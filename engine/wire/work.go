@@ -1,3 +1,9 @@
+// Package wire is the protocol between the controller and its agents:
+// the work an agent is handed (a unit's universe, or an action to run on
+// it) and the report it sends back. The controller, engine/api,
+// engine/agent and engine/legacy import it; it imports only charmapi, so
+// none of them imports the store to speak to another. Errors on the way
+// travel in package model/fault's envelope.
 package wire
 
 import (

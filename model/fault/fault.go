@@ -1,11 +1,11 @@
-// Package wire is the vocabulary every hop of fixpoint speaks: the JSON
-// error envelope every node answers with, the kinds of error it names and
-// the sentinels those kinds turn back into, so that errors.Is works the
-// same on the leader, on a follower and in an agent three hops away; and
-// the work an agent is handed and the report it sends back. Both sides of
-// each hop (raftstore, engine/api, engine/agent, the controller) import
-// it; it imports only model and charmapi.
-package wire
+// Package fault is the error vocabulary every hop of fixpoint speaks: the
+// JSON error envelope every node answers with, the kinds of error it names
+// and the sentinels those kinds turn back into, so that errors.Is works the
+// same on the leader, on a follower and in an agent three hops away. Both
+// sides of each hop (raftstore, engine/api, engine/agent, the controller)
+// import it; it imports only model, so raftstore and engine share it
+// without either importing the other.
+package fault
 
 import (
 	"bytes"
