@@ -139,13 +139,13 @@ func TestNewClusterFromBackup(t *testing.T) {
 	if before.Charms[hash] == nil {
 		t.Fatalf("db's charm %q is not in the state", hash)
 	}
-	if code := n.getStatus("/v1/charms/" + hash); code == http.StatusOK {
+	if code := n.getStatusAt(n.addrs[2], "/v1/charms/"+hash); code == http.StatusOK {
 		t.Fatal("the restored cluster serves db's charm before it was uploaded again")
 	}
 	if r := n.cli("apply", "-f", env, "--yes"); r.code != 0 || !strings.Contains(r.stdout, "environment unchanged") {
 		t.Fatalf("apply of the same environment: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if code := n.getStatus("/v1/charms/" + hash); code != http.StatusOK {
+	if code := n.getStatusAt(n.addrs[2], "/v1/charms/"+hash); code != http.StatusOK {
 		t.Fatalf("GET db's charm after the same environment was applied again: %d", code)
 	}
 	// A service added now runs on m1: the agent works for the new
@@ -172,16 +172,6 @@ func TestNewClusterFromBackup(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &info) != nil || info.Content["password"] != drSecret {
 		t.Errorf("show-secret --reveal on the new cluster: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-}
-
-// getStatus is the status code of GET path on the last server.
-func (c *cluster) getStatus(path string) int {
-	c.t.Helper()
-	resp, _, err := c.do(http.MethodGet, c.addrs[len(c.addrs)-1], path, nil)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return resp.StatusCode
 }
 
 // copyPrivate copies a file to one only its owner may read.
