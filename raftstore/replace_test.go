@@ -13,92 +13,19 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
-// writer applies machine registrations one after another through the
-// nodes it is given, round robin, until stopped, and keeps every one
-// acknowledged.
-type writer struct {
-	t    testing.TB
-	mu   sync.Mutex
-	via  []*node
-	acks map[string]string
-	// failed counts writes without an acknowledgement (an unclear
-	// outcome: they may or may not have landed).
-	failed atomic.Int64
-	n      atomic.Int64
-	stop   chan struct{}
-	done   chan struct{}
-}
-
-func startWriter(t testing.TB, via ...*node) *writer {
-	w := &writer{t: t, via: via, acks: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go w.run()
-	t.Cleanup(w.halt)
-	return w
-}
-
-func (w *writer) run() {
-	defer close(w.done)
-	for i := 0; ; i++ {
-		select {
-		case <-w.stop:
-			return
-		default:
-		}
-		w.mu.Lock()
-		via := w.via[i%len(w.via)]
-		w.mu.Unlock()
+// machineWriter registers machines through the nodes route holds, round
+// robin: what rafttest.Writer applies here.
+func machineWriter(route *atomic.Pointer[[]*node]) rafttest.Write {
+	return func(ctx context.Context, i int) (string, string, bool, error) {
+		via := *route.Load()
+		n := via[i%len(via)]
 		name, addr := fmt.Sprintf("w%d", i), fmt.Sprintf("10.2.%d.%d", i/250, i%250)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		_, err := via.s.Apply(ctx, machineCmd(name, addr))
-		cancel()
-		switch {
-		case err == nil:
-			w.mu.Lock()
-			w.acks[name] = addr
-			w.mu.Unlock()
-			w.n.Add(1)
-		case errors.Is(err, ErrRefused):
-			w.t.Errorf("write %s via %s refused: %v", name, via.id, err)
-			return
-		default:
-			w.failed.Add(1)
-			w.t.Logf("write %s via %s: %v", name, via.id, err)
+		_, err := n.s.Apply(ctx, machineCmd(name, addr))
+		if errors.Is(err, ErrRefused) {
+			return name, addr, false, fmt.Errorf("through %s: %w", n.id, err)
 		}
+		return name, addr, err == nil, nil
 	}
-}
-
-// route makes the writer go through these nodes from its next write on.
-func (w *writer) route(via ...*node) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.via = via
-}
-
-// acked is a copy of the acknowledged writes.
-func (w *writer) acked() map[string]string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string]string, len(w.acks))
-	for k, v := range w.acks {
-		out[k] = v
-	}
-	return out
-}
-
-// waitMore waits until the writer has n more acknowledged writes.
-func (w *writer) waitMore(what string, n int64) {
-	w.t.Helper()
-	want := w.n.Load() + n
-	rafttest.Until(w.t, 2*time.Minute, what, func() bool { return w.n.Load() >= want })
-}
-
-func (w *writer) halt() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
-	<-w.done
 }
 
 // holdsAll reports the first acknowledged write n lacks.
@@ -170,8 +97,10 @@ func TestReplaceNodeUnderLoad(t *testing.T) {
 	}
 	preload(t, ctx, n1, replacePreload)
 
-	w := startWriter(t, n1, n2)
-	w.waitMore("writes before the failure", 50)
+	var route atomic.Pointer[[]*node]
+	route.Store(&[]*node{n1, n2})
+	w := rafttest.StartWriter(t, machineWriter(&route))
+	w.WaitMore(t, 2*time.Minute, "writes before the failure", 50)
 
 	// n3's disk dies; the operator removes it: fixpoint cluster remove n3.
 	n3.stop()
@@ -183,17 +112,16 @@ func TestReplaceNodeUnderLoad(t *testing.T) {
 	}
 	two := []*node{n1, n2}
 	rafttest.Eventually(t, time.Minute, "n3 out of the configuration", func() error { return voters(two, 2) })
-	w.waitMore("writes after the removal", 20)
+	w.WaitMore(t, 2*time.Minute, "writes after the removal", 20)
 	for _, n := range two {
 		if err := n.s.Snapshot(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.waitMore("writes after the snapshots", 20)
+	w.WaitMore(t, 2*time.Minute, "writes after the snapshots", 20)
 
 	// A fresh n4 on an empty disk joins through the survivors.
-	before := w.acked()
-	written := w.n.Load()
+	before, written := w.Acked(), w.Count()
 	start := time.Now()
 	n4.start(false, []string{n1.httpAddr, n2.httpAddr})
 	joined := time.Since(start)
@@ -212,17 +140,17 @@ func TestReplaceNodeUnderLoad(t *testing.T) {
 	if err := holdsAll(n4, before); err != nil {
 		t.Fatalf("n4's first linearizable read: %v", err)
 	}
-	during := w.n.Load() - written
+	during := w.Count() - written
 	if n4.s.fsm.restores.Load() == 0 {
 		t.Error("n4 caught up without a snapshot install")
 	}
-	w.route(n1, n2, n4)
-	w.waitMore("writes through n4 too", 30)
-	w.halt()
+	route.Store(&[]*node{n1, n2, n4})
+	w.WaitMore(t, 2*time.Minute, "writes through n4 too", 30)
+	w.Halt()
 
 	final := []*node{n1, n2, n4}
 	rafttest.Eventually(t, time.Minute, "n4 a voter", func() error { return voters(final, 3) })
-	acked := w.acked()
+	acked := w.Acked()
 	rafttest.Eventually(t, time.Minute, "n4 holds the others' state", func() error { return converged(t, final...) })
 	for _, n := range final {
 		if err := n.s.Linearize(ctx); err != nil {
@@ -236,5 +164,5 @@ func TestReplaceNodeUnderLoad(t *testing.T) {
 		t.Error("no write was acknowledged while n4 caught up: the writer stopped")
 	}
 	t.Logf(`{"replace_node": {"joined_ms": %d, "serves_reads_ms": %d, "writes_while_catching_up": %d, "acknowledged": %d, "unclear": %d, "state_index": %d}}`,
-		joined.Milliseconds(), served.Milliseconds(), during, len(acked), w.failed.Load(), n4.s.Index())
+		joined.Milliseconds(), served.Milliseconds(), during, len(acked), w.Unclear(), n4.s.Index())
 }
