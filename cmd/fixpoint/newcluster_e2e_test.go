@@ -101,7 +101,8 @@ func TestNewClusterFromBackup(t *testing.T) {
 	}
 
 	// Restore onto a new machine: without the key it is refused.
-	n := newCluster(t)
+	// The docs' --agent-ttl: time to point the agent at the new cluster.
+	n := newCluster(t, "--agent-ttl", "30m")
 	n.dirs = []string{t.TempDir()}
 	restore := []string{"cluster", "restore", backup, "--new-cluster", "--data-dir", n.dirs[0],
 		"--token-file", old.tokenFile, "--join-token-file", old.joinFile}
@@ -111,7 +112,8 @@ func TestNewClusterFromBackup(t *testing.T) {
 	if r := fixpoint(t, time.Minute, append(restore, "--secrets-key", key)...); r.code != 0 {
 		t.Fatalf("restore: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	// fixpoint server --node-id n1 ... --bootstrap, then n2 and n3 join.
+	// fixpoint server --node-id n1 ... --bootstrap --agent-ttl 30m, then
+	// n2 and n3 join.
 	n.start(3, false)
 	if n.token != old.token {
 		t.Fatal("the new cluster's data dir holds another operator token than the lost one's")
