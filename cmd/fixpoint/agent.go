@@ -42,8 +42,12 @@ func newAgentCmd() *cobra.Command {
 		Long: `agent registers its machine with the control plane, long-polls it for the
 stale units placed here, runs their hooks with bounded concurrency and posts
 the results. It follows leader changes and node failures across every given
-address. It keeps no state that matters: wipe --data-dir and it downloads its
-charms again and carries on.`,
+address. Its data dir keeps the machine credential it got when it first
+registered (agent.token, 0600): restarted with --controller naming other
+servers (a control plane restored from a backup, a replaced server), it
+carries on with it. An agent whose data dir was wiped downloads its charms
+again and registers with the join token once 'fixpoint machine reset NAME'
+has dropped the old credential.`,
 		Example: `  fixpoint agent --controller 10.0.0.1:7070,10.0.0.2:7070 --machine m1 --data-dir /var/lib/fixpoint-agent`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -94,6 +94,11 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 		return err
 	}
 	if len(plan.Changes) == 0 {
+		// A control plane restored from a backup lacks the files: the
+		// same environment puts them back.
+		if err := uploadMissing(ctx, c, p, plan); err != nil {
+			return err
+		}
 		if !quiet {
 			fmt.Println("environment unchanged")
 		}
@@ -103,6 +108,27 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 	if err != nil {
 		return err
 	}
+	if err := uploadMissing(ctx, c, p, plan); err != nil {
+		return err
+	}
+	d := *p.deploy
+	d.BaseIndex = plan.EnvIndex
+	resp, err := c.DeploySecrets(ctx, &d, p.secretValues)
+	if err != nil {
+		return refusal("apply", p.env, err)
+	}
+	if !quiet && !printed {
+		for _, ch := range resp.Changes {
+			fmt.Println(ch.String())
+		}
+		fmt.Printf("applied at index %d\n", resp.Index)
+	}
+	return nil
+}
+
+// uploadMissing uploads the charms and resource files of p the plan says
+// the control plane lacks.
+func uploadMissing(ctx context.Context, c *api.Client, p *prepared, plan *api.Plan) error {
 	for _, hash := range plan.Missing {
 		path, ok := p.paths[hash]
 		if !ok {
@@ -120,18 +146,6 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 		if err := c.UploadResource(ctx, digest, path); err != nil {
 			return exitf(exitFailed, "upload resource %s (%s): %v", model.ShortHash(digest), path, err)
 		}
-	}
-	d := *p.deploy
-	d.BaseIndex = plan.EnvIndex
-	resp, err := c.DeploySecrets(ctx, &d, p.secretValues)
-	if err != nil {
-		return refusal("apply", p.env, err)
-	}
-	if !quiet && !printed {
-		for _, ch := range resp.Changes {
-			fmt.Println(ch.String())
-		}
-		fmt.Printf("applied at index %d\n", resp.Index)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func newClusterCmd() *cobra.Command {
 		Use:   "cluster",
 		Short: "Inspect and change the control plane's membership; back it up",
 	}
-	cmd.AddCommand(newClusterMembersCmd(), newClusterRemoveCmd(), newClusterSnapshotCmd())
+	cmd.AddCommand(newClusterMembersCmd(), newClusterRemoveCmd(), newClusterSnapshotCmd(), newClusterRestoreCmd())
 	return cmd
 }
 

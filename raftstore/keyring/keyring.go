@@ -114,6 +114,36 @@ func decodeKeys(data []byte) ([]clusterKey, error) {
 	return f.Keys, nil
 }
 
+// Parse reads a keyring in KeyFile's form into memory, without a file: a
+// key kept apart from the servers, checked before it is installed (Keep).
+func Parse(data []byte) (*Keyring, error) {
+	keys, err := decodeKeys(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Keyring{keys: keys}, nil
+}
+
+// Keep writes the keyring as dir's KeyFile (0600), replacing any there,
+// and keeps it there from now on.
+func (k *Keyring) Keep(dir string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.path = filepath.Join(dir, KeyFile)
+	return k.save()
+}
+
+// SealedBy is the id of the key that sealed a content Seal returned, ""
+// when it is not one.
+func SealedBy(sealed string) string {
+	rest, ok := strings.CutPrefix(sealed, Prefix)
+	id, _, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 {
+		return ""
+	}
+	return id
+}
+
 // NewMemoryKeyring is a keyring with a new key that lives in memory only,
 // for a control plane simulated in one process (engine/sim).
 func NewMemoryKeyring() (*Keyring, error) {
