@@ -68,6 +68,8 @@ type session struct {
 	action *actionContext
 	// sec is the call's secrets once a secret tool ran (tools_secret.go).
 	sec *secretWork
+	// net is the machine whose interfaces network-get reports.
+	net netHost
 }
 
 // ghost is a relation known only from an event.
@@ -100,6 +102,7 @@ func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, l
 		ports:   map[string]bool{},
 		started: time.Now().UTC(),
 		state:   c.State,
+		net:     hostNetwork{},
 	}
 	for i := range c.Relations {
 		r := &c.Relations[i]
