@@ -181,7 +181,9 @@ func (s *session) localBag(ident string) map[string]string {
 	if r, ok := s.rels[ident]; ok {
 		return r.Local
 	}
-	return nil
+	// A relation the unit is leaving: its own data while it is still in
+	// it, as Juju's relation-get answers in -departed and -broken.
+	return s.u.Leaving[ident]
 }
 
 // appBag is the unit's own service's bag in ident, with its writes.
