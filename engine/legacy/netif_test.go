@@ -72,3 +72,27 @@ func TestHostLoopbackNIC(t *testing.T) {
 		t.Errorf("%s is not the host's loopback interface: %v %v", nic.Name, ifc, err)
 	}
 }
+
+// TestHookcmdsNetworkGet is test_hookcmds.py's
+// test_network_get_returns_addresses on this host: canonical/operator's
+// charm reads its peer binding, whose address is the loopback's.
+func TestHookcmdsNetworkGet(t *testing.T) {
+	charm := conformanceCharm(t, "test_hookcmds")
+	out := runHookcmdsAction(t, charm, hookcmdsUniverse(), "get-network-info", nil)
+	var binds []struct {
+		Interface string `json:"interface-name"`
+		MAC       string `json:"mac-address"`
+		Addresses []struct {
+			Value, CIDR string
+		}
+	}
+	jsonResult(t, out, "bind-addresses", &binds)
+	if len(binds) != 1 || binds[0].Interface == "" || binds[0].MAC == "" || len(binds[0].Addresses) != 1 || binds[0].Addresses[0].Value != "127.0.0.1" {
+		t.Errorf("bind-addresses = %+v; want 127.0.0.1 on a named interface with a MAC", binds)
+	}
+	var egress []string
+	jsonResult(t, out, "egress-subnets", &egress)
+	if len(egress) == 0 {
+		t.Errorf("egress-subnets = %v", egress)
+	}
+}

@@ -217,7 +217,8 @@ func write(cur map[string]string, settings map[string]string) map[string]string 
 // result is what the hooks wrote, in the reconcile result's terms: every
 // relation written is listed with its whole resulting bag (a listed bag
 // replaces the stored one), leader data and ports likewise, status as
-// last set. State is not touched: old charms have no state tool.
+// last set. The unit's private state is listed whole once a tool wrote it
+// (state-set, status-set --application, application-version-set).
 func (s *session) result() *charmapi.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()

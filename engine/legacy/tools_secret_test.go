@@ -212,3 +212,20 @@ func TestSecretRemoveAfterRevisionRemove(t *testing.T) {
 		t.Errorf("secret-remove of an unknown secret: exit %d %q", r.Code, r.Stderr)
 	}
 }
+
+// TestHookcmdsSecretLifecycle is test_hookcmds.py's
+// test_secret_full_lifecycle: canonical/operator's charm adds a secret,
+// reads and updates it, and removes revision 1 and then the secret.
+func TestHookcmdsSecretLifecycle(t *testing.T) {
+	charm := conformanceCharm(t, "test_hookcmds")
+	out := runHookcmdsAction(t, charm, hookcmdsUniverse(), "test-secret-crud", nil)
+	for k, want := range map[string]string{"initial-label": "hookcmds-inttest", "initial-revision": "1", "initial-password": "initial-secret",
+		"updated-password": "updated-secret", "updated-description": "Updated by hookcmds test", "label-lookup-password": "updated-secret"} {
+		if out.Results[k] != want {
+			t.Errorf("%s = %v; want %q", k, out.Results[k], want)
+		}
+	}
+	if out.Writes == nil || len(out.Writes.Secrets) != 2 || out.Writes.Secrets[0].Op != model.SecretOpAdd || out.Writes.Secrets[1].Op != model.SecretOpRemove {
+		t.Errorf("writes = %+v; want the secret added and removed", out.Writes)
+	}
+}
