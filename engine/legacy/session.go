@@ -126,7 +126,7 @@ func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, l
 		s.status = &st
 	}
 	for _, p := range ports {
-		norm, err := parsePort(p)
+		norm, err := parseEntry(p)
 		if err != nil {
 			return nil, fmt.Errorf("current ports: %w", err)
 		}

@@ -210,13 +210,3 @@ func relationModelGet(s *session, c *call) (any, error) {
 	}
 	return map[string]string{"uuid": s.modelUUID}, nil
 }
-
-// portsWithEndpoints is opened-ports --endpoints: every port applies to
-// every endpoint here, which Juju writes as "(*)".
-func portsWithEndpoints(ports []string) []string {
-	out := make([]string, len(ports))
-	for i, p := range ports {
-		out[i] = p + " (*)"
-	}
-	return out
-}
