@@ -30,6 +30,13 @@ type Universe struct {
 	// State is the unit's private map from its last result.
 	State     map[string]string `json:"state"`
 	Relations []Relation        `json:"relations"`
+	// Leaving maps each relation the unit is leaving (one it last
+	// reconciled that Relations no longer lists: the unit is dying, or
+	// the relation is going) to the unit's own last settings there, by
+	// ident, so that old -relation-departed and -relation-broken hooks
+	// can still read them, as on Juju. It is not part of the universe's
+	// hash.
+	Leaving map[string]map[string]string `json:"leaving,omitempty"`
 	// Storage are the unit's storage instances, in the order they were
 	// attached.
 	Storage []Storage `json:"storage,omitempty"`

@@ -81,6 +81,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 	withSecrets(st, u, uni, seen)
 	if u.Life != model.Alive {
 		// A dying unit's last reconcile sees no relations: each is broken.
+		uni.Leaving = st.LeavingSettings(u, nil, uni.Address)
 		return uni, seen, nil
 	}
 	var members [][]*member
@@ -137,6 +138,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 		}
 		seen.Relations[r.ID] = sr
 	}
+	uni.Leaving = st.LeavingSettings(u, seen.Relations, uni.Address)
 	return uni, seen, members
 }
 

@@ -1,5 +1,7 @@
 package model
 
+import "maps"
+
 // A departed unit's settings stay readable in the -departed hook that
 // tells another unit it left (Juju keeps them until every unit has left
 // its scope). Units are removed from the state as soon as their teardown
@@ -75,4 +77,39 @@ func (s *State) DepartedSettings(id int, unit string) (map[string]string, bool) 
 		}
 	}
 	return nil, false
+}
+
+// LeavingSettings returns u's own settings in each relation it last
+// reconciled (its Seen) that listed (the relations of the universe being
+// built) no longer holds, by the relation's name as u's service knows it
+// ("endpoint:id"): a dying unit's, or one whose relation is going. Juju
+// answers a unit's relation-get of its own settings from them until its
+// -relation-broken hook has run. addr fills in private-address as in the
+// unit's listed relations. It is nil when there are none.
+func (s *State) LeavingSettings(u *Unit, listed map[int]*SeenRelation, addr string) map[string]map[string]string {
+	if u.Seen == nil {
+		return nil
+	}
+	var out map[string]map[string]string
+	for id := range u.Seen.Relations {
+		if _, ok := listed[id]; ok {
+			continue
+		}
+		r := s.Relations[id]
+		if r == nil {
+			continue
+		}
+		data := map[string]string{}
+		if b := u.Settings[id]; b != nil {
+			maps.Copy(data, b.Data)
+		}
+		if _, ok := data["private-address"]; !ok && addr != "" {
+			data["private-address"] = addr
+		}
+		if out == nil {
+			out = map[string]map[string]string{}
+		}
+		out[r.Ident(u.Service)] = data
+	}
+	return out
 }

@@ -19,15 +19,23 @@ const (
 	MaxSettingsKey = 256
 	// MaxStatusMessage caps a workload status message, in characters.
 	MaxStatusMessage = 1 << 10
-	// MaxPorts caps the ports one unit opens.
+	// MaxPorts caps the ports one unit opens, an entry per endpoint a
+	// port is scoped to.
 	MaxPorts = 1024
 	// MaxErrorBytes caps the error kept for a failed run.
 	MaxErrorBytes = 16 << 10
 )
 
 // CheckPort checks an open port: "icmp", "N/tcp", "N/udp" or a range
-// "N-M/tcp" with 1 <= N <= M <= 65535.
+// "N-M/tcp" with 1 <= N <= M <= 65535, open on every endpoint of the
+// charm, or followed by "@ENDPOINT" for one of them.
 func CheckPort(p string) error {
+	p, endpoint, scoped := SplitPortEndpoint(p)
+	if scoped {
+		if err := CheckName(KindEndpoint, endpoint); err != nil {
+			return fmt.Errorf("port %s: %w", Quote(p, 24), err)
+		}
+	}
 	if p == "icmp" {
 		return nil
 	}
@@ -46,7 +54,19 @@ func CheckPort(p string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s is not a port: write \"80/tcp\", \"53/udp\", \"8000-8080/tcp\" or \"icmp\" (ports 1 to 65535)", Quote(p, 24))
+	return fmt.Errorf("%s is not a port: write \"80/tcp\", \"53/udp\", \"8000-8080/tcp\" or \"icmp\" (ports 1 to 65535), and \"@endpoint\" after it to open it for that endpoint alone", Quote(p, 24))
+}
+
+// PortEndpointSep joins a port to the one endpoint it is opened for
+// ("8080/tcp@website"), as Juju 3 opens a port for chosen endpoints of the
+// charm; a port without it is open for all of them.
+const PortEndpointSep = "@"
+
+// SplitPortEndpoint splits an open-port entry into its port and the
+// endpoint it is scoped to; scoped is false for a port open on every
+// endpoint.
+func SplitPortEndpoint(entry string) (port, endpoint string, scoped bool) {
+	return strings.Cut(entry, PortEndpointSep)
 }
 
 // portNumber parses 1..65535 written in plain decimal digits.

@@ -154,6 +154,12 @@ type Machine struct {
 const (
 	StateAppStatus  = "juju.application-status"
 	StateAppVersion = "juju.application-version"
+	// StateCharmPrefix starts the keys of the Juju charm state a charm
+	// keeps with state-set (ops' StoredState with use_juju_for_storage):
+	// its key K is kept as StateCharmPrefix+K, so that the charm's keys
+	// never meet the adapter's, and its writes commit with the hook's
+	// result and count towards the unit's MaxSettingsBytes.
+	StateCharmPrefix = "juju.state."
 )
 
 // Unit is one instance of a service.

@@ -26,6 +26,7 @@ func fullWork() wire.Work {
 				RemoteService: "web", Local: bag, App: bag, RemoteApp: bag,
 				Units:    map[string]map[string]string{"web/1": bag, "web/0": nil, "web/2": {}},
 				Departed: map[string]map[string]string{"web/3": bag}}},
+			Leaving: map[string]map[string]string{"cluster:2": bag, "old:0": {}},
 			Storage: []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/agent/storage/db-0/data/0"}},
 			Events: []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3", Storage: "data/0",
 				Secret: "secret:cn0gqa6qs7s1bm0kfp8g", SecretLabel: odd, SecretRevision: 2}},

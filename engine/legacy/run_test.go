@@ -438,3 +438,25 @@ relation-set -r db:3 a=1`})
 		t.Fatalf("the hook's setsid sleeper %s still runs after the hook", strings.TrimSpace(string(b)))
 	}
 }
+
+// TestDyingUnitReadsItsOwnSettings is a dying unit's last reconcile: its
+// universe lists no relations, and its -relation-departed and
+// -relation-broken hooks read its own settings from leaving, as Juju's
+// relation-get answers them while the unit is still in the relation.
+func TestDyingUnitReadsItsOwnSettings(t *testing.T) {
+	read := `relation-get - "$JUJU_UNIT_NAME" --format=json >> "$FIXPOINT_UNIT_DIR/trace"
+relation-get database "$JUJU_UNIT_NAME" >> "$FIXPOINT_UNIT_DIR/trace"`
+	charm := writeCharm(t, map[string]string{"db-relation-departed": read, "db-relation-broken": read})
+	u := testUniverse()
+	u.Life, u.Relations = "dying", nil
+	u.Leaving = map[string]map[string]string{"db:3": {"private-address": "10.0.0.5", "database": "shop"}}
+	u.Events = []charmapi.Event{ev("db-relation-departed", "db:3", "db/0", "db", "web/0"), ev("db-relation-broken", "db:3", "", "db", "")}
+	forEachShell(t, func(t *testing.T, shell func(*Options)) {
+		_, _, unitDir, err := runHooks(t, charm, u, shell)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := `{"database":"shop","private-address":"10.0.0.5"}`
+		equalLines(t, "own settings read in departed and broken", trace(t, unitDir), []string{own, "shop", own, "shop"})
+	})
+}

@@ -68,6 +68,8 @@ type session struct {
 	action *actionContext
 	// sec is the call's secrets once a secret tool ran (tools_secret.go).
 	sec *secretWork
+	// net is the machine whose interfaces network-get reports.
+	net netHost
 }
 
 // ghost is a relation known only from an event.
@@ -100,6 +102,7 @@ func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, l
 		ports:   map[string]bool{},
 		started: time.Now().UTC(),
 		state:   c.State,
+		net:     hostNetwork{},
 	}
 	for i := range c.Relations {
 		r := &c.Relations[i]
@@ -123,7 +126,7 @@ func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, l
 		s.status = &st
 	}
 	for _, p := range ports {
-		norm, err := parsePort(p)
+		norm, err := parseEntry(p)
 		if err != nil {
 			return nil, fmt.Errorf("current ports: %w", err)
 		}
@@ -178,7 +181,9 @@ func (s *session) localBag(ident string) map[string]string {
 	if r, ok := s.rels[ident]; ok {
 		return r.Local
 	}
-	return nil
+	// A relation the unit is leaving: its own data while it is still in
+	// it, as Juju's relation-get answers in -departed and -broken.
+	return s.u.Leaving[ident]
 }
 
 // appBag is the unit's own service's bag in ident, with its writes.
@@ -212,7 +217,8 @@ func write(cur map[string]string, settings map[string]string) map[string]string 
 // result is what the hooks wrote, in the reconcile result's terms: every
 // relation written is listed with its whole resulting bag (a listed bag
 // replaces the stored one), leader data and ports likewise, status as
-// last set. State is not touched: old charms have no state tool.
+// last set. The unit's private state is listed whole once a tool wrote it
+// (state-set, status-set --application, application-version-set).
 func (s *session) result() *charmapi.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()

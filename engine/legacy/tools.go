@@ -65,6 +65,9 @@ var tools = map[string]tool{
 	"open-port":               {flags: []flagDef{endpointsFlag}, run: openPort, write: true},
 	"close-port":              {flags: []flagDef{endpointsFlag}, run: closePort, write: true},
 	"opened-ports":            {flags: []flagDef{{name: "endpoints", isBool: true}, formatFlag}, run: openedPorts, keep: keepWrite},
+	"state-get":               {flags: stateGetFlags, run: stateGet, keep: keepWrite},
+	"state-set":               {flags: []flagDef{{name: "file"}}, run: stateSet, write: true},
+	"state-delete":            {run: stateDelete, write: true},
 }
 
 func init() {

@@ -76,7 +76,8 @@ type interfaceAddr struct {
 // networkGet is `network-get [-r ID] BINDING [--bind-address]
 // [--ingress-address] [--egress-subnets] [--primary-address]`. A unit has
 // one address here, so every binding answers with it: bound to, reached
-// at, and egressing from that address (a /32 or /128 subnet).
+// at, and egressing from that address (a /32 or /128 subnet), on the
+// host interface that carries it (bindNIC).
 func networkGet(s *session, c *call) (any, error) {
 	args := c.f.args
 	if len(args) < 1 {
@@ -109,6 +110,14 @@ func networkGet(s *session, c *call) (any, error) {
 		}
 		ni.EgressSubnets = []string{addr + bits}
 		ni.BindAddresses[0].Addresses[0].CIDR = addr + bits
+	}
+	// The interface carrying the address on the unit's machine, as
+	// Juju's machine agent reports its link-layer devices.
+	if nic, cidr, ok := bindNIC(s.net, addr); ok {
+		ni.BindAddresses[0].InterfaceName, ni.BindAddresses[0].MACAddress = nic.Name, nic.MAC
+		if cidr != "" {
+			ni.BindAddresses[0].Addresses[0].CIDR = cidr
+		}
 	}
 	var keys []string
 	for _, k := range []string{"bind-address", "ingress-address", "egress-subnets"} {
@@ -200,14 +209,4 @@ func relationModelGet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	return map[string]string{"uuid": s.modelUUID}, nil
-}
-
-// portsWithEndpoints is opened-ports --endpoints: every port applies to
-// every endpoint here, which Juju writes as "(*)".
-func portsWithEndpoints(ports []string) []string {
-	out := make([]string, len(ports))
-	for i, p := range ports {
-		out[i] = p + " (*)"
-	}
-	return out
 }

@@ -25,9 +25,9 @@ func TestOpsToolOutputs(t *testing.T) {
 		stderr     string
 	}{
 		{name: "network-get json", tool: "network-get", e: install, args: []string{"--format=json", "db"},
-			stdout: `{"bind-addresses":[{"mac-address":"","interface-name":"","addresses":[{"hostname":"","value":"10.0.0.5","cidr":"10.0.0.5/32"}]}],"egress-subnets":["10.0.0.5/32"],"ingress-addresses":["10.0.0.5"]}` + "\n"},
+			stdout: `{"bind-addresses":[{"mac-address":"52:54:00:12:34:56","interface-name":"ens3","addresses":[{"hostname":"","value":"10.0.0.5","cidr":"10.0.0.0/24"}]}],"egress-subnets":["10.0.0.5/32"],"ingress-addresses":["10.0.0.5"]}` + "\n"},
 		{name: "network-get yaml keys as Juju prints them", tool: "network-get", e: install, args: []string{"db", "--format", "yaml"},
-			stdout: "bind-addresses:\n    - macaddress: \"\"\n      interfacename: \"\"\n      addresses:\n        - hostname: \"\"\n          address: 10.0.0.5\n          cidr: 10.0.0.5/32\negress-subnets:\n    - 10.0.0.5/32\ningress-addresses:\n    - 10.0.0.5\n"},
+			stdout: "bind-addresses:\n    - macaddress: \"52:54:00:12:34:56\"\n      interfacename: ens3\n      addresses:\n        - hostname: \"\"\n          address: 10.0.0.5\n          cidr: 10.0.0.0/24\negress-subnets:\n    - 10.0.0.5/32\ningress-addresses:\n    - 10.0.0.5\n"},
 		{name: "network-get one key", tool: "network-get", e: changed, args: []string{"db", "--ingress-address"}, stdout: "10.0.0.5\n"},
 		{name: "network-get two keys", tool: "network-get", e: install, args: []string{"-r", "3", "db", "--bind-address", "--egress-subnets", "--format=json"},
 			stdout: `{"bind-address":"10.0.0.5","egress-subnets":["10.0.0.5/32"]}` + "\n"},

@@ -48,6 +48,10 @@ func init() {
 type secretWork struct {
 	byID    map[string]*charmapi.Secret // by "secret:<id>"
 	changes []charmapi.SecretChange
+	// removed are the secrets this hook removed (by "secret:<id>"): Juju
+	// keeps a removed secret's metadata for the rest of the hook, so a
+	// later secret-remove of it is accepted and changes nothing more.
+	removed map[string]bool
 }
 
 // secrets returns the call's secrets, copying the universe's on first use.
@@ -404,6 +408,9 @@ func secretRemove(s *session, c *call) (any, error) {
 		rev = n
 	}
 	w := s.secrets()
+	if bare, err := model.ParseSecretURI(c.f.args[0]); err == nil && w.removed["secret:"+bare] {
+		return noOutput{}, nil
+	}
 	sec, err := s.ownedSecret(w, c.f.args[0])
 	if err != nil {
 		return nil, err
@@ -413,7 +420,13 @@ func secretRemove(s *session, c *call) (any, error) {
 	}
 	w.changes = append(w.changes, charmapi.SecretChange{Op: model.SecretOpRemove, ID: sec.ID, Revision: rev})
 	if rev == 0 || len(sec.Revisions) == 1 {
+		// Removing its last revision removes the secret, as the model
+		// does when it applies the change.
 		delete(w.byID, sec.ID)
+		if w.removed == nil {
+			w.removed = map[string]bool{}
+		}
+		w.removed[sec.ID] = true
 		return noOutput{}, nil
 	}
 	sec.Revisions = slices.DeleteFunc(slices.Clone(sec.Revisions), func(r int) bool { return r == rev })

@@ -176,3 +176,56 @@ func FuzzSecretTools(f *testing.F) {
 		}
 	})
 }
+
+// TestSecretRemoveAfterRevisionRemove is ops' secret lifecycle test: a
+// hook adds a secret, removes its revision 1 and then the whole secret.
+// Juju accepts the second remove; the result removes the secret once.
+func TestSecretRemoveAfterRevisionRemove(t *testing.T) {
+	u := testUniverse()
+	u.Leader = true
+	s := secretSession(t, u)
+	uri := strings.TrimSpace(runTool(t, s, "secret-add", "--label", "l", "password=initial"))
+	runTool(t, s, "secret-remove", uri, "--revision", "1")
+	runTool(t, s, "secret-remove", uri)
+	runTool(t, s, "secret-remove", uri, "--revision", "1")
+	if r := s.call(&request{Context: "ctx", Tool: "secret-get", Args: []string{uri}}); r.Code != 1 || !strings.Contains(r.Stderr, "not found") {
+		t.Errorf("secret-get of the removed secret: exit %d %q", r.Code, r.Stderr)
+	}
+	res := s.result()
+	if len(res.Secrets) != 2 || res.Secrets[0].Op != model.SecretOpAdd || res.Secrets[1].Op != model.SecretOpRemove || res.Secrets[1].Revision != 1 {
+		t.Errorf("result secrets = %+v; want the add and one remove of revision 1", res.Secrets)
+	}
+
+	// A secret of two revisions: the revision goes, then the secret.
+	const id = "secret:cn0gqa6qs7s1bm0kfp8g"
+	u.Secrets = []charmapi.Secret{{ID: id, Owner: "application", Revision: 2, Latest: 2, Revisions: []int{1, 2}, Content: map[string]string{"password": "two"}}}
+	s = secretSession(t, u)
+	runTool(t, s, "secret-remove", id, "--revision", "1")
+	runTool(t, s, "secret-remove", id)
+	res = s.result()
+	if len(res.Secrets) != 2 || res.Secrets[0].Revision != 1 || res.Secrets[1].Revision != 0 {
+		t.Errorf("result secrets = %+v; want remove of revision 1, then of the secret", res.Secrets)
+	}
+	// A secret the unit never had stays unknown.
+	s = secretSession(t, u)
+	if r := s.call(&request{Context: "ctx", Tool: "secret-remove", Args: []string{"secret:0000000000000000000v"}}); r.Code != 1 || !strings.Contains(r.Stderr, "not found") {
+		t.Errorf("secret-remove of an unknown secret: exit %d %q", r.Code, r.Stderr)
+	}
+}
+
+// TestHookcmdsSecretLifecycle is test_hookcmds.py's
+// test_secret_full_lifecycle: canonical/operator's charm adds a secret,
+// reads and updates it, and removes revision 1 and then the secret.
+func TestHookcmdsSecretLifecycle(t *testing.T) {
+	charm := conformanceCharm(t, "test_hookcmds")
+	out := runHookcmdsAction(t, charm, hookcmdsUniverse(), "test-secret-crud", nil)
+	for k, want := range map[string]string{"initial-label": "hookcmds-inttest", "initial-revision": "1", "initial-password": "initial-secret",
+		"updated-password": "updated-secret", "updated-description": "Updated by hookcmds test", "label-lookup-password": "updated-secret"} {
+		if out.Results[k] != want {
+			t.Errorf("%s = %v; want %q", k, out.Results[k], want)
+		}
+	}
+	if out.Writes == nil || len(out.Writes.Secrets) != 2 || out.Writes.Secrets[0].Op != model.SecretOpAdd || out.Writes.Secrets[1].Op != model.SecretOpRemove {
+		t.Errorf("writes = %+v; want the secret added and removed", out.Writes)
+	}
+}

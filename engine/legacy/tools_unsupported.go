@@ -16,9 +16,6 @@ var unsupported = map[string]string{
 	"payload-unregister": "payloads",
 	"payload-status-set": "payloads",
 	"add-metric":         "metrics",
-	"state-get":          "controller-side charm state",
-	"state-set":          "controller-side charm state",
-	"state-delete":       "controller-side charm state",
 }
 
 // unsupportedTool is the server side of every tool in unsupported.

@@ -65,6 +65,10 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	b = bagField(b, `,"state":`, u.State)
 	b = append(b, `,"relations":`...)
 	b = appendArray(b, u.Relations, func(b []byte, i int, r *charmapi.Relation) []byte { return appendRelation(b, i, r, units) })
+	if len(u.Leaving) > 0 {
+		b = append(b, `,"leaving":`...)
+		b = appendBags(b, u.Leaving)
+	}
 	if len(u.Storage) > 0 {
 		b = append(b, `,"storage":`...)
 		b = appendArray(b, u.Storage, appendStorage)

@@ -65,13 +65,13 @@ func Call(name string, args []string, getenv func(string) (string, bool), dir st
 	}
 	context, _ := getenv(EnvContext)
 	req := Request{Token: token, Context: context, Tool: name, Args: args}
-	if name == "relation-set" {
+	if ReadsFile(name) {
 		if path, ok := FileArg(args); ok {
 			open := path
 			if dir != "" && path != "-" && !strings.HasPrefix(path, "/") {
 				open = dir + "/" + path
 			}
-			data, err := readFileArg(path, open, stdin)
+			data, err := readFileArg(name, path, open, stdin)
 			if err != nil {
 				return fail(err.Error())
 			}
@@ -144,6 +144,10 @@ func exchange(fd int, req *Request) (*Response, error) {
 	return resp, nil
 }
 
+// ReadsFile reports whether tool takes a --file of settings that the
+// client reads and sends with the call: relation-set and state-set.
+func ReadsFile(tool string) bool { return tool == "relation-set" || tool == "state-set" }
+
 // FileArg finds relation-set's --file value the way the server's parser
 // will: -file or --file, "=value" or the next argument, before "--".
 func FileArg(args []string) (string, bool) {
@@ -164,25 +168,25 @@ func FileArg(args []string) (string, bool) {
 	return "", false
 }
 
-// readFileArg reads a settings file, "-" meaning stdin, refusing one that
-// the server would refuse as too large; path is as the hook named it (for
-// messages), open where it is.
-func readFileArg(path, open string, stdin io.Reader) (string, error) {
+// readFileArg reads tool's settings file, "-" meaning stdin, refusing one
+// that the server would refuse as too large; path is as the hook named it
+// (for messages), open where it is.
+func readFileArg(tool, path, open string, stdin io.Reader) (string, error) {
 	r := stdin
 	if path != "-" {
 		fd, err := openRead(open)
 		if err != nil {
-			return "", &wrapped{"relation-set --file " + path, &wrapped{"open " + path, err}}
+			return "", &wrapped{tool + " --file " + path, &wrapped{"open " + path, err}}
 		}
 		defer syscall.Close(fd)
 		r = fdReader(fd)
 	}
 	data, err := readAll(r, MaxRequest+1)
 	if err != nil {
-		return "", &wrapped{"relation-set --file " + path, err}
+		return "", &wrapped{tool + " --file " + path, err}
 	}
 	if len(data) > MaxRequest {
-		return "", &wrapped{"relation-set --file " + path, errString("larger than " + strconv.Itoa(MaxRequest>>20) + " MiB, the most one tool call carries")}
+		return "", &wrapped{tool + " --file " + path, errString("larger than " + strconv.Itoa(MaxRequest>>20) + " MiB, the most one tool call carries")}
 	}
 	return string(data), nil
 }

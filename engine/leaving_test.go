@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
+)
+
+// TestLeavingUnitReadsItsOwnSettings scales db from two units to one: the
+// dying db/1's last universe lists no relations, and carries its own last
+// settings in the relation it is leaving under leaving, as Juju answers a
+// unit's relation-get of itself in its -departed and -broken hooks.
+func TestLeavingUnitReadsItsOwnSettings(t *testing.T) {
+	s := newMemStore()
+	ctx := context.Background()
+	charms := map[string]*model.Charm{
+		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
+		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
+	}
+	deploy := func(dbUnits int) {
+		t.Helper()
+		env := model.Environment{APIVersion: model.APIVersion, Name: "shop",
+			Services: map[string]model.ServiceSpec{
+				"db":  {CharmHash: "h-db", Units: intp(dbUnits), Placement: []string{"m1"}},
+				"web": {CharmHash: "h-web", Units: intp(1), Placement: []string{"m1"}}},
+			Relations: map[string][]string{"web-db": {"web:db", "db:db"}}}
+		if _, err := s.Apply(ctx, &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: "m1", Address: "10.0.0.1"}}); err != nil {
+		t.Fatal(err)
+	}
+	deploy(2)
+	ctl := NewController(s, Options{Window: time.Millisecond})
+	got := map[string]*charmapi.Universe{}
+	run := func() {
+		t.Helper()
+		for i := 0; i < 20; i++ {
+			work, err := ctl.Claim(ctx, "m1", 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(work) == 0 {
+				return
+			}
+			var reps []wire.Report
+			for _, w := range work {
+				got[w.Unit] = w.Universe
+				r := charmapi.NewResult()
+				for _, rel := range w.Universe.Relations {
+					r.SetLocal(rel.Ident, map[string]string{"host": w.Unit})
+				}
+				out, _ := json.Marshal(r.Active(""))
+				reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+			}
+			if _, err := ctl.Accept(ctx, "m1", reps); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Fatal("m1 never ran out of work")
+	}
+	run()
+	if u := got["db/1"]; u == nil || u.Leaving != nil {
+		t.Fatalf("alive db/1's universe = %+v; want no relations leaving", u)
+	}
+	deploy(1)
+	run()
+	u := got["db/1"]
+	if u == nil || u.Life != "dying" || len(u.Relations) != 0 {
+		t.Fatalf("db/1's last universe = %+v; want it dying, with no relations", u)
+	}
+	var ident string
+	for _, e := range u.Events {
+		if e.Hook == "db-relation-broken" {
+			ident = e.Relation
+		}
+	}
+	own := u.Leaving[ident]
+	if ident == "" || own["host"] != "db/1" || own["private-address"] != "10.0.0.1" {
+		t.Errorf("db/1's events %v, leaving %v; want db-relation-broken and its own settings in that relation", u.Events, u.Leaving)
+	}
+}
