@@ -74,9 +74,16 @@ type limits struct {
 // exercise a refusal without writing hundreds of megabytes.
 var defaultLimits = limits{bytes: maxUnpacked, entries: maxEntries}
 
-// extract unpacks data into dir and, when it fails, removes what it wrote.
+// extract unpacks the tar data into dir and, when it fails, removes what
+// it wrote.
 func extract(data []byte, dir string, lim limits) error {
-	w := writes{lim: lim}
+	return extractWith(tarEntries, data, dir, lim)
+}
+
+// extractWith unpacks data, decoded by dec, into dir and, when it fails,
+// removes what it wrote.
+func extractWith(dec decoder, data []byte, dir string, lim limits) error {
+	w := writes{lim: lim, dec: dec}
 	err := w.extract(data, dir)
 	if err != nil {
 		w.undo()
@@ -88,6 +95,7 @@ func extract(data []byte, dir string, lim limits) error {
 // order, so that a refused archive can be taken back.
 type writes struct {
 	lim limits
+	dec decoder
 	// root is the real path of the target directory once it exists: no
 	// directory is made where a symlink on the way leads out of it.
 	root    string
@@ -149,10 +157,14 @@ type archiveEntry struct {
 	body io.Reader
 }
 
-// walk decodes the archive and calls fn for each entry, after checking
-// the entry count, its name, its type and the running total of bytes
-// against lim; fn may be nil to check only.
-func walk(data []byte, lim limits, fn func(archiveEntry) error) error {
+// decoder reads an archive format and calls each for every entry in
+// order: h describes it as a tar header would (a symlink's target in
+// Linkname), body gives a regular file's bytes. Both formats (the packed
+// tar.gz, a charmcraft zip) go through walk's one set of checks.
+type decoder func(data []byte, each func(h *tar.Header, body io.Reader) error) error
+
+// tarEntries decodes a tar, gzipped or not.
+func tarEntries(data []byte, each func(*tar.Header, io.Reader) error) error {
 	var r io.Reader = bytes.NewReader(data)
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
 		zr, err := gzip.NewReader(r)
@@ -163,8 +175,7 @@ func walk(data []byte, lim limits, fn func(archiveEntry) error) error {
 		r = zr
 	}
 	tr := tar.NewReader(r)
-	var total int64
-	for entries := 1; ; entries++ {
+	for {
 		h, err := tr.Next()
 		if err == io.EOF {
 			return nil
@@ -172,6 +183,21 @@ func walk(data []byte, lim limits, fn func(archiveEntry) error) error {
 		if err != nil {
 			return fmt.Errorf("charm archive: %w", err)
 		}
+		if err := each(h, tr); err != nil {
+			return err
+		}
+	}
+}
+
+// walk decodes the archive and calls fn for each entry, after checking
+// the entry count, its name (each once), its type and the running total of
+// bytes against lim; fn may be nil to check only.
+func walk(data []byte, dec decoder, lim limits, fn func(archiveEntry) error) error {
+	var total int64
+	entries := 0
+	seen := map[string]bool{}
+	return dec(data, func(h *tar.Header, body io.Reader) error {
+		entries++
 		if entries > lim.entries {
 			return fmt.Errorf("charm archive has more than %d entries; a charm needs far fewer (remove build leftovers from the charm directory)", lim.entries)
 		}
@@ -179,11 +205,15 @@ func walk(data []byte, lim limits, fn func(archiveEntry) error) error {
 		if err != nil {
 			return err
 		}
+		if seen[name] {
+			return fmt.Errorf("charm archive names %q more than once; an archive lists each file once", name)
+		}
+		seen[name] = true
 		switch h.Typeflag {
 		case tar.TypeDir:
 		case tar.TypeReg:
 			total += h.Size
-			if h.Size < 0 || total > lim.bytes {
+			if h.Size < 0 || h.Size > lim.bytes || total > lim.bytes {
 				return fmt.Errorf("charm archive expands to more than %d bytes", lim.bytes)
 			}
 		case tar.TypeSymlink:
@@ -193,18 +223,17 @@ func walk(data []byte, lim limits, fn func(archiveEntry) error) error {
 		default:
 			return fmt.Errorf("charm archive entry %q is a %s; only files, directories and symlinks inside the charm are allowed", h.Name, typeName(h.Typeflag))
 		}
-		if fn != nil {
-			if err := fn(archiveEntry{h: h, name: name, body: tr}); err != nil {
-				return err
-			}
+		if fn == nil {
+			return nil
 		}
-	}
+		return fn(archiveEntry{h: h, name: name, body: body})
+	})
 }
 
 // extract checks the whole archive before it writes anything, so that a
 // bomb is refused without touching the disk, then writes it.
 func (w *writes) extract(data []byte, dir string) error {
-	if err := walk(data, w.lim, nil); err != nil {
+	if err := walk(data, w.dec, w.lim, nil); err != nil {
 		return err
 	}
 	if err := w.mkdirAll(dir); err != nil {
@@ -215,7 +244,7 @@ func (w *writes) extract(data []byte, dir string) error {
 		return err
 	}
 	w.root = root
-	return walk(data, w.lim, func(e archiveEntry) error {
+	return walk(data, w.dec, w.lim, func(e archiveEntry) error {
 		target := filepath.Join(dir, filepath.FromSlash(e.name))
 		if err := w.mkdirAll(filepath.Dir(target)); err != nil {
 			return err
@@ -233,12 +262,19 @@ func (w *writes) extract(data []byte, dir string) error {
 			w.created = append(w.created, target)
 			return nil
 		}
-		mode := os.FileMode(0o644)
-		if e.h.Mode&0o111 != 0 {
-			mode = 0o755
-		}
-		return w.writeEntry(target, mode, e.body)
+		return w.writeEntry(target, fileMode(e.h.Mode), e.body)
 	})
+}
+
+// fileMode is the mode an unpacked file gets from its entry's mode: 0755
+// when the entry has any execute bit, else 0644. Nothing else of the
+// entry's mode survives: no setuid, setgid or sticky bit, no group or
+// world write.
+func fileMode(entry int64) os.FileMode {
+	if entry&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
 }
 
 // safeName cleans an entry name and refuses one that would land outside

@@ -201,34 +201,42 @@ func FuzzExtract(f *testing.F) {
 		parent := t.TempDir()
 		dir := filepath.Join(parent, "charm")
 		err := extract(data, dir, limits{bytes: 1 << 20, entries: 200})
-		ents, rerr := os.ReadDir(parent)
-		if rerr != nil {
-			t.Fatal(rerr)
+		checkExtracted(t, parent, dir, err)
+	})
+}
+
+// checkExtracted fails unless an extraction into dir (in parent, empty
+// before) that returned err wrote nothing when it refused, and otherwise
+// only dir, holding files, directories and links that stay inside it.
+func checkExtracted(t *testing.T, parent, dir string, err error) {
+	t.Helper()
+	ents, rerr := os.ReadDir(parent)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		if len(ents) != 0 {
+			t.Fatalf("refused (%v) but left %s behind", err, ents[0].Name())
 		}
-		if err != nil {
-			if len(ents) != 0 {
-				t.Fatalf("refused (%v) but left %s behind", err, ents[0].Name())
+		return
+	}
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(dir) {
+		t.Fatalf("wrote outside the target: %v", ents)
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil || d.IsDir() || d.Type().IsRegular():
+		case d.Type()&os.ModeSymlink != 0:
+			if real, err := filepath.EvalSymlinks(p); err == nil && !within(root, real) {
+				t.Errorf("%s leads out of the charm to %s", p, real)
 			}
-			return
+		default:
+			t.Errorf("%s is neither a file, a directory nor a link", p)
 		}
-		if len(ents) != 1 || ents[0].Name() != "charm" {
-			t.Fatalf("wrote outside the target: %v", ents)
-		}
-		root, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			switch {
-			case err != nil || d.IsDir() || d.Type().IsRegular():
-			case d.Type()&os.ModeSymlink != 0:
-				if real, err := filepath.EvalSymlinks(p); err == nil && !within(root, real) {
-					t.Errorf("%s leads out of the charm to %s", p, real)
-				}
-			default:
-				t.Errorf("%s is neither a file, a directory nor a link", p)
-			}
-			return nil
-		})
+		return nil
 	})
 }
