@@ -74,7 +74,7 @@ func (s *State) serviceNames(sc *scope) []string {
 // line within sc: placement, subordinate units, leadership, and removal of
 // what has finished dying. It is deterministic like the rest of Apply.
 // It reports whether it changed anything.
-func (s *State) settle(index uint64, sc *scope) bool {
+func (s *applying) settle(index uint64, sc *scope) bool {
 	if sc.empty() {
 		return false
 	}
@@ -90,7 +90,7 @@ func (s *State) settle(index uint64, sc *scope) bool {
 // machine with the fewest units in all, then the fewest of that service,
 // then the first by name: services spread over all machines instead of
 // piling onto the first ones, and a service's units apart.
-func (s *State) place(index uint64, sc *scope) bool {
+func (s *applying) place(index uint64, sc *scope) bool {
 	changed := false
 	var load map[string]int
 	for _, name := range s.serviceNames(sc) {
@@ -147,7 +147,7 @@ func (s *State) place(index uint64, sc *scope) bool {
 }
 
 // machineLoad counts the alive units placed on each machine.
-func (s *State) machineLoad() map[string]int {
+func (s *applying) machineLoad() map[string]int {
 	load := map[string]int{}
 	for _, u := range s.Units {
 		s.visits++
@@ -188,7 +188,7 @@ func (h *machineHeap) Pop() any {
 
 // attachSubordinates keeps one unit of each subordinate service per
 // principal unit it is related to over a container-scoped relation.
-func (s *State) attachSubordinates(index uint64, sc *scope) bool {
+func (s *applying) attachSubordinates(index uint64, sc *scope) bool {
 	changed := false
 	for _, sname := range s.subordinatesIn(sc) {
 		sub := s.Services[sname]
@@ -273,7 +273,7 @@ func sortedUnitKeys(m map[string]bool) []string {
 // removeFinished deletes what has finished dying within sc: dying units
 // with nothing to reconcile, dying relations no unit still holds, dying
 // services with no units left, and charms nothing uses.
-func (s *State) removeFinished(sc *scope) bool {
+func (s *applying) removeFinished(sc *scope) bool {
 	changed := false
 	for _, name := range s.serviceNames(sc) {
 		for _, u := range s.UnitsOf(name) {
@@ -292,7 +292,7 @@ func (s *State) removeFinished(sc *scope) bool {
 		changed = true
 		for _, svc := range r.services() {
 			// Its services may now be free to go.
-			sc.addService(s, svc)
+			sc.addService(s.State, svc)
 			for _, u := range s.UnitsOf(svc) {
 				s.visits++
 				u.Settings = withoutEntry(u.Settings, r.ID)
@@ -346,7 +346,7 @@ func (s *State) dyingRelationsIn(sc *scope) []*Relation {
 // held reports whether a unit still holds relation r: its last reconcile
 // saw it, so its departure has not run yet. Only units of r's services can
 // have seen it.
-func (s *State) held(r *Relation) bool {
+func (s *applying) held(r *Relation) bool {
 	for _, svc := range r.services() {
 		for _, u := range s.UnitsOf(svc) {
 			s.visits++
@@ -361,7 +361,7 @@ func (s *State) held(r *Relation) bool {
 // electLeaders keeps one leader per service in sc among alive units on
 // registered machines whose agent is not lost; the lowest-numbered such
 // unit wins, and a leader is only replaced when it stops qualifying.
-func (s *State) electLeaders(index uint64, sc *scope) bool {
+func (s *applying) electLeaders(index uint64, sc *scope) bool {
 	changed := false
 	for _, name := range s.serviceNames(sc) {
 		svc := s.Services[name]

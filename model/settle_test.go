@@ -35,11 +35,11 @@ func bigState(t testing.TB, pairs, units, machines int) *State {
 // visitsOf applies c and returns how many units settle looked at.
 func visitsOf(t *testing.T, s *State, c *Command) int {
 	t.Helper()
-	before := s.visits
-	if _, err := s.Apply(s.Index+1, c); err != nil {
+	a := &applying{State: s, now: c.Time}
+	if _, err := a.apply(s.Index+1, c); err != nil {
 		t.Fatal(err)
 	}
-	return s.visits - before
+	return a.visits
 }
 
 func TestSettleCostFollowsWhatChangedNotTheState(t *testing.T) {
@@ -51,7 +51,7 @@ func TestSettleCostFollowsWhatChangedNotTheState(t *testing.T) {
 			Settings: map[int]map[string]string{s.RelationsOf("web-0")[0].ID: {"k": "v"}}, Seen: &Seen{Life: Alive}}}}))
 		// A dying unit's last reconcile removes it: settle looks at its
 		// service (and the relations it holds), not at the environment.
-		s.killUnit(s.Index, s.Units["db-0/4"])
+		(&applying{State: s}).killUnit(s.Index, s.Units["db-0/4"])
 		dying = append(dying, visitsOf(t, s, &Command{Op: OpResults, Results: []Result{{Unit: "db-0/4", Hash: "h2", Seen: &Seen{Life: Dying}}}}))
 		if _, ok := s.Units["db-0/4"]; ok {
 			t.Fatalf("%d pairs: db-0/4 not removed after its last reconcile", pairs)
@@ -186,7 +186,7 @@ func TestPlacementMatchesTheLinearScan(t *testing.T) {
 			}
 		}
 		want := linearPlacement(s)
-		s.place(1, everything())
+		(&applying{State: s}).place(1, everything())
 		for name, u := range s.Units {
 			if u.Machine != want[name] {
 				t.Fatalf("round %d: %s placed on %q, the linear scan says %q", round, name, u.Machine, want[name])
