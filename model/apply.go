@@ -30,9 +30,6 @@ type applying struct {
 	// far (events.go), which Apply hands back in its Response.
 	now     int64
 	pending []Event
-	// visits counts the units settle looked at, so that tests pin its
-	// cost to what the command touched.
-	visits int
 }
 
 func (s *applying) apply(index uint64, c *Command) (*Response, error) {

@@ -90,13 +90,12 @@ func (s *applying) settle(index uint64, sc *scope) bool {
 // machine with the fewest units in all, then the fewest of that service,
 // then the first by name: services spread over all machines instead of
 // piling onto the first ones, and a service's units apart.
-func (s *applying) place(index uint64, sc *scope) bool {
+func (s *State) place(index uint64, sc *scope) bool {
 	changed := false
 	var load map[string]int
 	for _, name := range s.serviceNames(sc) {
 		var unplaced []*Unit
 		for _, u := range s.UnitsOf(name) {
-			s.visits++
 			if u.Machine == "" && u.Principal == "" && u.Life == Alive {
 				unplaced = append(unplaced, u)
 			}
@@ -147,10 +146,9 @@ func (s *applying) place(index uint64, sc *scope) bool {
 }
 
 // machineLoad counts the alive units placed on each machine.
-func (s *applying) machineLoad() map[string]int {
+func (s *State) machineLoad() map[string]int {
 	load := map[string]int{}
 	for _, u := range s.Units {
-		s.visits++
 		if u.Machine != "" && u.Life == Alive {
 			load[u.Machine]++
 		}
@@ -203,7 +201,6 @@ func (s *applying) attachSubordinates(index uint64, sc *scope) bool {
 					continue
 				}
 				for _, p := range s.UnitsOf(remote.Service) {
-					s.visits++
 					if p.Life == Alive && p.Machine != "" {
 						want[p.Name] = true
 					}
@@ -212,7 +209,6 @@ func (s *applying) attachSubordinates(index uint64, sc *scope) bool {
 		}
 		have := map[string]bool{}
 		for _, u := range s.UnitsOf(sname) {
-			s.visits++
 			if u.Life == Alive && !want[u.Principal] {
 				s.killUnit(index, u)
 				changed = true
@@ -277,7 +273,6 @@ func (s *applying) removeFinished(sc *scope) bool {
 	changed := false
 	for _, name := range s.serviceNames(sc) {
 		for _, u := range s.UnitsOf(name) {
-			s.visits++
 			if u.Life == Dying && (u.Seen == nil || u.Machine == "") {
 				s.removeUnit(u)
 				changed = true
@@ -294,7 +289,6 @@ func (s *applying) removeFinished(sc *scope) bool {
 			// Its services may now be free to go.
 			sc.addService(s.State, svc)
 			for _, u := range s.UnitsOf(svc) {
-				s.visits++
 				u.Settings = withoutEntry(u.Settings, r.ID)
 			}
 		}
@@ -346,10 +340,9 @@ func (s *State) dyingRelationsIn(sc *scope) []*Relation {
 // held reports whether a unit still holds relation r: its last reconcile
 // saw it, so its departure has not run yet. Only units of r's services can
 // have seen it.
-func (s *applying) held(r *Relation) bool {
+func (s *State) held(r *Relation) bool {
 	for _, svc := range r.services() {
 		for _, u := range s.UnitsOf(svc) {
-			s.visits++
 			if u.Seen != nil && u.Seen.Relations[r.ID] != nil {
 				return true
 			}
@@ -370,7 +363,6 @@ func (s *applying) electLeaders(index uint64, sc *scope) bool {
 		}
 		next := ""
 		for _, u := range s.UnitsOf(name) {
-			s.visits++
 			if s.canLead(u) {
 				next = u.Name
 				break
