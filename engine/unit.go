@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // UnitDetail is one unit as `fixpoint show-unit` and the dashboard's
@@ -84,9 +83,9 @@ func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
 }
 
 // ErrNotFound is what a lookup of a unit that is not there is (errors.Is):
-// model/fault's, which the API and its client use, so that one sentinel says
-// "not found" on both sides of the wire.
-var ErrNotFound = fault.ErrNotFound
+// model's, which the error envelope and so the API and its client use, so
+// that one sentinel says "not found" on both sides of the wire.
+var ErrNotFound = model.ErrNotFound
 
 // notFound is a lookup that found nothing; its message says what is
 // there instead.

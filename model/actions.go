@@ -316,7 +316,7 @@ func (s *State) startAction(at int64, st *StartAction) error {
 
 // finishAction records what a running action came to and applies what it
 // wrote; it returns the writes refused, if any.
-func (s *State) finishAction(index uint64, at int64, f *FinishAction, t *Touched) (string, error) {
+func (s *applying) finishAction(index uint64, at int64, f *FinishAction, t *Touched) (string, error) {
 	a := s.Actions[f.ID]
 	if a == nil {
 		return "", fmt.Errorf("operation %d does not exist", f.ID)

@@ -18,9 +18,23 @@ const requestMemory = 8192
 // but s and c. A refused command returns an error and leaves s unchanged
 // but for Index.
 func (s *State) Apply(index uint64, c *Command) (*Response, error) {
+	return (&applying{State: s, now: c.Time}).apply(index, c)
+}
+
+// applying is one command being applied: the state, and the scratch its
+// rules keep while they run, which is not replicated and lives no longer
+// than the command.
+type applying struct {
+	*State
+	// now is the command's Time; pending the events its rules derived so
+	// far (events.go), which Apply hands back in its Response.
+	now     int64
+	pending []Event
+}
+
+func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 	s.Normalize()
 	s.Index = index
-	s.now, s.pending = c.Time, nil
 	desired, err := c.Check()
 	if err != nil {
 		return nil, err
@@ -66,10 +80,10 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 				// resolved --no-retry ended a dying unit: its service may
 				// now finish dying too.
 				t.All = true
-				sc.addService(s, u.Service)
+				sc.addService(s.State, u.Service)
 			} else if s.unsettled(u) {
 				// resolved --no-retry may let go of a dying relation.
-				sc.addService(s, u.Service)
+				sc.addService(s.State, u.Service)
 			}
 		}
 		if c.Resolve.Unit == "" {
@@ -151,7 +165,7 @@ func (s *State) Apply(index uint64, c *Command) (*Response, error) {
 	}
 	s.record(t)
 	s.remember(c, index)
-	resp.events, s.pending = s.pending, nil
+	resp.events = s.pending
 	return resp, nil
 }
 
@@ -190,7 +204,7 @@ func (s *State) diverged() []string {
 }
 
 // deploy makes desired, which check resolved from d, the environment.
-func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, error) {
+func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, error) {
 	changes, err := s.planDeploy(d, desired)
 	if err != nil {
 		return nil, err
@@ -301,7 +315,7 @@ func (s *State) newWaves() {
 	}
 }
 
-func (s *State) killUnit(index uint64, u *Unit) {
+func (s *applying) killUnit(index uint64, u *Unit) {
 	if u == nil || u.Life != Alive {
 		return
 	}
@@ -317,7 +331,7 @@ const (
 
 // applyResult applies one reconcile result; it returns why it skipped it,
 // or "".
-func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) string {
+func (s *applying) applyResult(index uint64, r *Result, t *Touched, sc *scope) string {
 	u, ok := s.Units[r.Unit]
 	if !ok {
 		return fmt.Sprintf("%s: unit no longer exists", r.Unit)
@@ -357,7 +371,7 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 	s.pruneDeparted(prevSeen)
 	u.Error, u.Resolved = nil, nil
 	if s.unsettled(u) {
-		sc.addService(s, u.Service)
+		sc.addService(s.State, u.Service)
 	}
 	if lastRun(u, r.Seen) {
 		s.removeUnit(u)
@@ -396,7 +410,7 @@ func (s *State) applyResult(index uint64, r *Result, t *Touched, sc *scope) stri
 // bags, the leader's, its status, state and ports, the storage it added
 // and its secrets' changes) and returns the writes refused, joined. It is
 // the one place both apply them: an action writes what a hook may.
-func (s *State) applyWrites(index uint64, u *Unit, r *Result, t *Touched) string {
+func (s *applying) applyWrites(index uint64, u *Unit, r *Result, t *Touched) string {
 	svc := s.Services[u.Service]
 	var skipped []string
 	stillLeader := svc != nil && svc.Leader == u.Name
@@ -495,7 +509,7 @@ func lastRun(u *Unit, seen *Seen) bool {
 	return u.Life == Dying && seen != nil && seen.Life == Dying
 }
 
-func (s *State) removeUnit(u *Unit) {
+func (s *applying) removeUnit(u *Unit) {
 	s.note(u.Name, EventRemoved, false, "removed")
 	s.dropUnit(u)
 	s.dropSecretsOf(u)
@@ -505,7 +519,7 @@ func (s *State) removeUnit(u *Unit) {
 	}
 }
 
-func (s *State) resolve(index uint64, r *ResolveUnit) (marked []*Unit, err error) {
+func (s *applying) resolve(index uint64, r *ResolveUnit) (marked []*Unit, err error) {
 	if noop, err := s.checkResolve(r); noop || err != nil {
 		return nil, err
 	}
@@ -522,7 +536,7 @@ func (s *State) resolve(index uint64, r *ResolveUnit) (marked []*Unit, err error
 
 // resolveUnit marks u, in error, resolved: retried now, or with noRetry
 // its failed universe taken as reconciled.
-func (s *State) resolveUnit(index uint64, u *Unit, noRetry bool) {
+func (s *applying) resolveUnit(index uint64, u *Unit, noRetry bool) {
 	u.Index = index
 	if noRetry {
 		s.note(u.Name, EventResolved, false, "resolved --no-retry: the failed universe %s counts as reconciled", ShortHash(u.Error.Hash))

@@ -19,7 +19,7 @@ import (
 // The clone is for reading and encoding only: it has no journal.
 func (s *State) Clone() *State {
 	c := *s
-	c.journal, c.idx, c.visits, c.now, c.pending = journal{}, nil, 0, 0, nil
+	c.journal, c.idx = journal{}, nil
 	c.Charms = maps.Clone(s.Charms)
 	c.Services = cloneObjects(s.Services)
 	c.Units = cloneObjects(s.Units)

@@ -22,6 +22,14 @@ type Environment struct {
 	Secrets map[string]UserSecretSpec `json:"secrets,omitempty"`
 }
 
+// Expect is what `fixpoint charm test` requires of every unit of a
+// service at the fixed point (an environment file's expect: section): its
+// workload status, and its message when Message is set.
+type Expect struct {
+	Status  string  `json:"status"`
+	Message *string `json:"message,omitempty"`
+}
+
 // ServiceSpec is one declared service.
 type ServiceSpec struct {
 	// Charm is the charm as written (a directory); CharmHash is filled in

@@ -69,11 +69,11 @@ func NewEventStore() *Bounded[Event] {
 func (r *Response) Events() []Event { return r.events }
 
 // note records an event of unit at the applying command's time.
-func (s *State) note(unit, kind string, warning bool, format string, args ...any) {
+func (s *applying) note(unit, kind string, warning bool, format string, args ...any) {
 	s.noteAt(s.now, unit, kind, warning, format, args...)
 }
 
-func (s *State) noteAt(at int64, unit, kind string, warning bool, format string, args ...any) {
+func (s *applying) noteAt(at int64, unit, kind string, warning bool, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	s.pending = append(s.pending, Event{Index: s.Index, Time: at, Unit: unit, Kind: kind, Message: Truncate(msg, 1024), Warning: warning})
 }
@@ -82,7 +82,7 @@ func (s *State) noteAt(at int64, unit, kind string, warning bool, format string,
 // failed (with the retry's delay), a new workload status. A successful
 // update-status run that changed nothing is not an event: a settled unit
 // is woken every few minutes.
-func (s *State) noteResult(u *Unit, r *Result, wasError *UnitError, oldStatus Status) {
+func (s *applying) noteResult(u *Unit, r *Result, wasError *UnitError, oldStatus Status) {
 	if r.Error != "" {
 		if r.Started > 0 {
 			s.noteAt(r.Started, u.Name, EventStarted, false, "hook run started on universe %s", ShortHash(r.Hash))
@@ -123,7 +123,7 @@ func (s *State) noteResult(u *Unit, r *Result, wasError *UnitError, oldStatus St
 }
 
 // noteLeader records a change of svc's leader.
-func (s *State) noteLeader(svc, old, next string) {
+func (s *applying) noteLeader(svc, old, next string) {
 	if old != "" {
 		if _, ok := s.Units[old]; ok {
 			s.note(old, EventLeader, false, "no longer the leader of %s (now %s)", svc, orNone(next))
@@ -135,7 +135,7 @@ func (s *State) noteLeader(svc, old, next string) {
 }
 
 // noteLiveness records a machine lost or back on each of its units.
-func (s *State) noteLiveness(m *Machine) {
+func (s *applying) noteLiveness(m *Machine) {
 	for _, name := range sortedKeys(s.Units) {
 		if u := s.Units[name]; u.Machine == m.Name {
 			if m.Lost {

@@ -47,7 +47,7 @@ func (s *State) lookups() *index {
 }
 
 // addUnits adds new units of one service to the state.
-func (s *State) addUnits(svc string, us []*Unit) {
+func (s *applying) addUnits(svc string, us []*Unit) {
 	if len(us) == 0 {
 		return
 	}

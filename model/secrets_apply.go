@@ -127,7 +127,7 @@ func checkSecrets(cs []SecretChange, sealed bool) error {
 // applySecrets applies a successful result's secret changes, each alone:
 // one refused is skipped with its reason (never a value) and the others
 // apply. audience collects the units and services whose universes moved.
-func (st *State) applySecrets(index uint64, u *Unit, leader bool, cs []SecretChange, audience map[string]bool) []string {
+func (st *applying) applySecrets(index uint64, u *Unit, leader bool, cs []SecretChange, audience map[string]bool) []string {
 	var skipped []string
 	for i := range cs {
 		c := &cs[i]
@@ -157,7 +157,7 @@ func (st *State) applySecrets(index uint64, u *Unit, leader bool, cs []SecretCha
 
 // secretChange returns the secret as c leaves it (nil: removed), or why c
 // is refused. before is never edited.
-func (st *State) secretChange(index uint64, u *Unit, leader bool, c *SecretChange, before *Secret) (*Secret, error) {
+func (st *applying) secretChange(index uint64, u *Unit, leader bool, c *SecretChange, before *Secret) (*Secret, error) {
 	if c.Op == SecretOpAdd {
 		if before != nil {
 			return nil, fmt.Errorf("a secret with that id exists")
@@ -250,7 +250,7 @@ func (st *State) secretChange(index uint64, u *Unit, leader bool, c *SecretChang
 }
 
 // ownerEdit applies an owner's add or set to s, a fresh copy.
-func (st *State) ownerEdit(s *Secret, c *SecretChange, index uint64) error {
+func (st *applying) ownerEdit(s *Secret, c *SecretChange, index uint64) error {
 	if c.Label != nil && *c.Label != s.Label {
 		if other := st.ownerLabel(s.OwnerKind, s.Owner, *c.Label); other != "" && other != s.ID {
 			return fmt.Errorf("label %s is already used by %s for secret:%s", Quote(*c.Label, 32), s.Owner, other)

@@ -119,7 +119,7 @@ func TestSecretIndexMatchesAScan(t *testing.T) {
 			}
 			u := st.Units[names[rng.Intn(len(names))]]
 			if rng.Intn(40) == 0 {
-				st.removeUnit(u)
+				(&applying{State: st}).removeUnit(u)
 				checkSecretIndex(t, st, fmt.Sprintf("seed %d step %d: remove %s", seed, step, u.Name))
 				continue
 			}
@@ -146,7 +146,7 @@ func TestSecretIndexMatchesAScan(t *testing.T) {
 			case 6:
 				c.Op, c.Sealed, c.Revision = SecretOpTrack, "", rng.Intn(3)
 			}
-			if skipped := st.applySecrets(index, u, rng.Intn(3) > 0, []SecretChange{c}, map[string]bool{}); len(skipped) == 0 {
+			if skipped := (&applying{State: st}).applySecrets(index, u, rng.Intn(3) > 0, []SecretChange{c}, map[string]bool{}); len(skipped) == 0 {
 				applied[c.Op]++
 			}
 			checkSecretIndex(t, st, fmt.Sprintf("seed %d step %d: %s %s by %s", seed, step, c.Op, c.Grantee, u.Name))

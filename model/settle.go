@@ -74,7 +74,7 @@ func (s *State) serviceNames(sc *scope) []string {
 // line within sc: placement, subordinate units, leadership, and removal of
 // what has finished dying. It is deterministic like the rest of Apply.
 // It reports whether it changed anything.
-func (s *State) settle(index uint64, sc *scope) bool {
+func (s *applying) settle(index uint64, sc *scope) bool {
 	if sc.empty() {
 		return false
 	}
@@ -96,7 +96,6 @@ func (s *State) place(index uint64, sc *scope) bool {
 	for _, name := range s.serviceNames(sc) {
 		var unplaced []*Unit
 		for _, u := range s.UnitsOf(name) {
-			s.visits++
 			if u.Machine == "" && u.Principal == "" && u.Life == Alive {
 				unplaced = append(unplaced, u)
 			}
@@ -150,7 +149,6 @@ func (s *State) place(index uint64, sc *scope) bool {
 func (s *State) machineLoad() map[string]int {
 	load := map[string]int{}
 	for _, u := range s.Units {
-		s.visits++
 		if u.Machine != "" && u.Life == Alive {
 			load[u.Machine]++
 		}
@@ -188,7 +186,7 @@ func (h *machineHeap) Pop() any {
 
 // attachSubordinates keeps one unit of each subordinate service per
 // principal unit it is related to over a container-scoped relation.
-func (s *State) attachSubordinates(index uint64, sc *scope) bool {
+func (s *applying) attachSubordinates(index uint64, sc *scope) bool {
 	changed := false
 	for _, sname := range s.subordinatesIn(sc) {
 		sub := s.Services[sname]
@@ -203,7 +201,6 @@ func (s *State) attachSubordinates(index uint64, sc *scope) bool {
 					continue
 				}
 				for _, p := range s.UnitsOf(remote.Service) {
-					s.visits++
 					if p.Life == Alive && p.Machine != "" {
 						want[p.Name] = true
 					}
@@ -212,7 +209,6 @@ func (s *State) attachSubordinates(index uint64, sc *scope) bool {
 		}
 		have := map[string]bool{}
 		for _, u := range s.UnitsOf(sname) {
-			s.visits++
 			if u.Life == Alive && !want[u.Principal] {
 				s.killUnit(index, u)
 				changed = true
@@ -273,11 +269,10 @@ func sortedUnitKeys(m map[string]bool) []string {
 // removeFinished deletes what has finished dying within sc: dying units
 // with nothing to reconcile, dying relations no unit still holds, dying
 // services with no units left, and charms nothing uses.
-func (s *State) removeFinished(sc *scope) bool {
+func (s *applying) removeFinished(sc *scope) bool {
 	changed := false
 	for _, name := range s.serviceNames(sc) {
 		for _, u := range s.UnitsOf(name) {
-			s.visits++
 			if u.Life == Dying && (u.Seen == nil || u.Machine == "") {
 				s.removeUnit(u)
 				changed = true
@@ -292,9 +287,8 @@ func (s *State) removeFinished(sc *scope) bool {
 		changed = true
 		for _, svc := range r.services() {
 			// Its services may now be free to go.
-			sc.addService(s, svc)
+			sc.addService(s.State, svc)
 			for _, u := range s.UnitsOf(svc) {
-				s.visits++
 				u.Settings = withoutEntry(u.Settings, r.ID)
 			}
 		}
@@ -349,7 +343,6 @@ func (s *State) dyingRelationsIn(sc *scope) []*Relation {
 func (s *State) held(r *Relation) bool {
 	for _, svc := range r.services() {
 		for _, u := range s.UnitsOf(svc) {
-			s.visits++
 			if u.Seen != nil && u.Seen.Relations[r.ID] != nil {
 				return true
 			}
@@ -361,7 +354,7 @@ func (s *State) held(r *Relation) bool {
 // electLeaders keeps one leader per service in sc among alive units on
 // registered machines whose agent is not lost; the lowest-numbered such
 // unit wins, and a leader is only replaced when it stops qualifying.
-func (s *State) electLeaders(index uint64, sc *scope) bool {
+func (s *applying) electLeaders(index uint64, sc *scope) bool {
 	changed := false
 	for _, name := range s.serviceNames(sc) {
 		svc := s.Services[name]
@@ -370,7 +363,6 @@ func (s *State) electLeaders(index uint64, sc *scope) bool {
 		}
 		next := ""
 		for _, u := range s.UnitsOf(name) {
-			s.visits++
 			if s.canLead(u) {
 				next = u.Name
 				break

@@ -80,13 +80,6 @@ type State struct {
 	sealer  Sealer
 	journal journal
 	idx     *index
-	// visits counts the units settle looked at, so tests can pin its cost
-	// to what a command touched.
-	visits int
-	// now is the applying command's Time; pending the events it derived
-	// so far (events.go).
-	now     int64
-	pending []Event
 }
 
 // RelationKey names a declared relation's endpoints, "svc:ep svc:ep".

@@ -26,7 +26,7 @@ type Env struct {
 	// Expect is what `fixpoint charm test` requires of each service's
 	// units at the fixed point, by service (the file's expect:). It is
 	// no part of the environment the control plane runs.
-	Expect map[string]Expect
+	Expect map[string]model.Expect
 
 	idx *posIndex
 }
@@ -74,14 +74,6 @@ func LoadEnvironment(paths ...string) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-// Expect is what `fixpoint charm test` requires of every unit of a
-// service at the fixed point: its workload status, and its message when
-// Message is set.
-type Expect struct {
-	Status  string  `json:"status"`
-	Message *string `json:"message,omitempty"`
 }
 
 // checkExpect refuses an expectation of a service the environment does
@@ -189,7 +181,7 @@ func (e *Env) Problem(p model.Problem) Problem {
 // goes through JSON rather than Value.Decode, which is about twice as slow
 // on large environments; numbers keep CUE's distinction between int
 // (int64) and float (float64), as Value.Decode would.
-func decodeEnvironment(v cue.Value) (*model.Environment, map[string]Expect, error) {
+func decodeEnvironment(v cue.Value) (*model.Environment, map[string]model.Expect, error) {
 	data, err := v.MarshalJSON()
 	if err != nil {
 		return nil, nil, fmt.Errorf("decoding environment: %w", err)
@@ -199,7 +191,7 @@ func decodeEnvironment(v cue.Value) (*model.Environment, map[string]Expect, erro
 		return nil, nil, err
 	}
 	var extra struct {
-		Expect map[string]Expect `json:"expect"`
+		Expect map[string]model.Expect `json:"expect"`
 	}
 	if err := json.Unmarshal(data, &extra); err != nil {
 		return nil, nil, fmt.Errorf("decoding environment: %w", err)

@@ -412,31 +412,15 @@ func unitService(c *api.Client, machine string) string {
 	return s
 }
 
-// waitConverged follows the status summary until the fixed point, as
-// `fixpoint wait` does. Each poll passes the summary it last saw: a unit
-// that settles without a new log entry (its claim ends, its rebuilt
-// universe hashes as before) moves the status generation, which ends the
-// wait, so the polls can be long.
-//
-// Polls are spaced by 100 ms, as fixpoint wait spaces them: every hand-out
-// and result moves the generation. The bench polled the full status of
-// 1,000 units before, 7-13 ms of the server's CPU under the lock the
-// hand-outs take, in the middle of the changes it measured; no waiter of
-// the product does that.
+// waitConverged waits for the fixed point as `fixpoint wait` does
+// (api.Client.WaitConverged): each poll of the status summary passes the
+// one it last saw, so the polls are long and spaced as the CLI spaces
+// them. A unit in error, or a fixed point of no units, ends the bench.
 func waitConverged(c *api.Client) {
-	var last *engine.Summary
-	var asked time.Time
-	for {
-		if d := time.Until(asked.Add(100 * time.Millisecond)); d > 0 {
-			time.Sleep(d) // pacing, not synchronisation: the generation misses nothing
-		}
-		asked = time.Now()
-		sum, err := c.WaitSummary(context.Background(), false, last, 30*time.Second)
-		check(err)
-		if sum.Converged && sum.Phases.Units > 0 {
-			return
-		}
-		last = sum
+	outcome, sum, err := c.WaitConverged(context.Background(), api.WaitOptions{})
+	check(err)
+	if outcome != engine.FixedPoint || sum.Phases.Units == 0 {
+		check(fmt.Errorf("no fixed point of the units: %s", sum.Summary))
 	}
 }
 

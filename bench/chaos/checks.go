@@ -9,13 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
+
+	"github.com/fixpoint/fixpoint/engine"
 )
 
 // check is one verdict of the run.
@@ -25,46 +26,35 @@ type check struct {
 	what string
 }
 
-// unitStatus is what the checks read of a unit in GET /v1/status.
-type unitStatus struct {
-	Phase string `json:"phase"`
-	Error string `json:"error"`
-	Agent string `json:"agent"`
-}
-
 // fixedPoint waits until the environment is converged with every unit
-// settled, and returns how long that took; on timeout the error names the
-// units out of settled.
+// settled (engine.FixedPoint), following the status summary through any
+// server as `fixpoint wait` does (api.Client.Follow), and returns how long
+// that took; on timeout the error names the units in the way.
 func fixedPoint(ctx context.Context, c *cluster, bound time.Duration) (time.Duration, error) {
 	start := time.Now()
-	var last string
-	for time.Since(start) < bound {
-		var st struct {
-			Converged bool                   `json:"converged"`
-			Summary   string                 `json:"summary"`
-			Units     map[string]*unitStatus `json:"units"`
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	var last *engine.Summary
+	reached := false
+	c.client().Follow(ctx, false, nil, func(_, sum *engine.Summary) {
+		last = sum
+		if sum.Outcome(false) == engine.FixedPoint && sum.Phases.Units > 0 {
+			reached = true
+			cancel()
 		}
-		_, err := c.any(ctx, http.MethodGet, "/v1/status", nil, nil, &st)
-		if err == nil {
-			var out []string
-			for name, u := range st.Units {
-				if u.Phase != "settled" || u.Agent == "lost" {
-					out = append(out, fmt.Sprintf("%s %s%s %s", name, u.Phase, map[bool]string{true: " (agent lost)"}[u.Agent == "lost"], u.Error))
-				}
-			}
-			sort.Strings(out)
-			if st.Converged && len(out) == 0 && len(st.Units) > 0 {
-				return time.Since(start), nil
-			}
-			last = fmt.Sprintf("%s; out of settled: %s", st.Summary, strings.Join(out, ", "))
-		} else {
-			last = err.Error()
-		}
-		if err := sleep(ctx, 500*time.Millisecond); err != nil {
-			return time.Since(start), err
-		}
+	})
+	took := time.Since(start)
+	switch {
+	case reached:
+		return took, nil
+	case last == nil:
+		return took, fmt.Errorf("no fixed point within %s: no server answered", bound)
 	}
-	return time.Since(start), fmt.Errorf("no fixed point within %s: %s", bound, last)
+	var in []string
+	for _, u := range append(last.Errors, last.Stuck...) {
+		in = append(in, strings.TrimSpace(fmt.Sprintf("%s %s %s", u.Unit, u.Phase, u.Message)))
+	}
+	return took, fmt.Errorf("no fixed point within %s: %s; in the way: %s", bound, last.Summary, strings.Join(in, ", "))
 }
 
 // caughtUp waits until every server has applied its whole log and all

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 // server is one `fixpoint server` and where it keeps its data.
@@ -401,4 +403,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// client is an API client of the whole cluster: each request tries the
+// servers in turn, as the CLI's does with several --controller addresses.
+func (c *cluster) client() *api.Client {
+	urls := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		urls[i] = s.url
+	}
+	return api.NewClient(urls, c.token, c.hc)
 }

@@ -151,68 +151,63 @@ func (b *bench) once(ctx context.Context, n int, flavour, shell string) (result,
 	case <-ctx.Done():
 		return r, ctx.Err()
 	}
-	// up publishes controller.json right after it applied. The bench
-	// polls status rather than running `fixpoint wait`: wait long-polls on
-	// the state's index, and the last units may settle without the index
-	// moving, which wait notices only when its poll times out.
+	// up publishes controller.json right after it applied; from there the
+	// bench follows the status summary as `fixpoint wait` does
+	// (api.Client.Follow), sampling the load at every change.
 	if err := waitFile(ctx, filepath.Join(data, "controller.json"), time.Minute); err != nil {
 		return r, err
 	}
-	var st *engine.Status
+	c, err := b.client(data)
+	if err != nil {
+		return r, err
+	}
 	var loadSum float64
 	var loadN int
-	for {
+	var followErr error
+	followCtx, cancel := context.WithDeadline(ctx, start.Add(b.cfg.timeout))
+	c.Follow(followCtx, false, nil, func(_, sum *engine.Summary) {
 		if l, err := loadAvg(); err == nil {
 			loadSum += l
 			loadN++
 		}
-		st, err = b.status(ctx, data)
-		if err != nil {
-			return r, err
-		}
 		r.took = time.Since(start)
-		if st.Converged {
+		if sum.Converged {
 			r.Converged = true
-			break
+			cancel()
+			return
 		}
 		// A unit in error stops the run, unless the engine declared it
 		// diverging: an operator would run `resolved` on a unit that
 		// only reconciled often while its peers arrived, and so does
 		// the bench, saying how often.
-		failed := ""
-		for name, u := range st.Units {
-			if u.Phase != engine.Error {
-				continue
+		for _, e := range sum.Errors {
+			if !strings.HasPrefix(e.Message, "diverged:") {
+				r.Note = fmt.Sprintf("stopped: unit %s is in error: %s", e.Unit, e.Message)
+				cancel()
+				return
 			}
-			if !strings.HasPrefix(u.Error, "diverged:") {
-				failed = fmt.Sprintf("stopped: unit %s is in error: %s", name, u.Error)
-				break
-			}
-			res := exec.CommandContext(ctx, b.bin, "resolved", name, "--data-dir", data)
+			res := exec.CommandContext(ctx, b.bin, "resolved", e.Unit, "--data-dir", data)
 			if out, err := res.CombinedOutput(); err != nil && !strings.Contains(string(out), "not in error") {
-				return r, fmt.Errorf("resolved %s: %v\n%s", name, err, out)
+				followErr = fmt.Errorf("resolved %s: %v\n%s", e.Unit, err, out)
+				cancel()
+				return
 			}
 			r.Resolved++
 		}
-		if failed != "" {
-			r.Note = failed
-			break
-		}
-		if r.took >= b.cfg.timeout {
-			r.Note = fmt.Sprintf("stopped: no fixed point after %s", b.cfg.timeout)
-			break
-		}
-		// Fine-grained while a run may still be short; a long run is
-		// measured in minutes anyway.
-		interval := 200 * time.Millisecond
-		if r.took > 20*time.Second {
-			interval = time.Second
-		}
-		select {
-		case <-ctx.Done():
-			return r, ctx.Err()
-		case <-time.After(interval):
-		}
+	})
+	cancel()
+	switch {
+	case followErr != nil:
+		return r, followErr
+	case ctx.Err() != nil:
+		return r, ctx.Err()
+	case !r.Converged && r.Note == "":
+		r.took = time.Since(start)
+		r.Note = fmt.Sprintf("stopped: no fixed point after %s", b.cfg.timeout)
+	}
+	st, err := c.Status(ctx, false, 0, 0)
+	if err != nil {
+		return r, fmt.Errorf("status: %v", err)
 	}
 	r.Seconds = r.took.Seconds()
 	r.CPUSeconds = stop().Seconds()
@@ -263,11 +258,9 @@ func (b *bench) once(ctx context.Context, n int, flavour, shell string) (result,
 	return r, nil
 }
 
-// status asks the control plane of the `up` on data for its status over
-// its API, as `fixpoint status` does, without starting a fixpoint process
-// per poll: at five polls a second that would take a tenth of a core from
-// the run being measured.
-func (b *bench) status(ctx context.Context, data string) (*engine.Status, error) {
+// client is an API client of the up whose data dir is data, as it
+// published itself in controller.json.
+func (b *bench) client(data string) (*api.Client, error) {
 	raw, err := os.ReadFile(filepath.Join(data, "controller.json"))
 	if err != nil {
 		return nil, fmt.Errorf("status: %v", err)
@@ -292,11 +285,7 @@ func (b *bench) status(ctx context.Context, data string) (*engine.Status, error)
 		}
 		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	}
-	st, err := api.NewClient(strings.Split(ep.Addr, ","), ep.Token, hc).Status(ctx, false, 0, 0)
-	if err != nil {
-		return nil, fmt.Errorf("status: %v", err)
-	}
-	return st, nil
+	return api.NewClient(strings.Split(ep.Addr, ","), ep.Token, hc), nil
 }
 
 // countHooks counts the lines of every unit's hooks.log: one per old hook

@@ -1,14 +1,14 @@
 package charmtest
 
 import (
-	"os"
 	"testing"
 
 	"github.com/fixpoint/fixpoint/engine/sim"
 )
 
 // The simulator is engine/sim; charmtest names its parts for charm tests
-// and adds what needs a testing.T.
+// and adds what needs a testing.T. What reads charm directories and
+// environment files is in package charmdir.
 
 // Env is an environment to simulate (sim.Env).
 type Env = sim.Env
@@ -47,27 +47,16 @@ const (
 	StyleRandom   = sim.StyleRandom
 )
 
-// NewEnv returns an empty environment.
+// NewEnv returns an empty environment whose charms are given by their
+// metadata (Env.DeployMeta); charmdir.NewEnv's also deploys charm
+// directories.
 func NewEnv(name string) *Env { return sim.NewEnv(name) }
-
-// LoadEnv reads an environment file, as sim.LoadEnv.
-func LoadEnv(paths ...string) (*Env, error) { return sim.LoadEnv(paths...) }
-
-// ForCharms deploys units of every charm in dirs and relates them, as
-// sim.ForCharms.
-func ForCharms(units int, dirs ...string) (*Env, error) { return sim.ForCharms(units, dirs...) }
 
 // Func makes a Go reconcile function a Hook (sim.Func).
 func Func(fn ReconcileFunc) Hook { return sim.Func(fn) }
 
 // Exec makes a hook executable a Hook (sim.Exec).
 func Exec(path string) Hook { return sim.Exec(path) }
-
-// Legacy makes an old-hook charm a Hook (sim.Legacy).
-func Legacy(charmDir, toolsBinary string) Hook { return sim.Legacy(charmDir, toolsBinary) }
-
-// CacheDir is where packed charms and Go hook builds are kept (sim.CacheDir).
-func CacheDir() string { return sim.CacheDir() }
 
 // Converges simulates env and fails the test unless every schedule
 // reaches the same fixed point and every hook is a function of its
@@ -83,17 +72,4 @@ func Converges(t testing.TB, env *Env, opts SimOptions) *Report {
 	}
 	t.Logf("%s", rep)
 	return rep
-}
-
-// Charm packs the charm directory dir (building its Go sources, as
-// `fixpoint charm pack` does), unpacks it into a temporary directory that
-// is removed when the test ends, and returns its hook. Old-hook charms
-// need the fixpoint binary for their hook tools: set $FIXPOINT_BINARY.
-func Charm(t testing.TB, dir string) Hook {
-	t.Helper()
-	h, _, err := sim.OpenCharm(dir, t.TempDir(), os.Getenv("FIXPOINT_BINARY"))
-	if err != nil {
-		t.Fatalf("charm %s: %v", dir, err)
-	}
-	return h
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi/charmtest"
+	"github.com/fixpoint/fixpoint/charmapi/charmtest/charmdir"
 )
 
 // repo returns a path inside the repository.
@@ -24,7 +25,7 @@ func repo(parts ...string) string {
 }
 
 func TestDemoDBHook(t *testing.T) {
-	db := charmtest.Charm(t, repo("testdata", "charms", "db"))
+	db := charmdir.Charm(t, repo("testdata", "charms", "db"))
 	b := charmtest.NewUniverse("db/0").Leader().Address("10.0.0.1").Config("port", 6379)
 	b.Provides("db", "web").Interface("kv").Unit("web/0", "database", "shop").Unit("web/1")
 	b.Peer("cluster").Unit("db/1", "address", "10.0.0.2")
@@ -37,7 +38,7 @@ func TestDemoDBHook(t *testing.T) {
 }
 
 func TestDemoWebHook(t *testing.T) {
-	web := charmtest.Charm(t, repo("testdata", "charms", "web"))
+	web := charmdir.Charm(t, repo("testdata", "charms", "web"))
 	b := charmtest.NewUniverse("web/0").Config("database", "shop")
 	db := b.Requires("db", "db").Unit("db/0", "host", "10.0.0.1")
 	charmtest.Run(t, web, b.Universe()).
@@ -53,7 +54,7 @@ func TestDemoWebHook(t *testing.T) {
 }
 
 func TestDemoEnvironmentConverges(t *testing.T) {
-	env, err := charmtest.LoadEnv(repo("testdata", "demo", "env.cue"))
+	env, err := charmdir.LoadEnv(repo("testdata", "demo", "env.cue"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestDemoEnvironmentConverges(t *testing.T) {
 }
 
 func TestOscillatingPairIsCaught(t *testing.T) {
-	env, err := charmtest.LoadEnv(repo("testdata", "envs", "oscillate.cue"))
+	env, err := charmdir.LoadEnv(repo("testdata", "envs", "oscillate.cue"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestOscillatingPairIsCaught(t *testing.T) {
 }
 
 func TestClockIsCaught(t *testing.T) {
-	env, err := charmtest.LoadEnv(repo("testdata", "envs", "clock.cue"))
+	env, err := charmdir.LoadEnv(repo("testdata", "envs", "clock.cue"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/engine/sim"
+	"github.com/fixpoint/fixpoint/engine/sim/simdir"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/schemas"
 )
@@ -118,6 +119,7 @@ import (
 	"testing"
 
 	"{{.Module}}/charmapi/charmtest"
+	"{{.Module}}/charmapi/charmtest/charmdir"
 )
 
 // TestPublishes runs reconcile on a universe built in a few lines and
@@ -139,7 +141,7 @@ func TestPublishes(t *testing.T) {
 // the same fixed point. ` + "`fixpoint charm test ..`" + ` does the same with the
 // packed charm.
 func TestConverges(t *testing.T) {
-	env := charmtest.NewEnv("{{.Name}}")
+	env := charmdir.NewEnv("{{.Name}}")
 	env.Deploy("{{.Name}}", "..").Units(3)
 	env.Hook("{{.Name}}", charmtest.Func(reconcile))
 	rep := charmtest.Converges(t, env, charmtest.SimOptions{Schedules: 20})
@@ -168,7 +170,7 @@ same hash. Archives and builds are cached in the user's cache directory.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			p, err := charm.Pack(dir, sim.CacheDir())
+			p, err := charm.Pack(dir, simdir.CacheDir())
 			if err != nil {
 				return exitf(exitFailed, "%s", packError(err))
 			}
@@ -364,7 +366,7 @@ nobody provides is not there: resource-get fails with Juju's error,
 			case len(files) > 0 && len(resources) > 0:
 				return exitf(exitFailed, "charm test: --resource is for charms named without -f; give an environment's resources in its file (services: NAME: resources: ...)")
 			case len(files) > 0:
-				env, err = sim.LoadEnv(files...)
+				env, err = simdir.LoadEnv(files...)
 				if err != nil {
 					return exitf(exitFailed, "%s", packError(err))
 				}
@@ -372,7 +374,7 @@ nobody provides is not there: resource-get fails with Juju's error,
 					return err
 				}
 			case len(args) > 0:
-				env, err = sim.ForCharms(units, args...)
+				env, err = simdir.ForCharms(units, args...)
 				if err != nil {
 					return exitf(exitFailed, "%s", packError(err))
 				}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/model/backoff"
 )
 
 // progress shows convergence as it happens, the same way for up, apply
@@ -247,90 +244,48 @@ func (p *progress) done() {
 	}
 }
 
-// statusSource is what waitConverged polls: WaitSummary returns once the
-// status moved past prev, a phase change without a new entry included;
-// Status is read once for the table at the end, if it is small.
-type statusSource interface {
-	WaitSummary(ctx context.Context, stale bool, prev *engine.Summary, wait time.Duration) (*engine.Summary, error)
-	Status(ctx context.Context, stale bool, index uint64, wait time.Duration) (*engine.Status, error)
-}
-
 // waitConverged follows the status summary until the fixed point (exit
 // 0), the fixed point except units on lost machines (5), a unit error (3;
 // with keepGoing, once every unit not in error settled) or the timeout
-// (4), showing progress; it returns the exit code and the last summary
-// (engine.Summary.Outcome is the rule). Waiters poll the summary, not the
-// status: the status grows with the units and is built under the lock
-// hand-outs wait for, while a waiter needs only the counts and the first
-// units in error.
-func waitConverged(ctx context.Context, c statusSource, p *progress, timeout time.Duration, keepGoing bool) (int, *engine.Summary, error) {
+// (4), showing progress (api.Client.WaitConverged; engine.Summary.Outcome
+// is the rule); it returns the exit code and the last summary.
+func waitConverged(ctx context.Context, c *api.Client, p *progress, timeout time.Duration, keepGoing bool) (int, *engine.Summary, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	opts := api.WaitOptions{KeepGoing: keepGoing}
 	if p != nil {
 		defer p.done()
-	}
-	var last *engine.Summary
-	var asked time.Time
-	outage := 0 // polls failed in a row, for a control plane between leaders
-	for {
-		every := paceFor(last)
-		if outage > 0 {
-			every = waitRetry(outage)
-		}
-		if !pace(ctx, asked, every) {
-			return exitTimeout, last, nil
-		}
-		asked = time.Now()
-		sum, err := c.WaitSummary(ctx, false, last, 10*time.Second)
-		if err != nil {
-			if ctx.Err() != nil {
-				return exitTimeout, last, nil
-			}
-			if !transient(err, last != nil) {
-				return exitFailed, last, err
-			}
-			if outage++; outage == 1 && p != nil {
-				p.done()
-				fmt.Fprintf(p.w, "%s  control plane cannot answer now, waiting on: %v\n", p.now().Format(time.TimeOnly), err)
-			}
-			continue
-		}
-		outage = 0
-		last = sum
-		if p != nil {
-			p.updateSummary(sum)
-		}
-		switch sum.Outcome(keepGoing) {
-		case engine.FixedPoint:
-			return exitOK, sum, nil
-		case engine.FixedPointExceptLost:
-			return exitLost, sum, nil
-		case engine.UnitsInError:
-			return exitUnitErr, sum, nil
+		opts.Progress = p.updateSummary
+		opts.Outage = func(err error) {
+			p.done()
+			fmt.Fprintf(p.w, "%s  control plane cannot answer now, waiting on: %v\n", p.now().Format(time.TimeOnly), err)
 		}
 	}
+	outcome, sum, err := c.WaitConverged(ctx, opts)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return exitTimeout, sum, nil
+	case err != nil:
+		return exitFailed, sum, err
+	}
+	return exitOf(outcome), sum, nil
 }
 
-// transient reports whether a failed poll may succeed later with nothing
-// done by the operator: the control plane answered that it has no leader
-// or cannot serve now (an election, a node restarting), or, once it has
-// answered before (seen), no node answered at all. A wrong address, token
-// or request still fails at once.
-func transient(err error, seen bool) bool {
-	var e *api.Error
-	if errors.As(err, &e) {
-		return e.Kind.Retryable()
+// exitOf is the exit code of a wait's outcome.
+func exitOf(o engine.Outcome) int {
+	switch o {
+	case engine.FixedPoint:
+		return exitOK
+	case engine.FixedPointExceptLost:
+		return exitLost
+	case engine.UnitsInError:
+		return exitUnitErr
 	}
-	var ue *url.Error
-	return seen && errors.As(err, &ue)
+	return exitTimeout
 }
-
-// waitRetry spaces a waiter's polls while the control plane cannot answer:
-// 200 ms doubling to 5 s.
-var waitRetry = backoff.Policy{Min: 200 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.5}.Delay
 
 // tableMax is the most units whose status table a waiter prints when it
 // ends; a larger environment gets its summary by service instead (the
@@ -340,7 +295,7 @@ const tableMax = 1000
 // finalTable reads the full status for the table a waiter prints when it
 // ends, if the environment is small enough (tableMax) and the status can
 // be read within a few seconds; nil otherwise.
-func finalTable(ctx context.Context, c statusSource, sum *engine.Summary) *engine.Status {
+func finalTable(ctx context.Context, c *api.Client, sum *engine.Summary) *engine.Status {
 	if sum == nil || sum.Phases.Units > tableMax {
 		return nil
 	}
@@ -355,54 +310,22 @@ func finalTable(ctx context.Context, c statusSource, sum *engine.Summary) *engin
 	return st
 }
 
-// statusPace spaces a follower's status polls. Every hand-out and every
-// result moves the status generation, and each answer is computed under
-// the controller's lock, which the hand-outs wait for; ten answers a
-// second are plenty to watch, and nothing is missed in between: the next
-// poll passes the generation it last saw.
-const statusPace = 100 * time.Millisecond
-
-// paceFor is the pace after the summary last: statusPace per 10,000 units.
-// The summary is computed by one walk of the units (20-50 ms of the
-// leader's CPU at 100,000), so a waiter on a large environment asks once a
-// second rather than spend a core of the leader on being told.
-func paceFor(last *engine.Summary) time.Duration {
-	if last == nil {
-		return statusPace
-	}
-	return statusPace * time.Duration(max(1, last.Phases.Units/10_000))
-}
-
-// pace waits until every after the last poll was sent (asked); false if
-// ctx ended first.
-func pace(ctx context.Context, asked time.Time, every time.Duration) bool {
-	return backoff.Sleep(ctx, time.Until(asked.Add(every)))
-}
-
 // follow shows progress until ctx ends, at every change of the state
-// after last (nil: from now), from the status summary; at every fixed point
-// of a small environment it prints the status table too. stale reads the
-// contacted node's copy.
-func follow(ctx context.Context, c statusSource, p *progress, stale bool, last *engine.Summary) {
+// after last (nil: from now), from the status summary
+// (api.Client.Follow); at every fixed point of a small environment it
+// prints the status table too. stale reads the contacted node's copy.
+func follow(ctx context.Context, c *api.Client, p *progress, stale bool, last *engine.Summary) {
 	defer p.done()
-	var asked time.Time
-	for pace(ctx, asked, paceFor(last)) {
-		asked = time.Now()
-		sum, err := c.WaitSummary(ctx, stale, last, 30*time.Second)
-		if err != nil {
-			backoff.Sleep(ctx, time.Second) // the node is going away; try again
-			continue
-		}
+	c.Follow(ctx, stale, last, func(prev, sum *engine.Summary) {
 		p.updateSummary(sum)
-		if sum.Converged && (last == nil || !last.Converged) {
+		if sum.Converged && (prev == nil || !prev.Converged) {
 			if st := finalTable(ctx, c, sum); st != nil {
 				p.done()
 				fmt.Fprintln(p.w)
 				printStatusTo(p.w, st, st, p.tty)
 			}
 		}
-		last = sum
-	}
+	})
 }
 
 // printSummary prints, for an environment too large for the status table,

@@ -2,13 +2,11 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/fixpoint/fixpoint/engine"
-	"github.com/fixpoint/fixpoint/engine/hookrun"
-	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -55,11 +53,14 @@ func (r *runner) action(ctx context.Context, act Action) error {
 		return err
 	}
 	a := r.st.Actions[id]
-	out, runErr := runAction(ctx, p.hook, p.call, legacy.Action{ID: id, Name: a.Name, Params: a.Params})
+	rep := noActions(unit, id)
+	if h, ok := p.hook.(ActionHook); ok {
+		rep = h.RunAction(ctx, p.call, wire.Action{ID: id, Name: a.Name, Params: a.Params})
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fin := engine.ActionFinish(p.given, r.st.Sealer(), u.Machine, legacy.ActionReport(id, unit, out, runErr))
+	fin := engine.ActionFinish(p.given, r.st.Sealer(), u.Machine, rep)
 	if _, err := r.apply(&model.Command{Op: model.OpFinish, Time: r.now().UnixNano(), Finish: fin}); err != nil {
 		return fmt.Errorf("action %s: finish: %w", act, err)
 	}
@@ -72,24 +73,9 @@ func (r *runner) action(ctx context.Context, act Action) error {
 	return nil
 }
 
-// runAction runs act with h in c's hook context, as an agent runs it:
-// old-hook and ops charms through legacy.RunAction (actions/<name>, or
-// dispatch with JUJU_DISPATCH_PATH=actions/<name>), reconcile charms
-// through hooks/reconcile with $FIXPOINT_ACTION (charmapi.MainWithActions).
-func runAction(ctx context.Context, h Hook, c *call, act legacy.Action) (*legacy.ActionOutcome, error) {
-	switch h := h.(type) {
-	case legacyHook:
-		env := append(c.env[:len(c.env):len(c.env)], "FIXPOINT_CHARM_DIR="+h.dir)
-		return legacy.RunAction(ctx, legacy.Options{
-			CharmDir: h.dir, UnitDir: c.dir, ToolsBinary: h.tools, Timeout: c.timeout, Env: env,
-			Model: c.model, PrincipalUnit: c.principal, Status: c.status, Ports: c.ports, Resources: c.resources,
-		}, c.uni, act)
-	case execHook:
-		env := append(c.env[:len(c.env):len(c.env)], fmt.Sprintf("FIXPOINT_ACTION_ID=%d", act.ID))
-		if h.charmDir != "" {
-			env = append(env, "FIXPOINT_CHARM_DIR="+h.charmDir)
-		}
-		return legacy.ReconcileAction(ctx, hookrun.Spec{Path: h.path, Dir: c.dir, Input: c.input, InputEnv: "FIXPOINT_UNIVERSE", Env: env, Timeout: c.timeout}, act.Name, act.Params)
-	}
-	return nil, errors.New("a reconcile function runs no actions: test it with charmtest.RunAction, or run the charm's directory")
+// noActions is the report of an action on a hook that runs none (a Go
+// reconcile function, an executable): it failed, saying how to test it.
+func noActions(unit string, id int) *wire.ActionReport {
+	return &wire.ActionReport{ID: id, Unit: unit, Failed: true,
+		Message: "a reconcile function or executable runs no actions here: test the handler with charmtest.RunAction, or simulate the charm's directory"}
 }

@@ -35,7 +35,7 @@ type prepared struct {
 	given *charmapi.Universe
 	hash  string
 	seen  *model.Seen
-	call  *call
+	call  *Call
 	hook  Hook
 }
 
@@ -56,15 +56,15 @@ func (r *runner) prepare(unit string, timer bool) (*prepared, error) {
 		return nil, err
 	}
 	var given charmapi.Universe
-	if err := json.Unmarshal(c.input, &given); err != nil {
+	if err := json.Unmarshal(c.Input, &given); err != nil {
 		return nil, err
 	}
-	c.uni = &given
-	c.timeout = r.s.opts.HookTimeout
-	c.model, c.principal = r.st.Name, u.Principal
-	c.status = &charmapi.Status{State: u.Status.State, Message: u.Status.Message}
-	c.ports = slices.Clone(u.Ports)
-	if c.resources, err = r.unitResources(unit, dir, given.Resources); err != nil {
+	c.Universe = &given
+	c.Timeout = r.s.opts.HookTimeout
+	c.Model, c.Principal = r.st.Name, u.Principal
+	c.Status = &charmapi.Status{State: u.Status.State, Message: u.Status.Message}
+	c.Ports = slices.Clone(u.Ports)
+	if c.Resources, err = r.unitResources(unit, dir, given.Resources); err != nil {
 		return nil, fmt.Errorf("resources of %s: %w", unit, err)
 	}
 	return &prepared{given: &given, hash: hash, seen: seen, call: c, hook: r.s.hooks[u.Service]}, nil
@@ -78,7 +78,7 @@ func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
 	if err != nil {
 		return err
 	}
-	out, herr := p.hook.run(ctx, p.call)
+	out, herr := p.hook.Run(ctx, p.call)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -93,7 +93,7 @@ func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
 		// Run each unit's first universe twice in schedule 0, so that a
 		// hook that is not a function of its universe shows up even in
 		// a single schedule.
-		out2, herr2 := p.hook.run(ctx, p.call)
+		out2, herr2 := p.hook.Run(ctx, p.call)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -130,7 +130,7 @@ func (r *runner) checkRuns(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		out, herr := p.hook.run(ctx, p.call)
+		out, herr := p.hook.Run(ctx, p.call)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -11,8 +11,10 @@
 // What may run now, and what a run is given, is decided by
 // engine/schedule, as in the controller, over universes built afresh at
 // every step (Runnable, Handout); a property test holds the two to the
-// same decisions. charmapi/charmtest is the layer for charm tests over
-// this package; `fixpoint charm test` runs it on packed charms.
+// same decisions. Charm directories, old-hook charms and environment
+// files come in through package simdir, so that this package builds
+// without the CUE evaluator. charmapi/charmtest is the layer for charm
+// tests over both; `fixpoint charm test` runs them on packed charms.
 //
 // Simulations are deterministic given Options.Seed, as long as the hooks
 // are.

@@ -10,17 +10,16 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/schemas"
 )
 
 // Env is an environment to simulate: services, their charms, unit counts,
 // config and relations, and the hooks that reconcile their units. Build
-// one with NewEnv and Deploy/Relate, or load an environment file with
-// LoadEnv; register Go reconcile functions with Hook.
+// one with NewEnv and DeployMeta/Relate and register the hooks with Hook;
+// an Env that reads charm directories (Deploy) comes from package simdir,
+// which also loads environment files.
 //
-//	env := sim.NewEnv("shop")
+//	env := simdir.NewEnv("shop")
 //	env.Deploy("db", "../../db").Units(2)
 //	env.Deploy("web", "..").Units(2).Config("port", 8080)
 //	env.Relate("web:db", "db:db")
@@ -34,7 +33,23 @@ type Env struct {
 	services  map[string]*Service
 	relations map[string][]string
 	hooks     map[string]Hook
+	charms    CharmReader
 	errs      []error
+}
+
+// CharmReader reads charm directories for an Env: a charm's metadata when
+// a service is deployed from its directory, and its own hook when a
+// simulation runs a service with no hook registered. Package simdir's
+// reads charm.cue or metadata.yaml and packs the charm as fixpoint does;
+// it is apart so that a simulation of hooks given in Go builds without
+// the CUE evaluator.
+type CharmReader interface {
+	// Meta reads the metadata of the charm in dir.
+	Meta(dir string) (*model.CharmMeta, error)
+	// Open makes the hook of the charm in dir, unpacked under workDir (a
+	// directory of the simulation's): the hook, the packed charm's hash
+	// and whether it runs old hooks. toolsBinary is Options.ToolsBinary.
+	Open(dir, workDir, toolsBinary string) (h Hook, hash string, legacy bool, err error)
 }
 
 // Service is one service of an Env; its methods set how it is deployed.
@@ -46,21 +61,27 @@ type Service struct {
 	units     int
 	config    map[string]any
 	placement []string
-	expect    *schemas.Expect
+	expect    *model.Expect
 	// resources are the files of the resources the service is given
 	// (absolute paths) and digests their sha256, by resource name.
 	resources map[string]string
 	digests   map[string]string
 }
 
-// NewEnv returns an empty environment.
-func NewEnv(name string) *Env {
-	return &Env{name: name, services: map[string]*Service{}, relations: map[string][]string{}, hooks: map[string]Hook{}}
+// NewEnv returns an empty environment whose charms are given by their
+// metadata (DeployMeta).
+func NewEnv(name string) *Env { return NewEnvWithCharms(name, nil) }
+
+// NewEnvWithCharms returns an empty environment that reads charm
+// directories with charms (Deploy); package simdir makes these.
+func NewEnvWithCharms(name string, charms CharmReader) *Env {
+	return &Env{name: name, services: map[string]*Service{}, relations: map[string][]string{}, hooks: map[string]Hook{}, charms: charms}
 }
 
 // Deploy adds a service running the charm in directory charmDir (its
 // charm.cue, or metadata.yaml and config.yaml), with one unit. A charm
-// that cannot be read is reported by Simulate.
+// that cannot be read, or an Env that reads no charm directories (one
+// from NewEnv), is reported by Simulate.
 func (e *Env) Deploy(service, charmDir string) *Service {
 	s := &Service{env: e, name: service, units: 1, config: map[string]any{}}
 	e.services[service] = s
@@ -70,7 +91,11 @@ func (e *Env) Deploy(service, charmDir string) *Service {
 		return s
 	}
 	s.dir = abs
-	meta, err := schemas.LoadCharmMeta(abs)
+	if e.charms == nil {
+		e.errs = append(e.errs, fmt.Errorf("service %s: this environment reads no charm directories (%s): make it with simdir.NewEnv, or charmdir.NewEnv in a charm's test, or give the charm's metadata with DeployMeta", service, charmDir))
+		return s
+	}
+	meta, err := e.charms.Meta(abs)
 	if err != nil {
 		e.errs = append(e.errs, fmt.Errorf("service %s: %w", service, err))
 		return s
@@ -113,56 +138,18 @@ func (e *Env) Relate(a, b string) *Env {
 	return e
 }
 
+// RelateAs relates two endpoints under a relation name of its own, as an
+// environment file's relations: {name: [a, b]} does.
+func (e *Env) RelateAs(name, a, b string) *Env {
+	e.relations[name] = []string{a, b}
+	return e
+}
+
 // Hook registers the hook that reconciles the units of a service; name is
 // the service's name or its charm's name (the service name wins).
 func (e *Env) Hook(name string, h Hook) *Env {
 	e.hooks[name] = h
 	return e
-}
-
-// LoadEnv loads an environment from CUE files (as `fixpoint up -f` does),
-// checking it and every charm it names, with every problem at its
-// file:line:col. Nothing is built or packed until Simulate needs a hook.
-func LoadEnv(paths ...string) (*Env, error) {
-	checked, err := charm.Check(paths...)
-	if err != nil {
-		return nil, err
-	}
-	ev := checked.Env.Env
-	e := NewEnv(ev.Name)
-	for name, spec := range ev.Services {
-		dir := spec.Charm
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(checked.Env.Dir, dir)
-		}
-		dir = filepath.Clean(dir)
-		meta := checked.Metas[dir]
-		if meta == nil {
-			return nil, fmt.Errorf("service %s: charm %s was not loaded", name, spec.Charm)
-		}
-		s := &Service{env: e, name: name, dir: dir, meta: meta, units: 1, config: map[string]any{}, placement: spec.Placement}
-		if spec.Units != nil {
-			s.units = *spec.Units
-		}
-		// Check read each file and took its digest, as vet and plan do.
-		for n, digest := range spec.ResourceDigests {
-			if s.resources == nil {
-				s.resources, s.digests = map[string]string{}, map[string]string{}
-			}
-			s.resources[n], s.digests[n] = checked.Resources[digest], digest
-		}
-		for k, v := range spec.Config {
-			s.config[k] = v
-		}
-		if want, ok := checked.Env.Expect[name]; ok {
-			s.expect = &want
-		}
-		e.services[name] = s
-	}
-	for name, ends := range ev.Relations {
-		e.relations[name] = append([]string(nil), ends...)
-	}
-	return e, nil
 }
 
 // Name is the environment's name.
@@ -203,65 +190,6 @@ func (e *Env) hookFor(s *Service) Hook {
 }
 
 func (e *Env) err() error { return errors.Join(e.errs...) }
-
-// ForCharms makes an environment to test the charms in dirs together: one
-// service per charm, named after it, with units units each (subordinate
-// charms get theirs from their principals), and a relation between every
-// provides and requires endpoint of two different charms that speak the
-// same interface (a container-scoped juju-info requirer is related to
-// every principal's implicit juju-info). Describe prints what it made.
-func ForCharms(units int, dirs ...string) (*Env, error) {
-	if len(dirs) == 0 {
-		return nil, errors.New("name at least one charm directory")
-	}
-	e := NewEnv("charm-test")
-	var order []string
-	for _, dir := range dirs {
-		meta, err := schemas.LoadCharmMeta(dir)
-		if err != nil {
-			return nil, err
-		}
-		if prev, dup := e.services[meta.Name]; dup {
-			return nil, fmt.Errorf("two charms are named %q (%s and %s); test them one at a time or write an environment file", meta.Name, prev.dir, dir)
-		}
-		s := e.Deploy(meta.Name, dir)
-		if meta.Subordinate {
-			s.Units(0)
-		} else {
-			s.Units(units)
-		}
-		order = append(order, meta.Name)
-	}
-	if err := e.err(); err != nil {
-		return nil, err
-	}
-	for i, a := range order {
-		for _, b := range order[i+1:] {
-			ma, mb := e.services[a].meta, e.services[b].meta
-			for _, x := range ma.Endpoints() {
-				for _, y := range mb.Endpoints() {
-					if fits(ma, x, mb, y) || fits(mb, y, ma, x) {
-						e.Relate(a+":"+x.Name, b+":"+y.Name)
-					}
-				}
-			}
-		}
-	}
-	return e, nil
-}
-
-// fits says whether endpoint x of charm ma requires what y of mb provides.
-func fits(ma *model.CharmMeta, x model.EndpointSpec, mb *model.CharmMeta, y model.EndpointSpec) bool {
-	if x.Role != model.Requires || y.Role != model.Provides || x.Interface != y.Interface {
-		return false
-	}
-	if y.Name == model.JujuInfo {
-		// Everything provides juju-info; only subordinates attaching to a
-		// principal want it.
-		return ma.Subordinate && !mb.Subordinate && x.Scope == model.Container
-	}
-	return x.Name != model.JujuInfo
-}
 
 // Describe prints the environment as an environment file would declare
 // it, so that it can be copied into one and changed.

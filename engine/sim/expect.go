@@ -5,20 +5,20 @@ import (
 	"strings"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/schemas"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // Expect requires every unit of the service to end with this workload
 // status (and message, when given) at the fixed point: an environment
 // file's expect:, or a test's own.
-func (s *Service) Expect(e schemas.Expect) *Service {
+func (s *Service) Expect(e model.Expect) *Service {
 	s.expect = &e
 	return s
 }
 
 // expectations returns the services' expectations, by service.
-func (e *Env) expectations() map[string]*schemas.Expect {
-	out := map[string]*schemas.Expect{}
+func (e *Env) expectations() map[string]*model.Expect {
+	out := map[string]*model.Expect{}
 	for name, svc := range e.services {
 		if svc.expect != nil {
 			out[name] = svc.expect
@@ -73,7 +73,7 @@ func statusOr(settings map[string]string, unit string) string {
 
 // checkExpect holds every fixed point to the services' expectations; a
 // unit is reported once, at the first fixed point it misses.
-func (r *Report) checkExpect(expect map[string]*schemas.Expect) {
+func (r *Report) checkExpect(expect map[string]*model.Expect) {
 	r.Expected = len(expect) > 0
 	reported := map[string]bool{}
 	for _, fp := range r.FixedPoints {
@@ -94,7 +94,7 @@ func (r *Report) checkExpect(expect map[string]*schemas.Expect) {
 	}
 }
 
-func describeExpect(e *schemas.Expect) string {
+func describeExpect(e *model.Expect) string {
 	if e.Message == nil {
 		return e.Status
 	}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fixpoint/fixpoint/schemas"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // TestSimulateExpectations: the report prints every unit's final status;
@@ -12,7 +12,7 @@ import (
 // does not fails, naming each unit that misses with what it ended with.
 func TestSimulateExpectations(t *testing.T) {
 	env := serverClient(1, 2)
-	env.services["client"].Expect(schemas.Expect{Status: "active"})
+	env.services["client"].Expect(model.Expect{Status: "active"})
 	rep := converges(t, env, Options{Schedules: 4, Seed: 1})
 	out := rep.String()
 	for _, want := range []string{"final status at the fixed point:\n", "client/1  active: using http://127.0.0.1:8080\n", "expectations met"} {
@@ -23,8 +23,8 @@ func TestSimulateExpectations(t *testing.T) {
 
 	wrong := "ready"
 	env = serverClient(1, 2)
-	env.services["client"].Expect(schemas.Expect{Status: "active", Message: &wrong})
-	env.services["server"].Expect(schemas.Expect{Status: "blocked"})
+	env.services["client"].Expect(model.Expect{Status: "active", Message: &wrong})
+	env.services["server"].Expect(model.Expect{Status: "blocked"})
 	rep, err := env.Simulate(t.Context(), Options{Schedules: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -4,51 +4,61 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine"
-	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/engine/hookrun"
-	"github.com/fixpoint/fixpoint/engine/legacy"
+	"github.com/fixpoint/fixpoint/engine/wire"
 )
 
 // ReconcileFunc is a Go reconcile hook, what charmapi.Main runs.
 type ReconcileFunc = func(*charmapi.Universe) (*charmapi.Result, error)
 
 // Hook is something that reconciles a unit: a Go function (Func), an
-// executable (Exec), an old-hook charm (Legacy) or a packed charm (Charm,
-// OpenCharm).
+// executable (Exec), or a charm directory's own hook (package
+// engine/sim/simdir: a packed charm, or an old-hook charm through the
+// legacy adapter). Hooks outside this package implement it too.
 type Hook interface {
 	// String names the hook in messages.
 	String() string
-	run(ctx context.Context, c *call) ([]byte, error)
+	// Run runs the hook once on c's universe and returns what it printed:
+	// the result JSON.
+	Run(ctx context.Context, c *Call) ([]byte, error)
 }
 
-// call is one hook run: the universe, as JSON and decoded, and where the
-// unit lives.
-type call struct {
-	uni   *charmapi.Universe
-	input []byte
-	// dir is the unit's own directory, the hook's working directory.
-	dir     string
-	env     []string
-	timeout time.Duration
+// ActionHook is a Hook that also runs charm actions, as an agent runs
+// them: in the unit's hook context on the universe it sees now.
+type ActionHook interface {
+	Hook
+	// RunAction runs act in c's hook context and reports what it came
+	// to as the agent does (the report's Unit is c's unit).
+	RunAction(ctx context.Context, c *Call, act wire.Action) *wire.ActionReport
+}
+
+// Call is one hook run: the universe, decoded and as JSON, and where the
+// unit lives. A hook must not change it.
+type Call struct {
+	Universe *charmapi.Universe
+	// Input is Universe as JSON, what a hook process reads.
+	Input []byte
+	// Dir is the unit's own directory, the hook's working directory.
+	Dir     string
+	Env     []string
+	Timeout time.Duration
 	// What old hooks read through the hook tools beyond the universe.
-	model, principal string
-	status           *charmapi.Status
-	ports            []string
-	// resources are the paths of the unit's resource files by name,
+	Model, Principal string
+	Status           *charmapi.Status
+	Ports            []string
+	// Resources are the paths of the unit's resource files by name,
 	// which resource-get prints.
-	resources map[string]string
+	Resources map[string]string
 }
 
-func newCall(u *charmapi.Universe, dir string) (*call, error) {
+func newCall(u *charmapi.Universe, dir string) (*Call, error) {
 	// Storage instances are directories in the unit's own, as an agent
 	// makes them in its data dir.
 	attached, err := engine.AttachStorage(filepath.Join(dir, "storage"), u)
@@ -60,7 +70,7 @@ func newCall(u *charmapi.Universe, dir string) (*call, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode the universe of %s: %w", u.Unit, err)
 	}
-	return &call{uni: u, input: input, dir: dir, timeout: time.Minute, env: []string{
+	return &Call{Universe: u, Input: input, Dir: dir, Timeout: time.Minute, Env: []string{
 		"FIXPOINT_UNIT=" + u.Unit,
 		"FIXPOINT_SERVICE=" + u.Service,
 		"FIXPOINT_MACHINE=" + u.Machine,
@@ -81,12 +91,12 @@ type funcHook struct{ fn ReconcileFunc }
 
 func (funcHook) String() string { return "reconcile function" }
 
-func (h funcHook) run(_ context.Context, c *call) (out []byte, err error) {
+func (h funcHook) Run(_ context.Context, c *Call) (out []byte, err error) {
 	var u charmapi.Universe
-	if err := json.Unmarshal(c.input, &u); err != nil {
+	if err := json.Unmarshal(c.Input, &u); err != nil {
 		return nil, fmt.Errorf("decode universe: %w", err)
 	}
-	u.Dir = c.dir
+	u.Dir = c.Dir
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("reconcile panicked: %v\n%s", r, debug.Stack())
@@ -106,7 +116,8 @@ func (h funcHook) run(_ context.Context, c *call) (out []byte, err error) {
 // an agent runs it (engine/hookrun): the universe on stdin and in
 // $FIXPOINT_UNIVERSE, the unit's own directory as working directory,
 // FIXPOINT_UNIT and friends in the environment, a timeout that kills its
-// whole process group.
+// whole process group. It runs no actions; a charm directory's hook
+// (package simdir) does.
 func Exec(path string) Hook {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
@@ -114,112 +125,23 @@ func Exec(path string) Hook {
 	return execHook{path: path}
 }
 
-type execHook struct{ path, charmDir string }
+type execHook struct{ path string }
 
 func (h execHook) String() string { return h.path }
 
-func (h execHook) run(ctx context.Context, c *call) ([]byte, error) {
-	env := c.env
-	if h.charmDir != "" {
-		env = append(env[:len(env):len(env)], "FIXPOINT_CHARM_DIR="+h.charmDir)
-	}
+func (h execHook) Run(ctx context.Context, c *Call) ([]byte, error) {
 	out, err := hookrun.Run(ctx, hookrun.Spec{
 		Path:     h.path,
-		Dir:      c.dir,
-		Input:    c.input,
+		Dir:      c.Dir,
+		Input:    c.Input,
 		InputEnv: "FIXPOINT_UNIVERSE",
-		Env:      env,
-		Timeout:  c.timeout,
+		Env:      c.Env,
+		Timeout:  c.Timeout,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out.Stdout, nil
-}
-
-// Legacy makes an old-hook charm (install, config-changed,
-// <rel>-relation-joined, ... in hooks/) a Hook: the engine's adapter runs
-// the hooks the universe's events call for, in order, with the Juju hook
-// tools. Those tools are links to toolsBinary: fixpoint-hook or a fixpoint
-// executable ("" means what legacy.ToolsProgram finds: fixpoint-hook
-// beside the running binary, built with Go, or the running binary).
-func Legacy(charmDir, toolsBinary string) Hook {
-	if abs, err := filepath.Abs(charmDir); err == nil {
-		charmDir = abs
-	}
-	return legacyHook{dir: charmDir, tools: toolsBinary}
-}
-
-type legacyHook struct{ dir, tools string }
-
-func (h legacyHook) String() string { return "old hooks of " + h.dir }
-
-func (h legacyHook) run(ctx context.Context, c *call) ([]byte, error) {
-	env := append(c.env[:len(c.env):len(c.env)], "FIXPOINT_CHARM_DIR="+h.dir)
-	res, _, err := legacy.Run(ctx, legacy.Options{
-		CharmDir: h.dir, UnitDir: c.dir, ToolsBinary: h.tools, Timeout: c.timeout, Env: env,
-		Model: c.model, PrincipalUnit: c.principal, Status: c.status, Ports: c.ports, Resources: c.resources,
-	}, c.uni)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(res)
-}
-
-// CacheDir is where the simulator keeps packed charms and Go hook builds:
-// the same cache `fixpoint plan` and `apply` use, keyed by content, so a
-// charm is built once across test runs.
-func CacheDir() string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "fixpoint", "charms")
-	}
-	return filepath.Join(os.TempDir(), "fixpoint-charms")
-}
-
-// OpenCharm packs the charm in dir as fixpoint packs it (building src/
-// with go build), unpacks the archive into workDir/<hash> and returns its
-// hook: hooks/reconcile run as a process, or the old hooks through the
-// adapter (toolsBinary as in Legacy).
-func OpenCharm(dir, workDir, toolsBinary string) (Hook, *charm.Packed, error) {
-	p, err := charm.Pack(dir, CacheDir())
-	if err != nil {
-		return nil, nil, err
-	}
-	h, err := unpackedHook(p, workDir, toolsBinary)
-	return h, p, err
-}
-
-// unpacked makes sure each archive is extracted once per directory.
-var unpacked sync.Map // target dir → *sync.Once + error
-
-type unpackOnce struct {
-	once sync.Once
-	err  error
-}
-
-func unpackedHook(p *charm.Packed, workDir, toolsBinary string) (Hook, error) {
-	dir := filepath.Join(workDir, p.Hash)
-	v, _ := unpacked.LoadOrStore(dir, &unpackOnce{})
-	o := v.(*unpackOnce)
-	o.once.Do(func() {
-		if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
-			return
-		}
-		_ = os.RemoveAll(dir)
-		if err := charm.Unpack(p.Path, p.Hash, dir); err != nil {
-			o.err = fmt.Errorf("unpack charm %s: %w", p.Meta.Name, err)
-			return
-		}
-		o.err = os.WriteFile(filepath.Join(dir, ".complete"), nil, 0o644)
-	})
-	if o.err != nil {
-		unpacked.Delete(dir)
-		return nil, o.err
-	}
-	if p.Legacy {
-		return legacyHook{dir: dir, tools: toolsBinary}, nil
-	}
-	return execHook{path: filepath.Join(dir, charm.ReconcileHook), charmDir: dir}, nil
 }
 
 // firstLine is s up to its first newline, for one-line summaries.

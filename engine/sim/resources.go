@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fixpoint/fixpoint/engine"
-	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/engine/resfile"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -33,7 +33,7 @@ func (s *Service) Resource(name, path string) *Service {
 	abs, err := filepath.Abs(path)
 	if err == nil {
 		var digest string
-		if digest, err = charm.FileDigest(abs, "the working directory"); err == nil {
+		if digest, err = resfile.Digest(abs, "the working directory"); err == nil {
 			if s.resources == nil {
 				s.resources, s.digests = map[string]string{}, map[string]string{}
 			}
@@ -69,7 +69,7 @@ func (s *sim) fetchResources(e *Env) error {
 
 // copyResource copies src to dst and makes it read-only: units share it
 // through links. Its digest must be digest, and its size within
-// model.MaxResourceSize (charm.FileDigest's rules).
+// model.MaxResourceSize (resfile.Digest's rules).
 func copyResource(src, dst, digest string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
@@ -86,7 +86,7 @@ func copyResource(src, dst, digest string) error {
 		return err
 	}
 	defer os.Remove(out.Name())
-	// One byte past the cap is enough for FileDigest to refuse it.
+	// One byte past the cap is enough for resfile.Digest to refuse it.
 	_, err = io.Copy(out, io.LimitReader(in, model.MaxResourceSize+1))
 	if cerr := out.Close(); err == nil {
 		err = cerr
@@ -94,7 +94,7 @@ func copyResource(src, dst, digest string) error {
 	if err != nil {
 		return fmt.Errorf("copy %s: %w", src, err)
 	}
-	got, err := charm.FileDigest(out.Name(), "the work directory")
+	got, err := resfile.Digest(out.Name(), "the work directory")
 	if err != nil {
 		return fmt.Errorf("copy of %s: %w", src, err)
 	}

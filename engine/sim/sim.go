@@ -165,6 +165,7 @@ func (s *sim) prepare(e *Env) ([]byte, int, error) {
 	charms := map[string]*model.Charm{}
 	packedHooks := map[string]Hook{}
 	packedHash := map[string]string{}
+	packedLegacy := map[string]bool{}
 	machines := map[string]bool{}
 	units := 0
 	for _, name := range e.Services() {
@@ -187,18 +188,16 @@ func (s *sim) prepare(e *Env) ([]byte, int, error) {
 			}
 			h, ok := packedHooks[svc.dir]
 			if !ok {
-				hook, p, err := OpenCharm(svc.dir, filepath.Join(s.work, "charms"), s.opts.ToolsBinary)
+				// Deploy refused a directory without a CharmReader.
+				hook, hash, old, err := e.charms.Open(svc.dir, filepath.Join(s.work, "charms"), s.opts.ToolsBinary)
 				if err != nil {
 					return nil, 0, fmt.Errorf("service %s: %w", name, err)
 				}
-				h, packedHooks[svc.dir], packedHash[svc.dir] = hook, hook, p.Hash
-				legacy = p.Legacy
+				h, packedHooks[svc.dir], packedHash[svc.dir], packedLegacy[svc.dir] = hook, hook, hash, old
 			}
 			s.hooks[name] = h
 			hash = packedHash[svc.dir]
-			if c := charms[hash]; c != nil {
-				legacy = c.Legacy
-			}
+			legacy = packedLegacy[svc.dir]
 		}
 		if _, ok := charms[hash]; !ok {
 			charms[hash] = &model.Charm{Hash: hash, Source: svc.dir, Meta: *svc.meta, Legacy: legacy}

@@ -329,8 +329,8 @@ func TestSimulateSetupErrors(t *testing.T) {
 	}
 	env = NewEnv("x")
 	env.Deploy("server", t.TempDir())
-	if _, err := env.Simulate(t.Context(), Options{}); err == nil || !strings.Contains(err.Error(), "service server") {
-		t.Errorf("no charm.cue: %v", err)
+	if _, err := env.Simulate(t.Context(), Options{}); err == nil || !strings.Contains(err.Error(), "service server") || !strings.Contains(err.Error(), "simdir.NewEnv") {
+		t.Errorf("a charm directory in an Env that reads none: %v", err)
 	}
 	env = NewEnv("x")
 	env.DeployMeta("server", serverMeta).Config("port", "eighty")

@@ -36,7 +36,7 @@ func Try(ctx context.Context, h Hook, u *charmapi.Universe, dir string) (*Outcom
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.run(ctx, c)
+	out, err := h.Run(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ var (
 	ErrBadRequest    = errors.New("bad request")
 	ErrUnauthorized  = errors.New("unauthorized")
 	ErrForbidden     = errors.New("forbidden")
-	ErrNotFound      = errors.New("not found")
+	ErrNotFound      = model.ErrNotFound
 	ErrNotRegistered = errors.New("not registered")
 	ErrRefused       = errors.New("command refused")
 	ErrConflict      = errors.New("conflict")

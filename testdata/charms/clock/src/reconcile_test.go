@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi/charmtest"
+	"github.com/fixpoint/fixpoint/charmapi/charmtest/charmdir"
 )
 
 // TestPublishesTime runs the hook once: charmtest.Run would fail it,
@@ -19,7 +20,7 @@ func TestPublishesTime(t *testing.T) {
 
 // TestIsNotAFunctionOfItsUniverse is what the simulator says about it.
 func TestIsNotAFunctionOfItsUniverse(t *testing.T) {
-	env := charmtest.NewEnv("clock")
+	env := charmdir.NewEnv("clock")
 	env.Deploy("clock", "..").Units(2)
 	env.Hook("clock", charmtest.Func(reconcile))
 	rep, err := env.Simulate(t.Context(), charmtest.SimOptions{Schedules: 2})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi/charmtest"
+	"github.com/fixpoint/fixpoint/charmapi/charmtest/charmdir"
 )
 
 func wantPassword(secret, service string) string {
@@ -71,7 +72,7 @@ func TestBadConfigIsAnError(t *testing.T) {
 // in-process) with 2 web units (the web charm, packed and run as a
 // process) and checks every schedule reaches the same fixed point.
 func TestShopConverges(t *testing.T) {
-	env := charmtest.NewEnv("shop")
+	env := charmdir.NewEnv("shop")
 	env.Deploy("db", "..").Units(3).Config("secret", "s3cret")
 	env.Deploy("web", "../../web").Units(2)
 	env.Relate("web:db", "db:db")

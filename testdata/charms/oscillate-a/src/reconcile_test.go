@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi/charmtest"
+	"github.com/fixpoint/fixpoint/charmapi/charmtest/charmdir"
 )
 
 func TestNegatesY(t *testing.T) {
@@ -21,7 +22,7 @@ func TestNegatesY(t *testing.T) {
 // related to oscillate-b (packed and run as a process): no schedule
 // converges, and the report names x and y and who writes them.
 func TestPairHasNoFixedPoint(t *testing.T) {
-	env := charmtest.NewEnv("oscillate")
+	env := charmdir.NewEnv("oscillate")
 	env.Deploy("oscillate-a", "..")
 	env.Deploy("oscillate-b", "../../oscillate-b")
 	env.Relate("oscillate-a", "oscillate-b")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi/charmtest"
+	"github.com/fixpoint/fixpoint/charmapi/charmtest/charmdir"
 )
 
 func webUniverse() *charmtest.UniverseBuilder {
@@ -60,7 +61,7 @@ func TestWaitsUntilAllowed(t *testing.T) {
 // against the db charm's packed hook; one schedule at a time, since the
 // in-process units share the test's working directory for web.conf.
 func TestConvergesWithThePackedDB(t *testing.T) {
-	env := charmtest.NewEnv("shop")
+	env := charmdir.NewEnv("shop")
 	env.Deploy("db", "../../db").Units(2) // paths are taken relative to the working directory now
 	env.Deploy("web", "..").Units(3)
 	env.Relate("web", "db")

@@ -1,18 +1,19 @@
-package sim
+package simdir
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/fixpoint/fixpoint/engine/sim"
 	"github.com/fixpoint/fixpoint/model"
 )
 
 // kvEnv deploys testdata's classic-kv charm, which declares actions, with
 // two units.
-func kvEnv() *Env {
+func kvEnv() *sim.Env {
 	env := NewEnv("acts")
-	env.Deploy("kv", "../../testdata/charms/classic-kv").Units(2)
+	env.Deploy("kv", "../../../testdata/charms/classic-kv").Units(2)
 	return env
 }
 
@@ -20,7 +21,7 @@ func kvEnv() *Env {
 // point, in order (the leader resolved, defaults filled in), applies what
 // they wrote and settles again, to one fixed point.
 func TestActionsAtTheFixedPoint(t *testing.T) {
-	rep, err := kvEnv().Simulate(context.Background(), Options{Schedules: 3, Actions: []Action{
+	rep, err := kvEnv().Simulate(context.Background(), sim.Options{Schedules: 3, Actions: []sim.Action{
 		{Unit: "kv/0", Name: "greet", Params: map[string]any{"greeting": "hi"}},
 		{Unit: "kv/leader", Name: "greet", Params: map[string]any{"fail": "boom"}},
 	}})
@@ -50,7 +51,7 @@ func TestActionsAtTheFixedPoint(t *testing.T) {
 // TestActionNotDeclared: an action the charm does not declare stops the
 // simulation with the declared ones named.
 func TestActionNotDeclared(t *testing.T) {
-	_, err := kvEnv().Simulate(context.Background(), Options{Schedules: 1, Actions: []Action{{Unit: "kv/0", Name: "nosuch"}}})
+	_, err := kvEnv().Simulate(context.Background(), sim.Options{Schedules: 1, Actions: []sim.Action{{Unit: "kv/0", Name: "nosuch"}}})
 	if err == nil || !strings.Contains(err.Error(), "it declares greet, hold, noop, remember") {
 		t.Fatalf("err = %v; want the declared actions named", err)
 	}

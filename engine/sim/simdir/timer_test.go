@@ -1,4 +1,4 @@
-package sim
+package simdir
 
 import (
 	"context"
@@ -8,7 +8,12 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/sim"
+	"github.com/fixpoint/fixpoint/model"
 )
+
+// counterMeta is a reconcile charm that only says it is there.
+var counterMeta = model.CharmMeta{Name: "counter"}
 
 // writeTicker writes a classic charm whose update-status hook counts its
 // runs in the unit's charm directory and says so in its status.
@@ -38,14 +43,14 @@ func writeTicker(t *testing.T) string {
 // charm's units are not woken, and the report still converges.
 func TestUpdateStatusFiresOnceAtTheEnd(t *testing.T) {
 	ticker := writeTicker(t)
-	simulate := func(opts Options) (*Report, int64) {
+	simulate := func(opts sim.Options) (*sim.Report, int64) {
 		var calls atomic.Int64
 		env := NewEnv("tick")
 		env.Deploy("ticker", ticker)
-		env.DeployMeta("server", serverMeta)
-		env.Hook("server", Func(func(u *charmapi.Universe) (*charmapi.Result, error) {
+		env.DeployMeta("counter", counterMeta)
+		env.Hook("counter", sim.Func(func(u *charmapi.Universe) (*charmapi.Result, error) {
 			calls.Add(1)
-			return server(u)
+			return charmapi.NewResult().Active("counting"), nil
 		}))
 		opts.Schedules, opts.Seed = 1, 3
 		rep, err := env.Simulate(context.Background(), opts)
@@ -57,11 +62,11 @@ func TestUpdateStatusFiresOnceAtTheEnd(t *testing.T) {
 		}
 		return rep, calls.Load()
 	}
-	rep, calls := simulate(Options{})
+	rep, calls := simulate(sim.Options{})
 	if got := rep.FixedPoints[0].Settings["ticker/0 status"]; got != "active: update-status ran 1 times" {
 		t.Errorf("ticker/0 status = %q, want update-status to have run once", got)
 	}
-	off, offCalls := simulate(Options{NoUpdateStatus: true})
+	off, offCalls := simulate(sim.Options{NoUpdateStatus: true})
 	if got := off.FixedPoints[0].Settings["ticker/0 status"]; got != "active: started" {
 		t.Errorf("with the timer off, ticker/0 status = %q", got)
 	}
