@@ -17,7 +17,7 @@ import (
 // every claim and every queued unit through schedule.Choose, and the
 // earliest wait of machine's queued units. The test's oracle. Called with
 // mu.
-func (d *dispatch) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
+func (d *ledger) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
 	var next time.Time
 	cands := func(yield func(schedule.Candidate) bool) {
 		for name, cl := range d.claims {
@@ -114,7 +114,7 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 			m := machines[rng.IntN(len(machines))]
 			switch op := rng.IntN(10); op {
 			case 0, 1, 2:
-				work, err := ctl.Claim(ctx, m, rng.IntN(4), 0)
+				work, err := ctl.WaitForWork(ctx, m, rng.IntN(4), 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,7 +142,7 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 			case 6:
 				// A heartbeat naming none of its runs drops the claims
 				// past their grace.
-				ctl.Running(m, nil)
+				ctl.ReleaseExcept(m, nil)
 				inFlight[m] = nil
 				trail = append(trail, "heartbeat "+m)
 			case 7:
@@ -180,7 +180,7 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 				trail = trail[1:]
 			}
 			_ = s.View(func(st *model.State) error {
-				d := ctl.disp
+				d := ctl.work.ledger
 				d.lock()
 				defer d.unlock()
 				d.refreshLocked(st)

@@ -53,14 +53,14 @@ func BenchmarkPassOfLooks(b *testing.B) {
 				}
 				batch := make([]*look, len(machines))
 				for i, m := range machines {
-					batch[i] = &look{machine: m, done: make(chan struct{})}
+					batch[i] = newLook(ctl, m)
 				}
 				b.StartTimer()
 				if mode == "pass" {
-					ctl.disp.servePass(batch)
+					ctl.work.servePass(batch)
 				} else {
 					for _, l := range batch {
-						ctl.disp.servePass([]*look{l})
+						ctl.work.servePass([]*look{l})
 					}
 				}
 				b.StopTimer()

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/fixpoint/fixpoint/engine/waiters"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +60,7 @@ type History struct {
 	mu      sync.Mutex
 	seq     uint64
 	units   map[string][]Run
-	changed broadcast
+	changed waiters.Broadcast
 	observe []func(Run)
 }
 
@@ -68,11 +69,8 @@ func NewHistory(max int) *History {
 	if max <= 0 {
 		max = DefaultHistory
 	}
-	return &History{max: max, units: map[string][]Run{}, changed: newBroadcast()}
+	return &History{max: max, units: map[string][]Run{}, changed: waiters.NewBroadcast()}
 }
-
-// History returns the controller's record of recent hook runs.
-func (c *Controller) History() *History { return c.stat.hist }
 
 // Observe calls fn with every run added from now on (metrics use it). fn
 // must not block.
@@ -98,7 +96,7 @@ func (h *History) Add(runs ...Run) {
 		h.units[runs[i].Unit] = list
 	}
 	observe := h.observe
-	h.changed.notify()
+	h.changed.Notify()
 	h.mu.Unlock()
 	for _, r := range runs {
 		for _, fn := range observe {
@@ -141,7 +139,7 @@ func (h *History) Runs(filter string, after uint64) ([]Run, uint64) {
 func (h *History) Wait(ctx context.Context, filter string, after uint64) ([]Run, uint64) {
 	for {
 		h.mu.Lock()
-		ch := h.changed.wait()
+		ch := h.changed.Wait()
 		h.mu.Unlock()
 		runs, seq := h.Runs(filter, after)
 		if len(runs) > 0 {

@@ -238,23 +238,23 @@ func (sd *side) join(st *model.State, r *model.Relation, svc string) *joined {
 	return jn
 }
 
-// pass is what the universes built under one read of the state share:
+// buildCache is what the universes built under one read of the state share:
 // each relation side's members, found once. Each of a 100-unit peer
 // service's universes asked which of its 99 peers were members (each
 // machine looked up) and then looked up each one's address again: two
-// fifths of building a change's universes ahead (prebuild).
-type pass struct {
+// fifths of building a change's universes ahead (buildAhead).
+type buildCache struct {
 	mu     sync.Mutex
 	joined map[*side]*joined
 	// walks counts the sides' members found (sd.join).
 	walks int
 }
 
-func newPass() *pass { return &pass{joined: map[*side]*joined{}} }
+func newBuildCache() *buildCache { return &buildCache{joined: map[*side]*joined{}} }
 
-// join returns sd's members of r, found once per pass; nil for no pass (a
+// join returns sd's members of r, found once per cache; nil for none (a
 // universe built alone asks model.State.RemoteMembers for its own).
-func (p *pass) join(st *model.State, sd *side, r *model.Relation, svc string) *joined {
+func (p *buildCache) join(st *model.State, sd *side, r *model.Relation, svc string) *joined {
 	if p == nil {
 		return nil
 	}

@@ -156,7 +156,7 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 			n              int
 		}
 		live := make([]built, len(names))
-		shared := newPass()
+		shared := newBuildCache()
 		var wg sync.WaitGroup
 		for w := range 3 {
 			wg.Add(1)
@@ -272,7 +272,7 @@ func TestAPassFindsEachSideOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = s.View(func(st *model.State) error {
-			p := newPass()
+			p := newBuildCache()
 			for _, name := range st.SortedUnits() {
 				build(st, name, p)
 			}

@@ -38,7 +38,7 @@ func converge(tb testing.TB, ctl *Controller) int {
 	ctx := context.Background()
 	runs := 0
 	for {
-		work, err := ctl.Claim(ctx, "m", 64, 0)
+		work, err := ctl.WaitForWork(ctx, "m", 64, 0)
 		if err != nil {
 			tb.Fatal(err)
 		}

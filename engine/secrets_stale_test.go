@@ -134,7 +134,7 @@ func TestSecretGrantRebuildsOnlyItsAudience(t *testing.T) {
 		t.Helper()
 		var ran []string
 		for round := 0; round < 50; round++ {
-			work, err := ctl.Claim(ctx, "m", 0, 0)
+			work, err := ctl.WaitForWork(ctx, "m", 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -130,7 +130,7 @@ type MachineStatus struct {
 
 // status is every unit's line in status at st: Controller.Status.
 // claims are dispatch's, read with the views it brought up to st.
-func (ss *statusState) status(st *model.State, claims map[string]claimMark) *Status {
+func (ss *statusState) status(st *model.State, claims map[string]claimSnapshot) *Status {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.claims = claims
@@ -141,7 +141,7 @@ func (ss *statusState) status(st *model.State, claims map[string]claimMark) *Sta
 }
 
 // unitStatus is unit name's line in status at st (unitStatusLocked).
-func (ss *statusState) unitStatus(st *model.State, name string, u *model.Unit, claims map[string]claimMark) *UnitStatus {
+func (ss *statusState) unitStatus(st *model.State, name string, u *model.Unit, claims map[string]claimSnapshot) *UnitStatus {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.claims = claims
@@ -235,7 +235,7 @@ func (ss *statusState) unitStatusLocked(st *model.State, name string, u *model.U
 
 // phaseLocked is unit name's phase, the one rule status and its summary
 // share; cl is its claim, if any. Called with mu.
-func (ss *statusState) phaseLocked(name string, u *model.Unit, cl claimMark, now time.Time) string {
+func (ss *statusState) phaseLocked(name string, u *model.Unit, cl claimSnapshot, now time.Time) string {
 	v, vs := ss.stale.viewOf(name)
 	switch {
 	case cl.claimed && now.Before(cl.until) && !cl.timer:
@@ -285,7 +285,7 @@ func (ss *statusState) prunePhasesLocked(st *model.State) {
 
 // phaseSinceLocked is when unit name entered phase: the hand-out time of a
 // reconciling unit, otherwise the first status that showed the phase.
-func (ss *statusState) phaseSinceLocked(name, phase string, now time.Time, cl claimMark) time.Time {
+func (ss *statusState) phaseSinceLocked(name, phase string, now time.Time, cl claimSnapshot) time.Time {
 	if ss.phases == nil {
 		ss.phases = map[string]phaseMark{}
 	}

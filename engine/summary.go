@@ -130,30 +130,11 @@ func (s *Status) SetApplying() {
 // applyingSummary is status's first line while `up` applies.
 const applyingSummary = "applying environment"
 
-// Summary reports what Status would, without building a line per unit:
-// counts per phase and per service, and at most limit units in error and
-// blocked (SummaryLimit when limit <= 0). It recounts under status's
-// lock only the units whose phase may have moved since the last summary
-// (tally.go), and walks those out of settled and blocked for its lists,
-// so that a summary's cost follows what changed, not the environment;
-// while most units are out of settled it counts every unit as it walks.
-func (c *Controller) Summary(limit int) (*Summary, error) {
-	if limit <= 0 {
-		limit = SummaryLimit
-	}
-	var out *Summary
-	err := c.store.View(func(st *model.State) error {
-		out = c.stat.summary(st, limit, c.disp.refreshed(st))
-		return nil
-	})
-	return out, err
-}
-
-// summary is Controller.Summary at st; claims are dispatch's, read with
-// the views it brought up to st. Waiters woken by one change share one
+// summary is Controller.Summary at st; claims are the ledger's, read
+// with the views it brought up to st. Waiters woken by one change share one
 // summary: everything a summary shows moves the index, the generation
 // (a lease that ends included) or the marks of units to recount.
-func (ss *statusState) summary(st *model.State, limit int, claims map[string]claimMark) *Summary {
+func (ss *statusState) summary(st *model.State, limit int, claims map[string]claimSnapshot) *Summary {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	gen, marks := ss.changed.current(), ss.inbox.seq()

@@ -23,7 +23,7 @@ func statusFixture(b *testing.B, units int) *Controller {
 	s := newMemStore()
 	pairs(b, s, units/100, 50)
 	ctl := NewController(s, Options{Window: 1})
-	if _, err := ctl.Claim(context.Background(), "m", 1000, 0); err != nil {
+	if _, err := ctl.WaitForWork(context.Background(), "m", 1000, 0); err != nil {
 		b.Fatal(err)
 	}
 	statusFixtures[units] = ctl
@@ -120,7 +120,7 @@ func BenchmarkSummaryAfterAChange(b *testing.B) {
 					unit := fmt.Sprintf("web%d/%d", bump%100, bump%50)
 					peerWrite(b, s, unit, map[string]string{"bump": fmt.Sprint(bump)})
 					if walk {
-						ctl.stat.recountAll()
+						ctl.stat.inbox.markAll()
 					}
 					b.StartTimer()
 					sum, err := ctl.Summary(SummaryLimit)

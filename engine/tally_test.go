@@ -20,12 +20,12 @@ func TestASummaryRecountsWhatMoved(t *testing.T) {
 		converge(t, ctl)
 		summary := func() (*Summary, int64) {
 			t.Helper()
-			before := ctl.stat.recounted()
+			before := ctl.Stats().Recounted
 			sum, err := ctl.Summary(SummaryLimit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return sum, ctl.stat.recounted() - before
+			return sum, ctl.Stats().Recounted - before
 		}
 		if sum, _ := summary(); !sum.Converged || sum.Phases.Units != 2*n*10 {
 			t.Fatalf("%d pairs: not converged: %+v", n, sum.Phases)

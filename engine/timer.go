@@ -9,58 +9,77 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
-// The update-status timer's bookkeeping (the rule is
-// schedule.UpdateStatusDue): when each unit last ran, by machine, so that
-// a claim looks only at its own machine's units. It is soft state, as
-// claims are: a new leader starts every unit's timer afresh rather than
-// waking them all at once.
+// runLog is the ledger's record of each unit's runs: how many times it
+// was handed out since the views were last rebuilt (which decides
+// whether its last universe is kept, schedule.KeepLast), and when it last
+// ran, by machine, for the update-status timer (the rule is
+// schedule.UpdateStatusDue), so that a claim looks only at its own
+// machine's units. It is soft state, as claims are: a new leader starts
+// every unit's timer afresh rather than waking them all at once. The
+// ledger's lock guards it.
+type runLog struct {
+	count map[string]int
+	last  map[string]map[string]time.Time
+}
 
-// noteRan records that unit, on machine, ran (or was first seen) at at.
-// Called with mu.
-func (d *dispatch) noteRan(unit, machine string, at time.Time) {
-	m := d.lastRun[machine]
+func newRunLog() runLog {
+	return runLog{count: map[string]int{}, last: map[string]map[string]time.Time{}}
+}
+
+// handed counts a hand-out of unit.
+func (r *runLog) handed(unit string) { r.count[unit]++ }
+
+// forgetCounts starts every unit's hand-out count over.
+func (r *runLog) forgetCounts() { r.count = map[string]int{} }
+
+// forgetTimers starts every unit's timer over.
+func (r *runLog) forgetTimers() { r.last = map[string]map[string]time.Time{} }
+
+// ran records that unit, on machine, ran (or was first seen) at at.
+func (r *runLog) ran(unit, machine string, at time.Time) {
+	m := r.last[machine]
 	if m == nil {
 		m = map[string]time.Time{}
-		d.lastRun[machine] = m
+		r.last[machine] = m
 	}
 	m[unit] = at
 }
 
 // noteView keeps unit's timer entry under the machine its new view v
 // names (old is the view it replaces, if any), starting it at now for a
-// unit not seen before. Called with mu.
-func (d *dispatch) noteView(unit string, old, v *view, now time.Time) {
+// unit not seen before.
+func (r *runLog) noteView(unit string, old, v *view, now time.Time) {
 	oldMachine := v.machine
 	if old != nil {
 		oldMachine = old.machine
 	}
-	last, ok := d.lastRun[oldMachine][unit]
+	last, ok := r.last[oldMachine][unit]
 	if ok && oldMachine != v.machine {
-		d.dropTimer(unit, oldMachine)
+		r.dropTimer(unit, oldMachine)
 	}
 	if !ok {
 		last = now
 	}
-	d.noteRan(unit, v.machine, last)
+	r.ran(unit, v.machine, last)
 }
 
-// dropTimer forgets unit's timer. Called with mu.
-func (d *dispatch) dropTimer(unit, machine string) {
-	if m := d.lastRun[machine]; m != nil {
+// dropTimer forgets unit's timer.
+func (r *runLog) dropTimer(unit, machine string) {
+	if m := r.last[machine]; m != nil {
 		delete(m, unit)
 		if len(m) == 0 {
-			delete(d.lastRun, machine)
+			delete(r.last, machine)
 		}
 	}
 }
 
 // syncTimers drops the timers of units that have no view any more, after
 // every view was rebuilt. Called with mu.
-func (d *dispatch) syncTimers() {
-	for machine, m := range d.lastRun {
+func (l *ledger) syncTimers() {
+	for machine, m := range l.runs.last {
 		for unit := range m {
-			if v := d.stale.view(unit); v == nil || v.machine != machine {
-				d.dropTimer(unit, machine)
+			if v := l.stale.view(unit); v == nil || v.machine != machine {
+				l.runs.dropTimer(unit, machine)
 			}
 		}
 	}
@@ -70,22 +89,22 @@ func (d *dispatch) syncTimers() {
 // whose timer fired; it also returns when the next one fires. Called with
 // mu, when the machine has nothing else to run: Juju too runs
 // update-status only on an idle unit.
-func (d *dispatch) timerWork(st *model.State, machine string, max int, now time.Time) ([]wire.Work, time.Time) {
-	if d.opts.UpdateStatus <= 0 {
+func (l *ledger) timerWork(st *model.State, machine string, max int, now time.Time) ([]wire.Work, time.Time) {
+	if l.opts.UpdateStatus <= 0 {
 		return nil, time.Time{}
 	}
 	var due []string
 	var next time.Time
-	for name, last := range d.lastRun[machine] {
+	for name, last := range l.runs.last[machine] {
 		u := st.Units[name]
-		v, vs := d.stale.viewOf(name)
-		if u == nil || v == nil || d.queue.Has(name) || vs == viewHashUnknown {
+		v, vs := l.stale.viewOf(name)
+		if u == nil || v == nil || l.queue.Has(name) || vs == viewHashUnknown {
 			continue
 		}
-		if cl := d.claims[name]; cl != nil && now.Before(cl.until) {
+		if cl := l.claims[name]; cl != nil && now.Before(cl.until) {
 			continue
 		}
-		ok, at := schedule.UpdateStatusDue(st, u, v.hash, last, d.opts.UpdateStatus, now)
+		ok, at := schedule.UpdateStatusDue(st, u, v.hash, last, l.opts.UpdateStatus, now)
 		switch {
 		case ok:
 			due = append(due, name)
@@ -99,19 +118,19 @@ func (d *dispatch) timerWork(st *model.State, machine string, max int, now time.
 		if max > 0 && len(ps) >= max {
 			break
 		}
-		if d.stale.behind(name) != viewCurrent {
-			uni, seen := d.rebuild(st, name)
+		if l.stale.behind(name) != viewCurrent {
+			uni, seen := l.rebuild(st, name)
 			// The rebuilt view may show it is not settled after all;
 			// it is then queued for a run of its own.
-			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], d.stale.view(name).hash, d.lastRun[machine][name], d.opts.UpdateStatus, now)
+			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], l.stale.view(name).hash, l.runs.last[machine][name], l.opts.UpdateStatus, now)
 			if ok && uni != nil {
 				ps = append(ps, picked{name, uni, seen})
 			}
 			continue
 		}
 		uni, seen := Build(st, name)
-		d.work.Built++
+		l.counts.built.Add(1)
 		ps = append(ps, picked{name, uni, seen})
 	}
-	return d.hand(st, machine, ps, now, true), next
+	return l.hand(st, machine, ps, now, true, nil), next
 }

@@ -32,23 +32,6 @@ type UnitRelation struct {
 	Settings  map[string]string `json:"settings"`
 }
 
-// Unit is unit name's detail, read from the state and this controller's
-// phases: what it costs grows with the unit's relations, not with the
-// environment. An error names what is there instead.
-func (c *Controller) Unit(name string) (*UnitDetail, error) {
-	var out *UnitDetail
-	err := c.store.View(func(st *model.State) error {
-		u := st.Units[name]
-		if u == nil {
-			return NoUnitError(st, name)
-		}
-		us := c.stat.unitStatus(st, name, u, c.disp.refreshed(st))
-		out = NewUnitDetail(st, name, us)
-		return nil
-	})
-	return out, err
-}
-
 // NewUnitDetail is unit name's detail from the state and its line in
 // status. A CLI that meets a control plane without GET /v1/units makes it
 // from the whole state and status it read.

@@ -37,136 +37,136 @@ const (
 // holds mu and the store's read lock, so views and state agree. A gap in
 // the state's journal (a restart, a restore, an operator change)
 // rebuilds every view.
-func (d *dispatch) refreshLocked(st *model.State) {
-	n, moved := d.stale.refresh(st)
+func (l *ledger) refreshLocked(st *model.State) {
+	n, moved := l.stale.refresh(st)
 	if !moved {
 		return
 	}
-	d.stat.consume(n)
+	l.inbox.consume(n)
 	if n.rebuild {
 		// Rebuilding requeues every unit that needs a run, which wakes its
 		// machine; the others sleep on.
-		d.rebuildAll(st)
+		l.rebuildAll(st)
 	} else {
 		for _, name := range n.self {
 			// Its wave, error or life moved: the queue's index looks
 			// at it again, queued or not (a claim holds a wave too).
-			d.queue.Touch(name)
+			l.queue.Touch(name)
 		}
 		for _, name := range n.lacking {
-			d.requeue(st, name)
+			l.requeue(st, name)
 		}
 		for _, u := range n.gone {
 			if u.view != nil {
-				d.dropTimer(u.name, u.view.machine)
+				l.runs.dropTimer(u.name, u.view.machine)
 			}
-			d.queue.Forget(u.name)
+			l.queue.Forget(u.name)
 		}
 		for _, u := range n.stale {
-			d.queue.Add(u.name)
+			l.queue.Add(u.name)
 			if u.view != nil {
-				d.wake(u.view.machine)
+				l.wake(u.view.machine)
 			}
 		}
 		if n.waves {
 			// An operator change starts the run counts over, as a
 			// rebuild of every view does, and the queued units, whose
 			// waves are 0 again, may run sooner.
-			d.runs = map[string]int{}
-			d.queue.Rewave()
-			d.touchClaims()
-			d.wakeQueued()
+			l.runs.forgetCounts()
+			l.queue.Rewave()
+			l.touchClaims()
+			l.wakeQueued()
 		}
 	}
 	if n.actions || n.rebuild {
-		d.wakeForActions(st)
+		l.wakeForActions(st)
 	}
-	d.stale.caughtUp(st)
-	d.stat.changed.note()
+	l.stale.caughtUp(st)
+	l.noteStatus()
 }
 
 // rebuildAll rebuilds every view.
-func (d *dispatch) rebuildAll(st *model.State) {
-	d.stale.reset(len(st.Units))
-	d.queue.Clear()
-	d.runs = map[string]int{}
+func (l *ledger) rebuildAll(st *model.State) {
+	l.stale.reset(len(st.Units))
+	l.queue.Clear()
+	l.runs.forgetCounts()
 	for name := range st.Units {
 		// Only the hash is kept: the universe is garbage at once, so a
 		// new leader of 10,000 units never holds them all.
-		d.rebuild(st, name)
+		l.rebuild(st, name)
 	}
-	for name := range d.claims {
-		if d.stale.view(name) == nil {
-			delete(d.claims, name)
+	for name := range l.claims {
+		if l.stale.view(name) == nil {
+			delete(l.claims, name)
 		}
 	}
 	// The queue's index started over with the queue; claims hold waves
 	// too.
-	d.touchClaims()
-	d.stale.pruneLast()
-	d.syncTimers()
+	l.touchClaims()
+	l.stale.pruneLast()
+	l.syncTimers()
 }
 
 // touchClaims has the queue's index look at every claimed unit again.
 // Called with mu.
-func (d *dispatch) touchClaims() {
-	for name := range d.claims {
-		d.queue.Touch(name)
+func (l *ledger) touchClaims() {
+	for name := range l.claims {
+		l.queue.Touch(name)
 	}
 }
 
 // rebuild rebuilds one unit's view and its place in the queue, and
 // returns the universe it hashed (nil if the unit is gone) with the Seen
 // record its reconcile leaves; the view keeps neither.
-func (d *dispatch) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
+func (l *ledger) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
 	if _, ok := st.Units[name]; !ok {
-		if old := d.stale.drop(name); old != nil {
-			d.dropTimer(name, old.machine)
+		if old := l.stale.drop(name); old != nil {
+			l.runs.dropTimer(name, old.machine)
 		}
-		d.stat.mark(name)
-		d.queue.Forget(name)
+		l.inbox.mark(name)
+		l.queue.Forget(name)
 		return nil, nil
 	}
 	uni, seen, h, n := buildHashed(st, name)
-	return d.rebuilt(st, name, uni, seen, h, n)
+	return l.rebuilt(st, name, uni, seen, h, n)
 }
 
 // rebuilt installs the view of a unit of st from its universe uni, built
 // and hashed (h, n bytes) by rebuild or ahead of a hand-out (prebuild),
 // and returns uni and seen.
-func (d *dispatch) rebuilt(st *model.State, name string, uni *charmapi.Universe, seen *model.Seen, h string, n int) (*charmapi.Universe, *model.Seen) {
+func (l *ledger) rebuilt(st *model.State, name string, uni *charmapi.Universe, seen *model.Seen, h string, n int) (*charmapi.Universe, *model.Seen) {
 	u := st.Units[name]
 	v := &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
-	old := d.stale.install(name, v)
-	d.noteView(name, old, v, d.opts.Now())
-	d.stat.mark(name)
+	old := l.stale.install(name, v)
+	l.runs.noteView(name, old, v, l.opts.Now())
+	l.inbox.mark(name)
 	if u.Error != nil {
 		// Its phase follows its view (errorStands): pending while what
 		// it sees is unknown, in error again if that turned out the
 		// universe that failed. Status long polls look again.
-		d.stat.changed.note()
+		l.noteStatus()
 	}
-	d.work.Rebuilt++
-	d.work.HashedBytes += int64(n)
-	d.requeue(st, name)
+	l.counts.rebuilt.Add(1)
+	l.counts.hashedBytes.Add(int64(n))
+	l.requeue(st, name)
 	return uni, seen
 }
 
 // requeue puts a unit in the queue if it may need a run, with the wait the
 // state says, and takes it out if not.
-func (d *dispatch) requeue(st *model.State, name string) {
-	u, v := st.Units[name], d.stale.view(name)
+func (l *ledger) requeue(st *model.State, name string) {
+	u, v := st.Units[name], l.stale.view(name)
 	if u == nil || v == nil {
-		d.queue.Forget(name)
+		l.queue.Forget(name)
 		return
 	}
 	if schedule.NeedsRun(u, v.hash) {
-		d.queue.Set(name, schedule.NotBefore(u, v.hash))
-		d.wake(v.machine)
-	} else if d.queue.Forget(name) {
+		l.queue.Set(name, schedule.NotBefore(u, v.hash))
+		l.wake(v.machine)
+	} else if l.queue.Forget(name) {
 		// It may have held the lowest wave: whoever waits looks again.
-		d.stat.changed.note()
-		d.wakeQueued()
+		l.noteStatus()
+		l.wakeQueued()
 	}
 }
 
@@ -174,17 +174,17 @@ func (d *dispatch) requeue(st *model.State, name string) {
 // universe it stands for and the Seen record that universe's reconcile
 // leaves, or nil if the unit is gone. The caller holds the universe only
 // as long as it needs it. Called with mu.
-func (d *dispatch) currentView(st *model.State, unit string) (*view, *charmapi.Universe, *model.Seen) {
-	d.refreshLocked(st)
-	if d.stale.behind(unit) != viewCurrent {
-		uni, seen := d.rebuild(st, unit)
-		return d.stale.view(unit), uni, seen
+func (l *ledger) currentView(st *model.State, unit string) (*view, *charmapi.Universe, *model.Seen) {
+	l.refreshLocked(st)
+	if l.stale.behind(unit) != viewCurrent {
+		uni, seen := l.rebuild(st, unit)
+		return l.stale.view(unit), uni, seen
 	}
-	v := d.stale.view(unit)
+	v := l.stale.view(unit)
 	if v == nil {
 		return nil, nil, nil
 	}
 	uni, seen := Build(st, unit)
-	d.work.Built++
+	l.counts.built.Add(1)
 	return v, uni, seen
 }

@@ -1,68 +1,42 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
 )
-
-// TestNotifyClosesOnlyWhatWasTaken: a notify nobody waits for closes
-// nothing and makes nothing, yet still counts for since; the next waiter
-// gets the round a later notify closes, with what that notify said.
-func TestNotifyClosesOnlyWhatWasTaken(t *testing.T) {
-	b := newBroadcast()
-	gen := b.gen
-	first := b.cur
-	b.notifyAt(3)
-	if b.cur != first {
-		t.Fatal("a notify nobody waited for started a new round")
-	}
-	select {
-	case <-b.since(gen):
-	default:
-		t.Fatal("since(gen) is not closed after a notify that came after gen")
-	}
-	sig := b.signal()
-	select {
-	case <-sig.ch:
-		t.Fatal("the round a waiter took was closed before any notify after it")
-	default:
-	}
-	b.notifyAt(7)
-	select {
-	case <-sig.ch:
-	default:
-		t.Fatal("a notify did not close the round a waiter took")
-	}
-	if sig.last != 7 {
-		t.Fatalf("the closed round says last=%d; want 7, what its notify said", sig.last)
-	}
-	if b.cur == sig {
-		t.Fatal("the closed round is still the current one")
-	}
-}
 
 // TestWakeQueuedAllocatesNothing: every settled unit's report wakes the
 // machines of the queued units; with 1,000 machines known that must not
 // cost an allocation per report (it was half of what the server allocated
 // during bench/agents' change rounds).
 func TestWakeQueuedAllocatesNothing(t *testing.T) {
-	_, ctl, _ := tenMachinesSettled(t)
-	d := ctl.disp
-	machines := make([]string, 1000)
-	for i := range machines {
-		machines[i] = fmt.Sprintf("m%04d", i)
+	s, ctl, _ := tenMachinesSettled(t)
+	// Each machine's agent polls once: all 1,000 are known.
+	for i := range 1000 {
+		if _, err := ctl.WaitForWork(context.Background(), fmt.Sprintf("m%04d", i), 0, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if d.listen(machines...) == 0 {
+	twoServices(t, s, 2)
+	if err := ctl.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	l := ctl.work.ledger
+	l.lock()
+	queued := l.queue.Len()
+	ctl.work.apply(l.unlock())
+	if queued == 0 {
 		t.Fatal("nothing queued: the test would measure nothing")
 	}
 	wakeQueued := func() {
-		d.lock()
-		defer d.unlock()
-		d.wakeQueued()
+		l.lock()
+		l.wakeQueued()
+		ctl.work.apply(l.unlock())
 	}
 	if n := testing.AllocsPerRun(100, wakeQueued); n != 0 {
-		t.Fatalf("wakeQueued allocated %.0f times per call with no poll waiting; want 0", n)
+		t.Fatalf("a wake of the queued units allocated %.0f times per call with no poll waiting; want 0", n)
 	}
 }
 

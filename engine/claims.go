@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
+)
+
+// claimLocked picks the units of machine that may run now and claims
+// them, taking their universes from ahead where a pass built them. It
+// also returns the earliest future retry among that machine's failing
+// units. Called with mu and the store's read lock.
+func (l *ledger) claimLocked(st *model.State, machine string, max int, ahead *builtAhead) ([]wire.Work, time.Time) {
+	l.known[machine] = true
+	l.refreshLocked(st)
+	now := l.opts.Now()
+	if acts := l.actionWork(st, machine, max, now); len(acts) > 0 {
+		// Operations first, as Juju runs a queued action before the
+		// next hook; the agent asks again at once for the rest.
+		return acts, time.Time{}
+	}
+	for {
+		picked, next, changedBack := l.pick(st, machine, max, now, ahead)
+		// A unit that saw a change but turned out unchanged may have
+		// held the lowest wave: look again without it.
+		if len(picked) > 0 || !changedBack {
+			if len(picked) > 0 {
+				return l.hand(st, machine, picked, now, false, ahead), next
+			}
+			// Nothing else to run: Juju too runs update-status only
+			// on an idle unit.
+			work, at := l.timerWork(st, machine, max, now)
+			if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+				next = at
+			}
+			return work, next
+		}
+	}
+}
+
+// picked is a unit chosen to run with the universe built for it.
+type picked struct {
+	name string
+	uni  *charmapi.Universe
+	seen *model.Seen
+}
+
+// entry is what schedule.Queue.Choose needs of one unit besides the
+// queue: its view and its claim. Called with mu.
+func (l *ledger) entry(name string) schedule.Entry {
+	v, vs := l.stale.viewOf(name)
+	if v == nil {
+		return schedule.Entry{}
+	}
+	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: vs == viewHashUnknown}
+	if cl := l.claims[name]; cl != nil {
+		e.Claimed, e.Until, e.Timer = true, cl.until, cl.timer
+	}
+	return e
+}
+
+// pick chooses up to max units of machine to run now (schedule.Choose,
+// answered by the queue's index at the cost of the machine's own units)
+// and builds their universes, rebuilding the views of those that saw a
+// change. It also returns the earliest time one of machine's queued
+// units may run. changedBack says one of them turned out unchanged, so
+// the wave must be looked at again. Only the units handed out have a
+// universe built, so at most max are alive at once.
+func (l *ledger) pick(st *model.State, machine string, max int, now time.Time, ahead *builtAhead) (out []picked, next time.Time, changedBack bool) {
+	choice := l.queue.Choose(st, machine, now, l.entry)
+	for _, name := range choice.Run {
+		if max > 0 && len(out) >= max {
+			break
+		}
+		cur, vs := l.stale.viewOf(name)
+		if vs != viewCurrent {
+			var uni *charmapi.Universe
+			var seen *model.Seen
+			if p := l.takeAhead(ahead, name, ""); p != nil {
+				uni, seen = l.rebuilt(st, name, p.uni, p.seen, p.hash, p.hashed)
+			} else {
+				uni, seen = l.rebuild(st, name)
+			}
+			v := l.stale.view(name)
+			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok || uni == nil {
+				// It changed back: it must not hold the wave any more.
+				changedBack = true
+				continue
+			}
+			out = append(out, picked{name, uni, seen})
+			continue
+		}
+		// The hash is current: only the content is built, and not
+		// hashed again.
+		if p := l.takeAhead(ahead, name, cur.hash); p != nil {
+			l.counts.built.Add(1)
+			out = append(out, picked{name, p.uni, p.seen})
+			continue
+		}
+		uni, seen := Build(st, name)
+		l.counts.built.Add(1)
+		out = append(out, picked{name, uni, seen})
+	}
+	return out, choice.Next, changedBack
+}
+
+// hand claims the picked units for machine and returns their work. Each
+// claim holds its universe until the result comes back. timer says they
+// are update-status runs (timerWork).
+func (l *ledger) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool, ahead *builtAhead) []wire.Work {
+	work := make([]wire.Work, 0, len(ps))
+	for _, p := range ps {
+		v := l.stale.view(p.name)
+		u := st.Units[p.name]
+		var uni charmapi.Universe
+		var encoded []byte
+		if timer {
+			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.hash, p.seen)
+		} else if run, b := ahead.run(p.name, p.uni, v.hash); run != nil {
+			uni, encoded = *run, b
+		} else {
+			uni = schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
+		}
+		ch := st.Charms[uni.Charm]
+		l.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(l.opts.Lease),
+			timer: timer || schedule.TimerRun(u, v.hash)}
+		l.watchLease(now.Add(l.opts.Lease))
+		work = append(work, wire.Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
+			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
+			UniverseJSON: encoded})
+		if !timer {
+			l.runs.handed(p.name)
+		}
+	}
+	if n := int64(len(l.claims)); n > l.counts.peakClaims.Load() {
+		l.counts.peakClaims.Store(n)
+	}
+	if len(ps) > 0 {
+		// Pending to reconciling: status long polls look again.
+		l.noteStatus()
+	}
+	return work
+}
+
+// giveBack gives back work handed to machine that never reached its agent:
+// the units' claims, and the operations handed out with them.
+func (l *ledger) giveBack(machine string, work []wire.Work) *wakes {
+	l.lock()
+	for _, w := range work {
+		if w.Action != nil {
+			delete(l.acts.handed, w.Action.ID)
+			continue
+		}
+		if cl := l.claims[w.Unit]; cl != nil && cl.machine == machine && cl.hash == w.Hash {
+			delete(l.claims, w.Unit)
+			l.claimEnded(w.Unit, machine)
+		}
+	}
+	l.noteStatus()
+	l.wakeQueued()
+	return l.unlock()
+}
+
+// release gives up every claim of machine's agent (Controller.Release).
+func (l *ledger) release(machine string) *wakes {
+	l.lock()
+	released := false
+	for name, cl := range l.claims {
+		if cl.machine == machine {
+			delete(l.claims, name)
+			released = true
+		}
+	}
+	if released {
+		l.noteStatus()
+	}
+	l.wakeQueued()
+	return l.unlock()
+}
+
+// releaseExcept drops machine's claims on units other than running, but
+// for those younger than claimGrace (Controller.ReleaseExcept).
+func (l *ledger) releaseExcept(machine string, units []string) *wakes {
+	l.lock()
+	running := make(map[string]bool, len(units))
+	for _, u := range units {
+		running[u] = true
+	}
+	cutoff := l.opts.Now().Add(-claimGrace)
+	dropped := false
+	for name, cl := range l.claims {
+		if cl.machine == machine && !running[name] && cl.at.Before(cutoff) {
+			delete(l.claims, name)
+			dropped = true
+		}
+	}
+	// A heartbeat that changes nothing wakes nobody: only a dropped claim
+	// can let a wave, or a unit's phase, move.
+	if dropped {
+		l.noteStatus()
+		l.wakeQueued()
+	}
+	return l.unlock()
+}
+
+// claimGrace is how long a fresh claim is safe from ReleaseExcept: the
+// work may still be on its way to the agent, or its report on its way
+// back.
+const claimGrace = 30 * time.Second
+
+// accept checks machine's reports against their claims and returns the
+// results of those that match, and the units of those that do not. A
+// failed result is queued for its retry.
+func (l *ledger) accept(machine string, reports []wire.Report, now time.Time) (results []model.Result, stale []string, w *wakes) {
+	l.lock()
+	for _, rep := range reports {
+		cl := l.claims[rep.Unit]
+		if cl == nil || cl.hash != rep.Hash || cl.machine != machine {
+			stale = append(stale, rep.Unit)
+			continue
+		}
+		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, l.stale.lastOf(rep.Unit))
+		res.Timer = cl.timer
+		if rep.Duration > 0 {
+			res.Started = now.Add(-rep.Duration).UnixNano()
+		}
+		l.runs.ran(rep.Unit, machine, now)
+		if res.Error != "" {
+			res.RetryAt = l.queue.AddRateLimited(rep.Unit, max(cl.uni.Attempt, 1), now).UnixNano()
+		}
+		results = append(results, *res)
+	}
+	return results, stale, l.unlock()
+}
+
+// closeReported drops the claims results answer, once the views hold
+// them.
+func (l *ledger) closeReported(results []model.Result) *wakes {
+	l.lock()
+	for _, r := range results {
+		if cl := l.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
+			delete(l.claims, r.Unit)
+			l.claimEnded(r.Unit, cl.machine)
+			if r.Error == "" && schedule.KeepLast(l.runs.count[r.Unit]) {
+				l.stale.keepLast(r.Unit, cl.uni)
+			}
+		}
+	}
+	// The claims held their wave: the units queued behind it may run.
+	l.wakeQueued()
+	// Reconciling to settled, after the refresh's note and with no new
+	// entry: status long polls must hear of it too.
+	l.noteStatus()
+	return l.unlock()
+}
+
+// wakeQueued wakes the machines that have queued units: a claim ended or
+// a unit left the queue, and the wave that held them back may have moved.
+// Machines with nothing queued have nothing to gain. Called with mu.
+//
+// It stops as soon as every machine that has polled is woken: the queue
+// holds every unit still to run (all of them at the start of a deploy),
+// and every settled unit's report calls it, so a full walk each time
+// would make the leader's cost quadratic in the units.
+func (l *ledger) wakeQueued() {
+	if len(l.known) == 0 || l.queue.Len() == 0 {
+		return
+	}
+	w := l.owe()
+	for name := range l.queue.All() {
+		if w.all || len(w.named) >= len(l.known) {
+			return
+		}
+		if v := l.stale.view(name); v != nil && l.known[v.machine] {
+			l.wake(v.machine)
+		}
+	}
+}
+
+// wakeAll wakes every work poll: every view was rebuilt or dropped.
+// Called with mu.
+func (l *ledger) wakeAll() { l.owe().all = true }
