@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/liveness"
@@ -20,17 +21,19 @@ import (
 type handout struct {
 	store    Store
 	opts     *Options
-	ledger   *ledger
+	ledger   *ledger.Ledger
 	waiters  *waiters.Waiters[*look]
 	passes   *passq.Queue[*look]
 	contacts *liveness.Contacts
 	leases   leaseWatch
-	// changed is status's generation, which the ledger's wakes move.
+	// changed and inbox are status's: its generation, and the units to
+	// recount, which the ledger's changes move.
 	changed *generation
+	inbox   *recountInbox
 }
 
-func newHandout(store Store, opts *Options, l *ledger, changed *generation) *handout {
-	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*look](), contacts: liveness.New(), changed: changed}
+func newHandout(store Store, opts *Options, l *ledger.Ledger, changed *generation, inbox *recountInbox) *handout {
+	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*look](), contacts: liveness.New(), changed: changed, inbox: inbox}
 	h.passes = passq.New(maxPass, h.servePass, opts.Served)
 	return h
 }
@@ -41,18 +44,24 @@ func newHandout(store Store, opts *Options, l *ledger, changed *generation) *han
 // taken, and only if a poll to wake is asleep: a report wakes the
 // machines of every queued unit, most of them running hooks, and the
 // store answers an index still in flight by reading the log.
-func (h *handout) apply(w *wakes) {
+func (h *handout) apply(w *ledger.Owed) {
 	if w == nil {
 		return
 	}
-	defer w.done()
-	if w.status {
+	defer w.Done()
+	switch {
+	case w.RecountAll:
+		h.inbox.markAll()
+	case len(w.Recount) > 0:
+		h.inbox.mark(w.Recount...)
+	}
+	if w.Status {
 		h.changed.note()
 	}
-	if !w.leaseBy.IsZero() {
-		h.leases.by(w.leaseBy, h.opts.Now(), h.expireLeases)
+	if !w.LeaseBy.IsZero() {
+		h.leases.by(w.LeaseBy, h.opts.Now(), h.expireLeases)
 	}
-	if !w.all && len(w.machines) == 0 {
+	if !w.Wakes() {
 		return
 	}
 	log, inFlight := h.store.(InFlight)
@@ -60,15 +69,15 @@ func (h *handout) apply(w *wakes) {
 	if inFlight {
 		last = log.LastIndex()
 	}
-	applied := inFlight && last > 0 && h.waiters.Asleep(w.machines, w.all) && log.Applied(last)
-	h.passes.Add(h.waiters.Wake(w.machines, w.all, last, applied)...)
+	applied := inFlight && last > 0 && h.waiters.Asleep(w.Machines, w.All) && log.Applied(last)
+	h.passes.Add(h.waiters.Wake(w.Machines, w.All, last, applied)...)
 }
 
 // expireLeases has the ledger announce the leases that ended since it
 // last looked, and watches for the next.
 func (h *handout) expireLeases() {
 	now := h.opts.Now()
-	next, w := h.ledger.endedLeases(h.leases.fired(now), now)
+	next, w := h.ledger.EndedLeases(h.leases.fired(now), now)
 	h.apply(w)
 	if !next.IsZero() {
 		h.leases.by(maxTime(next, now.Add(leaseGrain)), now, h.expireLeases)
@@ -77,9 +86,9 @@ func (h *handout) expireLeases() {
 
 // refresh brings the views up to the store's applied index.
 func (h *handout) refresh() error {
-	var w *wakes
+	var w *ledger.Owed
 	err := h.store.View(func(st *model.State) error {
-		w = h.ledger.refresh(st)
+		w = h.ledger.Refresh(st)
 		return nil
 	})
 	h.apply(w)
@@ -97,7 +106,7 @@ func (h *handout) follow(ctx context.Context) error {
 				return err
 			}
 		} else {
-			h.apply(h.ledger.forget())
+			h.apply(h.ledger.Forget())
 		}
 		at := h.store.Index()
 		_, reset, err := h.store.WaitIndex(ctx, at)
@@ -108,7 +117,7 @@ func (h *handout) follow(ctx context.Context) error {
 			return fmt.Errorf("controller: watch state: %w", err)
 		}
 		if reset {
-			h.apply(h.ledger.forget())
+			h.apply(h.ledger.Forget())
 		}
 	}
 }
@@ -116,12 +125,12 @@ func (h *handout) follow(ctx context.Context) error {
 // release gives up every claim of machine's agent.
 func (h *handout) release(machine string) {
 	h.contacts.Heard(machine, h.opts.Now())
-	h.apply(h.ledger.release(machine))
+	h.apply(h.ledger.Release(machine))
 }
 
 // releaseExcept drops machine's claims on units other than running.
 func (h *handout) releaseExcept(machine string, running []string) {
-	h.apply(h.ledger.releaseExcept(machine, running))
+	h.apply(h.ledger.ReleaseExcept(machine, running))
 }
 
 // heartbeat records that machine's agent is alive.
@@ -129,8 +138,8 @@ func (h *handout) heartbeat(machine string) { h.contacts.Heard(machine, h.opts.N
 
 // stats returns the work counted so far.
 func (h *handout) stats() WorkStats {
-	var w WorkStats
-	h.ledger.stats(&w)
+	lc := h.ledger.Counts()
+	w := WorkStats{Rebuilt: lc.Rebuilt, HashedBytes: lc.HashedBytes, Built: lc.Built, PeakClaims: lc.PeakClaims, Prebuilt: lc.Prebuilt}
 	ws := h.waiters.Stats()
 	w.Wakeups, w.Pushed, w.WokenTwice, w.Asleep = ws.Wakeups, ws.Pushed, ws.WokenTwice, ws.Asleep
 	w.Passes = h.passes.Passes()
@@ -139,15 +148,15 @@ func (h *handout) stats() WorkStats {
 
 // claimsAt brings the views up to st and returns a snapshot of every
 // claim, for status. The caller holds the store's read lock.
-func (h *handout) claimsAt(st *model.State) map[string]claimSnapshot {
-	snap, w := h.ledger.refreshed(st)
+func (h *handout) claimsAt(st *model.State) map[string]ledger.ClaimSnapshot {
+	snap, w := h.ledger.Refreshed(st)
 	h.apply(w)
 	return snap
 }
 
 // current is ledger.current, its wakes applied.
-func (h *handout) current(st *model.State, unit string) (*view, *charmapi.Universe, *model.Seen, map[string]claimSnapshot) {
-	v, uni, seen, snap, w := h.ledger.current(st, unit)
+func (h *handout) current(st *model.State, unit string) (*ledger.View, *charmapi.Universe, *model.Seen, map[string]ledger.ClaimSnapshot) {
+	v, uni, seen, snap, w := h.ledger.Current(st, unit)
 	h.apply(w)
 	return v, uni, seen, snap
 }

@@ -63,7 +63,7 @@ func BenchmarkHandOut(b *testing.B) {
 				}
 				// Given back, as by an agent that left before its answer:
 				// the unit is handed out again.
-				ctl.work.apply(ctl.work.ledger.giveBack(m, work))
+				ctl.work.apply(ctl.work.ledger.GiveBack(m, work))
 			}
 			handOut(0) // builds every view
 			b.ResetTimer()

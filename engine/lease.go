@@ -11,39 +11,6 @@ import (
 // than the controller walking its claims at that rate.
 const leaseGrain = time.Second
 
-// watchLease owes a watch of the leases that fires by until, the end of
-// a claim's lease. Called with mu.
-func (l *ledger) watchLease(until time.Time) {
-	w := l.owe()
-	if w.leaseBy.IsZero() || until.Before(w.leaseBy) {
-		w.leaseBy = until
-	}
-}
-
-// endedLeases says whether a claim's lease ended since seen, and when the
-// next one ends (zero if none). Only the claims are walked, not the
-// units: they are bounded by the hooks in flight. A lease that ended
-// turns its unit from reconciling back to pending with no entry and no
-// report, so nothing else would move the status generation; and the wave
-// it held back may move: the wakes say so.
-func (l *ledger) endedLeases(seen, now time.Time) (next time.Time, w *wakes) {
-	l.lock()
-	ended := false
-	for _, cl := range l.claims {
-		switch {
-		case !now.Before(cl.until):
-			ended = ended || cl.until.After(seen)
-		case next.IsZero() || cl.until.Before(next):
-			next = cl.until
-		}
-	}
-	if ended {
-		l.noteStatus()
-		l.wakeQueued()
-	}
-	return next, l.unlock()
-}
-
 // leaseWatch fires when the earliest lease of a claim runs out, and has
 // the ledger say which ended (expireLeases). Its lock is a leaf.
 type leaseWatch struct {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"maps"
 	"slices"
 	"sync"
@@ -39,7 +40,7 @@ func TestHeartbeatWakesOnlyWhenItDropsAClaim(t *testing.T) {
 	}
 	// The agent no longer runs the first unit, and the claim is past its
 	// grace: dropping it may let a wave move, so waiters look again.
-	now = now.Add(claimGrace + time.Second)
+	now = now.Add(ledger.ClaimGrace + time.Second)
 	ctl.ReleaseExcept("m", running[1:])
 	select {
 	case <-ch:

@@ -239,7 +239,7 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 					checked++
 				}
 				if v := load(&sd.shared); v != nil {
-					want := newView(v.byName, nil)
+					want := newShownSide(v.byName, nil)
 					if !maps.EqualFunc(v.units, want.units, func(a, b map[string]string) bool { return maps.Equal(a, b) }) || v.members != want.members || v.at != want.at {
 						t.Fatalf("seed %d: relation %d: a view shows %v, made from %v: a universe's reader wrote into it", seed, k.rel, v.units, want.units)
 					}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -15,11 +16,11 @@ import (
 // and reach the polls of this pass that found nothing with the others.
 func (h *handout) servePass(batch []*look) (rest []*look, handed bool) {
 	answered := 0
-	var owed *wakes
+	var owed *ledger.Owed
 	err := h.store.View(func(st *model.State) error {
 		n, ahead := h.buildAhead(st, batch)
 		batch, rest = batch[:n], batch[n:]
-		owed = h.ledger.claimEach(st, ahead, func(claim func(machine string, max int) ([]wire.Work, time.Time)) {
+		owed = h.ledger.ClaimEach(st, ahead, func(claim func(machine string, max int) ([]wire.Work, time.Time)) {
 			for _, l := range batch {
 				if h.answer(l, claim) {
 					handed = true
@@ -66,15 +67,4 @@ func (h *handout) answer(l *look, claim func(machine string, max int) ([]wire.Wo
 	}
 	close(l.done)
 	return handed
-}
-
-// claimEach runs looks under mu, with claim claiming for one machine
-// from ahead, and returns the wakes the claims owe. The caller holds the
-// store's read lock.
-func (l *ledger) claimEach(st *model.State, ahead *builtAhead, looks func(claim func(machine string, max int) ([]wire.Work, time.Time))) *wakes {
-	l.lock()
-	looks(func(machine string, max int) ([]wire.Work, time.Time) {
-		return l.claimLocked(st, machine, max, ahead)
-	})
-	return l.unlock()
 }

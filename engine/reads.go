@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -19,7 +20,7 @@ type reads struct {
 	opts  *Options
 	work  *handout
 	stat  *statusState
-	stale *staleness
+	views *ledger.Staleness
 }
 
 // status is Controller.Status.
@@ -76,7 +77,7 @@ func (r *reads) universe(unit string) (*charmapi.Universe, error) {
 		if v == nil || built == nil {
 			return fmt.Errorf("unit %s does not exist (units: %d in the environment)", unit, len(st.Units))
 		}
-		uni := schedule.RunUniverse(st, st.Units[unit], built, v.hash, seen)
+		uni := schedule.RunUniverse(st, st.Units[unit], built, v.Hash, seen)
 		out = &uni
 		return nil
 	})
@@ -92,10 +93,10 @@ func (r *reads) explain(unit string) (*Explanation, error) {
 		if v == nil || built == nil || u == nil {
 			return fmt.Errorf("unit %s does not exist", unit)
 		}
-		uni := schedule.RunUniverse(st, u, built, v.hash, seen)
+		uni := schedule.RunUniverse(st, u, built, v.Hash, seen)
 		status := r.stat.unitStatus(st, unit, u, claims)
-		e := &Explanation{Unit: unit, Phase: status.Phase, Stale: v.hash != u.Reconciled, Reconciled: u.Reconciled, Current: v.hash, Events: uni.Events, Error: u.Error}
-		switch last := r.stale.lastOf(unit); {
+		e := &Explanation{Unit: unit, Phase: status.Phase, Stale: v.Hash != u.Reconciled, Reconciled: u.Reconciled, Current: v.Hash, Events: uni.Events, Error: u.Error}
+		switch last := r.views.LastOf(unit); {
 		case last != nil:
 			e.Changes = Diff(last, &uni)
 			markSecretConfig(st, u.Service, e.Changes)
@@ -104,7 +105,7 @@ func (r *reads) explain(unit string) (*Explanation, error) {
 		default:
 			e.Note = "this node has not seen the universe last reconciled (it keeps them in memory); the events show what moved"
 		}
-		if !v.member {
+		if !v.Member {
 			e.Note = fmt.Sprintf("the unit waits for machine %q to register; until then it sees no relations", u.Machine)
 		}
 		out = e

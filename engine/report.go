@@ -26,7 +26,7 @@ func (h *handout) accept(ctx context.Context, hist *History, machine string, rep
 	}
 	now := h.opts.Now()
 	h.contacts.Heard(machine, now)
-	results, stale, w := h.ledger.accept(machine, reports, now)
+	results, stale, w := h.ledger.Accept(machine, reports, now)
 	h.apply(w)
 	hist.record(h.store, machine, reports, results, now)
 	if len(results) == 0 {
@@ -42,7 +42,7 @@ func (h *handout) accept(ctx context.Context, hist *History, machine string, rep
 	if err := h.refresh(); err != nil {
 		return nil, err
 	}
-	h.apply(h.ledger.closeReported(results))
+	h.apply(h.ledger.CloseReported(results))
 	for _, u := range stale {
 		resp.Skipped = append(resp.Skipped, u+": universe moved on; it will run again")
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"testing"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -76,7 +77,7 @@ func BenchmarkSingleChange(b *testing.B) {
 			uni, _ := Build(st, unit)
 			h = Hash(uni)
 			set := map[string]bool{}
-			watchers(st, unit, relOfState(st, unit, "cluster"), set)
+			ledger.Watchers(st, unit, relOfState(st, unit, "cluster"), set)
 			see = len(set)
 			return nil
 		})

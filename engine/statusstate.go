@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"sync"
 	"time"
 )
@@ -22,20 +23,20 @@ type statusState struct {
 	mu  sync.Mutex
 	now func() time.Time
 	// stale is where status reads the views.
-	stale *staleness
+	stale *ledger.Staleness
 	// lastSummary is the last status summary, shared by the waiters
 	// that ask at the same index, generation and marks (summary.go).
 	lastSummary *cachedSummary
 	// tally keeps the summary's counts between summaries (tally.go).
 	tally tally
 	// phases is when status first showed each unit in its phase.
-	phases map[string]phaseMark
+	phases map[string]phaseEntry
 	// claims are the ledger's claims as the call under way read them;
 	// nil between calls.
-	claims map[string]claimSnapshot
+	claims map[string]ledger.ClaimSnapshot
 
 	// inbox holds the units to recount at the next summary.
-	inbox marks
+	inbox recountInbox
 	// changed wakes status long polls: views, claims or phases moved.
 	changed *generation
 	hist    *History
@@ -44,28 +45,8 @@ type statusState struct {
 	timeline timeline
 }
 
-func newStatusState(now func() time.Time, stale *staleness) *statusState {
+func newStatusState(now func() time.Time, stale *ledger.Staleness) *statusState {
 	return &statusState{now: now, stale: stale, changed: newGeneration(), hist: NewHistory(DefaultHistory)}
-}
-
-// consume takes in a staleness note: the units it names may have moved
-// phase, all of them after a rebuild of every view.
-func (m *marks) consume(n staleNote) {
-	if n.rebuild {
-		m.markAll()
-		return
-	}
-	names := make([]string, 0, len(n.self)+len(n.gone)+len(n.stale))
-	names = append(names, n.self...)
-	for _, u := range n.gone {
-		names = append(names, u.name)
-	}
-	for _, u := range n.stale {
-		names = append(names, u.name)
-	}
-	if len(names) > 0 {
-		m.mark(names...)
-	}
 }
 
 // recounted is how many units the summaries have counted

@@ -72,7 +72,7 @@ func TestClaimsReportsWakesAndLeaderChangesInterleave(t *testing.T) {
 			leading.Store(true)
 		case 3:
 			// A new term on this node: what a leader change does.
-			ctl.work.apply(ctl.work.ledger.forget())
+			ctl.work.apply(ctl.work.ledger.Forget())
 		}
 		// The controller took the change in before the next.
 		select {

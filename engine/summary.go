@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -134,7 +135,7 @@ const applyingSummary = "applying environment"
 // with the views it brought up to st. Waiters woken by one change share one
 // summary: everything a summary shows moves the index, the generation
 // (a lease that ends included) or the marks of units to recount.
-func (ss *statusState) summary(st *model.State, limit int, claims map[string]claimSnapshot) *Summary {
+func (ss *statusState) summary(st *model.State, limit int, claims map[string]ledger.ClaimSnapshot) *Summary {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	gen, marks := ss.changed.current(), ss.inbox.seq()
@@ -222,12 +223,12 @@ func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
 	return s
 }
 
-// settledMarkLocked keeps a settled unit's phase mark right for the full
+// noteSettledLocked keeps a settled unit's phase entry right for the full
 // status, without adding marks: a unit status has shown in another phase
 // is settled from now. Called with mu.
-func (ss *statusState) settledMarkLocked(name string, now time.Time) {
+func (ss *statusState) noteSettledLocked(name string, now time.Time) {
 	if m, ok := ss.phases[name]; ok && m.phase != Settled {
-		ss.phases[name] = phaseMark{Settled, now}
+		ss.phases[name] = phaseEntry{Settled, now}
 	}
 }
 

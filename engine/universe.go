@@ -124,7 +124,7 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 			shown = st.RemoteMembers(u, r)
 		}
 		// Container scope shows each unit its own few: no view to share.
-		v := sd.view(st, r.ID, u, shown, jn, r.Scope != model.Container)
+		v := sd.shown(st, r.ID, u, shown, jn, r.Scope != model.Container)
 		rel.Units = v.units
 		// The highest revision seen marks what this universe holds
 		// (model.SeenRelation.At).

@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"time"
@@ -13,7 +13,7 @@ import (
 // them, taking their universes from ahead where a pass built them. It
 // also returns the earliest future retry among that machine's failing
 // units. Called with mu and the store's read lock.
-func (l *ledger) claimLocked(st *model.State, machine string, max int, ahead *builtAhead) ([]wire.Work, time.Time) {
+func (l *Ledger) claimLocked(st *model.State, machine string, max int, ahead *BuiltAhead) ([]wire.Work, time.Time) {
 	l.known[machine] = true
 	l.refreshLocked(st)
 	now := l.opts.Now()
@@ -50,12 +50,12 @@ type picked struct {
 
 // entry is what schedule.Queue.Choose needs of one unit besides the
 // queue: its view and its claim. Called with mu.
-func (l *ledger) entry(name string) schedule.Entry {
-	v, vs := l.stale.viewOf(name)
+func (l *Ledger) entry(name string) schedule.Entry {
+	v, vs := l.stale.ViewOf(name)
 	if v == nil {
 		return schedule.Entry{}
 	}
-	e := schedule.Entry{Known: true, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: vs == viewHashUnknown}
+	e := schedule.Entry{Known: true, Hash: v.Hash, Machine: v.Machine, Member: v.Member, Moved: vs == ViewHashUnknown}
 	if cl := l.claims[name]; cl != nil {
 		e.Claimed, e.Until, e.Timer = true, cl.until, cl.timer
 	}
@@ -69,23 +69,23 @@ func (l *ledger) entry(name string) schedule.Entry {
 // units may run. changedBack says one of them turned out unchanged, so
 // the wave must be looked at again. Only the units handed out have a
 // universe built, so at most max are alive at once.
-func (l *ledger) pick(st *model.State, machine string, max int, now time.Time, ahead *builtAhead) (out []picked, next time.Time, changedBack bool) {
+func (l *Ledger) pick(st *model.State, machine string, max int, now time.Time, ahead *BuiltAhead) (out []picked, next time.Time, changedBack bool) {
 	choice := l.queue.Choose(st, machine, now, l.entry)
 	for _, name := range choice.Run {
 		if max > 0 && len(out) >= max {
 			break
 		}
-		cur, vs := l.stale.viewOf(name)
-		if vs != viewCurrent {
+		cur, vs := l.stale.ViewOf(name)
+		if vs != ViewCurrent {
 			var uni *charmapi.Universe
 			var seen *model.Seen
 			if p := l.takeAhead(ahead, name, ""); p != nil {
-				uni, seen = l.rebuilt(st, name, p.uni, p.seen, p.hash, p.hashed)
+				uni, seen = l.rebuilt(st, name, p.Uni, p.Seen, p.Hash, p.Hashed)
 			} else {
 				uni, seen = l.rebuild(st, name)
 			}
-			v := l.stale.view(name)
-			if ok, _ := schedule.Due(st.Units[name], v.hash, v.member, now); !ok || uni == nil {
+			v := l.stale.View(name)
+			if ok, _ := schedule.Due(st.Units[name], v.Hash, v.Member, now); !ok || uni == nil {
 				// It changed back: it must not hold the wave any more.
 				changedBack = true
 				continue
@@ -95,12 +95,12 @@ func (l *ledger) pick(st *model.State, machine string, max int, now time.Time, a
 		}
 		// The hash is current: only the content is built, and not
 		// hashed again.
-		if p := l.takeAhead(ahead, name, cur.hash); p != nil {
+		if p := l.takeAhead(ahead, name, cur.Hash); p != nil {
 			l.counts.built.Add(1)
-			out = append(out, picked{name, p.uni, p.seen})
+			out = append(out, picked{name, p.Uni, p.Seen})
 			continue
 		}
-		uni, seen := Build(st, name)
+		uni, seen := l.build.Build(st, name)
 		l.counts.built.Add(1)
 		out = append(out, picked{name, uni, seen})
 	}
@@ -110,25 +110,25 @@ func (l *ledger) pick(st *model.State, machine string, max int, now time.Time, a
 // hand claims the picked units for machine and returns their work. Each
 // claim holds its universe until the result comes back. timer says they
 // are update-status runs (timerWork).
-func (l *ledger) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool, ahead *builtAhead) []wire.Work {
+func (l *Ledger) hand(st *model.State, machine string, ps []picked, now time.Time, timer bool, ahead *BuiltAhead) []wire.Work {
 	work := make([]wire.Work, 0, len(ps))
 	for _, p := range ps {
-		v := l.stale.view(p.name)
+		v := l.stale.View(p.name)
 		u := st.Units[p.name]
 		var uni charmapi.Universe
 		var encoded []byte
 		if timer {
-			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.hash, p.seen)
-		} else if run, b := ahead.run(p.name, p.uni, v.hash); run != nil {
+			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.Hash, p.seen)
+		} else if run, b := ahead.run(p.name, p.uni, v.Hash); run != nil {
 			uni, encoded = *run, b
 		} else {
-			uni = schedule.RunUniverse(st, u, p.uni, v.hash, p.seen)
+			uni = schedule.RunUniverse(st, u, p.uni, v.Hash, p.seen)
 		}
 		ch := st.Charms[uni.Charm]
-		l.claims[p.name] = &claim{machine: machine, hash: v.hash, uni: &uni, seen: p.seen, at: now, until: now.Add(l.opts.Lease),
-			timer: timer || schedule.TimerRun(u, v.hash)}
+		l.claims[p.name] = &claim{Machine: machine, Hash: v.Hash, uni: &uni, seen: p.seen, at: now, until: now.Add(l.opts.Lease),
+			timer: timer || schedule.TimerRun(u, v.Hash)}
 		l.watchLease(now.Add(l.opts.Lease))
-		work = append(work, wire.Work{Unit: p.name, Hash: v.hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
+		work = append(work, wire.Work{Unit: p.name, Hash: v.Hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
 			UniverseJSON: encoded})
 		if !timer {
@@ -145,16 +145,16 @@ func (l *ledger) hand(st *model.State, machine string, ps []picked, now time.Tim
 	return work
 }
 
-// giveBack gives back work handed to machine that never reached its agent:
+// GiveBack gives back work handed to machine that never reached its agent:
 // the units' claims, and the operations handed out with them.
-func (l *ledger) giveBack(machine string, work []wire.Work) *wakes {
+func (l *Ledger) GiveBack(machine string, work []wire.Work) *Owed {
 	l.lock()
 	for _, w := range work {
 		if w.Action != nil {
 			delete(l.acts.handed, w.Action.ID)
 			continue
 		}
-		if cl := l.claims[w.Unit]; cl != nil && cl.machine == machine && cl.hash == w.Hash {
+		if cl := l.claims[w.Unit]; cl != nil && cl.Machine == machine && cl.Hash == w.Hash {
 			delete(l.claims, w.Unit)
 			l.claimEnded(w.Unit, machine)
 		}
@@ -164,12 +164,12 @@ func (l *ledger) giveBack(machine string, work []wire.Work) *wakes {
 	return l.unlock()
 }
 
-// release gives up every claim of machine's agent (Controller.Release).
-func (l *ledger) release(machine string) *wakes {
+// Release gives up every claim of machine's agent (Controller.Release).
+func (l *Ledger) Release(machine string) *Owed {
 	l.lock()
 	released := false
 	for name, cl := range l.claims {
-		if cl.machine == machine {
+		if cl.Machine == machine {
 			delete(l.claims, name)
 			released = true
 		}
@@ -181,23 +181,23 @@ func (l *ledger) release(machine string) *wakes {
 	return l.unlock()
 }
 
-// releaseExcept drops machine's claims on units other than running, but
-// for those younger than claimGrace (Controller.ReleaseExcept).
-func (l *ledger) releaseExcept(machine string, units []string) *wakes {
+// ReleaseExcept drops machine's claims on units other than running, but
+// for those younger than ClaimGrace (Controller.ReleaseExcept).
+func (l *Ledger) ReleaseExcept(machine string, units []string) *Owed {
 	l.lock()
 	running := make(map[string]bool, len(units))
 	for _, u := range units {
 		running[u] = true
 	}
-	cutoff := l.opts.Now().Add(-claimGrace)
+	cutoff := l.opts.Now().Add(-ClaimGrace)
 	dropped := false
 	for name, cl := range l.claims {
-		if cl.machine == machine && !running[name] && cl.at.Before(cutoff) {
+		if cl.Machine == machine && !running[name] && cl.at.Before(cutoff) {
 			delete(l.claims, name)
 			dropped = true
 		}
 	}
-	// A heartbeat that changes nothing wakes nobody: only a dropped claim
+	// A heartbeat that changes nothing Owed nobody: only a dropped claim
 	// can let a wave, or a unit's phase, move.
 	if dropped {
 		l.noteStatus()
@@ -206,23 +206,23 @@ func (l *ledger) releaseExcept(machine string, units []string) *wakes {
 	return l.unlock()
 }
 
-// claimGrace is how long a fresh claim is safe from ReleaseExcept: the
+// ClaimGrace is how long a fresh claim is safe from ReleaseExcept: the
 // work may still be on its way to the agent, or its report on its way
 // back.
-const claimGrace = 30 * time.Second
+const ClaimGrace = 30 * time.Second
 
-// accept checks machine's reports against their claims and returns the
+// Accept checks machine's reports against their claims and returns the
 // results of those that match, and the units of those that do not. A
 // failed result is queued for its retry.
-func (l *ledger) accept(machine string, reports []wire.Report, now time.Time) (results []model.Result, stale []string, w *wakes) {
+func (l *Ledger) Accept(machine string, reports []wire.Report, now time.Time) (results []model.Result, stale []string, w *Owed) {
 	l.lock()
 	for _, rep := range reports {
 		cl := l.claims[rep.Unit]
-		if cl == nil || cl.hash != rep.Hash || cl.machine != machine {
+		if cl == nil || cl.Hash != rep.Hash || cl.Machine != machine {
 			stale = append(stale, rep.Unit)
 			continue
 		}
-		res := ResultOf(cl.uni, cl.hash, cl.seen, rep.Output, rep.Error, l.stale.lastOf(rep.Unit))
+		res := l.build.Result(cl.uni, cl.Hash, cl.seen, rep.Output, rep.Error, l.stale.LastOf(rep.Unit))
 		res.Timer = cl.timer
 		if rep.Duration > 0 {
 			res.Started = now.Add(-rep.Duration).UnixNano()
@@ -236,14 +236,14 @@ func (l *ledger) accept(machine string, reports []wire.Report, now time.Time) (r
 	return results, stale, l.unlock()
 }
 
-// closeReported drops the claims results answer, once the views hold
+// CloseReported drops the claims results answer, once the views hold
 // them.
-func (l *ledger) closeReported(results []model.Result) *wakes {
+func (l *Ledger) CloseReported(results []model.Result) *Owed {
 	l.lock()
 	for _, r := range results {
-		if cl := l.claims[r.Unit]; cl != nil && cl.hash == r.Hash {
+		if cl := l.claims[r.Unit]; cl != nil && cl.Hash == r.Hash {
 			delete(l.claims, r.Unit)
-			l.claimEnded(r.Unit, cl.machine)
+			l.claimEnded(r.Unit, cl.Machine)
 			if r.Error == "" && schedule.KeepLast(l.runs.count[r.Unit]) {
 				l.stale.keepLast(r.Unit, cl.uni)
 			}
@@ -257,7 +257,7 @@ func (l *ledger) closeReported(results []model.Result) *wakes {
 	return l.unlock()
 }
 
-// wakeQueued wakes the machines that have queued units: a claim ended or
+// wakeQueued Owed the machines that have queued units: a claim ended or
 // a unit left the queue, and the wave that held them back may have moved.
 // Machines with nothing queued have nothing to gain. Called with mu.
 //
@@ -265,21 +265,54 @@ func (l *ledger) closeReported(results []model.Result) *wakes {
 // holds every unit still to run (all of them at the start of a deploy),
 // and every settled unit's report calls it, so a full walk each time
 // would make the leader's cost quadratic in the units.
-func (l *ledger) wakeQueued() {
+func (l *Ledger) wakeQueued() {
 	if len(l.known) == 0 || l.queue.Len() == 0 {
 		return
 	}
 	w := l.owe()
 	for name := range l.queue.All() {
-		if w.all || len(w.named) >= len(l.known) {
+		if w.All || len(w.named) >= len(l.known) {
 			return
 		}
-		if v := l.stale.view(name); v != nil && l.known[v.machine] {
-			l.wake(v.machine)
+		if v := l.stale.View(name); v != nil && l.known[v.Machine] {
+			l.wake(v.Machine)
 		}
 	}
 }
 
-// wakeAll wakes every work poll: every view was rebuilt or dropped.
+// wakeAll Owed every work poll: every view was rebuilt or dropped.
 // Called with mu.
-func (l *ledger) wakeAll() { l.owe().all = true }
+func (l *Ledger) wakeAll() { l.owe().All = true }
+
+// watchLease owes a watch of the leases that fires by until, the end of
+// a claim's lease. Called with mu.
+func (l *Ledger) watchLease(until time.Time) {
+	w := l.owe()
+	if w.LeaseBy.IsZero() || until.Before(w.LeaseBy) {
+		w.LeaseBy = until
+	}
+}
+
+// EndedLeases says whether a claim's lease ended since seen, and when the
+// next one ends (zero if none). Only the claims are walked, not the
+// units: they are bounded by the hooks in flight. A lease that ended
+// turns its unit from reconciling back to pending with no entry and no
+// report, so nothing else would move the status generation; and the wave
+// it held back may move: the wakes say so.
+func (l *Ledger) EndedLeases(seen, now time.Time) (next time.Time, w *Owed) {
+	l.lock()
+	ended := false
+	for _, cl := range l.claims {
+		switch {
+		case !now.Before(cl.until):
+			ended = ended || cl.until.After(seen)
+		case next.IsZero() || cl.until.Before(next):
+			next = cl.until
+		}
+	}
+	if ended {
+		l.noteStatus()
+		l.wakeQueued()
+	}
+	return next, l.unlock()
+}

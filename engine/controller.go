@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -35,10 +36,11 @@ type Controller struct {
 func NewController(store Store, opts Options) *Controller {
 	opts.defaults()
 	o := &opts
-	stale := newStaleness()
-	stat := newStatusState(o.Now, stale)
-	work := newHandout(store, o, newLedger(o, stale, &stat.inbox), stat.changed)
-	return &Controller{store: store, opts: o, work: work, stat: stat, reads: &reads{store: store, opts: o, work: work, stat: stat, stale: stale}}
+	l := ledger.New(ledger.Options{Backoff: o.Backoff, Lease: o.Lease, UpdateStatus: o.UpdateStatus, Now: o.Now},
+		ledger.Builder{Build: Build, BuildHashed: buildHashed, Result: ResultOf})
+	stat := newStatusState(o.Now, l.Views())
+	work := newHandout(store, o, l, stat.changed, &stat.inbox)
+	return &Controller{store: store, opts: o, work: work, stat: stat, reads: &reads{store: store, opts: o, work: work, stat: stat, views: l.Views()}}
 }
 
 // Start runs the controller's loops until ctx ends: following the state

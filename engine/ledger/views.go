@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -6,45 +6,45 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// view is what the controller keeps of one unit's universe at its index:
+// View is what the controller keeps of one unit's universe at its index:
 // the hash, not the universe. Universes are built when they are handed
 // out, held by the claim until the result comes back, and dropped: the
 // memory they take is bounded by the hooks in flight, not by the
 // environment: a view never holds a universe or its Seen record, which
 // grow with the members each unit sees.
-type view struct {
-	hash    string
-	machine string
-	member  bool // placed on a registered machine
+type View struct {
+	Hash    string
+	Machine string
+	Member  bool // placed on a registered machine
 }
 
-// viewState says how far a view is behind the state.
-type viewState uint8
+// ViewState says how far a view is behind the state.
+type ViewState uint8
 
 const (
-	viewCurrent viewState = iota
-	// viewLacksOwnWrites: the unit's own settings or state moved. Its
+	ViewCurrent ViewState = iota
+	// ViewLacksOwnWrites: the unit's own settings or state moved. Its
 	// hash, which leaves those out, still holds; the universe it is
 	// handed (built at hand-out, as always) must carry them.
-	viewLacksOwnWrites
-	// viewHashUnknown: something the unit sees changed: it is stale, and
+	ViewLacksOwnWrites
+	// ViewHashUnknown: something the unit sees changed: it is stale, and
 	// its hash is unknown until rebuilt.
-	viewHashUnknown
+	ViewHashUnknown
 )
 
 // refreshLocked brings the views up to st and acts on what moved: the
-// queue, the wakes, and status's counts (statusState.consume). The caller
+// queue, the wakes and status's recounts it owes (consume). The caller
 // holds mu and the store's read lock, so views and state agree. A gap in
 // the state's journal (a restart, a restore, an operator change)
 // rebuilds every view.
-func (l *ledger) refreshLocked(st *model.State) {
+func (l *Ledger) refreshLocked(st *model.State) {
 	n, moved := l.stale.refresh(st)
 	if !moved {
 		return
 	}
-	l.inbox.consume(n)
+	l.consume(n)
 	if n.rebuild {
-		// Rebuilding requeues every unit that needs a run, which wakes its
+		// Rebuilding requeues every unit that needs a run, which Owed its
 		// machine; the others sleep on.
 		l.rebuildAll(st)
 	} else {
@@ -58,14 +58,14 @@ func (l *ledger) refreshLocked(st *model.State) {
 		}
 		for _, u := range n.gone {
 			if u.view != nil {
-				l.runs.dropTimer(u.name, u.view.machine)
+				l.runs.dropTimer(u.name, u.view.Machine)
 			}
 			l.queue.Forget(u.name)
 		}
 		for _, u := range n.stale {
 			l.queue.Add(u.name)
 			if u.view != nil {
-				l.wake(u.view.machine)
+				l.wake(u.view.Machine)
 			}
 		}
 		if n.waves {
@@ -85,8 +85,24 @@ func (l *ledger) refreshLocked(st *model.State) {
 	l.noteStatus()
 }
 
+// consume owes status a recount of the units n names: they may have
+// moved phase, all of them after a rebuild of every view. Called with mu.
+func (l *Ledger) consume(n staleNote) {
+	if n.rebuild {
+		l.recountAll()
+		return
+	}
+	l.recount(n.self...)
+	for _, u := range n.gone {
+		l.recount(u.name)
+	}
+	for _, u := range n.stale {
+		l.recount(u.name)
+	}
+}
+
 // rebuildAll rebuilds every view.
-func (l *ledger) rebuildAll(st *model.State) {
+func (l *Ledger) rebuildAll(st *model.State) {
 	l.stale.reset(len(st.Units))
 	l.queue.Clear()
 	l.runs.forgetCounts()
@@ -96,7 +112,7 @@ func (l *ledger) rebuildAll(st *model.State) {
 		l.rebuild(st, name)
 	}
 	for name := range l.claims {
-		if l.stale.view(name) == nil {
+		if l.stale.View(name) == nil {
 			delete(l.claims, name)
 		}
 	}
@@ -109,7 +125,7 @@ func (l *ledger) rebuildAll(st *model.State) {
 
 // touchClaims has the queue's index look at every claimed unit again.
 // Called with mu.
-func (l *ledger) touchClaims() {
+func (l *Ledger) touchClaims() {
 	for name := range l.claims {
 		l.queue.Touch(name)
 	}
@@ -118,28 +134,28 @@ func (l *ledger) touchClaims() {
 // rebuild rebuilds one unit's view and its place in the queue, and
 // returns the universe it hashed (nil if the unit is gone) with the Seen
 // record its reconcile leaves; the view keeps neither.
-func (l *ledger) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
+func (l *Ledger) rebuild(st *model.State, name string) (*charmapi.Universe, *model.Seen) {
 	if _, ok := st.Units[name]; !ok {
 		if old := l.stale.drop(name); old != nil {
-			l.runs.dropTimer(name, old.machine)
+			l.runs.dropTimer(name, old.Machine)
 		}
-		l.inbox.mark(name)
+		l.recount(name)
 		l.queue.Forget(name)
 		return nil, nil
 	}
-	uni, seen, h, n := buildHashed(st, name)
+	uni, seen, h, n := l.build.BuildHashed(st, name)
 	return l.rebuilt(st, name, uni, seen, h, n)
 }
 
 // rebuilt installs the view of a unit of st from its universe uni, built
-// and hashed (h, n bytes) by rebuild or ahead of a hand-out (prebuild),
+// and hashed (h, n bytes) by rebuild or ahead of a hand-out (Prebuilt),
 // and returns uni and seen.
-func (l *ledger) rebuilt(st *model.State, name string, uni *charmapi.Universe, seen *model.Seen, h string, n int) (*charmapi.Universe, *model.Seen) {
+func (l *Ledger) rebuilt(st *model.State, name string, uni *charmapi.Universe, seen *model.Seen, h string, n int) (*charmapi.Universe, *model.Seen) {
 	u := st.Units[name]
-	v := &view{hash: h, machine: u.Machine, member: schedule.Member(st, u)}
+	v := &View{Hash: h, Machine: u.Machine, Member: schedule.Member(st, u)}
 	old := l.stale.install(name, v)
 	l.runs.noteView(name, old, v, l.opts.Now())
-	l.inbox.mark(name)
+	l.recount(name)
 	if u.Error != nil {
 		// Its phase follows its view (errorStands): pending while what
 		// it sees is unknown, in error again if that turned out the
@@ -154,15 +170,15 @@ func (l *ledger) rebuilt(st *model.State, name string, uni *charmapi.Universe, s
 
 // requeue puts a unit in the queue if it may need a run, with the wait the
 // state says, and takes it out if not.
-func (l *ledger) requeue(st *model.State, name string) {
-	u, v := st.Units[name], l.stale.view(name)
+func (l *Ledger) requeue(st *model.State, name string) {
+	u, v := st.Units[name], l.stale.View(name)
 	if u == nil || v == nil {
 		l.queue.Forget(name)
 		return
 	}
-	if schedule.NeedsRun(u, v.hash) {
-		l.queue.Set(name, schedule.NotBefore(u, v.hash))
-		l.wake(v.machine)
+	if schedule.NeedsRun(u, v.Hash) {
+		l.queue.Set(name, schedule.NotBefore(u, v.Hash))
+		l.wake(v.Machine)
 	} else if l.queue.Forget(name) {
 		// It may have held the lowest wave: whoever waits looks again.
 		l.noteStatus()
@@ -174,17 +190,17 @@ func (l *ledger) requeue(st *model.State, name string) {
 // universe it stands for and the Seen record that universe's reconcile
 // leaves, or nil if the unit is gone. The caller holds the universe only
 // as long as it needs it. Called with mu.
-func (l *ledger) currentView(st *model.State, unit string) (*view, *charmapi.Universe, *model.Seen) {
+func (l *Ledger) currentView(st *model.State, unit string) (*View, *charmapi.Universe, *model.Seen) {
 	l.refreshLocked(st)
-	if l.stale.behind(unit) != viewCurrent {
+	if l.stale.behind(unit) != ViewCurrent {
 		uni, seen := l.rebuild(st, unit)
-		return l.stale.view(unit), uni, seen
+		return l.stale.View(unit), uni, seen
 	}
-	v := l.stale.view(unit)
+	v := l.stale.View(unit)
 	if v == nil {
 		return nil, nil, nil
 	}
-	uni, seen := Build(st, unit)
+	uni, seen := l.build.Build(st, unit)
 	l.counts.built.Add(1)
 	return v, uni, seen
 }

@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"time"
@@ -48,19 +48,19 @@ func (r *runLog) ran(unit, machine string, at time.Time) {
 // noteView keeps unit's timer entry under the machine its new view v
 // names (old is the view it replaces, if any), starting it at now for a
 // unit not seen before.
-func (r *runLog) noteView(unit string, old, v *view, now time.Time) {
-	oldMachine := v.machine
+func (r *runLog) noteView(unit string, old, v *View, now time.Time) {
+	oldMachine := v.Machine
 	if old != nil {
-		oldMachine = old.machine
+		oldMachine = old.Machine
 	}
 	last, ok := r.last[oldMachine][unit]
-	if ok && oldMachine != v.machine {
+	if ok && oldMachine != v.Machine {
 		r.dropTimer(unit, oldMachine)
 	}
 	if !ok {
 		last = now
 	}
-	r.ran(unit, v.machine, last)
+	r.ran(unit, v.Machine, last)
 }
 
 // dropTimer forgets unit's timer.
@@ -75,10 +75,10 @@ func (r *runLog) dropTimer(unit, machine string) {
 
 // syncTimers drops the timers of units that have no view any more, after
 // every view was rebuilt. Called with mu.
-func (l *ledger) syncTimers() {
+func (l *Ledger) syncTimers() {
 	for machine, m := range l.runs.last {
 		for unit := range m {
-			if v := l.stale.view(unit); v == nil || v.machine != machine {
+			if v := l.stale.View(unit); v == nil || v.Machine != machine {
 				l.runs.dropTimer(unit, machine)
 			}
 		}
@@ -89,7 +89,7 @@ func (l *ledger) syncTimers() {
 // whose timer fired; it also returns when the next one fires. Called with
 // mu, when the machine has nothing else to run: Juju too runs
 // update-status only on an idle unit.
-func (l *ledger) timerWork(st *model.State, machine string, max int, now time.Time) ([]wire.Work, time.Time) {
+func (l *Ledger) timerWork(st *model.State, machine string, max int, now time.Time) ([]wire.Work, time.Time) {
 	if l.opts.UpdateStatus <= 0 {
 		return nil, time.Time{}
 	}
@@ -97,14 +97,14 @@ func (l *ledger) timerWork(st *model.State, machine string, max int, now time.Ti
 	var next time.Time
 	for name, last := range l.runs.last[machine] {
 		u := st.Units[name]
-		v, vs := l.stale.viewOf(name)
-		if u == nil || v == nil || l.queue.Has(name) || vs == viewHashUnknown {
+		v, vs := l.stale.ViewOf(name)
+		if u == nil || v == nil || l.queue.Has(name) || vs == ViewHashUnknown {
 			continue
 		}
 		if cl := l.claims[name]; cl != nil && now.Before(cl.until) {
 			continue
 		}
-		ok, at := schedule.UpdateStatusDue(st, u, v.hash, last, l.opts.UpdateStatus, now)
+		ok, at := schedule.UpdateStatusDue(st, u, v.Hash, last, l.opts.UpdateStatus, now)
 		switch {
 		case ok:
 			due = append(due, name)
@@ -118,17 +118,17 @@ func (l *ledger) timerWork(st *model.State, machine string, max int, now time.Ti
 		if max > 0 && len(ps) >= max {
 			break
 		}
-		if l.stale.behind(name) != viewCurrent {
+		if l.stale.behind(name) != ViewCurrent {
 			uni, seen := l.rebuild(st, name)
 			// The rebuilt view may show it is not settled after all;
 			// it is then queued for a run of its own.
-			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], l.stale.view(name).hash, l.runs.last[machine][name], l.opts.UpdateStatus, now)
+			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], l.stale.View(name).Hash, l.runs.last[machine][name], l.opts.UpdateStatus, now)
 			if ok && uni != nil {
 				ps = append(ps, picked{name, uni, seen})
 			}
 			continue
 		}
-		uni, seen := Build(st, name)
+		uni, seen := l.build.Build(st, name)
 		l.counts.built.Add(1)
 		ps = append(ps, picked{name, uni, seen})
 	}
