@@ -139,7 +139,7 @@ func buildOneAhead(st *model.State, j ledger.AheadJob, shared *buildCache, size 
 // processor outside the ledger's lock. What the claims then choose is
 // decided afresh: a unit built here and not chosen is dropped, and one
 // chosen and not built here is built in its claim.
-func (h *handout) buildAhead(st *model.State, batch []*look) (int, *ledger.BuiltAhead) {
+func (h *handout) buildAhead(st *model.State, batch []*pollLook) (int, *ledger.BuiltAhead) {
 	// The state's lazily built lookups are built here, once, before the
 	// workers read them.
 	st.UnitsOf("")

@@ -48,7 +48,7 @@ func NewController(store Store, opts Options) *Controller {
 // (WatchSecrets) and the timeline (SampleTimeline), the watches deciding
 // only while Options.IsLeader says this node leads. The channel is closed
 // once every loop has returned.
-func (c *Controller) Start(ctx context.Context) <-chan struct{} { return start(ctx, c) }
+func (c *Controller) Start(ctx context.Context) <-chan struct{} { return runLoops(ctx, c) }
 
 // Run follows the state until ctx ends, bringing the views up to each
 // entry applied while this node leads.

@@ -22,8 +22,8 @@ type handout struct {
 	store    Store
 	opts     *Options
 	ledger   *ledger.Ledger
-	waiters  *waiters.Waiters[*look]
-	passes   *passq.Queue[*look]
+	waiters  *waiters.Waiters[*pollLook]
+	passes   *passq.Queue[*pollLook]
 	contacts *liveness.Contacts
 	leases   leaseWatch
 	// changed and inbox are status's: its generation, and the units to
@@ -33,7 +33,7 @@ type handout struct {
 }
 
 func newHandout(store Store, opts *Options, l *ledger.Ledger, changed *generation, inbox *recountInbox) *handout {
-	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*look](), contacts: liveness.New(), changed: changed, inbox: inbox}
+	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*pollLook](), contacts: liveness.New(), changed: changed, inbox: inbox}
 	h.passes = passq.New(maxPass, h.servePass, opts.Served)
 	return h
 }
@@ -59,7 +59,7 @@ func (h *handout) apply(w *ledger.Owed) {
 		h.changed.note()
 	}
 	if !w.LeaseBy.IsZero() {
-		h.leases.by(w.LeaseBy, h.opts.Now(), h.expireLeases)
+		h.leases.by(w.LeaseBy, w.LeaseAt, h.expireLeases)
 	}
 	if !w.Wakes() {
 		return

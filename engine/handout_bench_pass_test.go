@@ -51,7 +51,7 @@ func BenchmarkPassOfLooks(b *testing.B) {
 				if err := ctl.Refresh(); err != nil {
 					b.Fatal(err)
 				}
-				batch := make([]*look, len(machines))
+				batch := make([]*pollLook, len(machines))
 				for i, m := range machines {
 					batch[i] = newLook(ctl, m)
 				}
@@ -60,7 +60,7 @@ func BenchmarkPassOfLooks(b *testing.B) {
 					ctl.work.servePass(batch)
 				} else {
 					for _, l := range batch {
-						ctl.work.servePass([]*look{l})
+						ctl.work.servePass([]*pollLook{l})
 					}
 				}
 				b.StopTimer()

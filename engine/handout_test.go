@@ -35,7 +35,7 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 		name            string
 		batched, single *Controller
 	}{{"hash unknown", batchedUnknown, singleUnknown}, {"hash known", batchedKnown, singleKnown}} {
-		var batch []*look
+		var batch []*pollLook
 		for _, m := range machines {
 			batch = append(batch, newLook(c.batched, m))
 		}
@@ -99,8 +99,8 @@ func TestAPassBuildsAheadWithinItsBound(t *testing.T) {
 
 // newLook is a work poll's look at machine's work, as WaitForWork makes
 // it, for a test to serve in a pass.
-func newLook(ctl *Controller, machine string) *look {
-	l := &look{machine: machine, done: make(chan struct{})}
+func newLook(ctl *Controller, machine string) *pollLook {
+	l := &pollLook{machine: machine, done: make(chan struct{})}
 	l.sleep = ctl.work.waiters.NewPoll(machine, l)
 	return l
 }

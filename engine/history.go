@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"github.com/fixpoint/fixpoint/engine/waiters"
 	"sort"
 	"strconv"
@@ -261,18 +260,6 @@ func statusText(s model.Status) string {
 	return strconv.Quote(s.State + ": " + s.Message)
 }
 
-// ident is how the unit's hook names relation id: "<endpoint>:<id>".
-func ident(st *model.State, service string, id int) string {
-	if rel := st.Relations[id]; rel != nil {
-		for _, ep := range rel.Endpoints {
-			if ep.Service == service {
-				return fmt.Sprintf("%s:%d", ep.Name, id)
-			}
-		}
-	}
-	return fmt.Sprintf("relation:%d", id)
-}
-
 func sortedInts[V any](m map[int]V) []int {
 	keys := make([]int, 0, len(m))
 	for k := range m {
@@ -293,4 +280,23 @@ func tail(s string, n int) string {
 		s = s[i+1:]
 	}
 	return "…\n" + s
+}
+
+// Redacted is r for people: its secret changes redacted, and every one of
+// secrets (the values its unit sees, model.State.SecretsOf) and of its
+// changes' secret values taken out of its error and stderr (model.Scrub).
+func (r Run) Redacted(secrets []string) Run {
+	for _, c := range r.Changes {
+		if c.Secret {
+			for _, s := range []string{c.Old, c.New} {
+				if v, err := strconv.Unquote(s); err == nil {
+					secrets = append(secrets, v)
+				}
+			}
+		}
+	}
+	r.Changes = RedactChanges(r.Changes)
+	r.Error = model.Scrub(r.Error, secrets)
+	r.Stderr = model.Scrub(r.Stderr, secrets)
+	return r
 }

@@ -14,7 +14,7 @@ import (
 // handed work. Each look is answered as soon as its claim is made; the
 // wakes the claims owe are applied once the ledger's lock is released,
 // and reach the polls of this pass that found nothing with the others.
-func (h *handout) servePass(batch []*look) (rest []*look, handed bool) {
+func (h *handout) servePass(batch []*pollLook) (rest []*pollLook, handed bool) {
 	answered := 0
 	var owed *ledger.Owed
 	err := h.store.View(func(st *model.State) error {
@@ -46,7 +46,7 @@ func (h *handout) servePass(batch []*look) (rest []*look, handed bool) {
 // as parked or polling before it is answered, so that it takes no lock
 // after its answer; one that found nothing stays parked, so that a wake
 // made from now on signals it. It says whether the look was handed work.
-func (h *handout) answer(l *look, claim func(machine string, max int) ([]wire.Work, time.Time)) (handed bool) {
+func (h *handout) answer(l *pollLook, claim func(machine string, max int) ([]wire.Work, time.Time)) (handed bool) {
 	if !l.polling {
 		h.contacts.PollStarted(l.machine)
 		l.polling = true

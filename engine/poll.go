@@ -8,18 +8,18 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
-// look is one work poll's look at its machine's work: what it asks, and
+// pollLook is one work poll's look at its machine's work: what it asks, and
 // what the look found. It belongs to its poll's goroutine, but from the
 // moment it is queued for a pass (passq) to its answer (done closed),
 // when it belongs to the pass; the poll's sleep state is the waiters'
 // (sleep).
-type look struct {
+type pollLook struct {
 	machine string
 	max     int
 	// ctx is the poll's: a pushed look whose poll has ended claims
 	// nothing.
 	ctx   context.Context
-	sleep *waiters.Poll[*look]
+	sleep *waiters.Poll[*pollLook]
 	// polling says the poll is counted in the contacts' open polls: from
 	// its first look to the look that finds work, which ends the count
 	// in the same pass, so that no poll takes a lock after its answer.
@@ -54,7 +54,7 @@ const (
 // those entries land (burst).
 func (h *handout) waitForWork(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
 	deadline := h.opts.Now().Add(wait)
-	l := &look{machine: machine, max: max, ctx: ctx}
+	l := &pollLook{machine: machine, max: max, ctx: ctx}
 	l.sleep = h.waiters.NewPoll(machine, l)
 	defer func() {
 		if !l.polling {

@@ -152,10 +152,10 @@ func (r *reads) stats() WorkStats {
 	return w
 }
 
-// start runs c's loops until ctx ends (Controller.Start); the channel is
+// runLoops runs c's loops until ctx ends (Controller.Start); the channel is
 // closed once every one has returned. A loop that fails is logged: the
 // node serves on, as a follower does.
-func start(ctx context.Context, c *Controller) <-chan struct{} {
+func runLoops(ctx context.Context, c *Controller) <-chan struct{} {
 	isLeader := c.opts.IsLeader
 	if isLeader == nil {
 		isLeader = func() bool { return true }

@@ -196,7 +196,7 @@ func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
 			// Named without a since: blocked is the workload's word,
 			// not a phase, and most blocked units are settled.
 			blocked++
-			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Status.Message}, limit, byName)
+			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Status.Message}, limit, briefByName)
 		}
 		if phase == Settled {
 			continue
@@ -204,7 +204,7 @@ func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
 		since := ss.phaseSinceLocked(name, phase, now, ss.claims[name])
 		if phase == Error {
 			errs++
-			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, byName)
+			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, briefByName)
 		}
 		stuck++
 		s.Stuck = keepFirst(s.Stuck, UnitBrief{Unit: name, Phase: phase, Since: since}, stuckLimit, bySince)
@@ -232,7 +232,7 @@ func (ss *statusState) noteSettledLocked(name string, now time.Time) {
 	}
 }
 
-func byName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
+func briefByName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
 
 // bySince orders the longest out of settled first, then by name.
 func bySince(a, b UnitBrief) bool {

@@ -102,3 +102,17 @@ func Some(names []string, n int) string {
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
+
+// Redacted is d for people: the secret keys of its relation settings and
+// its state redacted. d is not changed.
+func (d *UnitDetail) Redacted() *UnitDetail {
+	out := *d
+	out.State = model.RedactBag(d.State)
+	out.Relations = make([]*UnitRelation, len(d.Relations))
+	for i, r := range d.Relations {
+		c := *r
+		c.Settings = model.RedactBag(r.Settings)
+		out.Relations[i] = &c
+	}
+	return &out
+}

@@ -25,7 +25,7 @@ type actionState struct {
 	// handed is when each pending operation was last handed out.
 	handed map[int]time.Time
 	// waiting are the units whose operation waits for a claim to end:
-	// the claim's report Owed their machine.
+	// the claim's report wakes their machine.
 	waiting map[string]bool
 }
 
@@ -79,7 +79,7 @@ func (l *Ledger) actionWork(st *model.State, machine string, max int, now time.T
 	return work
 }
 
-// wakeForActions Owed the machines of units with a pending operation.
+// wakeForActions wakes the machines of units with a pending operation.
 // Called with mu, after a refresh that saw operations move.
 func (l *Ledger) wakeForActions(st *model.State) {
 	woken := map[string]bool{}
@@ -93,7 +93,7 @@ func (l *Ledger) wakeForActions(st *model.State) {
 	}
 }
 
-// claimEnded Owed machine if unit has an operation that waited for the
+// claimEnded wakes machine if unit has an operation that waited for the
 // claim that just ended. Called with mu.
 func (l *Ledger) claimEnded(unit, machine string) {
 	if l.acts.waiting[unit] {

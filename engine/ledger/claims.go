@@ -127,7 +127,7 @@ func (l *Ledger) hand(st *model.State, machine string, ps []picked, now time.Tim
 		ch := st.Charms[uni.Charm]
 		l.claims[p.name] = &claim{Machine: machine, Hash: v.Hash, uni: &uni, seen: p.seen, at: now, until: now.Add(l.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.Hash)}
-		l.watchLease(now.Add(l.opts.Lease))
+		l.watchLease(now.Add(l.opts.Lease), now)
 		work = append(work, wire.Work{Unit: p.name, Hash: v.Hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
 			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
 			UniverseJSON: encoded})
@@ -197,7 +197,7 @@ func (l *Ledger) ReleaseExcept(machine string, units []string) *Owed {
 			dropped = true
 		}
 	}
-	// A heartbeat that changes nothing Owed nobody: only a dropped claim
+	// A heartbeat that changes nothing wakes nobody: only a dropped claim
 	// can let a wave, or a unit's phase, move.
 	if dropped {
 		l.noteStatus()
@@ -257,7 +257,7 @@ func (l *Ledger) CloseReported(results []model.Result) *Owed {
 	return l.unlock()
 }
 
-// wakeQueued Owed the machines that have queued units: a claim ended or
+// wakeQueued wakes the machines that have queued units: a claim ended or
 // a unit left the queue, and the wave that held them back may have moved.
 // Machines with nothing queued have nothing to gain. Called with mu.
 //
@@ -280,16 +280,16 @@ func (l *Ledger) wakeQueued() {
 	}
 }
 
-// wakeAll Owed every work poll: every view was rebuilt or dropped.
+// wakeAll wakes every work poll: every view was rebuilt or dropped.
 // Called with mu.
 func (l *Ledger) wakeAll() { l.owe().All = true }
 
 // watchLease owes a watch of the leases that fires by until, the end of
-// a claim's lease. Called with mu.
-func (l *Ledger) watchLease(until time.Time) {
+// a claim's lease handed out at now. Called with mu.
+func (l *Ledger) watchLease(until, now time.Time) {
 	w := l.owe()
 	if w.LeaseBy.IsZero() || until.Before(w.LeaseBy) {
-		w.LeaseBy = until
+		w.LeaseBy, w.LeaseAt = until, now
 	}
 }
 

@@ -116,13 +116,17 @@ type Owed struct {
 	Recount    []string
 	RecountAll bool
 	Status     bool
-	LeaseBy    time.Time
-	named      map[string]bool
+	// LeaseBy is the earliest lease end to watch for, and LeaseAt the
+	// ledger's clock when it was owed, so that the watch is set with no
+	// clock read of its own.
+	LeaseBy, LeaseAt time.Time
+	named            map[string]bool
 }
 
-// owedPool keeps the Owed values between changes: every report owes a
-// wake to the machines of the queued units, and that allocates nothing.
-var owedPool = sync.Pool{New: func() any { return &Owed{named: map[string]bool{}} }}
+// owedFree keeps Owed values between changes: every report owes a wake
+// to the machines of the queued units, and that allocates nothing. A
+// channel rather than a sync.Pool, which drops what it holds at will.
+var owedFree = make(chan *Owed, 64)
 
 // Done hands w back once acted on; w must not be used after.
 func (w *Owed) Done() {
@@ -133,17 +137,24 @@ func (w *Owed) Done() {
 	clear(w.Machines)
 	clear(w.Recount)
 	*w = Owed{Machines: w.Machines[:0], Recount: w.Recount[:0], named: w.named}
-	owedPool.Put(w)
+	select {
+	case owedFree <- w:
+	default:
+	}
 }
 
 // Wakes says whether w wakes any work poll.
 func (w *Owed) Wakes() bool { return w.All || len(w.Machines) > 0 }
 
-// owe returns what the changes under mu owe, taken from the pool on
+// owe returns what the changes under mu owe, taken from owedFree on
 // first use. Called with mu.
 func (l *Ledger) owe() *Owed {
 	if l.owed == nil {
-		l.owed = owedPool.Get().(*Owed)
+		select {
+		case l.owed = <-owedFree:
+		default:
+			l.owed = &Owed{named: map[string]bool{}}
+		}
 	}
 	return l.owed
 }

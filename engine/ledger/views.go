@@ -44,7 +44,7 @@ func (l *Ledger) refreshLocked(st *model.State) {
 	}
 	l.consume(n)
 	if n.rebuild {
-		// Rebuilding requeues every unit that needs a run, which Owed its
+		// Rebuilding requeues every unit that needs a run, which wakes its
 		// machine; the others sleep on.
 		l.rebuildAll(st)
 	} else {
