@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"runtime"
 	"sync"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/engine/unijson"
 	"github.com/fixpoint/fixpoint/model"

@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )

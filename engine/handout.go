@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/fixpoint/fixpoint/engine/ledger"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/engine/liveness"
 	"github.com/fixpoint/fixpoint/engine/passq"
 	"github.com/fixpoint/fixpoint/engine/waiters"

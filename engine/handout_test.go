@@ -2,11 +2,12 @@ package engine
 
 import (
 	"context"
-	"github.com/fixpoint/fixpoint/engine/ledger"
-	"github.com/fixpoint/fixpoint/model"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine/ledger"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // TestBatchedLooksHandOutWhatSingleLooksDo: the looks of the five machines

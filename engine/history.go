@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
-	"github.com/fixpoint/fixpoint/engine/waiters"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/waiters"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"maps"
 	"slices"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )

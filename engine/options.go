@@ -123,7 +123,7 @@ type WorkStats struct {
 	WokenTwice int64
 	// Asleep is how many work polls are asleep now, waiting for a wake.
 	Asleep int64
-	// Recounted counts the units status summaries recounted (tally.go):
+	// Recounted counts the units status summaries recounted (recount.go):
 	// what a summary costs follows what changed.
 	Recounted int64
 }

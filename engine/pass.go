@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )

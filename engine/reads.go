@@ -3,10 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -34,7 +34,7 @@ func (r *reads) status() (*Status, error) {
 }
 
 // summary is Controller.Summary. It recounts under status's lock only the
-// units whose phase may have moved since the last summary (tally.go), and
+// units whose phase may have moved since the last summary (recount.go), and
 // walks those out of settled and blocked for its lists, so that a
 // summary's cost follows what changed, not the environment; while most
 // units are out of settled it counts every unit as it walks.

@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"testing"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/wire"
 )

@@ -3,11 +3,11 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 )
 

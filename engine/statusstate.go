@@ -1,9 +1,10 @@
 package engine
 
 import (
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"sync"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine/ledger"
 )
 
 // statusState is status's own state: when each unit entered its phase,
@@ -27,7 +28,7 @@ type statusState struct {
 	// lastSummary is the last status summary, shared by the waiters
 	// that ask at the same index, generation and marks (summary.go).
 	lastSummary *cachedSummary
-	// tally keeps the summary's counts between summaries (tally.go).
+	// tally keeps the summary's counts between summaries (recount.go).
 	tally tally
 	// phases is when status first showed each unit in its phase.
 	phases map[string]phaseEntry

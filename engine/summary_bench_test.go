@@ -100,7 +100,7 @@ func cpuTime() time.Duration {
 // BenchmarkSummaryAfterAChange measures a waiter's poll at a fixed point
 // of 10,000 units (100 pairs of 50-unit services with peers, every unit
 // settled) right after one unit wrote its peer settings, which its 50
-// peers see: the summary recounting what moved (tally.go) against a
+// peers see: the summary recounting what moved (recount.go) against a
 // recount of every unit ("walk": what a rebuild of every view costs the
 // next summary, and about what every summary cost before the tally). The
 // two alternate over three rounds, since the machine is noisy; the

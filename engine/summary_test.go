@@ -99,7 +99,7 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 		clock := &fakeClock{t: time.Unix(1_000_000, 0)}
 		ctl := NewController(s, Options{Window: 1, Now: clock.Now, Lease: time.Minute})
 		// Asked after every round, the summary recounts what moved
-		// since the last one (tally.go); each must be what a walk of
+		// since the last one (recount.go); each must be what a walk of
 		// every unit would say.
 		check := func(when string) {
 			t.Helper()

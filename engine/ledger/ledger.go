@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // Ledger is who holds which work: the queue of units that may need a run,

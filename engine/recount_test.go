@@ -8,7 +8,7 @@ import (
 // TestASummaryRecountsWhatMoved pins what a status summary costs at a
 // fixed point: the units it recounts are none after a change that moves no
 // unit, and those that see a one-unit change after one, however many
-// units the environment has (tally.go). Before the tally every summary
+// units the environment has (recount.go). Before the tally every summary
 // walked every unit.
 func TestASummaryRecountsWhatMoved(t *testing.T) {
 	type cost struct{ noop, settings, settled int64 }
