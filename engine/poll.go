@@ -76,7 +76,7 @@ func (h *handout) waitForWork(ctx context.Context, machine string, max int, wait
 		if len(l.work) > 0 && ctx.Err() != nil {
 			// The poller left before its answer: no agent gets this
 			// work, so it is handed out again now rather than held
-			// until a heartbeat drops it (ClaimGrace).
+			// until a heartbeat drops it (ledger.ClaimGrace).
 			h.apply(h.ledger.GiveBack(machine, l.work))
 			return nil, ctx.Err()
 		}

@@ -31,7 +31,7 @@ type Prebuilt struct {
 
 // BuiltAhead is a pass's build-ahead, handed to its claims: the
 // universes built, by unit, and those the claims took, whose run
-// universes hand then takes (run). It belongs to the pass; a nil
+// universes hand then takes (runUniverse). It belongs to the pass; a nil
 // BuiltAhead holds nothing.
 type BuiltAhead struct {
 	built, taken map[string]*Prebuilt
@@ -58,9 +58,9 @@ func (a *BuiltAhead) take(name, hash string) *Prebuilt {
 	return p
 }
 
-// run returns the run universe built ahead for unit name from uni with
-// hash, and its encoding, once, if uni is the one take returned.
-func (a *BuiltAhead) run(name string, uni *charmapi.Universe, hash string) (*charmapi.Universe, []byte) {
+// runUniverse returns the run universe built ahead for unit name from
+// uni with hash, and its encoding, once, if uni is the one take returned.
+func (a *BuiltAhead) runUniverse(name string, uni *charmapi.Universe, hash string) (*charmapi.Universe, []byte) {
 	if a == nil {
 		return nil, nil
 	}

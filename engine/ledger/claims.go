@@ -119,7 +119,7 @@ func (l *Ledger) hand(st *model.State, machine string, ps []picked, now time.Tim
 		var encoded []byte
 		if timer {
 			uni = schedule.UpdateStatusUniverse(st, u, p.uni, v.Hash, p.seen)
-		} else if run, b := ahead.run(p.name, p.uni, v.Hash); run != nil {
+		} else if run, b := ahead.runUniverse(p.name, p.uni, v.Hash); run != nil {
 			uni, encoded = *run, b
 		} else {
 			uni = schedule.RunUniverse(st, u, p.uni, v.Hash, p.seen)
