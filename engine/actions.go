@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
-	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -21,107 +20,22 @@ import (
 // operation handed out and never started is handed out again after a
 // lease.
 
-// actionState is dispatch's soft state about operations, under
-// dispatch.mu.
-type actionState struct {
-	// handed is when each pending operation was last handed out.
-	handed map[int]time.Time
-	// waiting are the units whose operation waits for a claim to end:
-	// the claim's report wakes their machine.
-	waiting map[string]bool
-}
-
-// actionWork hands out, up to max, the operations machine's units may
-// start now. Called with mu from claimLocked.
-func (d *dispatch) actionWork(st *model.State, machine string, max int, now time.Time) []wire.Work {
-	if len(st.ActiveActions) == 0 {
-		return nil
-	}
-	if d.acts.handed == nil {
-		d.acts = actionState{handed: map[int]time.Time{}, waiting: map[string]bool{}}
-	}
-	var work []wire.Work
-	for _, a := range st.NextActions(machine) {
-		if max > 0 && len(work) >= max {
-			break
-		}
-		if at, ok := d.acts.handed[a.ID]; ok && now.Sub(at) < d.opts.Lease {
-			continue
-		}
-		if cl := d.claims[a.Unit]; cl != nil && now.Before(cl.until) {
-			d.acts.waiting[a.Unit] = true
-			continue
-		}
-		u := st.Units[a.Unit]
-		uni, seen := Build(st, a.Unit)
-		if uni == nil || u == nil {
-			continue
-		}
-		d.work.Built++
-		hash := ""
-		if v := d.stale.view(a.Unit); v != nil {
-			hash = v.hash
-		}
-		// The events the unit's hooks have still to run, so that the
-		// old-hook adapter shows the action the relations as the unit
-		// has joined them; the action runs none of them.
-		run := schedule.RunUniverse(st, u, uni, hash, seen)
-		ch := st.Charms[run.Charm]
-		d.acts.handed[a.ID] = now
-		delete(d.acts.waiting, a.Unit)
-		work = append(work, wire.Work{Unit: a.Unit, Hash: hash, Charm: run.Charm, Legacy: ch != nil && ch.Legacy, Universe: &run,
-			Environment: st.Name, Principal: u.Principal, Status: &charmapi.Status{State: u.Status.State, Message: u.Status.Message}, Ports: u.Ports,
-			Action: &wire.Action{ID: a.ID, Name: a.Name, Params: a.Params, Exec: a.Exec}})
-	}
-	for id := range d.acts.handed {
-		if _, ok := st.ActiveActions[id]; !ok {
-			delete(d.acts.handed, id)
-		}
-	}
-	return work
-}
-
-// wakeForActions wakes the machines of units with a pending operation.
-// Called with mu, after a refresh that saw operations move.
-func (d *dispatch) wakeForActions(st *model.State) {
-	woken := map[string]bool{}
-	for _, unit := range st.ActiveActions {
-		u := st.Units[unit]
-		if u == nil || u.Machine == "" || woken[u.Machine] {
-			continue
-		}
-		woken[u.Machine] = true
-		d.wake(u.Machine)
-	}
-}
-
-// claimEnded wakes machine if unit has an operation that waited for the
-// claim that just ended. Called with mu.
-func (d *dispatch) claimEnded(unit, machine string) {
-	if d.acts.waiting[unit] {
-		delete(d.acts.waiting, unit)
-		d.wake(machine)
-	}
-}
-
-// StartAction records that machine's agent takes operation id: it runs
-// once. A refusal (started already, finished, not on that machine) says
-// the agent must not run it.
-func (c *Controller) StartAction(ctx context.Context, machine string, id int) error {
-	_, err := c.store.Apply(ctx, &model.Command{Op: model.OpStart, Time: c.opts.Now().UnixNano(), StartAction: &model.StartAction{ID: id, Machine: machine}})
+// startAction records that machine's agent takes operation id
+// (Controller.StartAction).
+func startAction(ctx context.Context, store Store, now time.Time, machine string, id int) error {
+	_, err := store.Apply(ctx, &model.Command{Op: model.OpStart, Time: now.UnixNano(), StartAction: &model.StartAction{ID: id, Machine: machine}})
 	if err != nil {
 		return fmt.Errorf("start operation %d: %w", id, err)
 	}
 	return nil
 }
 
-// FinishAction records what operation rep.ID came to on machine and
-// applies what it wrote, decoded against the unit's universe as a hook's
-// result is.
-func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire.ActionReport) (*model.Response, error) {
+// finishAction records what operation rep.ID came to on machine
+// (Controller.FinishAction).
+func finishAction(ctx context.Context, store Store, now time.Time, machine string, rep *wire.ActionReport) (*model.Response, error) {
 	fin := ActionFinish(nil, nil, machine, rep)
 	if len(rep.Output) > 0 {
-		err := c.store.View(func(st *model.State) error {
+		err := store.View(func(st *model.State) error {
 			a := st.Actions[rep.ID]
 			if a == nil || a.Unit != rep.Unit {
 				return fmt.Errorf("operation %d is not %s's", rep.ID, rep.Unit)
@@ -137,7 +51,7 @@ func (c *Controller) FinishAction(ctx context.Context, machine string, rep *wire
 			return nil, err
 		}
 	}
-	resp, err := c.store.Apply(ctx, &model.Command{Op: model.OpFinish, Time: c.opts.Now().UnixNano(), Finish: fin})
+	resp, err := store.Apply(ctx, &model.Command{Op: model.OpFinish, Time: now.UnixNano(), Finish: fin})
 	if err != nil {
 		return nil, fmt.Errorf("finish operation %d: %w", rep.ID, err)
 	}

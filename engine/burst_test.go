@@ -54,14 +54,14 @@ func TestWakeWaitsForTheEntriesInTheLog(t *testing.T) {
 	claim := func() <-chan []wire.Work {
 		out := make(chan []wire.Work, 1)
 		go func() {
-			work, err := ctl.Claim(ctx, "a0", 0, time.Hour)
+			work, err := ctl.WaitForWork(ctx, "a0", 0, time.Hour)
 			if err != nil {
 				t.Errorf("claim: %v", err)
 			}
 			out <- work
 		}()
 		rafttest.Until(t, time.Minute, "a0's poll asleep, its look parked for a push", func() bool {
-			return ctl.disp.looks.asleepOn("a0") > 0
+			return ctl.Stats().Asleep > 0
 		})
 		return out
 	}

@@ -53,7 +53,7 @@ func TestDepartedSettingsReachTheDepartedHook(t *testing.T) {
 		t.Helper()
 		got := map[string]*charmapi.Universe{}
 		for i := 0; i < 20; i++ {
-			work, err := ctl.Claim(ctx, m, 0, 0)
+			work, err := ctl.WaitForWork(ctx, m, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,7 @@ func TestConfigChangeRehashesOnlyItsService(t *testing.T) {
 		t.Errorf("the config change rebuilt %d views at once; want none (a's units are re-hashed at hand-out)", n)
 	}
 	for _, m := range machines {
-		work, err := ctl.Claim(ctx, m, 0, 0)
+		work, err := ctl.WaitForWork(ctx, m, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -164,7 +164,7 @@ func runAll(t *testing.T, s *memStore, hooks map[string]func(*charmapi.Universe)
 	runs := map[string]int{}
 	ctx := context.Background()
 	for round := 0; round < 50; round++ {
-		work, err := ctl.Claim(ctx, "m", 0, 0)
+		work, err := ctl.WaitForWork(ctx, "m", 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +225,7 @@ func TestControllerReachesTheFixedPoint(t *testing.T) {
 		}
 	}
 	// One more round writes nothing: nothing is stale.
-	if work, _ := ctl.Claim(context.Background(), "m", 0, 0); len(work) != 0 {
+	if work, _ := ctl.WaitForWork(context.Background(), "m", 0, 0); len(work) != 0 {
 		t.Fatalf("work after the fixed point: %v", work)
 	}
 }

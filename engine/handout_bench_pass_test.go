@@ -51,16 +51,16 @@ func BenchmarkPassOfLooks(b *testing.B) {
 				if err := ctl.Refresh(); err != nil {
 					b.Fatal(err)
 				}
-				batch := make([]*look, len(machines))
+				batch := make([]*pollLook, len(machines))
 				for i, m := range machines {
-					batch[i] = &look{machine: m, done: make(chan struct{})}
+					batch[i] = newLook(ctl, m)
 				}
 				b.StartTimer()
 				if mode == "pass" {
-					ctl.disp.servePass(batch)
+					ctl.work.servePass(batch)
 				} else {
 					for _, l := range batch {
-						ctl.disp.servePass([]*look{l})
+						ctl.work.servePass([]*pollLook{l})
 					}
 				}
 				b.StopTimer()

@@ -56,11 +56,14 @@ func BenchmarkHandOut(b *testing.B) {
 				handOutSetups[name] = ctl
 			}
 			handOut := func(i int) {
-				work, err := ctl.Claim(ctx, fmt.Sprintf("m%d", i%size.machines), 1, 0)
+				m := fmt.Sprintf("m%d", i%size.machines)
+				work, err := ctl.WaitForWork(ctx, m, 1, 0)
 				if err != nil || len(work) != 1 {
 					b.Fatalf("claim: %d units, %v", len(work), err)
 				}
-				ctl.disp.unclaim(work[0].Unit)
+				// Given back, as by an agent that left before its answer:
+				// the unit is handed out again.
+				ctl.work.apply(ctl.work.ledger.GiveBack(m, work))
 			}
 			handOut(0) // builds every view
 			b.ResetTimer()

@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"reflect"
-	"runtime"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine/ledger"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // TestBatchedLooksHandOutWhatSingleLooksDo: the looks of the five machines
@@ -35,13 +36,13 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 		name            string
 		batched, single *Controller
 	}{{"hash unknown", batchedUnknown, singleUnknown}, {"hash known", batchedKnown, singleKnown}} {
-		var batch []*look
+		var batch []*pollLook
 		for _, m := range machines {
-			batch = append(batch, &look{machine: m, done: make(chan struct{})})
+			batch = append(batch, newLook(c.batched, m))
 		}
-		c.batched.disp.servePass(batch)
+		c.batched.work.servePass(batch)
 		for i, m := range machines {
-			want, err := c.single.Claim(ctx, m, 0, time.Duration(0))
+			want, err := c.single.WaitForWork(ctx, m, 0, time.Duration(0))
 			if err != nil || len(want) != 1 {
 				t.Fatalf("%s: single look of %s: %d units, %v", c.name, m, len(want), err)
 			}
@@ -52,9 +53,6 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 			if got[0].Unit != want[0].Unit || got[0].Hash != want[0].Hash || !reflect.DeepEqual(got[0].Universe, want[0].Universe) {
 				t.Fatalf("%s: %s batched got %s %s %+v; one at a time %s %s %+v", c.name, m,
 					got[0].Unit, got[0].Hash, got[0].Universe, want[0].Unit, want[0].Hash, want[0].Universe)
-			}
-			if cl := c.batched.disp.claimOf(got[0].Unit); cl == nil || cl.uni != got[0].Universe || cl.hash != got[0].Hash {
-				t.Fatalf("%s: the claim of %s does not hold the universe handed out", c.name, got[0].Unit)
 			}
 			// Built ahead, it was encoded ahead: the bytes the answer
 			// sends are the universe's.
@@ -72,82 +70,50 @@ func TestBatchedLooksHandOutWhatSingleLooksDo(t *testing.T) {
 	}
 }
 
-// TestAPassBuildsAheadAtMostMaxAhead: a pass whose looks would build more
-// universes ahead than maxAhead serves the first looks whose universes
-// fit (at least one) and leaves the others, in order, for the next pass;
-// every look is answered with its unit.
-func TestAPassBuildsAheadAtMostMaxAhead(t *testing.T) {
-	defer func(n int) { maxAhead = n }(maxAhead)
-	maxAhead = 2
+// TestAPassBuildsAheadWithinItsBound: a pass whose looks would build
+// more universes ahead than its bound serves the first looks whose
+// universes fit (at least one) and leaves the others for the next pass;
+// each look served has its units chosen to build.
+func TestAPassBuildsAheadWithinItsBound(t *testing.T) {
 	s, _, _ := tenMachinesSettled(t)
 	ctl := NewController(s, Options{Window: 1})
 	if err := ctl.Refresh(); err != nil {
 		t.Fatal(err)
 	}
 	twoServices(t, s, 2)
-	var looks []*look
-	for _, m := range []string{"a0", "a1", "a2", "a3", "a4"} {
-		looks = append(looks, &look{machine: m, done: make(chan struct{})})
-	}
-	batch := looks
-	for pass := 1; len(batch) > 0; pass++ {
-		if pass > 5 {
-			t.Fatalf("%d looks still pending after five passes", len(batch))
+	machines := []string{"a0", "a1", "a2", "a3", "a4"}
+	for _, bound := range []int{1, 2, 5} {
+		var jobs []string
+		var served int
+		_ = s.View(func(st *model.State) error {
+			var w *ledger.Owed
+			served, w = ctl.work.ledger.PlanPass(st, len(machines), func(i int) (string, int) { return machines[i], 0 },
+				func(j ledger.AheadJob) { jobs = append(jobs, j.Name) }, bound)
+			ctl.work.apply(w)
+			return nil
+		})
+		if served != bound || len(jobs) != bound {
+			t.Fatalf("bound %d: %d looks served, %d universes to build (%v); want %d and %d", bound, served, len(jobs), jobs, bound, bound)
 		}
-		ctl.disp.servePass(batch)
-		left, _ := ctl.disp.looks.take()
-		served := batch[:len(batch)-len(left)]
-		if want := min(2, len(batch)); len(served) != want || !slices.Equal(left, batch[len(served):]) {
-			t.Fatalf("pass %d served %d of %d looks and left %d; want %d served and the rest left in order", pass, len(served), len(batch), len(left), want)
-		}
-		for _, l := range served {
-			if !closedNow(l.done) || l.err != nil || len(l.work) != 1 {
-				t.Fatalf("pass %d: %s answered %v with %d units (err %v); want its unit", pass, l.machine, closedNow(l.done), len(l.work), l.err)
-			}
-		}
-		for _, l := range left {
-			if closedNow(l.done) {
-				t.Fatalf("pass %d answered %s, which it left for the next", pass, l.machine)
-			}
-		}
-		batch = left
-	}
-	// The last pass, of one look, builds in its claim: nothing to share.
-	if st := ctl.Stats(); st.Passes != 3 || st.Prebuilt != 4 {
-		t.Fatalf("%d passes, %d universes built ahead; want 3 and 4", st.Passes, st.Prebuilt)
 	}
 }
 
-// TestServedWhenTheLooksAreServed: the controller says when a burst of
-// hand-outs ended, so that the server collects garbage then (gcidle),
-// not in the middle of the next burst; looks that found nothing (the
-// agents' polls after their reports) are no burst.
-func TestServedWhenTheLooksAreServed(t *testing.T) {
-	mem, _, _ := tenMachinesSettled(t)
-	served := make(chan struct{}, 16)
-	ctl := NewController(mem, Options{Window: 1, Served: func() { served <- struct{}{} }})
-	if work, err := ctl.Claim(context.Background(), "b0", 0, 0); err != nil || len(work) != 0 {
-		t.Fatalf("claim with nothing to do = %d units, %v", len(work), err)
+// newLook is a work poll's look at machine's work, as WaitForWork makes
+// it, for a test to serve in a pass.
+func newLook(ctl *Controller, machine string) *pollLook {
+	l := &pollLook{machine: machine, done: make(chan struct{})}
+	l.sleep = ctl.work.waiters.NewPoll(machine, l)
+	return l
+}
+
+// claimsHeld is how many claims ctl holds, as status reads them.
+func claimsHeld(t *testing.T, ctl *Controller) (n int) {
+	t.Helper()
+	if err := ctl.store.View(func(st *model.State) error {
+		n = len(ctl.work.claimsAt(st))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(time.Minute); ; runtime.Gosched() {
-		if !ctl.disp.looks.isServing() {
-			break
-		}
-		if time.Now().After(deadline) { // bounds a failure only
-			t.Fatal("the look queue still serving a minute after its one look was answered")
-		}
-	}
-	if len(served) != 0 {
-		t.Fatal("a pass that handed out nothing was taken for the end of a burst")
-	}
-	twoServices(t, mem, 2)
-	work, err := ctl.Claim(context.Background(), "a0", 0, 0)
-	if err != nil || len(work) != 1 {
-		t.Fatalf("claim after a change of a = %d units, %v; want a0's unit", len(work), err)
-	}
-	select {
-	case <-served:
-	case <-time.After(time.Minute): // bounds a failure only
-		t.Fatal("the look was served and Served was not called")
-	}
+	return n
 }

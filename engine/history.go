@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/waiters"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -59,7 +59,7 @@ type History struct {
 	mu      sync.Mutex
 	seq     uint64
 	units   map[string][]Run
-	changed broadcast
+	changed waiters.Broadcast
 	observe []func(Run)
 }
 
@@ -68,11 +68,8 @@ func NewHistory(max int) *History {
 	if max <= 0 {
 		max = DefaultHistory
 	}
-	return &History{max: max, units: map[string][]Run{}, changed: newBroadcast()}
+	return &History{max: max, units: map[string][]Run{}, changed: waiters.NewBroadcast()}
 }
-
-// History returns the controller's record of recent hook runs.
-func (c *Controller) History() *History { return c.stat.hist }
 
 // Observe calls fn with every run added from now on (metrics use it). fn
 // must not block.
@@ -98,7 +95,7 @@ func (h *History) Add(runs ...Run) {
 		h.units[runs[i].Unit] = list
 	}
 	observe := h.observe
-	h.changed.notify()
+	h.changed.Notify()
 	h.mu.Unlock()
 	for _, r := range runs {
 		for _, fn := range observe {
@@ -141,7 +138,7 @@ func (h *History) Runs(filter string, after uint64) ([]Run, uint64) {
 func (h *History) Wait(ctx context.Context, filter string, after uint64) ([]Run, uint64) {
 	for {
 		h.mu.Lock()
-		ch := h.changed.wait()
+		ch := h.changed.Wait()
 		h.mu.Unlock()
 		runs, seq := h.Runs(filter, after)
 		if len(runs) > 0 {
@@ -263,18 +260,6 @@ func statusText(s model.Status) string {
 	return strconv.Quote(s.State + ": " + s.Message)
 }
 
-// ident is how the unit's hook names relation id: "<endpoint>:<id>".
-func ident(st *model.State, service string, id int) string {
-	if rel := st.Relations[id]; rel != nil {
-		for _, ep := range rel.Endpoints {
-			if ep.Service == service {
-				return fmt.Sprintf("%s:%d", ep.Name, id)
-			}
-		}
-	}
-	return fmt.Sprintf("relation:%d", id)
-}
-
 func sortedInts[V any](m map[int]V) []int {
 	keys := make([]int, 0, len(m))
 	for k := range m {
@@ -295,4 +280,23 @@ func tail(s string, n int) string {
 		s = s[i+1:]
 	}
 	return "…\n" + s
+}
+
+// Redacted is r for people: its secret changes redacted, and every one of
+// secrets (the values its unit sees, model.State.SecretsOf) and of its
+// changes' secret values taken out of its error and stderr (model.Scrub).
+func (r Run) Redacted(secrets []string) Run {
+	for _, c := range r.Changes {
+		if c.Secret {
+			for _, s := range []string{c.Old, c.New} {
+				if v, err := strconv.Unquote(s); err == nil {
+					secrets = append(secrets, v)
+				}
+			}
+		}
+	}
+	r.Changes = RedactChanges(r.Changes)
+	r.Error = model.Scrub(r.Error, secrets)
+	r.Stderr = model.Scrub(r.Stderr, secrets)
+	return r
 }

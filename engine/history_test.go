@@ -15,7 +15,7 @@ import (
 // claimAll claims machine m's stale units, by unit.
 func claimAll(t *testing.T, ctl *Controller) map[string]wire.Work {
 	t.Helper()
-	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	work, err := ctl.WaitForWork(context.Background(), "m", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestUniversesInFlightFollowTheHookSlots(t *testing.T) {
 			t.Fatalf("no fixed point after %d rounds (%d runs)", round, runs)
 		}
 		if free := slots - len(running); free > 0 {
-			work, err := ctl.Claim(ctx, "m", free, 0)
+			work, err := ctl.WaitForWork(ctx, "m", free, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +52,7 @@ func TestUniversesInFlightFollowTheHookSlots(t *testing.T) {
 	if !st.Converged {
 		t.Fatalf("no fixed point after %d runs: %s", runs, st.Summary)
 	}
-	held := ctl.disp.claimCount()
+	held := claimsHeld(t, ctl)
 	if held != 0 {
 		t.Fatalf("%d claims, each holding a universe, left at the fixed point", held)
 	}

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // leaseGrain is the least time between two looks at the claims for
 // expired leases: a steady stream of hand-outs has a lease ending every
@@ -8,11 +11,10 @@ import "time"
 // than the controller walking its claims at that rate.
 const leaseGrain = time.Second
 
-// leaseWatch fires when the earliest lease of a claim runs out. A claim
-// whose lease ends turns its unit from reconciling back to pending with no
-// entry and no report, so nothing else would move the status generation;
-// and the wave it held back may move.
+// leaseWatch fires when the earliest lease of a claim runs out, and has
+// the ledger say which ended (expireLeases). Its lock is a leaf.
 type leaseWatch struct {
+	mu    sync.Mutex
 	timer *time.Timer
 	at    time.Time // when timer fires
 	// seen is when the claims were last looked at: a lease that ended
@@ -20,10 +22,10 @@ type leaseWatch struct {
 	seen time.Time
 }
 
-// watchLeaseLocked makes sure the lease watch fires by until, the end of a
-// claim's lease. Called with mu.
-func (d *dispatch) watchLeaseLocked(until time.Time) {
-	w := &d.lease
+// by makes sure the watch calls fire by until.
+func (w *leaseWatch) by(until, now time.Time, fire func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.timer != nil && !w.at.After(until) {
 		return
 	}
@@ -31,37 +33,17 @@ func (d *dispatch) watchLeaseLocked(until time.Time) {
 		w.timer.Stop()
 	}
 	w.at = until
-	w.timer = time.AfterFunc(until.Sub(d.opts.Now()), d.expireLeases)
+	w.timer = time.AfterFunc(until.Sub(now), fire)
 }
 
-// expireLeases tells status waiters and the machines with queued units of
-// every lease that ended since it last looked, and watches for the next.
-// Only the claims are walked, not the units: they are bounded by the hooks
-// in flight.
-func (d *dispatch) expireLeases() {
-	d.lock()
-	defer d.unlock()
-	w := &d.lease
+// fired records that the watch fired at now and returns when the claims
+// were looked at before.
+func (w *leaseWatch) fired(now time.Time) (seen time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.timer = nil
-	now := d.opts.Now()
-	ended := false
-	var next time.Time
-	for _, cl := range d.claims {
-		switch {
-		case !now.Before(cl.until):
-			ended = ended || cl.until.After(w.seen)
-		case next.IsZero() || cl.until.Before(next):
-			next = cl.until
-		}
-	}
-	w.seen = now
-	if ended {
-		d.stat.changed.note()
-		d.wakeQueued()
-	}
-	if !next.IsZero() {
-		d.watchLeaseLocked(maxTime(next, now.Add(leaseGrain)))
-	}
+	seen, w.seen = w.seen, now
+	return seen
 }
 
 func maxTime(a, b time.Time) time.Time {

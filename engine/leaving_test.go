@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/raftstore/wire"
 )
 
 // TestLeavingUnitReadsItsOwnSettings scales db from two units to one: the
@@ -42,7 +42,7 @@ func TestLeavingUnitReadsItsOwnSettings(t *testing.T) {
 	run := func() {
 		t.Helper()
 		for i := 0; i < 20; i++ {
-			work, err := ctl.Claim(ctx, "m1", 0, 0)
+			work, err := ctl.WaitForWork(ctx, "m1", 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
@@ -21,7 +22,7 @@ func TestHeartbeatWakesOnlyWhenItDropsAClaim(t *testing.T) {
 	shop(t, s, 1, 1)
 	now := time.Unix(1_000_000, 0)
 	ctl := NewController(s, Options{Window: 1, Now: func() time.Time { return now }})
-	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	work, err := ctl.WaitForWork(context.Background(), "m", 0, 0)
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
@@ -30,8 +31,8 @@ func TestHeartbeatWakesOnlyWhenItDropsAClaim(t *testing.T) {
 	for _, w := range work {
 		running = append(running, w.Unit)
 	}
-	ctl.Running("m", running)
-	ctl.Touch("m")
+	ctl.ReleaseExcept("m", running)
+	ctl.Heartbeat("m")
 	select {
 	case <-ch:
 		t.Fatal("a heartbeat naming every claimed unit woke the waiters")
@@ -39,8 +40,8 @@ func TestHeartbeatWakesOnlyWhenItDropsAClaim(t *testing.T) {
 	}
 	// The agent no longer runs the first unit, and the claim is past its
 	// grace: dropping it may let a wave move, so waiters look again.
-	now = now.Add(claimGrace + time.Second)
-	ctl.Running("m", running[1:])
+	now = now.Add(ledger.ClaimGrace + time.Second)
+	ctl.ReleaseExcept("m", running[1:])
 	select {
 	case <-ch:
 	default:
@@ -92,7 +93,7 @@ func TestNewLeaderKeepsLostMachinesLost(t *testing.T) {
 	go func() {
 		defer close(done)
 		ctl.WatchAgents(ctx, func() bool {
-			ctl.Touch("b") // b's agent beats every tick
+			ctl.Heartbeat("b") // b's agent beats every tick
 			ticks.Add(1)
 			return true
 		})
@@ -120,7 +121,7 @@ func TestNewLeaderKeepsLostMachinesLost(t *testing.T) {
 	})
 	// a's agent reaches the new leader: a is back.
 	before := len(s.decisions())
-	ctl.Touch("a")
+	ctl.Heartbeat("a")
 	rafttest.Until(t, time.Minute, "a marked alive after its agent was heard", func() bool {
 		for _, d := range s.decisions()[before:] {
 			if !d["a"] {
@@ -131,31 +132,6 @@ func TestNewLeaderKeepsLostMachinesLost(t *testing.T) {
 	})
 	cancel()
 	<-done
-}
-
-// An agent is last heard when it last called, or now while one of its
-// long polls is open, however long that poll has waited.
-func TestAgentsAreHeardWhileTheyPoll(t *testing.T) {
-	a := newAgents()
-	t0 := time.Unix(1000, 0)
-	now := t0.Add(time.Hour)
-	if got := a.lastHeard("m", now); !got.IsZero() {
-		t.Fatalf("a machine never heard was last heard at %v", got)
-	}
-	a.heard("m", t0)
-	if got := a.lastHeard("m", now); !got.Equal(t0) {
-		t.Fatalf("last heard %v, want its call at %v", got, t0)
-	}
-	a.pollStarted("m")
-	a.pollStarted("m")
-	a.pollEnded("m")
-	if got := a.lastHeard("m", now); !got.Equal(now) {
-		t.Fatalf("with a poll open, last heard %v, want now (%v)", got, now)
-	}
-	a.pollEnded("m")
-	if got := a.lastHeard("m", now); !got.Equal(t0) {
-		t.Fatalf("with every poll ended, last heard %v, want its call at %v", got, t0)
-	}
 }
 
 // A poll whose agent left while the pass claimed its work (the request's
@@ -170,13 +146,13 @@ func TestAPollWhoseAgentLeftGivesItsWorkBack(t *testing.T) {
 	leaving := &leaveAfterRead{memStore: s, leave: cancel}
 	ctl := NewController(leaving, Options{Window: 1, Now: func() time.Time { return now }})
 	leaving.armed.Store(true)
-	if work, err := ctl.Claim(gone, "m", 0, 0); err == nil || len(work) != 0 {
+	if work, err := ctl.WaitForWork(gone, "m", 0, 0); err == nil || len(work) != 0 {
 		t.Fatalf("a poll whose agent left answered %d units, %v; want its context's error", len(work), err)
 	}
-	if n := ctl.disp.claimCount(); n != 0 {
+	if n := claimsHeld(t, ctl); n != 0 {
 		t.Fatalf("%d claims held for an answer nobody received", n)
 	}
-	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	work, err := ctl.WaitForWork(context.Background(), "m", 0, 0)
 	if err != nil || len(work) != 2 {
 		t.Fatalf("the next poll: %v, %d units; want both units given back", err, len(work))
 	}

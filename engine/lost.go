@@ -44,7 +44,7 @@ func (l *lostUnits) add(machine, unit string) {
 		m.first = append(m.first, UnitBrief{Unit: unit})
 		return
 	}
-	m.first = keepFirst(m.first, UnitBrief{Unit: unit}, l.limit, byName)
+	m.first = keepFirst(m.first, UnitBrief{Unit: unit}, l.limit, briefByName)
 }
 
 // list is what was gathered, by machine name; nil when no unit waits on
@@ -56,7 +56,7 @@ func (l *lostUnits) list() []LostMachine {
 	out := make([]LostMachine, 0, len(l.by))
 	for name, m := range l.by {
 		if l.limit <= 0 {
-			sort.Slice(m.first, func(i, j int) bool { return byName(m.first[i], m.first[j]) })
+			sort.Slice(m.first, func(i, j int) bool { return briefByName(m.first[i], m.first[j]) })
 		}
 		units := make([]string, len(m.first))
 		for i, u := range m.first {

@@ -111,7 +111,7 @@ type side struct {
 	slots []atomic.Pointer[weak.Pointer[member]]
 	// shared is the last view made for the other side's units, which
 	// all see the same members (side.view).
-	shared atomic.Pointer[weak.Pointer[memberView]]
+	shared atomic.Pointer[weak.Pointer[shownSide]]
 	// allBut holds, per unit, the set of all the side's units but it:
 	// what each of its peers sees when every unit is a member.
 	allBut []atomic.Pointer[model.Members]
@@ -139,13 +139,13 @@ func (sd *side) member(st *model.State, rel, i int) *member {
 	return m
 }
 
-// memberView is what one universe shows of a side over a relation: the
+// shownSide is what one universe shows of a side over a relation: the
 // members chosen, in name order (as the hash encodes them), the map the
 // universe holds them in, their set as a Seen records it, and the highest
 // revision among them (model.SeenRelation.At). Universes that show the
 // same members may share it (side.view), read-only like the members
 // themselves.
-type memberView struct {
+type shownSide struct {
 	byName  []*member
 	units   map[string]map[string]string
 	members model.Members
@@ -162,7 +162,7 @@ type memberView struct {
 // (kept, they would be n maps of n-1 members, growing with the square of
 // the service), with its member set made once per side (side.allBut). shared false (container
 // scope) makes a view for this universe alone.
-func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, jn *joined, shared bool) *memberView {
+func (sd *side) shown(st *model.State, rel int, viewer *model.Unit, shown []*model.Unit, jn *joined, shared bool) *shownSide {
 	// at holds the members shown by their place on the side; pooled,
 	// as a view found again allocates nothing else.
 	buf := scratch.Get().(*[]*member)
@@ -184,7 +184,7 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 		if j == len(sd.units) {
 			// Not from this side's list: the side is stale, which
 			// memberCache.side rules out; made afresh all the same.
-			return newView(sortedMembers(st, rel, shown), nil)
+			return newShownSide(sortedMembers(st, rel, shown), nil)
 		}
 		if jn != nil {
 			at[j] = jn.at[j]
@@ -204,14 +204,14 @@ func (sd *side) view(st *model.State, rel int, viewer *model.Unit, shown []*mode
 			// Every unit but the viewer: the usual peer.
 			set = sd.allButOne(self)
 		}
-		return newView(sd.inNameOrder(at, len(shown)), set)
+		return newShownSide(sd.inNameOrder(at, len(shown)), set)
 	case !shared:
-		return newView(sd.inNameOrder(at, len(shown)), nil)
+		return newShownSide(sd.inNameOrder(at, len(shown)), nil)
 	}
 	if v := load(&sd.shared); v != nil && sd.shows(v.byName, at) {
 		return v
 	}
-	v := newView(sd.inNameOrder(at, len(shown)), nil)
+	v := newShownSide(sd.inNameOrder(at, len(shown)), nil)
 	store(&sd.shared, v)
 	return v
 }
@@ -238,23 +238,23 @@ func (sd *side) join(st *model.State, r *model.Relation, svc string) *joined {
 	return jn
 }
 
-// pass is what the universes built under one read of the state share:
+// buildCache is what the universes built under one read of the state share:
 // each relation side's members, found once. Each of a 100-unit peer
 // service's universes asked which of its 99 peers were members (each
 // machine looked up) and then looked up each one's address again: two
-// fifths of building a change's universes ahead (prebuild).
-type pass struct {
+// fifths of building a change's universes ahead (buildAhead).
+type buildCache struct {
 	mu     sync.Mutex
 	joined map[*side]*joined
 	// walks counts the sides' members found (sd.join).
 	walks int
 }
 
-func newPass() *pass { return &pass{joined: map[*side]*joined{}} }
+func newBuildCache() *buildCache { return &buildCache{joined: map[*side]*joined{}} }
 
-// join returns sd's members of r, found once per pass; nil for no pass (a
+// join returns sd's members of r, found once per cache; nil for none (a
 // universe built alone asks model.State.RemoteMembers for its own).
-func (p *pass) join(st *model.State, sd *side, r *model.Relation, svc string) *joined {
+func (p *buildCache) join(st *model.State, sd *side, r *model.Relation, svc string) *joined {
 	if p == nil {
 		return nil
 	}
@@ -340,8 +340,8 @@ func (sd *side) shows(byName, at []*member) bool {
 
 // newView makes the view of members, given in name order; set is their
 // set if it was made before, nil to make it.
-func newView(byName []*member, set *model.Members) *memberView {
-	v := &memberView{byName: byName, units: make(map[string]map[string]string, len(byName))}
+func newShownSide(byName []*member, set *model.Members) *shownSide {
+	v := &shownSide{byName: byName, units: make(map[string]map[string]string, len(byName))}
 	for _, m := range byName {
 		v.units[m.name] = m.data
 		if m.bag != nil {

@@ -156,7 +156,7 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 			n              int
 		}
 		live := make([]built, len(names))
-		shared := newPass()
+		shared := newBuildCache()
 		var wg sync.WaitGroup
 		for w := range 3 {
 			wg.Add(1)
@@ -239,7 +239,7 @@ func TestUniverseMapsAreNotWritten(t *testing.T) {
 					checked++
 				}
 				if v := load(&sd.shared); v != nil {
-					want := newView(v.byName, nil)
+					want := newShownSide(v.byName, nil)
 					if !maps.EqualFunc(v.units, want.units, func(a, b map[string]string) bool { return maps.Equal(a, b) }) || v.members != want.members || v.at != want.at {
 						t.Fatalf("seed %d: relation %d: a view shows %v, made from %v: a universe's reader wrote into it", seed, k.rel, v.units, want.units)
 					}
@@ -272,7 +272,7 @@ func TestAPassFindsEachSideOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = s.View(func(st *model.State) error {
-			p := newPass()
+			p := newBuildCache()
 			for _, name := range st.SortedUnits() {
 				build(st, name, p)
 			}

@@ -104,7 +104,7 @@ func errorEnv(greeting string) (model.Environment, map[string]*model.Charm) {
 func runGreeting(t *testing.T, ctl *Controller) []string {
 	t.Helper()
 	ctx := context.Background()
-	work, err := ctl.Claim(ctx, "m", 0, 0)
+	work, err := ctl.WaitForWork(ctx, "m", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
@@ -19,13 +17,8 @@ func TestAChangeIsHandedOutInOnePass(t *testing.T) {
 	s := &logStore{memStore: mem, asked: make(chan uint64, 1)}
 	ctl := NewController(s, Options{Window: time.Hour})
 	results := pollAll(running(t, ctl), ctl, machines)
-	rafttest.Until(t, time.Minute, "every poll asleep, its look parked for a push", func() bool {
-		for _, m := range machines {
-			if ctl.disp.looks.asleepOn(m) == 0 {
-				return false
-			}
-		}
-		return true
+	rafttest.Until(t, time.Minute, "every poll asleep, its look waiting for a push", func() bool {
+		return ctl.Stats().Asleep == int64(len(machines))
 	})
 	before := ctl.Stats()
 
@@ -82,64 +75,16 @@ func TestWakesAskTheLogOnlyForSleepingPolls(t *testing.T) {
 	if err := ctl.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	d := ctl.disp
-	d.listen()
-	d.lock()
-	d.wakeQueued()
-	d.wakeAll()
-	d.unlock()
-	if s.asked != 0 {
-		t.Fatalf("waking ten machines with no poll asleep asked the log %d times; want 0", s.asked)
-	}
-}
-
-// TestAWakeSignalsThePollsItCouldNotPush: a wake skips the signal only
-// when it pushed every parked poll of the machine. A poll that looked
-// before the wake but is not asleep yet, and one a pass served that is
-// going back to sleep, are parked and not pushed: each must still find
-// its signal closed, or it sleeps through the change until its timer.
-func TestAWakeSignalsThePollsItCouldNotPush(t *testing.T) {
-	mem, _, _ := tenMachinesSettled(t)
-	ctl := NewController(&logStore{memStore: mem}, Options{Window: time.Hour})
+	twoServices(t, mem, 2)
 	if err := ctl.Refresh(); err != nil {
 		t.Fatal(err)
 	}
-	look2 := func(ls ...*look) {
-		t.Helper()
-		if err := ctl.store.View(func(st *model.State) error {
-			ctl.disp.lookNow(st, ls...)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wake := ctl.disp.wakeNow
-	asleep := &look{machine: "a0", ctx: context.Background()}
-	looking := &look{machine: "a0", ctx: context.Background()}
-	look2(asleep, looking)
-	if len(asleep.work)+len(looking.work) != 0 {
-		t.Fatal("a settled machine's looks found work")
-	}
-	ctl.disp.looks.sleep(asleep)
-	wake("a0")
-	if !closedNow(looking.sig.ch) {
-		t.Fatal("the wake pushed the poll asleep and left the one not asleep yet unsignalled")
-	}
-
-	served := &look{machine: "a1", ctx: context.Background()}
-	look2(served)
-	ctl.disp.looks.sleep(served)
-	sig := served.sig
-	wake("a1")
-	if closedNow(sig.ch) {
-		t.Fatal("the wake pushed a1's only poll and signalled it as well")
-	}
-	<-served.done // the pass the push started
-	if !served.parked || len(served.work) != 0 {
-		t.Fatal("the pushed look found work or was not parked again")
-	}
-	wake("a1")
-	if !closedNow(served.sig.ch) {
-		t.Fatal("a poll served by a push and not asleep again missed the next wake")
+	s.asked = 0
+	// A restarted agent wakes the machines of the queued units; a
+	// leader change wakes every machine.
+	ctl.Release("a0")
+	ctl.work.apply(ctl.work.ledger.Forget())
+	if s.asked != 0 {
+		t.Fatalf("waking ten machines with no poll asleep asked the log %d times; want 0", s.asked)
 	}
 }

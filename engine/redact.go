@@ -75,39 +75,6 @@ func RedactChanges(changes []Change) []Change {
 	return out
 }
 
-// Redacted is r for people: its secret changes redacted, and every one of
-// secrets (the values its unit sees, model.State.SecretsOf) and of its
-// changes' secret values taken out of its error and stderr (model.Scrub).
-func (r Run) Redacted(secrets []string) Run {
-	for _, c := range r.Changes {
-		if c.Secret {
-			for _, s := range []string{c.Old, c.New} {
-				if v, err := strconv.Unquote(s); err == nil {
-					secrets = append(secrets, v)
-				}
-			}
-		}
-	}
-	r.Changes = RedactChanges(r.Changes)
-	r.Error = model.Scrub(r.Error, secrets)
-	r.Stderr = model.Scrub(r.Stderr, secrets)
-	return r
-}
-
-// Redacted is d for people: the secret keys of its relation settings and
-// its state redacted. d is not changed.
-func (d *UnitDetail) Redacted() *UnitDetail {
-	out := *d
-	out.State = model.RedactBag(d.State)
-	out.Relations = make([]*UnitRelation, len(d.Relations))
-	for i, r := range d.Relations {
-		c := *r
-		c.Settings = model.RedactBag(r.Settings)
-		out.Relations[i] = &c
-	}
-	return &out
-}
-
 // RedactUniverse is uni for people: the values of options (options, its
 // charm's) of type secret, of every secret key in its bags and of every
 // Juju secret's content redacted.

@@ -17,7 +17,7 @@ func slotted(tb testing.TB, ctl *Controller, slots int) int {
 	runs := 0
 	for {
 		if free := slots - len(running); free > 0 {
-			work, err := ctl.Claim(ctx, "m", free, 0)
+			work, err := ctl.WaitForWork(ctx, "m", free, 0)
 			if err != nil {
 				tb.Fatal(err)
 			}

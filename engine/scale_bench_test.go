@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -38,7 +39,7 @@ func converge(tb testing.TB, ctl *Controller) int {
 	ctx := context.Background()
 	runs := 0
 	for {
-		work, err := ctl.Claim(ctx, "m", 64, 0)
+		work, err := ctl.WaitForWork(ctx, "m", 64, 0)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func BenchmarkSingleChange(b *testing.B) {
 			uni, _ := Build(st, unit)
 			h = Hash(uni)
 			set := map[string]bool{}
-			watchers(st, unit, relOfState(st, unit, "cluster"), set)
+			ledger.Watchers(st, unit, relOfState(st, unit, "cluster"), set)
 			see = len(set)
 			return nil
 		})

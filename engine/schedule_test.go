@@ -151,7 +151,7 @@ func driveRandom(t *testing.T, s *memStore, rng *rand.Rand) (rounds, runs int) {
 		// a woken agent's next poll would.
 		for pass := 0; pass < 2 && len(work) == 0; pass++ {
 			for _, m := range []string{"m", "n"} {
-				w, err := ctl.Claim(ctx, m, 0, 0)
+				w, err := ctl.WaitForWork(ctx, m, 0, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -230,7 +230,7 @@ func TestEveryScheduleReachesTheSameFixedPoint(t *testing.T) {
 		idx := s.Index()
 		ctl := NewController(s, Options{})
 		for _, m := range []string{"m", "n"} {
-			if w, _ := ctl.Claim(context.Background(), m, 0, 0); len(w) != 0 {
+			if w, _ := ctl.WaitForWork(context.Background(), m, 0, 0); len(w) != 0 {
 				t.Fatalf("seed %d: %d units stale at the fixed point", seed, len(w))
 			}
 		}
@@ -261,7 +261,7 @@ func drive(t *testing.T, s *memStore, victim string, at crashAt) map[string][]st
 	accepted := map[string][]string{}
 	crashed := at == noCrash
 	for round := 0; round < 200; round++ {
-		work, err := ctl.Claim(ctx, "m", 0, 0)
+		work, err := ctl.WaitForWork(ctx, "m", 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,19 +67,6 @@ func withSchedule(s *model.Secret, cs *charmapi.Secret, ss *model.SeenSecret) {
 	ss.RotateDue, ss.Expired = s.RotateDue, s.Expired()
 }
 
-// secretWatchers adds to set the units a secret change named in a
-// journal entry (model.Touched.Secrets) reaches: the unit, or every unit
-// of the service.
-func secretWatchers(st *model.State, who string, set map[string]bool) {
-	if _, ok := st.Units[who]; ok {
-		set[who] = true
-		return
-	}
-	for _, u := range st.UnitsOf(who) {
-		set[u.Name] = true
-	}
-}
-
 // redactSecrets is ss with every content value redacted: all of a Juju
 // secret is secret, whatever its keys are called.
 func redactSecrets(ss []charmapi.Secret) []charmapi.Secret {

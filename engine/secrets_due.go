@@ -84,23 +84,23 @@ func secretsDue(st *model.State, now time.Time) (*model.SecretDue, time.Time) {
 	return due, time.Unix(0, next)
 }
 
-// secretsDueStep scans the schedule at the controller's now, proposes
-// what is due, and returns how long to wait for the next scan.
-func (c *Controller) secretsDueStep(ctx context.Context) time.Duration {
-	now := c.opts.Now()
+// secretsDueStep scans the schedule at opts' now, proposes what is due,
+// and returns how long to wait for the next scan.
+func secretsDueStep(ctx context.Context, store Store, opts *Options) time.Duration {
+	now := opts.Now()
 	var due *model.SecretDue
 	var next time.Time
-	_ = c.store.View(func(st *model.State) error {
+	_ = store.View(func(st *model.State) error {
 		due, next = secretsDue(st, now)
 		return nil
 	})
 	if due != nil {
-		resp, err := c.store.Apply(ctx, &model.Command{Op: model.OpSecretDue, Time: now.UnixNano(), SecretDue: due})
+		resp, err := store.Apply(ctx, &model.Command{Op: model.OpSecretDue, Time: now.UnixNano(), SecretDue: due})
 		switch {
 		case err != nil && ctx.Err() == nil:
-			c.opts.Log.Warn("record secrets due", "error", err)
+			opts.Log.Warn("record secrets due", "error", err)
 		case err == nil && len(resp.Skipped) > 0:
-			c.opts.Log.Debug("secrets no longer due", "skipped", resp.Skipped)
+			opts.Log.Debug("secrets no longer due", "skipped", resp.Skipped)
 		}
 		return secretDueGrain
 	}
@@ -110,17 +110,18 @@ func (c *Controller) secretsDueStep(ctx context.Context) time.Duration {
 	return min(max(next.Sub(now), 0), secretDueIdle)
 }
 
-// WatchSecrets records secrets' rotations and expiries as they come due,
-// while this node leads (isLeader), until ctx ends.
-func (c *Controller) WatchSecrets(ctx context.Context, isLeader func() bool) {
+// watchSecrets records secrets' rotations and expiries as they come due,
+// while this node leads (isLeader), until ctx ends
+// (Controller.WatchSecrets).
+func watchSecrets(ctx context.Context, store Store, opts *Options, isLeader func() bool) {
 	for {
 		wait := secretDueGrain
 		if isLeader() {
-			wait = c.secretsDueStep(ctx)
+			wait = secretsDueStep(ctx, store, opts)
 		}
-		at := c.store.Index()
+		at := store.Index()
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		_, _, _ = c.store.WaitIndex(wctx, at)
+		_, _, _ = store.WaitIndex(wctx, at)
 		cancel()
 		// Entries that land in a burst are scanned once, a grain on.
 		select {

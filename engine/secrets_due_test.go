@@ -24,7 +24,7 @@ func runWith(t *testing.T, ctl *Controller, hooks map[string]func(*charmapi.Univ
 	runs := map[string]int{}
 	ctx := context.Background()
 	for round := 0; round < 50; round++ {
-		work, err := ctl.Claim(ctx, "m", 0, 0)
+		work, err := ctl.WaitForWork(ctx, "m", 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func TestSecretRotationFiresOnItsSchedule(t *testing.T) {
 	step := func(at time.Time) map[string]int {
 		t.Helper()
 		clock.set(at)
-		ctl.secretsDueStep(ctx)
+		secretsDueStep(ctx, ctl.store, ctl.opts)
 		return runWith(t, ctl, hooks)
 	}
 	runWith(t, ctl, hooks)
@@ -134,11 +134,11 @@ func TestSecretRotationFiresOnItsSchedule(t *testing.T) {
 	}
 
 	clock.set(t0.Add(30 * time.Minute))
-	if wait := ctl.secretsDueStep(ctx); wait != secretDueIdle {
+	if wait := secretsDueStep(ctx, ctl.store, ctl.opts); wait != secretDueIdle {
 		t.Errorf("half an hour early: wait %s, want the idle bound %s", wait, secretDueIdle)
 	}
 	clock.set(t0.Add(time.Hour - 10*time.Second))
-	if wait := ctl.secretsDueStep(ctx); wait != 10*time.Second {
+	if wait := secretsDueStep(ctx, ctl.store, ctl.opts); wait != 10*time.Second {
 		t.Errorf("ten seconds early: wait %s", wait)
 	}
 	if runs := runWith(t, ctl, hooks); len(rotated) != 0 || len(runs) != 0 {
@@ -179,8 +179,8 @@ func TestSecretRotationFiresOnItsSchedule(t *testing.T) {
 	next := time.Unix(0, sec.NextRotate)
 	clock.set(next)
 	other := NewController(s, Options{Window: time.Millisecond, Now: clock.Now})
-	other.secretsDueStep(ctx)
-	ctl.secretsDueStep(ctx)
+	secretsDueStep(ctx, other.store, other.opts)
+	secretsDueStep(ctx, ctl.store, ctl.opts)
 	runWith(t, other, hooks)
 	if sec := dueSecret(t, s); sec.RotateDue != 4 || len(rotated) != 4 {
 		t.Fatalf("two engines at %s: rotations due %d, secret-rotate ran on %v", next, sec.RotateDue, rotated)
@@ -234,7 +234,7 @@ func TestSecretExpiryFiresUntilTheRevisionGoes(t *testing.T) {
 	step := func(at time.Time) {
 		t.Helper()
 		clock.set(at)
-		ctl.secretsDueStep(ctx)
+		secretsDueStep(ctx, ctl.store, ctl.opts)
 		runWith(t, ctl, hooks)
 	}
 	runWith(t, ctl, hooks)
@@ -264,7 +264,7 @@ func TestSecretExpiryFiresUntilTheRevisionGoes(t *testing.T) {
 	if len(expired) != 3 {
 		t.Fatalf("after the revision went: %q", expired)
 	}
-	if wait := ctl.secretsDueStep(ctx); wait != secretDueIdle {
+	if wait := secretsDueStep(ctx, ctl.store, ctl.opts); wait != secretDueIdle {
 		t.Errorf("nothing scheduled: wait %s, want %s", wait, secretDueIdle)
 	}
 }

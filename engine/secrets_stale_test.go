@@ -44,19 +44,13 @@ func TestSecretGrantMarksStaleOnlyItsAudience(t *testing.T) {
 		t.Fatal(err)
 	}
 	bare, _ := model.ParseSecretURI(id)
-	sn := newStaleness()
-	_ = s.View(func(st *model.State) error {
-		sn.refresh(st)
-		sn.reset(len(st.Units))
-		for name := range st.Units {
-			_, _, h, _ := buildHashed(st, name)
-			sn.install(name, &view{hash: h, machine: st.Units[name].Machine})
-		}
-		sn.caughtUp(st)
-		return nil
-	})
-	// change applies db/0's secret changes and returns who went stale,
-	// installing fresh views for them.
+	ctl := NewController(s, Options{Window: 1})
+	settleAll(t, ctl)
+	// change applies db/0's secret changes and returns who went stale:
+	// out of settled in status once the controller took the change in,
+	// where every unit was settled (db/0, whose changes come back to a
+	// universe it reconciled, is held in error as diverged). It then
+	// runs what may run.
 	change := func(cs ...model.SecretChange) []string {
 		t.Helper()
 		resp, err := s.Apply(context.Background(), &model.Command{Op: model.OpResults, Results: []model.Result{{
@@ -67,21 +61,18 @@ func TestSecretGrantMarksStaleOnlyItsAudience(t *testing.T) {
 		if len(resp.Skipped) > 0 {
 			t.Fatalf("skipped: %v", resp.Skipped)
 		}
+		st, err := ctl.Status()
+		if err != nil {
+			t.Fatal(err)
+		}
 		var stale []string
-		_ = s.View(func(st *model.State) error {
-			n, moved := sn.refresh(st)
-			if !moved || n.rebuild || len(n.gone) > 0 {
-				t.Fatalf("refresh: moved %v, note %+v", moved, n)
+		for name, us := range st.Units {
+			if us.Phase != Settled {
+				stale = append(stale, name)
 			}
-			for _, u := range n.stale {
-				stale = append(stale, u.name)
-				_, _, h, _ := buildHashed(st, u.name)
-				sn.install(u.name, &view{hash: h, machine: st.Units[u.name].Machine})
-			}
-			sn.caughtUp(st)
-			return nil
-		})
+		}
 		slices.Sort(stale)
+		settleAll(t, ctl)
 		return stale
 	}
 	sees := func(unit string) bool {
@@ -114,9 +105,13 @@ func TestSecretGrantMarksStaleOnlyItsAudience(t *testing.T) {
 	if !sees("web/0") || !sees("web/1") || sees("other/0") {
 		t.Errorf("after the grant to web: web/0 sees it %v, web/1 %v, other/0 %v", sees("web/0"), sees("web/1"), sees("other/0"))
 	}
+	st, err := ctl.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"db/1", "other/0", "other/1"} {
-		if got := sn.behind(name); got != viewCurrent {
-			t.Errorf("%s, outside the audience, is %d behind; want current", name, got)
+		if got := st.Units[name].Phase; got != Settled {
+			t.Errorf("%s, outside the audience, is %s; want settled", name, got)
 		}
 	}
 }
@@ -130,32 +125,7 @@ func TestSecretGrantRebuildsOnlyItsAudience(t *testing.T) {
 	s := newMemStore()
 	shop(t, s, 2, 3)
 	ctl := NewController(s, Options{Window: time.Millisecond})
-	settle := func() []string {
-		t.Helper()
-		var ran []string
-		for round := 0; round < 50; round++ {
-			work, err := ctl.Claim(ctx, "m", 0, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(work) == 0 {
-				slices.Sort(ran)
-				return ran
-			}
-			var reps []wire.Report
-			for _, w := range work {
-				ran = append(ran, w.Unit)
-				out, _ := json.Marshal(charmapi.NewResult().Active(""))
-				reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
-			}
-			if _, err := ctl.Accept(ctx, "m", reps); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Fatal("no fixed point after 50 rounds")
-		return nil
-	}
-	settle()
+	settleAll(t, ctl)
 	id, err := charmapi.NewSecretID()
 	if err != nil {
 		t.Fatal(err)
@@ -179,15 +149,44 @@ func TestSecretGrantRebuildsOnlyItsAudience(t *testing.T) {
 		}
 	}
 	apply(model.SecretChange{Op: model.SecretOpAdd, ID: bare, Owner: model.SecretOwnerUnit, Sealed: "sealed"})
-	settle()
+	settleAll(t, ctl)
 
 	before := ctl.Stats()
 	apply(model.SecretChange{Op: model.SecretOpGrant, ID: bare, Grantee: "web/1", Relation: rel})
-	if ran := settle(); !slices.Equal(ran, []string{"web/1"}) {
+	if ran := settleAll(t, ctl); !slices.Equal(ran, []string{"web/1"}) {
 		t.Errorf("after the grant to web/1, ran %v; want web/1 alone", ran)
 	}
 	after := ctl.Stats()
 	if n := (after.Rebuilt + after.Built) - (before.Rebuilt + before.Built); n != 2 {
 		t.Errorf("%d universes built for a grant to one unit; want the audience's 2 (db/0, web/1)", n)
 	}
+}
+
+// settleAll runs machine m's units with an active status until none is
+// left to run, and returns those that ran, sorted.
+func settleAll(t *testing.T, ctl *Controller) []string {
+	t.Helper()
+	ctx := context.Background()
+	var ran []string
+	for round := 0; round < 50; round++ {
+		work, err := ctl.WaitForWork(ctx, "m", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(work) == 0 {
+			slices.Sort(ran)
+			return ran
+		}
+		var reps []wire.Report
+		for _, w := range work {
+			ran = append(ran, w.Unit)
+			out, _ := json.Marshal(charmapi.NewResult().Active(""))
+			reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+		}
+		if _, err := ctl.Accept(ctx, "m", reps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("no fixed point after 50 rounds")
+	return nil
 }

@@ -191,7 +191,7 @@ func TestSecretWithoutAKeyFailsTheRun(t *testing.T) {
 	}
 	ctl := NewController(s, Options{Window: 1})
 	ctx := context.Background()
-	work, err := ctl.Claim(ctx, "m", 0, 0)
+	work, err := ctl.WaitForWork(ctx, "m", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

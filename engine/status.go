@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -112,8 +113,8 @@ type UnitStatus struct {
 	Since time.Time `json:"since"`
 }
 
-// phaseMark is when the controller first reported a unit in a phase.
-type phaseMark struct {
+// phaseEntry is when the controller first reported a unit in a phase.
+type phaseEntry struct {
 	phase string
 	since time.Time
 }
@@ -129,8 +130,8 @@ type MachineStatus struct {
 }
 
 // status is every unit's line in status at st: Controller.Status.
-// claims are dispatch's, read with the views it brought up to st.
-func (ss *statusState) status(st *model.State, claims map[string]claimMark) *Status {
+// claims are the ledger's, read with the views it brought up to st.
+func (ss *statusState) status(st *model.State, claims map[string]ledger.ClaimSnapshot) *Status {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.claims = claims
@@ -141,7 +142,7 @@ func (ss *statusState) status(st *model.State, claims map[string]claimMark) *Sta
 }
 
 // unitStatus is unit name's line in status at st (unitStatusLocked).
-func (ss *statusState) unitStatus(st *model.State, name string, u *model.Unit, claims map[string]claimMark) *UnitStatus {
+func (ss *statusState) unitStatus(st *model.State, name string, u *model.Unit, claims map[string]ledger.ClaimSnapshot) *UnitStatus {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	ss.claims = claims
@@ -211,7 +212,7 @@ func (ss *statusState) unitStatusLocked(st *model.State, name string, u *model.U
 			us.Reason = fmt.Sprintf("attempt %d failed; %s", u.Error.Attempts, retryIn(time.Unix(0, u.Error.RetryAt).Sub(now)))
 		}
 	case Pending:
-		v := ss.stale.view(name)
+		v := ss.stale.View(name)
 		switch {
 		case u.Error != nil && u.Resolved != nil:
 			us.Reason = "resolved: retrying"
@@ -219,7 +220,7 @@ func (ss *statusState) unitStatusLocked(st *model.State, name string, u *model.U
 			us.Reason = "what it sees changed since its error: it runs again"
 		case u.Machine == "":
 			us.Reason = "no machine"
-		case v != nil && !v.member:
+		case v != nil && !v.Member:
 			us.Reason = fmt.Sprintf("waiting for machine %s to register", u.Machine)
 		}
 	}
@@ -235,10 +236,10 @@ func (ss *statusState) unitStatusLocked(st *model.State, name string, u *model.U
 
 // phaseLocked is unit name's phase, the one rule status and its summary
 // share; cl is its claim, if any. Called with mu.
-func (ss *statusState) phaseLocked(name string, u *model.Unit, cl claimMark, now time.Time) string {
-	v, vs := ss.stale.viewOf(name)
+func (ss *statusState) phaseLocked(name string, u *model.Unit, cl ledger.ClaimSnapshot, now time.Time) string {
+	v, vs := ss.stale.ViewOf(name)
 	switch {
-	case cl.claimed && now.Before(cl.until) && !cl.timer:
+	case cl.Claimed && now.Before(cl.Until) && !cl.Timer:
 		// An update-status run leaves a settled unit settled.
 		return Reconciling
 	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, vs):
@@ -246,7 +247,7 @@ func (ss *statusState) phaseLocked(name string, u *model.Unit, cl claimMark, now
 	case u.Error != nil:
 		// Resolved, or what it sees changed since: it runs again.
 		return Pending
-	case v == nil || vs == viewHashUnknown || v.hash != u.Reconciled:
+	case v == nil || vs == ledger.ViewHashUnknown || v.Hash != u.Reconciled:
 		return Pending
 	default:
 		return Settled
@@ -259,11 +260,11 @@ func (ss *statusState) phaseLocked(name string, u *model.Unit, cl claimMark, now
 // that failed. Once what it sees changed (an operator's apply, a
 // neighbour's settings) it runs again, and an error from before is no
 // answer about the environment after.
-func errorStands(e *model.UnitError, v *view, vs viewState) bool {
+func errorStands(e *model.UnitError, v *ledger.View, vs ledger.ViewState) bool {
 	if e.Kind == model.ErrDiverged {
 		return true
 	}
-	return v != nil && vs != viewHashUnknown && v.hash == e.Hash
+	return v != nil && vs != ledger.ViewHashUnknown && v.Hash == e.Hash
 }
 
 // lostOn says whether u's machine agent is lost: nothing runs there until
@@ -285,17 +286,17 @@ func (ss *statusState) prunePhasesLocked(st *model.State) {
 
 // phaseSinceLocked is when unit name entered phase: the hand-out time of a
 // reconciling unit, otherwise the first status that showed the phase.
-func (ss *statusState) phaseSinceLocked(name, phase string, now time.Time, cl claimMark) time.Time {
+func (ss *statusState) phaseSinceLocked(name, phase string, now time.Time, cl ledger.ClaimSnapshot) time.Time {
 	if ss.phases == nil {
-		ss.phases = map[string]phaseMark{}
+		ss.phases = map[string]phaseEntry{}
 	}
-	if phase == Reconciling && cl.claimed {
-		ss.phases[name] = phaseMark{phase, cl.at}
-		return cl.at
+	if phase == Reconciling && cl.Claimed {
+		ss.phases[name] = phaseEntry{phase, cl.At}
+		return cl.At
 	}
 	m, ok := ss.phases[name]
 	if !ok || m.phase != phase {
-		m = phaseMark{phase, now}
+		m = phaseEntry{phase, now}
 		ss.phases[name] = m
 	}
 	return m.since

@@ -3,37 +3,41 @@ package engine
 import (
 	"sync"
 	"time"
+
+	"github.com/fixpoint/fixpoint/engine/ledger"
 )
 
 // statusState is status's own state: when each unit entered its phase,
 // the counts kept between summaries, the last summary, the hook runs'
 // history, and the generation its long polls wait on. It is a read-side
 // projection of the state, the views (staleness) and the claims
-// (dispatch, as claimMarks), fed by the change notes of the other two:
-// staleness's notes (consume) and the units dispatch marks (mark).
+// (the ledger's, as claimSnapshots), fed by the change notes of the other two:
+// the ledger's marks in its inbox (the units a note named or whose view
+// the ledger rebuilt).
 //
 // mu guards phases, tally, lastSummary and claims. Under mu, status
 // reads the views through staleness's methods, which take its lock; it
-// never calls dispatch. marks, changed and hist have leaf locks of their
-// own, so that dispatch notes a change without waiting for a status walk.
+// never calls the ledger. inbox, changed and hist have leaf locks of
+// their own, so that the ledger marks a unit without waiting for a
+// status walk.
 type statusState struct {
 	mu  sync.Mutex
 	now func() time.Time
 	// stale is where status reads the views.
-	stale *staleness
+	stale *ledger.Staleness
 	// lastSummary is the last status summary, shared by the waiters
 	// that ask at the same index, generation and marks (summary.go).
 	lastSummary *cachedSummary
-	// tally keeps the summary's counts between summaries (tally.go).
+	// tally keeps the summary's counts between summaries (recount.go).
 	tally tally
 	// phases is when status first showed each unit in its phase.
-	phases map[string]phaseMark
-	// claims are dispatch's claims as the call under way read them;
+	phases map[string]phaseEntry
+	// claims are the ledger's claims as the call under way read them;
 	// nil between calls.
-	claims map[string]claimMark
+	claims map[string]ledger.ClaimSnapshot
 
 	// inbox holds the units to recount at the next summary.
-	inbox marks
+	inbox recountInbox
 	// changed wakes status long polls: views, claims or phases moved.
 	changed *generation
 	hist    *History
@@ -42,39 +46,12 @@ type statusState struct {
 	timeline timeline
 }
 
-func newStatusState(now func() time.Time, stale *staleness) *statusState {
+func newStatusState(now func() time.Time, stale *ledger.Staleness) *statusState {
 	return &statusState{now: now, stale: stale, changed: newGeneration(), hist: NewHistory(DefaultHistory)}
 }
 
-// consume takes in a staleness note: the units it names may have moved
-// phase, all of them after a rebuild of every view.
-func (ss *statusState) consume(n staleNote) {
-	if n.rebuild {
-		ss.inbox.markAll()
-		return
-	}
-	names := make([]string, 0, len(n.self)+len(n.gone)+len(n.stale))
-	names = append(names, n.self...)
-	for _, u := range n.gone {
-		names = append(names, u.name)
-	}
-	for _, u := range n.stale {
-		names = append(names, u.name)
-	}
-	if len(names) > 0 {
-		ss.inbox.mark(names...)
-	}
-}
-
-// mark has the next summary recount unit name: dispatch rebuilt or
-// dropped its view.
-func (ss *statusState) mark(name string) { ss.inbox.mark(name) }
-
-// recountAll has the next summary recount every unit.
-func (ss *statusState) recountAll() { ss.inbox.markAll() }
-
-// recounted is how many units the summaries have counted, for the tests
-// that pin what a summary costs.
+// recounted is how many units the summaries have counted
+// (WorkStats.Recounted).
 func (ss *statusState) recounted() int64 {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

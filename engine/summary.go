@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -130,30 +131,11 @@ func (s *Status) SetApplying() {
 // applyingSummary is status's first line while `up` applies.
 const applyingSummary = "applying environment"
 
-// Summary reports what Status would, without building a line per unit:
-// counts per phase and per service, and at most limit units in error and
-// blocked (SummaryLimit when limit <= 0). It recounts under status's
-// lock only the units whose phase may have moved since the last summary
-// (tally.go), and walks those out of settled and blocked for its lists,
-// so that a summary's cost follows what changed, not the environment;
-// while most units are out of settled it counts every unit as it walks.
-func (c *Controller) Summary(limit int) (*Summary, error) {
-	if limit <= 0 {
-		limit = SummaryLimit
-	}
-	var out *Summary
-	err := c.store.View(func(st *model.State) error {
-		out = c.stat.summary(st, limit, c.disp.refreshed(st))
-		return nil
-	})
-	return out, err
-}
-
-// summary is Controller.Summary at st; claims are dispatch's, read with
-// the views it brought up to st. Waiters woken by one change share one
+// summary is Controller.Summary at st; claims are the ledger's, read
+// with the views it brought up to st. Waiters woken by one change share one
 // summary: everything a summary shows moves the index, the generation
 // (a lease that ends included) or the marks of units to recount.
-func (ss *statusState) summary(st *model.State, limit int, claims map[string]claimMark) *Summary {
+func (ss *statusState) summary(st *model.State, limit int, claims map[string]ledger.ClaimSnapshot) *Summary {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	gen, marks := ss.changed.current(), ss.inbox.seq()
@@ -214,7 +196,7 @@ func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
 			// Named without a since: blocked is the workload's word,
 			// not a phase, and most blocked units are settled.
 			blocked++
-			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Status.Message}, limit, byName)
+			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Status.Message}, limit, briefByName)
 		}
 		if phase == Settled {
 			continue
@@ -222,7 +204,7 @@ func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
 		since := ss.phaseSinceLocked(name, phase, now, ss.claims[name])
 		if phase == Error {
 			errs++
-			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, byName)
+			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, briefByName)
 		}
 		stuck++
 		s.Stuck = keepFirst(s.Stuck, UnitBrief{Unit: name, Phase: phase, Since: since}, stuckLimit, bySince)
@@ -241,16 +223,16 @@ func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
 	return s
 }
 
-// settledMarkLocked keeps a settled unit's phase mark right for the full
+// noteSettledLocked keeps a settled unit's phase entry right for the full
 // status, without adding marks: a unit status has shown in another phase
 // is settled from now. Called with mu.
-func (ss *statusState) settledMarkLocked(name string, now time.Time) {
+func (ss *statusState) noteSettledLocked(name string, now time.Time) {
 	if m, ok := ss.phases[name]; ok && m.phase != Settled {
-		ss.phases[name] = phaseMark{Settled, now}
+		ss.phases[name] = phaseEntry{Settled, now}
 	}
 }
 
-func byName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
+func briefByName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
 
 // bySince orders the longest out of settled first, then by name.
 func bySince(a, b UnitBrief) bool {

@@ -23,7 +23,7 @@ func statusFixture(b *testing.B, units int) *Controller {
 	s := newMemStore()
 	pairs(b, s, units/100, 50)
 	ctl := NewController(s, Options{Window: 1})
-	if _, err := ctl.Claim(context.Background(), "m", 1000, 0); err != nil {
+	if _, err := ctl.WaitForWork(context.Background(), "m", 1000, 0); err != nil {
 		b.Fatal(err)
 	}
 	statusFixtures[units] = ctl
@@ -100,7 +100,7 @@ func cpuTime() time.Duration {
 // BenchmarkSummaryAfterAChange measures a waiter's poll at a fixed point
 // of 10,000 units (100 pairs of 50-unit services with peers, every unit
 // settled) right after one unit wrote its peer settings, which its 50
-// peers see: the summary recounting what moved (tally.go) against a
+// peers see: the summary recounting what moved (recount.go) against a
 // recount of every unit ("walk": what a rebuild of every view costs the
 // next summary, and about what every summary cost before the tally). The
 // two alternate over three rounds, since the machine is noisy; the
@@ -120,7 +120,7 @@ func BenchmarkSummaryAfterAChange(b *testing.B) {
 					unit := fmt.Sprintf("web%d/%d", bump%100, bump%50)
 					peerWrite(b, s, unit, map[string]string{"bump": fmt.Sprint(bump)})
 					if walk {
-						ctl.stat.recountAll()
+						ctl.stat.inbox.markAll()
 					}
 					b.StartTimer()
 					sum, err := ctl.Summary(SummaryLimit)

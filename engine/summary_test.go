@@ -99,7 +99,7 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 		clock := &fakeClock{t: time.Unix(1_000_000, 0)}
 		ctl := NewController(s, Options{Window: 1, Now: clock.Now, Lease: time.Minute})
 		// Asked after every round, the summary recounts what moved
-		// since the last one (tally.go); each must be what a walk of
+		// since the last one (recount.go); each must be what a walk of
 		// every unit would say.
 		check := func(when string) {
 			t.Helper()
@@ -124,7 +124,7 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 			}
 		}
 		for round := rng.Intn(8); round > 0; round-- {
-			work, err := ctl.Claim(ctx, "m", 1+rng.Intn(8), 0)
+			work, err := ctl.WaitForWork(ctx, "m", 1+rng.Intn(8), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestSummaryIsWhatStatusImplies(t *testing.T) {
 			}
 			clock.Add(time.Duration(rng.Intn(40)) * time.Second)
 			// What the lease watch's timer does on a real clock.
-			ctl.disp.expireLeases()
+			ctl.work.expireLeases()
 			if rng.Intn(4) == 0 {
 				check(fmt.Sprintf("%d rounds to go, the clock moved", round))
 			}
@@ -172,7 +172,7 @@ func TestLeaseExpiryMovesTheGeneration(t *testing.T) {
 	shop(t, s, 1, 1)
 	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
 	ctl := NewController(s, Options{Window: 1, Now: clock.Now, Lease: time.Minute})
-	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	work, err := ctl.WaitForWork(context.Background(), "m", 0, 0)
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
@@ -182,14 +182,14 @@ func TestLeaseExpiryMovesTheGeneration(t *testing.T) {
 	}
 	moved := ctl.ChangedSince(before.Generation)
 	clock.Add(30 * time.Second)
-	ctl.disp.expireLeases()
+	ctl.work.expireLeases()
 	select {
 	case <-moved:
 		t.Fatal("the generation moved while every lease still ran")
 	default:
 	}
 	clock.Add(31 * time.Second)
-	ctl.disp.expireLeases()
+	ctl.work.expireLeases()
 	select {
 	case <-moved:
 	default:
@@ -200,7 +200,7 @@ func TestLeaseExpiryMovesTheGeneration(t *testing.T) {
 		t.Fatalf("after the leases ran out: generation %d (was %d), %+v", after.Generation, before.Generation, after.Phases)
 	}
 	again := ctl.ChangedSince(after.Generation)
-	ctl.disp.expireLeases()
+	ctl.work.expireLeases()
 	select {
 	case <-again:
 		t.Fatal("leases announced once moved the generation again")
@@ -219,7 +219,7 @@ func TestLeaseWatchFiresByItself(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
 	lease := 10 * time.Millisecond
 	ctl := NewController(s, Options{Window: 1, Now: clock.Now, Lease: lease})
-	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	work, err := ctl.WaitForWork(context.Background(), "m", 0, 0)
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -92,42 +91,4 @@ func (t *timeline) snapshot() *Timeline {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return &Timeline{EnvIndex: t.env, Start: t.start, StepMillis: t.step.Milliseconds(), Samples: append([]Sample{}, t.samples...)}
-}
-
-// Timeline returns the units per phase over time since the last apply,
-// as this node counted them (SampleTimeline keeps it current).
-func (c *Controller) Timeline() *Timeline {
-	return c.stat.timeline.snapshot()
-}
-
-// SampleTimeline counts the units by phase each time what status shows
-// moves, while this node leads, until ctx ends: every status summary
-// records its counts, and this makes one at each change even when nobody
-// asks. A large environment is counted less often, as the summary's
-// waiters ask (a pause that grows with the unit count), so that sampling
-// never holds the hand-outs back.
-func (c *Controller) SampleTimeline(ctx context.Context) {
-	pause := time.NewTimer(0)
-	defer pause.Stop()
-	for {
-		gen := c.stat.changed.current()
-		pace := timelineStep
-		if c.opts.IsLeader == nil || c.opts.IsLeader() {
-			if sum, err := c.Summary(SummaryLimit); err == nil {
-				gen = sum.Generation
-				pace = max(pace, time.Duration(sum.Phases.Units/10000)*100*time.Millisecond)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.ChangedSince(gen):
-		}
-		pause.Reset(pace)
-		select {
-		case <-ctx.Done():
-			return
-		case <-pause.C:
-		}
-	}
 }

@@ -24,7 +24,7 @@ func TestTimelineFollowsTheLastApply(t *testing.T) {
 		t.Fatalf("after the first summary: %+v", first)
 	}
 	clock.Add(time.Second)
-	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	work, err := ctl.WaitForWork(context.Background(), "m", 0, 0)
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}
@@ -120,7 +120,7 @@ func TestSampleTimelineCountsWithoutAsking(t *testing.T) {
 		}
 		return nil
 	})
-	work, err := ctl.Claim(context.Background(), "m", 0, 0)
+	work, err := ctl.WaitForWork(context.Background(), "m", 0, 0)
 	if err != nil || len(work) == 0 {
 		t.Fatalf("claim: %v, %d units", err, len(work))
 	}

@@ -45,7 +45,7 @@ func classicShop(t *testing.T, s *memStore) {
 func runRound(t *testing.T, ctl *Controller, fn func(*charmapi.Universe) (*charmapi.Result, string)) []wire.Work {
 	t.Helper()
 	ctx := context.Background()
-	work, err := ctl.Claim(ctx, "m", 0, 0)
+	work, err := ctl.WaitForWork(ctx, "m", 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,23 +31,6 @@ type UnitRelation struct {
 	Settings  map[string]string `json:"settings"`
 }
 
-// Unit is unit name's detail, read from the state and this controller's
-// phases: what it costs grows with the unit's relations, not with the
-// environment. An error names what is there instead.
-func (c *Controller) Unit(name string) (*UnitDetail, error) {
-	var out *UnitDetail
-	err := c.store.View(func(st *model.State) error {
-		u := st.Units[name]
-		if u == nil {
-			return NoUnitError(st, name)
-		}
-		us := c.stat.unitStatus(st, name, u, c.disp.refreshed(st))
-		out = NewUnitDetail(st, name, us)
-		return nil
-	})
-	return out, err
-}
-
 // NewUnitDetail is unit name's detail from the state and its line in
 // status. A CLI that meets a control plane without GET /v1/units makes it
 // from the whole state and status it read.
@@ -117,4 +100,18 @@ func Some(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// Redacted is d for people: the secret keys of its relation settings and
+// its state redacted. d is not changed.
+func (d *UnitDetail) Redacted() *UnitDetail {
+	out := *d
+	out.State = model.RedactBag(d.State)
+	out.Relations = make([]*UnitRelation, len(d.Relations))
+	for i, r := range d.Relations {
+		c := *r
+		c.Settings = model.RedactBag(r.Settings)
+		out.Relations[i] = &c
+	}
+	return &out
 }

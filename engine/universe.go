@@ -34,9 +34,9 @@ func buildHashed(st *model.State, unit string) (*charmapi.Universe, *model.Seen,
 
 // build is Build that also returns the members of each of the universe's
 // relations, in the order the hash encodes them (hashWith). The universes
-// built with one pass (nil for one built alone) share what they have in
+// built with one buildCache (nil for one built alone) share what they have in
 // common; the state must not move while they are built.
-func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Seen, [][]*member) {
+func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *model.Seen, [][]*member) {
 	u, ok := st.Units[unit]
 	if !ok {
 		return nil, nil, nil
@@ -125,7 +125,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 			shown = st.RemoteMembers(u, r)
 		}
 		// Container scope shows each unit its own few: no view to share.
-		v := sd.view(st, r.ID, u, shown, jn, r.Scope != model.Container)
+		v := sd.shown(st, r.ID, u, shown, jn, r.Scope != model.Container)
 		rel.Units = v.units
 		// The highest revision seen marks what this universe holds
 		// (model.SeenRelation.At).

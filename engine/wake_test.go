@@ -34,12 +34,7 @@ func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
 	// Every agent long-polls.
 	results := pollAll(ctx, ctl, machines)
 	rafttest.Until(t, time.Minute, "every agent's poll asleep", func() bool {
-		for _, m := range machines {
-			if ctl.disp.parkedOn(m) == 0 {
-				return false
-			}
-		}
-		return true
+		return ctl.Stats().Asleep == int64(len(machines))
 	})
 	before := ctl.Stats().Wakeups
 
@@ -60,8 +55,8 @@ func TestAChangeWakesOnlyTheMachinesWithWork(t *testing.T) {
 		t.Fatalf("a change to a's five units woke %d polls; want 5 (none of b's five)", n)
 	}
 	// A heartbeat that changes nothing wakes nobody.
-	ctl.Running("b0", nil)
-	ctl.Touch("b1")
+	ctl.ReleaseExcept("b0", nil)
+	ctl.Heartbeat("b1")
 	if n := ctl.Stats().Wakeups - before; n != 5 {
 		t.Fatalf("heartbeats woke %d more polls", n-5)
 	}
@@ -91,7 +86,7 @@ func pollAll(ctx context.Context, ctl *Controller, machines []string) <-chan pol
 	results := make(chan polled, len(machines))
 	for _, m := range machines {
 		go func() {
-			work, _ := ctl.Claim(ctx, m, 0, time.Hour)
+			work, _ := ctl.WaitForWork(ctx, m, 0, time.Hour)
 			results <- polled{m, len(work)}
 		}()
 	}
@@ -117,7 +112,7 @@ func tenMachinesSettled(t *testing.T) (*memStore, *Controller, []string) {
 	twoServices(t, s, 1)
 	ctl := NewController(s, Options{Window: 1})
 	for _, m := range machines {
-		work, err := ctl.Claim(ctx, m, 0, 0)
+		work, err := ctl.WaitForWork(ctx, m, 0, 0)
 		if err != nil || len(work) != 1 {
 			t.Fatalf("%s: claim = %d units, %v; want its one unit", m, len(work), err)
 		}

@@ -168,22 +168,13 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	srv.BaseContext = func(net.Listener) context.Context { return runCtx }
 	srv.ConnContext = cork.ConnContext
 	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{})}
-	// The dashboard's convergence timeline; it reads the store, so the
-	// node is done only once it has stopped too.
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		ctl.SampleTimeline(runCtx)
-	}()
+	// The controller's loops read the store, so the node is done only
+	// once they have all stopped.
+	stopped := ctl.Start(runCtx)
 	go func() {
 		defer close(n.done)
-		if err := ctl.Run(runCtx); err != nil {
-			cfg.log.Error("controller stopped", "error", err)
-		}
-		<-sampled
+		<-stopped
 	}()
-	go ctl.WatchAgents(runCtx, store.IsLeader)
-	go ctl.WatchSecrets(runCtx, store.IsLeader)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			cfg.log.Error("http server stopped", "error", err)

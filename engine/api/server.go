@@ -435,7 +435,7 @@ func (s *Server) work(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	work, err := s.ctl.Claim(r.Context(), machine, max, wait)
+	work, err := s.ctl.WaitForWork(r.Context(), machine, max, wait)
 	if err != nil && r.Context().Err() == nil {
 		writeError(w, http.StatusInternalServerError, "claim: %v", err)
 		return
@@ -491,9 +491,9 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.ctl.Touch(machine)
+	s.ctl.Heartbeat(machine)
 	if hb.Running != nil {
-		s.ctl.Running(machine, hb.Running)
+		s.ctl.ReleaseExcept(machine, hb.Running)
 	}
 	// Whether a unit's storage may go is answered from the latest
 	// committed state only: an answer from a state behind the one that

@@ -187,7 +187,7 @@ func TestControllerAndSimulatorDecideAlike(t *testing.T) {
 			var got []string
 			for m := range 3 {
 				machine := fmt.Sprintf("m%d", m)
-				work, err := ctl.Claim(ctx, machine, 0, 0)
+				work, err := ctl.WaitForWork(ctx, machine, 0, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -74,7 +74,7 @@ func TestControllerAndSimulatorTimeAlike(t *testing.T) {
 			var work []flight
 			for m := range 3 {
 				machine := fmt.Sprintf("m%d", m)
-				ws, err := ctl.Claim(ctx, machine, 0, 0)
+				ws, err := ctl.WaitForWork(ctx, machine, 0, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -135,7 +135,7 @@ func TestControllerAndSimulatorTimeAlike(t *testing.T) {
 			var got []string
 			for m := range 3 {
 				machine := fmt.Sprintf("m%d", m)
-				ws, err := ctl.Claim(ctx, machine, 0, 0)
+				ws, err := ctl.WaitForWork(ctx, machine, 0, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +186,7 @@ func TestControllerAndSimulatorTimeAlike(t *testing.T) {
 			now = now.Add(20 * time.Second)
 			for m := range 3 {
 				machine := fmt.Sprintf("m%d", m)
-				ws, err := ctl.Claim(ctx, machine, 0, 0)
+				ws, err := ctl.WaitForWork(ctx, machine, 0, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,6 @@
-package engine
+package ledger
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -17,18 +16,18 @@ import (
 // every claim and every queued unit through schedule.Choose, and the
 // earliest wait of machine's queued units. The test's oracle. Called with
 // mu.
-func (d *dispatch) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
+func (d *Ledger) fullWalk(st *model.State, machine string, now time.Time) schedule.Choice {
 	var next time.Time
 	cands := func(yield func(schedule.Candidate) bool) {
 		for name, cl := range d.claims {
-			if v := d.stale.view(name); v != nil && now.Before(cl.until) && !cl.timer {
-				if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Claimed: true}) {
+			if v := d.stale.View(name); v != nil && now.Before(cl.until) && !cl.timer {
+				if !yield(schedule.Candidate{Name: name, Hash: v.Hash, Machine: v.Machine, Member: v.Member, Claimed: true}) {
 					return
 				}
 			}
 		}
 		for name, at := range d.queue.All() {
-			v := d.stale.view(name)
+			v := d.stale.View(name)
 			if v == nil {
 				continue
 			}
@@ -36,12 +35,12 @@ func (d *dispatch) fullWalk(st *model.State, machine string, now time.Time) sche
 				continue
 			}
 			if now.Before(at) {
-				if v.machine == machine && !schedule.Lost(st, v.machine) && (next.IsZero() || at.Before(next)) {
+				if v.Machine == machine && !schedule.Lost(st, v.Machine) && (next.IsZero() || at.Before(next)) {
 					next = at
 				}
 				continue
 			}
-			if !yield(schedule.Candidate{Name: name, Hash: v.hash, Machine: v.machine, Member: v.member, Moved: d.stale.behind(name) == viewHashUnknown}) {
+			if !yield(schedule.Candidate{Name: name, Hash: v.Hash, Machine: v.Machine, Member: v.Member, Moved: d.stale.behind(name) == ViewHashUnknown}) {
 				return
 			}
 		}
@@ -75,7 +74,7 @@ func indexEnv(n int) (model.Environment, map[string]*model.Charm) {
 	return env, charms
 }
 
-// TestIndexedChoiceIsTheFullWalk drives a controller through random
+// TestIndexedChoiceIsTheFullWalk drives a ledger through random
 // hand-outs, reports (some failing), releases, heartbeats that drop
 // claims, leases running out, lost and returning machines, operator
 // changes that start new waves, resolutions and time passing; after every
@@ -87,26 +86,21 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 		seeds = 4
 	}
 	machines := []string{"m", "n", "o"}
-	ctx := context.Background()
 	var compared, ran int
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 16))
-		s := newMemStore()
+		w := newWorld(t)
 		for _, m := range machines {
-			if _, err := s.Apply(ctx, &model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0." + m}}); err != nil {
-				t.Fatal(err)
-			}
+			w.apply(&model.Command{Op: model.OpMachine, Machine: &model.RegisterMachine{Name: m, Address: "10.0.0." + m}})
 		}
 		config := 0
 		deploy := func() {
 			env, charms := indexEnv(config)
-			if _, err := s.Apply(ctx, &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}}); err != nil {
-				t.Fatal(err)
-			}
+			w.apply(&model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}})
 		}
 		deploy()
 		now := time.Unix(1_000_000, 0)
-		ctl := NewController(s, Options{Window: 1, Lease: 3 * time.Minute, UpdateStatus: 4 * time.Minute, Now: func() time.Time { return now }})
+		l := New(Options{Backoff: schedule.DefaultBackoff, Lease: 3 * time.Minute, UpdateStatus: 4 * time.Minute, Now: func() time.Time { return now }}, standIn)
 		inFlight := map[string][]wire.Work{}
 		lost := map[string]bool{}
 		var trail []string
@@ -114,35 +108,39 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 			m := machines[rng.IntN(len(machines))]
 			switch op := rng.IntN(10); op {
 			case 0, 1, 2:
-				work, err := ctl.Claim(ctx, m, rng.IntN(4), 0)
-				if err != nil {
-					t.Fatal(err)
-				}
+				var work []wire.Work
+				l.ClaimEach(w.st, nil, func(claim func(string, int) ([]wire.Work, time.Time)) {
+					work, _ = claim(m, rng.IntN(4))
+				}).Done()
 				inFlight[m] = append(inFlight[m], work...)
 				ran += len(work)
 				trail = append(trail, fmt.Sprintf("claim %s: %d", m, len(work)))
 			case 3, 4:
 				var reps []wire.Report
 				for _, w := range inFlight[m] {
-					rep := wire.Report{Unit: w.Unit, Hash: w.Hash, Output: run(w.Universe)}
+					rep := wire.Report{Unit: w.Unit, Hash: w.Hash, Output: []byte(`{}`)}
 					if rng.IntN(4) == 0 {
 						rep.Output, rep.Error = nil, "exit status 1"
 					}
 					reps = append(reps, rep)
 				}
 				inFlight[m] = nil
-				if _, err := ctl.Accept(ctx, m, reps); err != nil {
-					t.Fatal(err)
+				results, _, owed := l.Accept(m, reps, now)
+				owed.Done()
+				if len(results) > 0 {
+					w.apply(&model.Command{Op: model.OpResults, Time: now.UnixNano(), Results: results})
+					l.Refresh(w.st).Done()
+					l.CloseReported(results).Done()
 				}
 				trail = append(trail, fmt.Sprintf("report %s: %d", m, len(reps)))
 			case 5:
-				ctl.Release(m)
+				l.Release(m).Done()
 				inFlight[m] = nil
 				trail = append(trail, "release "+m)
 			case 6:
 				// A heartbeat naming none of its runs drops the claims
 				// past their grace.
-				ctl.Running(m, nil)
+				l.ReleaseExcept(m, nil).Done()
 				inFlight[m] = nil
 				trail = append(trail, "heartbeat "+m)
 			case 7:
@@ -150,9 +148,7 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 				trail = append(trail, "time")
 			case 8:
 				lost[m] = !lost[m]
-				if _, err := s.Apply(ctx, &model.Command{Op: model.OpLiveness, Time: now.UnixNano(), Liveness: &model.SetLiveness{Lost: lost}}); err != nil {
-					t.Fatal(err)
-				}
+				w.apply(&model.Command{Op: model.OpLiveness, Time: now.UnixNano(), Liveness: &model.SetLiveness{Lost: lost}})
 				trail = append(trail, fmt.Sprintf("lost %v", lost))
 			case 9:
 				if rng.IntN(2) == 0 {
@@ -162,37 +158,30 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 					break
 				}
 				var failed string
-				_ = s.View(func(st *model.State) error {
-					for name, u := range st.Units {
-						if u.Error != nil {
-							failed = name
-							break
-						}
+				for name, u := range w.st.Units {
+					if u.Error != nil {
+						failed = name
+						break
 					}
-					return nil
-				})
+				}
 				if failed != "" {
-					_, err := s.Apply(ctx, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: failed}})
-					trail = append(trail, fmt.Sprintf("resolve %s: %v", failed, err))
+					w.apply(&model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: failed}})
+					trail = append(trail, "resolve "+failed)
 				}
 			}
 			if len(trail) > 10 {
 				trail = trail[1:]
 			}
-			_ = s.View(func(st *model.State) error {
-				d := ctl.disp
-				d.lock()
-				defer d.unlock()
-				d.refreshLocked(st)
-				for _, m := range machines {
-					got, want := d.queue.Choose(st, m, now, d.entry), d.fullWalk(st, m, now)
-					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("seed %d step %d machine %s: index %+v, full walk %+v; last steps %v", seed, step, m, got, want, trail)
-					}
-					compared++
+			l.lock()
+			l.refreshLocked(w.st)
+			for _, m := range machines {
+				got, want := l.queue.Choose(w.st, m, now, l.entry), l.fullWalk(w.st, m, now)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("seed %d step %d machine %s: index %+v, full walk %+v; last steps %v", seed, step, m, got, want, trail)
 				}
-				return nil
-			})
+				compared++
+			}
+			l.unlock().Done()
 		}
 	}
 	if ran == 0 {

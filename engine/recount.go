@@ -13,10 +13,9 @@ import (
 // moved since the last one rather than every unit: a summary's cost under
 // status's lock follows what changed, not the environment's size.
 //
-// A unit's phase moves with its own record and its view (marked by
-// dispatch as it learns of them: marks) and with its
-// claim, whose lease can end with no event at all: claimed units are
-// recounted at every summary. Anything that may move every unit (a
+// A unit's phase moves with its own record and its view (marked as the
+// ledger learns of them: recountInbox) and with its claim, whose lease can end
+// with no event at all: claimed units are recounted at every summary. Anything that may move every unit (a
 // rebuild of every view, a machine lost) recounts all.
 type tally struct {
 	// all says every unit is recounted at the next summary.
@@ -82,11 +81,12 @@ func (n unitTally) count(p *PhaseCounts, d int) {
 	p.count(n.phase(), n&tallyLost != 0, n&tallyBlocked != 0, d)
 }
 
-// marks are the units whose phase may have moved, as dispatch learns of
-// them (their record or their view moved), waiting for the next summary
-// to take them into its tally. Its lock is a leaf: dispatch marks units
-// without waiting for a summary's walk.
-type marks struct {
+// recountInbox holds the units whose phase may have moved, as the ledger
+// learns of them (their record or their view moved, ledger.Owed.Recount),
+// waiting for the next summary to take them into its tally. Its lock is
+// a leaf: a change of the ledger marks units without waiting for a
+// summary's walk.
+type recountInbox struct {
 	mu    sync.Mutex
 	dirty map[string]struct{}
 	all   bool
@@ -98,7 +98,7 @@ type marks struct {
 }
 
 // mark has the next summary recount the units names.
-func (m *marks) mark(names ...string) {
+func (m *recountInbox) mark(names ...string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.n++
@@ -117,7 +117,7 @@ func (m *marks) mark(names ...string) {
 }
 
 // markAll has the next summary recount every unit.
-func (m *marks) markAll() {
+func (m *recountInbox) markAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.n++
@@ -125,7 +125,7 @@ func (m *marks) markAll() {
 }
 
 // seq is the count of marks so far.
-func (m *marks) seq() uint64 {
+func (m *recountInbox) seq() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.n
@@ -133,7 +133,7 @@ func (m *marks) seq() uint64 {
 
 // takeIn moves the marks into the tally, and bounds the next ones by
 // the units it counts.
-func (t *tally) takeIn(m *marks) {
+func (t *tally) takeIn(m *recountInbox) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.limit = len(t.units)/2 + 16
@@ -317,7 +317,7 @@ func (ss *statusState) countUnitLocked(st *model.State, name string, u *model.Un
 func (ss *statusState) unitTallyLocked(st *model.State, name string, u *model.Unit, now time.Time) unitTally {
 	phase := ss.phaseLocked(name, u, ss.claims[name], now)
 	if phase == Settled {
-		ss.settledMarkLocked(name, now)
+		ss.noteSettledLocked(name, now)
 	}
 	return newUnitTally(phase, lostOn(st, u), u.Status.State == "blocked")
 }

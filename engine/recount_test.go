@@ -8,7 +8,7 @@ import (
 // TestASummaryRecountsWhatMoved pins what a status summary costs at a
 // fixed point: the units it recounts are none after a change that moves no
 // unit, and those that see a one-unit change after one, however many
-// units the environment has (tally.go). Before the tally every summary
+// units the environment has (recount.go). Before the tally every summary
 // walked every unit.
 func TestASummaryRecountsWhatMoved(t *testing.T) {
 	type cost struct{ noop, settings, settled int64 }
@@ -20,12 +20,12 @@ func TestASummaryRecountsWhatMoved(t *testing.T) {
 		converge(t, ctl)
 		summary := func() (*Summary, int64) {
 			t.Helper()
-			before := ctl.stat.recounted()
+			before := ctl.Stats().Recounted
 			sum, err := ctl.Summary(SummaryLimit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return sum, ctl.stat.recounted() - before
+			return sum, ctl.Stats().Recounted - before
 		}
 		if sum, _ := summary(); !sum.Converged || sum.Phases.Units != 2*n*10 {
 			t.Fatalf("%d pairs: not converged: %+v", n, sum.Phases)

@@ -1,4 +1,4 @@
-package engine
+package ledger
 
 import (
 	"sync"
@@ -7,29 +7,29 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// staleness is, for each unit, the hash of the universe it would see at
-// index (its view) and how far that view is behind the state. It holds no
+// Staleness is, for each unit, the hash of the universe it would see at
+// index (its View) and how far that view is behind the state. It holds no
 // universe but the last reconciled one of each often-run unit, and runs no
-// goroutine. It is written only by dispatch, under the store's read lock
-// and dispatch's lock, so that views and state agree; status reads it
-// under the same read lock. Its own lock, taken by each method and
-// released before it returns, orders those reads against the writes.
-// What moved it says in a staleNote; the queue, the wakes and the status
-// counts are its consumers'.
-type staleness struct {
+// goroutine. It is written only by its Ledger, under the store's read
+// lock and the ledger's lock, so that views and state agree; others read
+// it (View, ViewOf, LastOf) under the same read lock. Its own lock,
+// taken by each method and released before it returns, orders those
+// reads against the writes. What moved it says in a staleNote, which the
+// ledger consumes.
+type Staleness struct {
 	mu    sync.Mutex
 	index uint64
 	// views is nil when none is built: the next refresh builds them all.
-	views map[string]*view
+	views map[string]*View
 	// outdated holds the units whose view is behind the state, and how.
-	outdated map[string]viewState
+	outdated map[string]ViewState
 	// last is the universe each often-run unit last reconciled, to name
 	// the keys that keep changing should it diverge.
 	last map[string]*charmapi.Universe
 }
 
-func newStaleness() *staleness {
-	return &staleness{views: map[string]*view{}, outdated: map[string]viewState{}, last: map[string]*charmapi.Universe{}}
+func newStaleness() *Staleness {
+	return &Staleness{views: map[string]*View{}, outdated: map[string]ViewState{}, last: map[string]*charmapi.Universe{}}
 }
 
 // staleNote is what a refresh found moved since the index.
@@ -57,26 +57,26 @@ type staleNote struct {
 
 type unitView struct {
 	name string
-	view *view
+	view *View
 }
 
-// view is unit name's view, nil if it has none. A view is never
+// View is unit name's view, nil if it has none. A view is never
 // changed once installed, so the caller may keep it.
-func (s *staleness) view(name string) *view {
+func (s *Staleness) View(name string) *View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.views[name]
 }
 
-// viewOf is unit name's view and how far it is behind the state.
-func (s *staleness) viewOf(name string) (*view, viewState) {
+// ViewOf is unit name's view and how far it is behind the state.
+func (s *Staleness) ViewOf(name string) (*View, ViewState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.views[name], s.outdated[name]
 }
 
 // names lists the units that have a view.
-func (s *staleness) names() []string {
+func (s *Staleness) names() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.views))
@@ -87,7 +87,7 @@ func (s *staleness) names() []string {
 }
 
 // behind says how far unit name's view is behind the state.
-func (s *staleness) behind(name string) viewState {
+func (s *Staleness) behind(name string) ViewState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.outdated[name]
@@ -95,14 +95,14 @@ func (s *staleness) behind(name string) viewState {
 
 // built says whether views are kept; after forget none is until the next
 // refresh rebuilds them all.
-func (s *staleness) built() bool {
+func (s *Staleness) built() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.views != nil
 }
 
 // forget drops every view and last universe.
-func (s *staleness) forget() {
+func (s *Staleness) forget() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.views, s.index = nil, 0
@@ -110,16 +110,16 @@ func (s *staleness) forget() {
 }
 
 // reset empties the views for a rebuild of every one of units units.
-func (s *staleness) reset(units int) {
+func (s *Staleness) reset(units int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.views = make(map[string]*view, units)
-	s.outdated = map[string]viewState{}
+	s.views = make(map[string]*View, units)
+	s.outdated = map[string]ViewState{}
 }
 
 // install makes v unit name's view, current, and returns the one it
 // replaces.
-func (s *staleness) install(name string, v *view) (old *view) {
+func (s *Staleness) install(name string, v *View) (old *View) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old = s.views[name]
@@ -129,35 +129,35 @@ func (s *staleness) install(name string, v *view) (old *view) {
 }
 
 // drop removes unit name's view and returns it.
-func (s *staleness) drop(name string) (old *view) {
+func (s *Staleness) drop(name string) (old *View) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.dropLocked(name)
 }
 
-func (s *staleness) dropLocked(name string) (old *view) {
+func (s *Staleness) dropLocked(name string) (old *View) {
 	old = s.views[name]
 	delete(s.views, name)
 	delete(s.outdated, name)
 	return old
 }
 
-// lastOf is the universe unit name last reconciled, if kept.
-func (s *staleness) lastOf(name string) *charmapi.Universe {
+// LastOf is the universe unit name last reconciled, if kept.
+func (s *Staleness) LastOf(name string) *charmapi.Universe {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last[name]
 }
 
 // keepLast keeps uni as the universe unit name last reconciled.
-func (s *staleness) keepLast(name string, uni *charmapi.Universe) {
+func (s *Staleness) keepLast(name string, uni *charmapi.Universe) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.last[name] = uni
 }
 
 // pruneLast forgets the last universes of units without a view.
-func (s *staleness) pruneLast() {
+func (s *Staleness) pruneLast() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name := range s.last {
@@ -171,7 +171,7 @@ func (s *staleness) pruneLast() {
 // behind, and says what moved; moved is false when st is at the index
 // already. The caller acts on the note and then calls caughtUp. Only the
 // universes that can see what changed are marked.
-func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
+func (s *Staleness) refresh(st *model.State) (n staleNote, moved bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st.Index == s.index && s.views != nil {
@@ -188,7 +188,7 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 	affected, self := map[string]bool{}, map[string]bool{}
 	for _, t := range changes {
 		for _, ub := range t.Settings {
-			watchers(st, ub.Unit, ub.Relation, affected)
+			Watchers(st, ub.Unit, ub.Relation, affected)
 		}
 		for _, id := range t.Apps {
 			if r := st.Relations[id]; r != nil {
@@ -226,8 +226,8 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 	// local settings, its state).
 	for name := range self {
 		n.self = append(n.self, name)
-		if !affected[name] && s.outdated[name] != viewHashUnknown {
-			s.outdated[name] = viewLacksOwnWrites
+		if !affected[name] && s.outdated[name] != ViewHashUnknown {
+			s.outdated[name] = ViewLacksOwnWrites
 			n.lacking = append(n.lacking, name)
 		}
 	}
@@ -239,22 +239,22 @@ func (s *staleness) refresh(st *model.State) (n staleNote, moved bool) {
 			n.gone = append(n.gone, unitView{name, s.dropLocked(name)})
 			continue
 		}
-		s.outdated[name] = viewHashUnknown
+		s.outdated[name] = ViewHashUnknown
 		n.stale = append(n.stale, unitView{name, s.views[name]})
 	}
 	return n, true
 }
 
 // caughtUp records that the views stand for st's index.
-func (s *staleness) caughtUp(st *model.State) {
+func (s *Staleness) caughtUp(st *model.State) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.index = st.Index
 }
 
-// watchers adds to set the units whose universe shows unit's settings in
+// Watchers adds to set the units whose universe shows unit's settings in
 // relation rel: the other side's members (its peers for a peer relation).
-func watchers(st *model.State, unit string, rel int, set map[string]bool) {
+func Watchers(st *model.State, unit string, rel int, set map[string]bool) {
 	u, r := st.Units[unit], st.Relations[rel]
 	if u == nil || r == nil {
 		return
@@ -267,5 +267,18 @@ func watchers(st *model.State, unit string, rel int, set map[string]bool) {
 		if o.Name != unit && (r.Scope != model.Container || st.Sees(o, u, r)) {
 			set[o.Name] = true
 		}
+	}
+}
+
+// secretWatchers adds to set the units a secret change named in a
+// journal entry (model.Touched.Secrets) reaches: the unit, or every unit
+// of the service.
+func secretWatchers(st *model.State, who string, set map[string]bool) {
+	if _, ok := st.Units[who]; ok {
+		set[who] = true
+		return
+	}
+	for _, u := range st.UnitsOf(who) {
+		set[u.Name] = true
 	}
 }
