@@ -347,6 +347,11 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	if d.Level > f.build {
+		// A snapshot of a cluster whose log this build cannot apply.
+		f.halt(&haltError{node: f.nodeID, index: d.Index, reason: fmt.Sprintf("the snapshot at index %d is of a cluster at feature level %d and this build has level %d", d.Index, d.Level, f.build)})
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d.State.SetSealer(f.sealer)

@@ -249,8 +249,15 @@ type upgradeAnswer struct {
 // Upgrade raises the cluster's level to the highest level a server runs,
 // once every server runs it; from then on no server may go back to an older
 // build. Forwarded to the leader when this node does not lead; refused,
-// naming the servers to upgrade, while some run an older build.
+// naming the servers to upgrade, while some run an older build. This node
+// checks first: a leader on a build that predates levels has no upgrade
+// endpoint, and could only answer that it knows none.
 func (s *Store) Upgrade(ctx context.Context) (model.Level, error) {
+	if !s.IsLeader() {
+		if err := s.supported(ctx, s.BuildLevel()); err != nil {
+			return 0, fmt.Errorf("upgrade the cluster's feature level: %w", err)
+		}
+	}
 	var lvl model.Level
 	var t tried
 	var b retrier

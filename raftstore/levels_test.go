@@ -225,3 +225,39 @@ func getJSON(t *testing.T, url string) (int, string) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// TestRestoreSnapshotOfNewerLevelHalts: a snapshot of a cluster whose
+// level this build lacks is not loaded; the FSM halts at its index.
+func TestRestoreSnapshotOfNewerLevelHalts(t *testing.T) {
+	f := newFSM(testLogger(t))
+	f.nodeID = "n1"
+	var buf strings.Builder
+	if err := writeDocument(&buf, 42, model.BuildLevel+1, map[string]nodeInfo{}, model.NewState(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Restore(io.NopCloser(strings.NewReader(buf.String()))); err != nil {
+		t.Fatal(err)
+	}
+	h := f.haltedAt()
+	if h == nil || h.index != 42 || !strings.Contains(h.Error(), "feature level 3 and this build has level 2") {
+		t.Fatalf("halt: %v", h)
+	}
+	if f.appliedIndex() != 0 {
+		t.Fatalf("applied index %d after a snapshot it did not load", f.appliedIndex())
+	}
+	if _, err := f.Snapshot(); err == nil {
+		t.Fatal("a halted FSM took a snapshot")
+	}
+	// The level of a snapshot this build has is kept.
+	g := newFSM(testLogger(t))
+	buf.Reset()
+	if err := writeDocument(&buf, 7, model.BuildLevel, map[string]nodeInfo{}, model.NewState(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Restore(io.NopCloser(strings.NewReader(buf.String()))); err != nil {
+		t.Fatal(err)
+	}
+	if g.haltedAt() != nil || g.clusterLevel() != model.BuildLevel || g.appliedIndex() != 7 {
+		t.Fatalf("restore of a level-%d snapshot: halted %v, level %d, index %d", model.BuildLevel, g.haltedAt(), g.clusterLevel(), g.appliedIndex())
+	}
+}
