@@ -315,14 +315,19 @@ func (s *Store) raiseLevel(ctx context.Context) (model.Level, error) {
 	return want, nil
 }
 
-// applyLeveled replicates one of raftstore's own entries that needs level
-// need (applyInternal).
+// applyLeveled replicates one of raftstore's own entries (applyInternal),
+// wrapped with the level it needs: its kind's in the level table, or need
+// if higher.
 func (s *Store) applyLeveled(ctx context.Context, need model.Level, tag byte, v any) error {
+	kindLevel, ok := model.KindLevel(tagKind(tag))
+	if !ok {
+		return fmt.Errorf("entry type %d has no row in the level table", tag)
+	}
 	data, err := encodeEntry(tag, v)
 	if err != nil {
 		return err
 	}
-	return s.applyInternalData(ctx, leveled(need, data))
+	return s.applyInternalData(ctx, leveled(max(need, kindLevel), data))
 }
 
 // raiseAlone records this build's level when the cluster is this node

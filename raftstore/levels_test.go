@@ -261,3 +261,21 @@ func TestRestoreSnapshotOfNewerLevelHalts(t *testing.T) {
 		t.Fatalf("restore of a level-%d snapshot: halted %v, level %d, index %d", model.BuildLevel, g.haltedAt(), g.clusterLevel(), g.appliedIndex())
 	}
 }
+
+// TestEveryEntryTagHasALevel: each of raftstore's entry tags has a row of
+// the level table within this build's level, and an unknown tag none.
+func TestEveryEntryTagHasALevel(t *testing.T) {
+	for _, tag := range []byte{entryRegister, entryForget, entryReplace, entryClusterLevel, entryLeveled} {
+		lvl, ok := model.KindLevel(tagKind(tag))
+		if !ok || lvl < model.LevelBase || lvl > model.BuildLevel {
+			t.Errorf("entry type %d (%q): level %d, known %v", tag, tagKind(tag), lvl, ok)
+		}
+	}
+	if k := tagKind(99); k != "" {
+		t.Errorf("entry type 99 is kind %q", k)
+	}
+	// Base-level entries go into the log as the base build writes them.
+	if got := leveled(model.LevelBase, []byte{entryCommand, '{', '}'}); got[0] != entryCommand {
+		t.Errorf("a base-level entry was wrapped: %v", got)
+	}
+}
