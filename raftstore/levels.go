@@ -179,11 +179,8 @@ func (s *Store) levelLoop() {
 			return
 		case <-t.C:
 		}
-		if s.fsm.haltedAt() != nil && s.IsLeader() {
-			s.log.Warn("handing leadership over: this node stopped applying the log")
-			if err := s.raft.LeadershipTransfer().Error(); err != nil {
-				s.log.Warn("leadership transfer failed", "error", err)
-			}
+		if s.fsm.haltedAt() != nil {
+			s.handOff()
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, levelPoll)
 		if _, err := s.Members(ctx); err != nil {
