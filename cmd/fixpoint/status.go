@@ -46,7 +46,9 @@ so ("converged at index N; 3 blocked", "converged over 5 of 7 units at index
 N; machine m1 lost"), and one whose starting environment is still being
 applied says "applying environment". Under it, a line names each lost
 machine and the units waiting on it, and each control-plane node that
-stopped answering, with its last contact. SINCE is how long each unit has been in
+stopped answering, with its last contact, and a line naming each
+control-plane server's build and feature level, with a warning while they
+differ (a rolling upgrade) or one stopped applying the log. SINCE is how long each unit has been in
 its phase. --relations adds a table of the relations (as juju status
 --relations does): id, endpoints, interface, scope and member units.
 
@@ -55,7 +57,8 @@ some phases (--phase blocked: the units whose workload is blocked). --format jso
 index, applying, converged, summary, services, relations {id, endpoints,
 interface, scope, life, members}, lost_machines {machine, units} (lost
 machines and the units waiting on them), unreachable_nodes {id, last_seen}
-(control-plane nodes that stopped answering the leader), and per unit
+(control-plane nodes that stopped answering the leader), cluster {level,
+nodes {id, version, level, halted}, mixed, warnings}, and per unit
 phase, since, status {state, message}, leader, machine, reconciles,
 error). --watch follows changes: on a
 terminal it redraws in place, otherwise it prints the table once and then one
