@@ -42,6 +42,9 @@ type Status struct {
 	// UnreachableNodes are the control-plane nodes that stopped
 	// answering the leader (set by the API from the leader's account).
 	UnreachableNodes []UnreachableNode `json:"unreachable_nodes,omitempty"`
+	// Cluster is the servers' builds and the cluster's feature level
+	// (set by the API from the node's account).
+	Cluster *model.ClusterLevel `json:"cluster,omitempty"`
 }
 
 // RelationStatus is one relation in status, as `juju status --relations`

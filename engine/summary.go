@@ -106,6 +106,8 @@ type Summary struct {
 	LostMachines []LostMachine `json:"lost_machines,omitempty"`
 	// UnreachableNodes is Status.UnreachableNodes.
 	UnreachableNodes []UnreachableNode `json:"unreachable_nodes,omitempty"`
+	// Cluster is Status.Cluster.
+	Cluster *model.ClusterLevel `json:"cluster,omitempty"`
 }
 
 // FirstError returns the first unit in error, by name, and its message,

@@ -29,7 +29,7 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	} else {
 		bindRequest(cmd)
 	}
-	data, err := proposal(cmd)
+	data, need, err := proposal(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +42,9 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	for {
 		err := s.attempt(&t,
 			func() error {
+				if err := s.gate(ctx, need); err != nil {
+					return err
+				}
 				out, err := s.applyLocal(ctx, data)
 				if err == nil {
 					resp, _ = out.(*model.Response)
@@ -84,6 +87,12 @@ func (s *Store) applyLocal(ctx context.Context, data []byte) (any, error) {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
+	if h := s.fsm.haltedAt(); h != nil {
+		// It could not tell what its own entry did: let a node that
+		// applies lead.
+		s.handOff()
+		return nil, h
+	}
 	if len(data) > raft.SuggestedMaxDataSize {
 		// Large entries delay heartbeats and can cost leadership.
 		s.log.Warn("large log entry", "bytes", len(data), "type", data[0])
@@ -93,6 +102,11 @@ func (s *Store) applyLocal(ctx context.Context, data []byte) (any, error) {
 		return nil, err
 	}
 	switch v := f.Response().(type) {
+	case *haltError:
+		// Committed, but what it did is known only to the nodes that
+		// apply it: not a refusal.
+		s.handOff()
+		return nil, v
 	case error:
 		return nil, fmt.Errorf("%w: %w", ErrRefused, v)
 	default:
@@ -122,6 +136,11 @@ func (s *Store) applyInternal(ctx context.Context, tag byte, v any) error {
 	if err != nil {
 		return err
 	}
+	return s.applyInternalData(ctx, data)
+}
+
+// applyInternalData is applyInternal of an encoded entry.
+func (s *Store) applyInternalData(ctx context.Context, data []byte) error {
 	var b retrier
 	for {
 		if !s.IsLeader() {
@@ -148,18 +167,40 @@ func bindRequest(cmd *model.Command) {
 }
 
 // proposal checks cmd as the FSM will, before it goes anywhere near the
-// log, and encodes it: a refused or oversized command never grows the log
-// of any node.
-func proposal(cmd *model.Command) ([]byte, error) {
+// log, and encodes it, wrapped with the feature level it needs when that
+// is above the base (leveled): a refused or oversized command never grows
+// the log of any node. The leader's gate checks the level.
+func proposal(cmd *model.Command) ([]byte, model.Level, error) {
 	if err := cmd.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	need, ok := cmd.Level()
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: command %s has no feature level in this build", ErrRefused, model.Quote(string(cmd.Op), 40))
 	}
 	data, err := encodeEntry(entryCommand, cmd)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(data) > model.MaxCommandBytes {
-		return nil, fmt.Errorf("%w: %s command of %d bytes is larger than the %d-byte limit", ErrRefused, cmd.Op, len(data), model.MaxCommandBytes)
+		return nil, 0, fmt.Errorf("%w: %s command of %d bytes is larger than the %d-byte limit", ErrRefused, cmd.Op, len(data), model.MaxCommandBytes)
 	}
-	return data, nil
+	return leveled(need, data), need, nil
+}
+
+// handOff makes a leader that stopped applying hand leadership to a node
+// that applies, once at a time.
+func (s *Store) handOff() {
+	if !s.IsLeader() || !s.handingOff.CompareAndSwap(false, true) {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.handingOff.Store(false)
+		s.log.Warn("handing leadership over: this node stopped applying the log")
+		if err := s.raft.LeadershipTransfer().Error(); err != nil {
+			s.log.Warn("leadership transfer failed", "error", err)
+		}
+	}()
 }

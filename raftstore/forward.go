@@ -29,7 +29,7 @@ func retryable(err error) bool {
 		errors.Is(err, raft.ErrRaftShutdown),
 		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
-	case errors.Is(err, ErrNoLeader), errors.Is(err, raft.ErrNotLeader),
+	case errors.As(err, new(*haltError)), errors.Is(err, ErrNoLeader), errors.Is(err, raft.ErrNotLeader),
 		errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress),
 		errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrAbortedByRestore),
 		errors.Is(err, raft.ErrNotVoter):

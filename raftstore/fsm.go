@@ -43,7 +43,10 @@ type document struct {
 	Version int                 `json:"version"`
 	Index   uint64              `json:"index"`
 	Nodes   map[string]nodeInfo `json:"nodes"`
-	State   *model.State        `json:"state"`
+	// Level is the cluster's recorded feature level; absent (0) for the
+	// base level.
+	Level model.Level  `json:"level,omitempty"`
+	State *model.State `json:"state"`
 	// Logs and Events are the diagnostics kept beside the state (diag.go).
 	Logs   *model.BoundedDump[model.LogLine] `json:"logs,omitempty"`
 	Events *model.BoundedDump[model.Event]   `json:"events,omitempty"`
@@ -98,10 +101,22 @@ type fsm struct {
 	published atomic.Pointer[map[string]nodeInfo]
 	// diag is the debug log and the unit events (diag.go).
 	diag diagnostics
+
+	// nodeID names this node in a halt; build is its feature level.
+	nodeID string
+	build  model.Level
+	// level is the cluster's recorded feature level, 0 for the base
+	// (written under mu, read anywhere).
+	level atomic.Int64
+	// halted is set at the first entry this build cannot apply: the FSM
+	// applies nothing from there on (it never skips an entry), and takes
+	// no snapshot, which would count the entries it did not apply.
+	halted atomic.Pointer[haltError]
 }
 
 func newFSM(log hclog.Logger) *fsm {
 	f := &fsm{
+		build:   model.BuildLevel,
 		log:     log,
 		state:   model.NewState(),
 		nodes:   map[string]nodeInfo{},
@@ -155,6 +170,12 @@ func (f *fsm) Apply(l *raft.Log) any {
 // was refused, deterministically, on every node.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
+	if h := f.halted.Load(); h != nil {
+		for i := range out {
+			out[i] = h
+		}
+		return out
+	}
 	if len(logs) == 0 {
 		return out
 	}
@@ -164,6 +185,14 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	for i, l := range logs {
 		if l.Type == raft.LogCommand {
 			out[i] = f.applyEntry(l.Index, l.Data)
+			if h, ok := out[i].(*haltError); ok {
+				f.halt(h)
+				for j := i + 1; j < len(out); j++ {
+					out[j] = h
+				}
+				logs = logs[:i]
+				break
+			}
 		}
 		// Every entry the FSM sees moves the state's index, configuration
 		// changes included: callers pass st.Index to WaitIndex, so the two
@@ -172,6 +201,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	}
 	if f.nodesDirty {
 		f.publishNodes()
+	}
+	if len(logs) == 0 {
+		return out
 	}
 	// Recorded before watchers wake, so that no wake precedes it.
 	f.meta.Lock()
@@ -193,6 +225,11 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		if err := json.Unmarshal(body, &c); err != nil {
 			return fmt.Errorf("entry %d: decode command: %w", index, err)
 		}
+		if _, ok := c.Level(); !ok {
+			// Every build refuses an unknown op before proposing it, so
+			// only a newer build wrote this one.
+			return &haltError{node: f.nodeID, index: index, reason: fmt.Sprintf("command %s is unknown to this build (feature level %d)", model.Quote(string(c.Op), 40), f.build)}
+		}
 		return f.applyCommand(index, &c)
 	case entryRegister:
 		var n nodeInfo
@@ -209,6 +246,28 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		}
 		delete(f.nodes, n.ID)
 		f.nodesDirty = true
+		return nil
+	case entryLeveled:
+		if len(body) < 2 {
+			return fmt.Errorf("entry %d: leveled entry of %d bytes holds no entry", index, len(data))
+		}
+		if need := model.Level(body[0]); need > f.build {
+			return &haltError{node: f.nodeID, index: index, reason: fmt.Sprintf("the entry needs feature level %d and this build has level %d", need, f.build)}
+		}
+		return f.applyEntry(index, body[1:])
+	case entryClusterLevel:
+		r, err := decodeLevelRecord(body)
+		if err != nil {
+			return fmt.Errorf("entry %d: %w", index, err)
+		}
+		if r.Level > f.build {
+			return &haltError{node: f.nodeID, index: index, reason: fmt.Sprintf("the cluster's level rises to %d and this build has level %d", r.Level, f.build)}
+		}
+		// Levels only rise: a record is never undone.
+		if int64(r.Level) > f.level.Load() {
+			f.level.Store(int64(r.Level))
+			f.log.Info("the cluster's feature level rose", "index", index, "level", r.Level)
+		}
 		return nil
 	case entryReplace:
 		var d document
@@ -228,11 +287,10 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		f.log.Info("state replaced from backup", "index", index, "backup_index", d.Index)
 		return &model.Response{Index: index}
 	default:
-		// A newer binary wrote an entry this one does not know. Every node
-		// of this version refuses it the same way, so replicas stay equal;
-		// the log says why the command had no effect.
-		f.log.Error("unknown entry type; upgrade this node", "index", index, "type", data[0])
-		return fmt.Errorf("entry %d has unknown type %d: this node runs an older fixpoint", index, data[0])
+		// A newer build wrote an entry this one does not know. Refusing
+		// it would leave this replica without a change the newer ones
+		// made: stop instead (fsm.halt).
+		return &haltError{node: f.nodeID, index: index, reason: fmt.Sprintf("entry type %d is unknown to this build (feature level %d)", data[0], f.build)}
 	}
 }
 
@@ -267,6 +325,9 @@ func (f *fsm) applyCommand(index uint64, c *model.Command) (out any) {
 // change (model.State.Clone). Copying costs a fraction of encoding, which
 // is all the time the FSM stands still for a snapshot.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if h := f.halted.Load(); h != nil {
+		return nil, fmt.Errorf("no snapshot: %w", h)
+	}
 	return f.frozen(), nil
 }
 
@@ -275,7 +336,7 @@ func (f *fsm) frozen() *fsmSnapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	// Under mu nothing applies, so the index and the state agree.
-	return &fsmSnapshot{index: f.appliedIndex(), nodes: maps.Clone(f.nodes), state: f.state.Clone(), logs: f.diag.logs.Dump(), events: f.diag.events.Dump()}
+	return &fsmSnapshot{index: f.appliedIndex(), level: f.clusterLevelRecorded(), nodes: maps.Clone(f.nodes), state: f.state.Clone(), logs: f.diag.logs.Dump(), events: f.diag.events.Dump()}
 }
 
 // Restore replaces everything with a snapshot and wakes watchers with a
@@ -286,12 +347,18 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
+	if d.Level > f.build {
+		// A snapshot of a cluster whose log this build cannot apply.
+		f.halt(&haltError{node: f.nodeID, index: d.Index, reason: fmt.Sprintf("the snapshot at index %d is of a cluster at feature level %d and this build has level %d", d.Index, d.Level, f.build)})
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d.State.SetSealer(f.sealer)
 	f.state = d.State
 	f.nodes = d.Nodes
 	f.state.Index = d.Index
+	f.level.Store(int64(d.Level))
 	f.diag.load(d)
 	f.publishNodes()
 	f.restores.Add(1)
@@ -389,6 +456,7 @@ func (f *fsm) registry() map[string]nodeInfo {
 // fsmSnapshot is a frozen copy of the state waiting to be written.
 type fsmSnapshot struct {
 	index  uint64
+	level  model.Level
 	nodes  map[string]nodeInfo
 	state  *model.State
 	logs   *model.BoundedDump[model.LogLine]
@@ -410,7 +478,7 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 
 // writeTo streams the document to w.
 func (s *fsmSnapshot) writeTo(w io.Writer) error {
-	if err := writeDocument(w, s.index, s.nodes, s.state, s.logs, s.events); err != nil {
+	if err := writeDocument(w, s.index, s.level, s.nodes, s.state, s.logs, s.events); err != nil {
 		return fmt.Errorf("at index %d: %w", s.index, err)
 	}
 	return nil
@@ -418,3 +486,19 @@ func (s *fsmSnapshot) writeTo(w io.Writer) error {
 
 // Release drops the copy.
 func (s *fsmSnapshot) Release() { s.state, s.nodes, s.logs, s.events = nil, nil, nil, nil }
+
+// halt stops the FSM at h's entry, for good in this process, and says why.
+func (f *fsm) halt(h *haltError) {
+	f.halted.Store(h)
+	f.log.Error("stopped applying the log; upgrade this node", "index", h.index, "reason", h.reason)
+}
+
+// haltedAt is why the FSM stopped, nil while it applies.
+func (f *fsm) haltedAt() *haltError { return f.halted.Load() }
+
+// clusterLevelRecorded is the level the log recorded, 0 for none.
+func (f *fsm) clusterLevelRecorded() model.Level { return model.Level(f.level.Load()) }
+
+// clusterLevel is the cluster's feature level: the base level until the
+// log records another.
+func (f *fsm) clusterLevel() model.Level { return advertised(f.clusterLevelRecorded()) }

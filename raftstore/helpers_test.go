@@ -65,6 +65,7 @@ type node struct {
 	segment  int           // Config.walSegmentSize
 	hold     time.Duration // Config.leaderHold
 	raftTLS  *tls.Config   // Config.RaftTLS
+	level    model.Level   // Config.level: the build's feature level
 	// connState, when set, sees every connection to the node's HTTP
 	// server change state.
 	connState func(net.Conn, http.ConnState)
@@ -97,6 +98,8 @@ func (n *node) start(bootstrap bool, join []string) {
 		walSegmentSize: n.segment,
 		leaderHold:     n.hold,
 		RaftTLS:        n.raftTLS,
+		level:          n.level,
+		Version:        fmt.Sprintf("test-level-%d", n.level),
 	})
 	if err != nil {
 		ln.Close()
@@ -240,8 +243,9 @@ func waitLeader(t testing.TB, nodes ...*node) *node {
 }
 
 // settled waits until a one-node cluster leads and has registered its own
-// addresses: that entry is written in the background after an election,
-// and would otherwise land in the middle of a test that counts indexes.
+// addresses and recorded its feature level: those entries are written in
+// the background after an election, and would otherwise land in the
+// middle of a test that counts indexes.
 func settled(t testing.TB, n *node) {
 	t.Helper()
 	rafttest.Eventually(t, time.Minute, n.id+" registered", func() error {
@@ -250,6 +254,9 @@ func settled(t testing.TB, n *node) {
 		}
 		if r, _ := n.s.fsm.node(n.id); r.HTTPAddr != n.httpAddr || r.RaftAddr != n.s.RaftAddr() {
 			return fmt.Errorf("registry has %+v", r)
+		}
+		if got, want := n.s.fsm.clusterLevel(), n.s.BuildLevel(); got != want {
+			return fmt.Errorf("cluster level %d, not yet %d", got, want)
 		}
 		return nil
 	})

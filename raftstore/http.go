@@ -30,6 +30,8 @@ const maxBody = 64 << 20
 //	POST /v1/raft/snapshot   take a snapshot on this node
 //	GET  /v1/raft/backup     a backup document
 //	POST /v1/raft/restore    restore a backup document into the cluster
+//	GET  /v1/raft/level      model.ClusterLevel: the servers' builds
+//	POST /v1/raft/upgrade    raise the cluster's feature level
 //
 // Errors are forward's JSON envelope, one status per kind: 503 not_leader
 // or no_leader, 409 refused for a command the model refused, and so on.
@@ -47,6 +49,8 @@ func (s *Store) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/raft/snapshot", s.handleSnapshot)
 	mux.HandleFunc("GET /v1/raft/backup", s.handleBackup)
 	mux.HandleFunc("POST /v1/raft/restore", s.handleRestore)
+	mux.HandleFunc("GET /v1/raft/level", s.handleLevel)
+	mux.HandleFunc("POST /v1/raft/upgrade", s.handleUpgrade)
 	mux.HandleFunc("/v1/raft/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &notFound{fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
 	})
@@ -88,8 +92,12 @@ func (s *Store) handleApply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bindRequest(&cmd)
-	data, err := proposal(&cmd)
+	data, need, err := proposal(&cmd)
 	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.gate(r.Context(), need); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -180,6 +188,33 @@ func (s *Store) handleRemove(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"removed": req.ID})
 }
 
+func (s *Store) handleLevel(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.ClusterLevel())
+}
+
+func (s *Store) handleUpgrade(w http.ResponseWriter, r *http.Request) {
+	var req upgradeRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	var lvl model.Level
+	var err error
+	switch {
+	case s.IsLeader():
+		lvl, err = s.raiseLevel(r.Context())
+	case forwarded(r):
+		err = s.notLeader()
+	default:
+		lvl, err = s.Upgrade(r.Context())
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, upgradeAnswer{Level: lvl})
+}
+
 func (s *Store) handleSnapshot(w http.ResponseWriter, r *http.Request) {
 	if err := s.Snapshot(r.Context()); err != nil {
 		writeError(w, err)
@@ -241,6 +276,8 @@ func kindOf(err error) fault.Kind {
 	var bad *badRequest
 	var nf *notFound
 	var conflict *conflictError
+	var lvl *levelError
+	var halt *haltError
 	switch {
 	case errors.Is(err, ErrRefused):
 		return fault.KindRefused
@@ -248,13 +285,13 @@ func kindOf(err error) fault.Kind {
 		return fault.KindBadRequest
 	case errors.As(err, &nf):
 		return fault.KindNotFound
-	case errors.As(err, &conflict), errors.Is(err, errNotMember):
+	case errors.As(err, &conflict), errors.As(err, &lvl), errors.Is(err, errNotMember):
 		return fault.KindConflict
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrNotVoter):
 		return fault.KindNotLeader
 	case errors.Is(err, context.DeadlineExceeded):
 		return fault.KindTimeout
-	case errors.Is(err, ErrClosed), errors.Is(err, raft.ErrRaftShutdown),
+	case errors.As(err, &halt), errors.Is(err, ErrClosed), errors.Is(err, raft.ErrRaftShutdown),
 		errors.Is(err, context.Canceled), errors.Is(err, raft.ErrLeadershipLost),
 		errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrEnqueueTimeout),
 		errors.Is(err, raft.ErrAbortedByRestore):

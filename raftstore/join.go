@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/backoff"
 	"github.com/fixpoint/fixpoint/model/fault"
 )
@@ -26,6 +27,10 @@ type joinRequest struct {
 	// CSR is a new node's DER certificate request when the cluster issues
 	// Raft certificates itself (see setupIdentity).
 	CSR []byte `json:"csr,omitempty"`
+	// Level and Version advertise the node's build; a build that
+	// predates levels sends neither and runs model.LevelBase.
+	Level   model.Level `json:"level,omitempty"`
+	Version string      `json:"version,omitempty"`
 }
 
 // errNotMember answers a rejoin of a node that is not in the cluster.
@@ -46,7 +51,7 @@ func (s *Store) join(ctx context.Context) error {
 		return fmt.Errorf("join: certificate request: %w", err)
 	}
 	if csr != nil {
-		req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, CSR: csr}
+		req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, CSR: csr, Level: s.BuildLevel(), Version: s.cfg.Version}
 		if err := s.joinCall(ctx, req, func(ans joinAnswer) error {
 			if err := s.adoptKeys(ans); err != nil {
 				return err
@@ -56,7 +61,7 @@ func (s *Store) join(ctx context.Context) error {
 			return err
 		}
 	}
-	req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
+	req := joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, Level: s.BuildLevel(), Version: s.cfg.Version}
 	if err := s.joinCall(ctx, req, s.adoptKeys); err != nil {
 		return err
 	}
@@ -133,6 +138,9 @@ func (s *Store) addMember(ctx context.Context, req joinRequest) (joinAnswer, err
 		return joinAnswer{}, &conflictError{fmt.Sprintf("node id %s is the leader's own id; give the joining node another --node-id", req.ID)}
 	}
 	if len(req.CSR) > 0 {
+		if err := s.checkJoinLevel(req); err != nil {
+			return joinAnswer{}, err
+		}
 		return s.signJoin(req)
 	}
 	if err := s.admit(ctx, req); err != nil {
@@ -145,8 +153,21 @@ func (s *Store) addMember(ctx context.Context, req joinRequest) (joinAnswer, err
 	return ans, nil
 }
 
-// admit makes the node a voter and records it.
+// admit makes the node a voter and records it. It holds levelMu, so that
+// the cluster's level cannot rise past the node's meanwhile.
 func (s *Store) admit(ctx context.Context, req joinRequest) error {
+	s.levelMu.Lock()
+	defer s.levelMu.Unlock()
+	s.peers.record(model.NodeLevel{ID: req.ID, Version: req.Version, Level: advertised(req.Level)})
+	if err := s.checkJoinLevel(req); err != nil {
+		if !req.Rejoin {
+			return err
+		}
+		// A member restarted on an older build: it is in the
+		// configuration anyway, and stops at the first entry it cannot
+		// apply; status says so.
+		s.log.Warn("member rejoined on an older build", "id", req.ID, "error", err)
+	}
 	f := s.raft.GetConfiguration()
 	if err := s.await(ctx, f); err != nil {
 		return fmt.Errorf("read configuration: %w", err)
@@ -240,6 +261,7 @@ func (s *Store) establish(ctx context.Context, term uint64) {
 	if err := s.fixOwnAddress(ctx); err != nil {
 		s.log.Warn("could not update this leader's raft address", "error", err)
 	}
+	defer s.establishLevel(ctx)
 	want := nodeInfo{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
 	if have, ok := s.fsm.node(s.cfg.NodeID); ok && have == want {
 		return
@@ -249,6 +271,18 @@ func (s *Store) establish(ctx context.Context, term uint64) {
 		return
 	}
 	s.log.Info("registered this node's addresses", "raft_addr", s.raftAddr, "http_addr", s.cfg.HTTPAddr)
+}
+
+// establishLevel raises the level of a cluster of this leader alone, and
+// hands leadership over when this node stopped applying.
+func (s *Store) establishLevel(ctx context.Context) {
+	if s.fsm.haltedAt() != nil {
+		s.handOff()
+		return
+	}
+	if err := s.raiseAlone(ctx); err != nil {
+		s.log.Warn("could not record this one-server cluster's feature level", "error", err)
+	}
 }
 
 // fixOwnAddress updates the configuration when this leader was restarted
@@ -311,7 +345,7 @@ func (s *Store) announce() error {
 		// Not joined yet, or removed: a rejoin would be refused anyway.
 		return nil
 	}
-	body, err := json.Marshal(joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, Rejoin: true})
+	body, err := json.Marshal(joinRequest{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr, Rejoin: true, Level: s.BuildLevel(), Version: s.cfg.Version})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // Member is one server of the cluster as this node sees it.
@@ -31,6 +33,16 @@ type Member struct {
 	// AppliedIndex is the member's last applied index.
 	AppliedIndex uint64 `json:"applied_index"`
 	Voter        bool   `json:"voter"`
+	// Version and Level are the member's build and its feature level, as
+	// it says them; a build that predates levels says no version and
+	// runs model.LevelBase. Level is 0 for a member that did not answer.
+	Version string      `json:"version,omitempty"`
+	Level   model.Level `json:"level,omitempty"`
+	// ClusterLevel is the cluster's feature level as the member's log
+	// recorded it (0 from a build that predates levels).
+	ClusterLevel model.Level `json:"cluster_level,omitempty"`
+	// Halted says why the member stopped applying the log, if it did.
+	Halted string `json:"halted,omitempty"`
 }
 
 // nodeStatus is the answer of GET /v1/raft/status: one node about itself.
@@ -46,6 +58,13 @@ type nodeStatus struct {
 	// Unreachable is, from the leader, how long ago each follower that
 	// stopped answering its heartbeats last answered (Store.Unreachable).
 	Unreachable map[string]time.Duration `json:"unreachable,omitempty"`
+	// Version and Level advertise this node's build on every status
+	// answer, which is how the others learn it (levels.go); ClusterLevel
+	// is the level its log recorded; Halted why it stopped applying.
+	Version      string      `json:"version,omitempty"`
+	Level        model.Level `json:"level,omitempty"`
+	ClusterLevel model.Level `json:"cluster_level,omitempty"`
+	Halted       string      `json:"halted,omitempty"`
 }
 
 // status describes this node.
@@ -59,6 +78,12 @@ func (s *Store) status() nodeStatus {
 		AppliedIndex: s.Index(),
 		LastIndex:    s.raft.LastIndex(),
 		LastContact:  s.LastContact(),
+		Version:      s.cfg.Version,
+		Level:        s.BuildLevel(),
+		ClusterLevel: s.fsm.clusterLevel(),
+	}
+	if h := s.fsm.haltedAt(); h != nil {
+		st.Halted = h.reason
 	}
 	now := time.Now()
 	for id, t := range s.Unreachable() {
@@ -111,6 +136,7 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 		if m.ID == s.cfg.NodeID {
 			st := s.status()
 			m.HTTPAddr, m.Role, m.AppliedIndex, m.LastContact = s.cfg.HTTPAddr, st.Role, st.AppliedIndex, st.LastContact
+			m.Version, m.Level, m.ClusterLevel, m.Halted = st.Version, st.Level, st.ClusterLevel, st.Halted
 			if st.Role == "leader" {
 				silentMu.Lock()
 				silent = st.Unreachable
@@ -130,6 +156,8 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 				return
 			}
 			m.Role, m.AppliedIndex, m.LastContact = st.Role, st.AppliedIndex, st.LastContact
+			m.Version, m.Level, m.ClusterLevel, m.Halted = st.Version, advertised(st.Level), st.ClusterLevel, st.Halted
+			s.peers.record(model.NodeLevel{ID: m.ID, Version: m.Version, Level: m.Level, Halted: m.Halted})
 			if st.Role == "leader" {
 				silentMu.Lock()
 				silent = st.Unreachable

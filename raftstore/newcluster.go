@@ -109,7 +109,7 @@ func StageRestore(dataDir string, b *Backup, keys []byte) error {
 	}
 	defer os.Remove(tmp.Name())
 	d := b.doc
-	err = writeDocument(tmp, d.Index, nil, d.State, d.Logs, d.Events)
+	err = writeDocument(tmp, d.Index, d.Level, nil, d.State, d.Logs, d.Events)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -183,7 +183,7 @@ func plantSeed(snaps raft.SnapshotStore, trans raft.Transport, self nodeInfo, d 
 	if err != nil {
 		return 0, fmt.Errorf("seed the new cluster: %w", err)
 	}
-	if err := writeDocument(sink, index, map[string]nodeInfo{self.ID: self}, d.State, d.Logs, d.Events); err != nil {
+	if err := writeDocument(sink, index, d.Level, map[string]nodeInfo{self.ID: self}, d.State, d.Logs, d.Events); err != nil {
 		_ = sink.Cancel()
 		return 0, fmt.Errorf("seed the new cluster: %w", err)
 	}

@@ -18,6 +18,10 @@ import (
 // LeaderHTTP, ...) but not Apply, which would wait for itself. Call
 // Linearize first for a linearizable read.
 func (s *Store) View(fn func(st *model.State) error) error {
+	if h := s.fsm.haltedAt(); h != nil {
+		// Its state stopped at an entry the others applied: stale.
+		return h
+	}
 	s.fsm.mu.RLock()
 	defer s.fsm.mu.RUnlock()
 	return fn(s.fsm.state)
@@ -68,6 +72,9 @@ type readIndexAnswer struct {
 // such that every entry committed before the call is at or below it, taken
 // while this node provably leads.
 func (s *Store) readIndex(ctx context.Context) (uint64, error) {
+	if h := s.fsm.haltedAt(); h != nil {
+		return 0, h
+	}
 	term := s.raft.CurrentTerm()
 	if err := s.ensureBarrier(ctx, term); err != nil {
 		return 0, err
@@ -109,6 +116,9 @@ func (s *Store) waitApplied(ctx context.Context, idx uint64) error {
 		_, _, changed := s.fsm.watch()
 		if s.appliedThrough(idx) {
 			return nil
+		}
+		if h := s.fsm.haltedAt(); h != nil {
+			return h
 		}
 		select {
 		case <-changed:

@@ -128,6 +128,18 @@ func replayChild(t *testing.T, dir, raftAddr string) {
 // it returns the entry's index.
 func appendEntry(t *testing.T, dir string, c *model.Command) uint64 {
 	t.Helper()
+	data, err := encodeEntry(entryCommand, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return appendRaw(t, dir, data)
+}
+
+// appendRaw writes an encoded entry into the node's Raft log after its
+// last entry, in the last entry's term, as if a leader had appended it
+// before stopping; it returns the entry's index.
+func appendRaw(t *testing.T, dir string, data []byte) uint64 {
+	t.Helper()
 	w, err := openWAL(filepath.Join(dir, walDir), walSegmentSize, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +151,6 @@ func appendEntry(t *testing.T, dir string, c *model.Command) uint64 {
 	}
 	var prev raft.Log
 	if err := w.GetLog(last, &prev); err != nil {
-		t.Fatal(err)
-	}
-	data, err := encodeEntry(entryCommand, c)
-	if err != nil {
 		t.Fatal(err)
 	}
 	if err := w.StoreLog(&raft.Log{Index: last + 1, Term: prev.Term, Type: raft.LogCommand, Data: data, AppendedAt: time.Now()}); err != nil {

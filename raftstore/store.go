@@ -26,6 +26,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 
+	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 	"github.com/fixpoint/fixpoint/raftstore/keyring"
@@ -115,6 +116,13 @@ type Config struct {
 	walSegmentSize int
 	// leaderHold overrides leaderHold, for tests.
 	leaderHold time.Duration
+
+	// Version names this node's build (module version and commit) to
+	// the other servers and to status.
+	Version string
+	// level overrides this build's feature level, for tests of a
+	// cluster of mixed builds.
+	level model.Level
 }
 
 // Store is one node of the replicated state.
@@ -142,6 +150,13 @@ type Store struct {
 	// contacts is, on the leader, when each silent follower last
 	// answered (contact.go).
 	contacts contacts
+	// peers is what each server last said about its build (levels.go);
+	// levelMu keeps a join from slipping between the check of the
+	// servers' levels and the record of a higher cluster level.
+	peers   peerLevels
+	levelMu sync.Mutex
+	// handingOff is set while a halted leader hands leadership over.
+	handingOff atomic.Bool
 
 	// readyTerm is the term whose leader barrier has completed: the
 	// leader may serve linearizable reads only in that term.
@@ -283,6 +298,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 	notify := make(chan bool, 16)
 	s.fsm = newFSM(log.Named("fsm"))
+	s.fsm.nodeID, s.fsm.build = cfg.NodeID, s.BuildLevel()
 	s.fsm.setSealer(s.keys)
 	s.raft, err = raft.NewRaft(s.raftConfig(raftLog, notify), s.fsm, s.logs, bolt, snaps, trans)
 	if err != nil {
@@ -293,9 +309,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.watchContacts()
 	log.Info("raft started", "raft_addr", s.raftAddr, "http_addr", cfg.HTTPAddr, "existing_state", hasState, "index", s.fsm.appliedIndex())
 
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.leadershipLoop(notify)
 	go s.announceLoop()
+	go s.levelLoop()
 
 	switch {
 	case seed != nil:

@@ -22,13 +22,14 @@ import (
 // their readers of either kind agree.
 
 // writeDocument streams the snapshot document of st at index to w.
-func writeDocument(w io.Writer, index uint64, nodes map[string]nodeInfo, st *model.State, logs *model.BoundedDump[model.LogLine], events *model.BoundedDump[model.Event]) error {
+func writeDocument(w io.Writer, index uint64, level model.Level, nodes map[string]nodeInfo, st *model.State, logs *model.BoundedDump[model.LogLine], events *model.BoundedDump[model.Event]) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head, err := json.Marshal(struct {
 		Version int                 `json:"version"`
 		Index   uint64              `json:"index"`
 		Nodes   map[string]nodeInfo `json:"nodes"`
-	}{snapshotVersion, index, nodes})
+		Level   model.Level         `json:"level,omitempty"`
+	}{snapshotVersion, index, nodes, level})
 	if err != nil {
 		return fmt.Errorf("encode snapshot header: %w", err)
 	}
@@ -213,6 +214,8 @@ func readDocument(r io.Reader) (*document, error) {
 			return dec.Decode(&d.Index)
 		case "nodes":
 			return dec.Decode(&d.Nodes)
+		case "level":
+			return dec.Decode(&d.Level)
 		case "state":
 			st := &model.State{}
 			isNull, err := readStruct(dec, reflect.ValueOf(st).Elem())

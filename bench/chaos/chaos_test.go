@@ -56,7 +56,7 @@ func TestChaosShort(t *testing.T) {
 	if len(res.Failed) > 0 {
 		t.Fatalf("seed %d: checks failed: %v", seed, res.Failed)
 	}
-	for _, kind := range []string{faultKillServer, faultKillAgent, faultPause, faultDisk, faultPartition} {
+	for _, kind := range []string{faultKillServer, faultKillAgent, faultPause, faultDisk, faultPartition, faultOtherBuild} {
 		if _, skipped := res.Skipped[kind]; !skipped && res.Faults[kind] == 0 {
 			t.Errorf("no %s fault in a minute: %v", kind, res.Faults)
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/internal/release"
 )
 
 // server is one `fixpoint server` and where it keeps its data.
@@ -43,6 +44,44 @@ type cluster struct {
 	hc      *http.Client
 	// diskOff says why the disk fault is not possible, "" when it is.
 	diskOff string
+	// prev is the previous release's fixpoint, which n1 bootstraps on and
+	// the agents run (agents may be a release behind the servers, not
+	// ahead), so that the cluster's feature level stays where both builds
+	// apply every entry; prevOff says why there is none, "" when there is.
+	prev, prevOff string
+}
+
+// otherBuild is the binary of the other build than bin.
+func (c *cluster) otherBuild(bin string) string {
+	if bin == c.prev {
+		return c.bin
+	}
+	return c.prev
+}
+
+// buildName names the build bin is.
+func (c *cluster) buildName(bin string) string {
+	if bin == c.prev {
+		return release.Previous
+	}
+	return "this build"
+}
+
+// serverBin is what server i starts on: n1 bootstraps on the previous
+// release when there is one.
+func (c *cluster) serverBin(i int) string {
+	if i == 0 && c.prev != "" {
+		return c.prev
+	}
+	return c.bin
+}
+
+// agentBin is what the agents run.
+func (c *cluster) agentBin() string {
+	if c.prev != "" {
+		return c.prev
+	}
+	return c.bin
 }
 
 // nodeStatus is GET /v1/raft/status: one node's own account.
@@ -59,8 +98,8 @@ type nodeStatus struct {
 // data dir on a tmpfs of diskMiB when the bench may mount one) and the
 // agents, and returns once three voters have a leader and every agent has
 // registered its machine.
-func startCluster(ctx context.Context, bin, root string, nw *network, diskMiB int, logLevel string) (*cluster, error) {
-	c := &cluster{bin: bin, root: root, nw: nw}
+func startCluster(ctx context.Context, bin, prev, prevOff, root string, nw *network, diskMiB int, logLevel string) (*cluster, error) {
+	c := &cluster{bin: bin, prev: prev, prevOff: prevOff, root: root, nw: nw}
 	tlsDir := filepath.Join(root, "tls")
 	if err := c.fixpoint("tls", "init", "--dir", tlsDir); err != nil {
 		return c, err
@@ -102,7 +141,7 @@ func startCluster(ctx context.Context, bin, root string, nw *network, diskMiB in
 		if err := c.fixpoint("tls", "cert", "--dir", tlsDir, "--role", "server", "--name", id, "--host", s.host); err != nil {
 			return c, err
 		}
-		s.proc = proc{name: id, bin: bin, ns: nw.nodeNS(i), log: filepath.Join(root, id+".log"), args: []string{
+		s.proc = proc{name: id, bin: c.serverBin(i), ns: nw.nodeNS(i), log: filepath.Join(root, id+".log"), args: []string{
 			"server", "--node-id", id, "--data-dir", s.dir,
 			"--raft-addr", fmt.Sprintf("%s:%d", s.host, ports[2*i]),
 			"--http-addr", fmt.Sprintf("%s:%d", s.host, ports[2*i+1]),
@@ -143,7 +182,7 @@ func startCluster(ctx context.Context, bin, root string, nw *network, diskMiB in
 				return c, err
 			}
 		}
-		a := &proc{name: m, bin: bin, ns: nw.hub, log: filepath.Join(root, m+".log"), env: []string{"TMPDIR=" + tmp}, args: []string{
+		a := &proc{name: m, bin: c.agentBin(), ns: nw.hub, log: filepath.Join(root, m+".log"), env: []string{"TMPDIR=" + tmp}, args: []string{
 			"agent", "--controller", strings.Join(urls, ","), "--machine", m, "--data-dir", dir,
 			"--token-file", filepath.Join(root, "join.token"), "--tls-ca", filepath.Join(tlsDir, "ca.pem"),
 			"--log-level", "warn",

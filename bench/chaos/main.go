@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,11 +25,13 @@ import (
 	"time"
 
 	benchproc "github.com/fixpoint/fixpoint/bench/internal/proc"
+	"github.com/fixpoint/fixpoint/internal/release"
 )
 
 // config is one run's knobs.
 type config struct {
 	bin        string
+	previous   string // the previous release's fixpoint; "" builds it, "none" turns its fault off
 	root       string // work dir; "" makes and removes a temporary one
 	keep       bool
 	serverLog  string
@@ -73,6 +76,7 @@ type result struct {
 
 func main() {
 	var cfg config
+	flag.StringVar(&cfg.previous, "previous", "", "the previous release's fixpoint, with fixpoint-hook and fixpoint-sh beside it, for the other-build fault (default: build "+release.Previous+" from the git history; none turns the fault off)")
 	flag.StringVar(&cfg.bin, "bin", "", "the fixpoint binary, with fixpoint-hook and fixpoint-sh beside it (default: build them)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the work dir (logs, data) and print where it is")
 	flag.StringVar(&cfg.serverLog, "server-log-level", "warn", "the servers' --log-level (debug shows each vote and election)")
@@ -133,12 +137,16 @@ func run(ctx context.Context, cfg config) (res *result, checks []check, err erro
 	} else if _, err := os.Stat(filepath.Join(filepath.Dir(bin), "fixpoint-sh")); err != nil {
 		return nil, nil, fmt.Errorf("-bin %s: fixpoint-sh must be beside it: %w", bin, err)
 	}
+	prev, prevOff, err := previousBuild(ctx, cfg, repo, root)
+	if err != nil {
+		return nil, nil, err
+	}
 	nw, err := newNetwork(fmt.Sprint(os.Getpid()), 3, cfg.partition)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer nw.teardown()
-	c, err := startCluster(ctx, bin, root, nw, cfg.diskMiB, cfg.serverLog)
+	c, err := startCluster(ctx, bin, prev, prevOff, root, nw, cfg.diskMiB, cfg.serverLog)
 	defer c.unmount(cfg.keep)
 	defer c.stop()
 	if err != nil {
@@ -273,6 +281,29 @@ func failures(msgs []string) error {
 		return nil
 	}
 	return fmt.Errorf("%d restarts failed; first: %s", len(msgs), msgs[0])
+}
+
+// previousBuild is the previous release's fixpoint (with fixpoint-hook and
+// fixpoint-sh beside it): -previous, else built from the git history; or
+// why the other-build fault cannot run.
+func previousBuild(ctx context.Context, cfg config, repo, root string) (bin, off string, err error) {
+	switch cfg.previous {
+	case "none":
+		return "", "turned off (-previous none)", nil
+	case "":
+		dir, err := release.Build(ctx, repo, release.Previous, filepath.Join(root, "previous"), "./cmd/fixpoint", "./cmd/fixpoint-hook", "./cmd/fixpoint-sh")
+		if errors.Is(err, release.ErrNoHistory) {
+			return "", err.Error(), nil
+		}
+		if err != nil {
+			return "", "", err
+		}
+		return filepath.Join(dir, "fixpoint"), "", nil
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(cfg.previous), "fixpoint-sh")); err != nil {
+		return "", "", fmt.Errorf("-previous %s: fixpoint-sh must be beside it: %w", cfg.previous, err)
+	}
+	return cfg.previous, "", nil
 }
 
 // build compiles fixpoint, fixpoint-hook and fixpoint-sh into dir.

@@ -18,6 +18,9 @@ const (
 	faultPause      = "pause-server"
 	faultDisk       = "disk-full"
 	faultPartition  = "partition"
+	// faultOtherBuild restarts a server on the other build: the previous
+	// release if it runs this one, and back.
+	faultOtherBuild = "other-build"
 )
 
 // nemesis injects faults at random and undoes them.
@@ -53,6 +56,11 @@ func newNemesis(c *cluster, seed uint64, out io.Writer, gap, hold time.Duration)
 		n.kinds = append(n.kinds, faultPartition)
 	} else {
 		n.skipped[faultPartition] = c.nw.off
+	}
+	if c.prevOff == "" {
+		n.kinds = append(n.kinds, faultOtherBuild)
+	} else {
+		n.skipped[faultOtherBuild] = c.prevOff
 	}
 	return n
 }
@@ -144,6 +152,13 @@ func (n *nemesis) inject(ctx context.Context, kind string) {
 		if err := free(s); err != nil {
 			n.logf("  %v", err)
 		}
+	case faultOtherBuild:
+		i, what := n.target(ctx)
+		s := n.c.servers[i]
+		s.bin = n.c.otherBuild(s.bin)
+		n.logf("stop %s%s and start it on %s", s.id, what, n.c.buildName(s.bin))
+		s.stop(10 * time.Second)
+		n.restartServer(ctx, i)
 	case faultPartition:
 		i, what := n.target(ctx)
 		s := n.c.servers[i]

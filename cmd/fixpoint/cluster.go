@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 )
 
@@ -18,7 +20,7 @@ func newClusterCmd() *cobra.Command {
 		Use:   "cluster",
 		Short: "Inspect and change the control plane's membership; back it up",
 	}
-	cmd.AddCommand(newClusterMembersCmd(), newClusterRemoveCmd(), newClusterSnapshotCmd(), newClusterRestoreCmd())
+	cmd.AddCommand(newClusterMembersCmd(), newClusterRemoveCmd(), newClusterSnapshotCmd(), newClusterRestoreCmd(), newClusterUpgradeCmd())
 	return cmd
 }
 
@@ -27,12 +29,15 @@ func newClusterMembersCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "members",
-		Short: "List control-plane nodes: id, address, role, last contact, applied index",
+		Short: "List control-plane nodes: id, address, role, last contact, applied index, build",
 		Long: `members lists the control-plane nodes: id, Raft and HTTP addresses, role,
 voter, LAST CONTACT (how long ago the node last heard from the leader; for a
-node that does not answer, how long ago the leader last heard from it) and
-applied index. --format json adds "unreachable": true for a node that does
-not answer.`,
+node that does not answer, how long ago the leader last heard from it),
+applied index, VERSION (the node's build; "-" for v0.3.0 and older, which do
+not say) and LEVEL (its build's feature level). Under the table: the
+cluster's feature level and what to do about a mixed cluster (see "Upgrading"
+in docs/operating.md). --format json adds "unreachable": true for a node that
+does not answer, and "halted" for one that stopped applying the log.`,
 		Example: `  fixpoint cluster members --controller 127.0.0.1:7070`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,11 +55,22 @@ not answer.`,
 				return enc.Encode(members)
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tRAFT\tHTTP\tROLE\tVOTER\tLAST CONTACT\tAPPLIED")
+			fmt.Fprintln(tw, "ID\tRAFT\tHTTP\tROLE\tVOTER\tLAST CONTACT\tAPPLIED\tVERSION\tLEVEL")
 			for _, m := range members {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%d\n", m.ID, m.RaftAddr, orDash(m.HTTPAddr), m.Role, m.Voter, lastContact(m), m.AppliedIndex)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%s\t%d\t%s\t%s\n", m.ID, m.RaftAddr, orDash(m.HTTPAddr), m.Role, m.Voter, lastContact(m), m.AppliedIndex, orDash(oneLine(m.Version)), memberLevel(m))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// A server of v0.3.0 or older has no level endpoint: the
+			// table is all it can say.
+			var cl model.ClusterLevel
+			if err := c.Do(cmd.Context(), http.MethodGet, "/v1/raft/level", nil, &cl); err == nil {
+				for _, l := range clusterLevelLines(&cl) {
+					fmt.Println(l)
+				}
+			}
+			return nil
 		},
 	}
 	r.flags(cmd)
@@ -72,6 +88,52 @@ func lastContact(m raftstore.Member) string {
 		return m.LastContact.Round(time.Second).String() + " ago, not answering"
 	}
 	return "unknown, not answering"
+}
+
+// memberLevel is a member's LEVEL: "-" when it did not answer.
+func memberLevel(m raftstore.Member) string {
+	if m.Level == 0 {
+		return "-"
+	}
+	s := strconv.Itoa(int(m.Level))
+	if m.Halted != "" {
+		s += " (halted)"
+	}
+	return s
+}
+
+func newClusterUpgradeCmd() *cobra.Command {
+	var r remote
+	cmd := &cobra.Command{
+		Use:   "upgrade",
+		Short: "Raise the cluster's feature level once every server runs the new build",
+		Long: `upgrade raises the cluster's feature level to the highest level a server's
+build has, once every server runs it, so that commands that need the new
+level are accepted. Until then it is refused, naming the servers still to
+upgrade ("node n1 runs feature level 1, this command needs 2: upgrade n1
+first"). After it, no server can go back to an older build: roll a node back
+only before (see "Upgrading" in docs/operating.md). Running it again does
+nothing.`,
+		Example: `  fixpoint cluster members     # every server at the new VERSION and LEVEL?
+  fixpoint cluster upgrade`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			var ans struct {
+				Level model.Level `json:"level"`
+			}
+			if err := c.Do(cmd.Context(), http.MethodPost, "/v1/raft/upgrade", []byte("{}"), &ans); err != nil {
+				return exitf(exitFailed, "upgrade: %v", err)
+			}
+			fmt.Printf("cluster at feature level %d\n", ans.Level)
+			return nil
+		},
+	}
+	r.flags(cmd)
+	return cmd
 }
 
 func newClusterRemoveCmd() *cobra.Command {

@@ -56,6 +56,18 @@ type cluster struct {
 	// holds the machine's credential.
 	agents    map[string]*proc
 	agentDirs map[string]string
+	// bins, when set, is the binary each server and each machine's
+	// agent runs, by node id or machine name; the others run this
+	// build's (fixpointBin).
+	bins map[string]string
+}
+
+// binOf is the binary server or machine who runs.
+func (c *cluster) binOf(who string) string {
+	if b := c.bins[who]; b != "" {
+		return b
+	}
+	return fixpointBin(c.t)
 }
 
 // startCluster starts n servers on 127.0.0.1, each with flags, the first
@@ -71,7 +83,7 @@ func startCluster(t *testing.T, n int, withTLS bool, flags ...string) *cluster {
 // newCluster is a cluster not started yet, for a test to say where its
 // nodes run (in, listen, hc) before start.
 func newCluster(t *testing.T, flags ...string) *cluster {
-	return &cluster{root: t, t: t, flags: flags, agents: map[string]*proc{}, agentDirs: map[string]string{}}
+	return &cluster{root: t, t: t, flags: flags, agents: map[string]*proc{}, agentDirs: map[string]string{}, bins: map[string]string{}}
 }
 
 // start starts n servers as startCluster says.
@@ -218,7 +230,7 @@ func (c *cluster) argv(i int, args ...string) []string {
 	if c.in != nil {
 		argv = c.in(i)
 	}
-	return append(append(argv, fixpointBin(c.t)), args...)
+	return append(append(argv, c.binOf(nodeID(i))), args...)
 }
 
 // cliIn runs a client command where node i runs, against node i only.
@@ -337,7 +349,7 @@ func (c *cluster) agent(machine string, controllers ...string) *proc {
 	if c.agentDirs[machine] == "" {
 		c.agentDirs[machine] = c.root.TempDir()
 	}
-	args := []string{fixpointBin(c.t), "agent", "--controller", strings.Join(controllers, ","), "--machine", machine,
+	args := []string{c.binOf(machine), "agent", "--controller", strings.Join(controllers, ","), "--machine", machine,
 		"--data-dir", c.agentDirs[machine], "--address", "127.0.0.1", "--token-file", c.joinFile, "--log-level", "warn"}
 	c.agents[machine] = start(c.t, c.root, nil, append(args, c.clientTL...)...)
 	return c.agents[machine]

@@ -121,6 +121,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 			Timeout:   time.Minute,
 		},
 		RaftTLS: cfg.tls,
+		Version: shortVersion(),
 	})
 	if err != nil {
 		ln.Close()

@@ -46,7 +46,9 @@ so ("converged at index N; 3 blocked", "converged over 5 of 7 units at index
 N; machine m1 lost"), and one whose starting environment is still being
 applied says "applying environment". Under it, a line names each lost
 machine and the units waiting on it, and each control-plane node that
-stopped answering, with its last contact. SINCE is how long each unit has been in
+stopped answering, with its last contact, and a line naming each
+control-plane server's build and feature level, with a warning while they
+differ (a rolling upgrade) or one stopped applying the log. SINCE is how long each unit has been in
 its phase. --relations adds a table of the relations (as juju status
 --relations does): id, endpoints, interface, scope and member units.
 
@@ -55,7 +57,8 @@ some phases (--phase blocked: the units whose workload is blocked). --format jso
 index, applying, converged, summary, services, relations {id, endpoints,
 interface, scope, life, members}, lost_machines {machine, units} (lost
 machines and the units waiting on them), unreachable_nodes {id, last_seen}
-(control-plane nodes that stopped answering the leader), and per unit
+(control-plane nodes that stopped answering the leader), cluster {level,
+nodes {id, version, level, halted}, mixed, warnings}, and per unit
 phase, since, status {state, message}, leader, machine, reconciles,
 error). --watch follows changes: on a
 terminal it redraws in place, otherwise it prints the table once and then one
@@ -268,6 +271,9 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 	for _, l := range unreachableLines(all.UnreachableNodes, statusNow()) {
 		fmt.Fprintln(w, l)
 	}
+	for _, l := range clusterLevelLines(all.Cluster) {
+		fmt.Fprintln(w, l)
+	}
 	if len(shown.Units) != len(all.Units) {
 		fmt.Fprintf(w, "(showing %d of %d units)\n", len(shown.Units), len(all.Units))
 	}
@@ -444,6 +450,36 @@ func unreachableLines(nodes []engine.UnreachableNode, now time.Time) []string {
 		out = append(out, fmt.Sprintf("control-plane node %s not answering; last contact %s ago (see fixpoint cluster members)", oneLine(n.ID), now.Sub(n.LastSeen).Round(time.Second)))
 	}
 	return out
+}
+
+// clusterLevelLines is the control plane's builds in one line, "control
+// plane at feature level 2: n1 v0.4.0 (level 2), n2 ...", and a line per
+// warning (a mixed cluster, a halted node, a level to raise).
+func clusterLevelLines(c *model.ClusterLevel) []string {
+	if c == nil || len(c.Nodes) == 0 {
+		return nil
+	}
+	var nodes []string
+	for _, n := range c.Nodes {
+		nodes = append(nodes, nodeLevelWord(n))
+	}
+	out := []string{fmt.Sprintf("control plane at feature level %d: %s", c.Level, strings.Join(nodes, ", "))}
+	for _, w := range c.Warnings {
+		out = append(out, "warning: "+oneLine(w))
+	}
+	return out
+}
+
+// nodeLevelWord is one server's build: "n1 v0.4.0 (level 2)".
+func nodeLevelWord(n model.NodeLevel) string {
+	if n.Level == 0 {
+		return oneLine(n.ID) + " (not answering)"
+	}
+	v := oneLine(n.Version)
+	if v == "" {
+		v = "v0.3.0 or older"
+	}
+	return fmt.Sprintf("%s %s (level %d)", oneLine(n.ID), v, n.Level)
 }
 
 // printRelations prints the relations among the shown services, as

@@ -18,9 +18,15 @@ type Health struct {
 }
 
 // healthz says the process is alive and serving: nothing else is checked,
-// so that a node without quorum is not restarted for it.
+// so that a node without quorum is not restarted for it. A node that
+// stopped applying the log is alive too, but says "halted" and why: only
+// a newer build gets it going again.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index()})
+	h := Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index()}
+	if err := s.node.Halted(); err != nil {
+		h.Status, h.Error = "halted", err.Error()
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 // readyz says the node can serve consistent reads: there is a leader and

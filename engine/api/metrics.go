@@ -175,10 +175,14 @@ var (
 	descConverged = prometheus.NewDesc("fixpoint_converged", "1 when the environment is at its fixed point.", nil, nil)
 	descWakeups   = prometheus.NewDesc("fixpoint_work_polls_woken_total", "Agents' work polls woken to look for work (a change wakes only the machines with work).", nil, nil)
 	descMachines  = prometheus.NewDesc("fixpoint_machines", "Registered machines by agent state (started, lost).", []string{"state"}, nil)
+	descLevel     = prometheus.NewDesc("fixpoint_cluster_feature_level", "The cluster's feature level, as this node's log records it.", nil, nil)
+	descServers   = prometheus.NewDesc("fixpoint_cluster_servers", "Control-plane servers by the feature level of their build (\"unknown\": not answering), as this node last heard.", []string{"level"}, nil)
+	descMixed     = prometheus.NewDesc("fixpoint_cluster_mixed", "1 while the servers run builds of different feature levels (a rolling upgrade).", nil, nil)
+	descHalted    = prometheus.NewDesc("fixpoint_halted", "1 when this node stopped applying the log at an entry its build cannot apply.", nil, nil)
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIndex, descLeader, descContact, descUnits, descQueue, descStale, descErrors, descDiverged, descConverged, descMachines, descWakeups} {
+	for _, d := range []*prometheus.Desc{descIndex, descLeader, descContact, descUnits, descQueue, descStale, descErrors, descDiverged, descConverged, descMachines, descWakeups, descLevel, descServers, descMixed, descHalted} {
 		ch <- d
 	}
 }
@@ -199,6 +203,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	} else {
 		gauge(descContact, s.node.LastContact().Seconds())
 	}
+	collectLevels(s.node, gauge)
 	if s.ctl == nil {
 		return
 	}
@@ -313,3 +318,31 @@ func (r *raftMetrics) SetGaugeWithLabels([]string, float32, []gometrics.Label)  
 func (r *raftMetrics) EmitKey([]string, float32)                                  {}
 func (r *raftMetrics) IncrCounter([]string, float32)                              {}
 func (r *raftMetrics) IncrCounterWithLabels([]string, float32, []gometrics.Label) {}
+
+// collectLevels reports the cluster's feature level, the servers by the
+// level of their build (labels are levels: a handful at most), whether
+// they are mixed, and whether this node halted.
+func collectLevels(n Node, gauge func(d *prometheus.Desc, v float64, labels ...string)) {
+	c := n.ClusterLevel()
+	gauge(descLevel, float64(c.Level))
+	by := map[string]float64{}
+	for _, srv := range c.Nodes {
+		label := "unknown"
+		if srv.Level > 0 {
+			label = strconv.Itoa(int(srv.Level))
+		}
+		by[label]++
+	}
+	for label, count := range by {
+		gauge(descServers, count, label)
+	}
+	mixed, halted := 0.0, 0.0
+	if c.Mixed {
+		mixed = 1
+	}
+	if n.Halted() != nil {
+		halted = 1
+	}
+	gauge(descMixed, mixed)
+	gauge(descHalted, halted)
+}

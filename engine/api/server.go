@@ -35,6 +35,12 @@ type Node interface {
 	// Unreachable lists, on the leader, the nodes that stopped
 	// answering it, with when each last did; nil elsewhere.
 	Unreachable() map[string]time.Time
+	// ClusterLevel is the servers' builds and the cluster's feature
+	// level, as this node last heard them.
+	ClusterLevel() model.ClusterLevel
+	// Halted is why this node stopped applying the log, nil while it
+	// applies.
+	Halted() error
 	Handler() http.Handler
 }
 
@@ -268,6 +274,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 			sum.SetApplying()
 		}
 		sum.UnreachableNodes = engine.UnreachableNodes(s.node.Unreachable())
+		cl := s.node.ClusterLevel()
+		sum.Cluster = &cl
 		w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(sum.Index, 10))
 		w.Header().Set("X-Fixpoint-Generation", strconv.FormatUint(sum.Generation, 10))
 		writeCompact(w, http.StatusOK, sum)
@@ -280,6 +288,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	}
 	s.markApplying(st)
 	st.UnreachableNodes = engine.UnreachableNodes(s.node.Unreachable())
+	cl := s.node.ClusterLevel()
+	st.Cluster = &cl
 	w.Header().Set("X-Fixpoint-Index", strconv.FormatUint(st.Index, 10))
 	w.Header().Set("X-Fixpoint-Generation", strconv.FormatUint(st.Generation, 10))
 	// Compact: the CLI and the dashboard re-render it, and indenting a

@@ -1,0 +1,187 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Level is a build's feature level: which entry kinds, and which fields of
+// them, the build applies. A leader proposes an entry only when every
+// server of the cluster applies it (raftstore's gate), because a replica
+// that refused it, or applied it without a field it does not know, would
+// hold another state than the others without anyone noticing.
+type Level int
+
+// The levels. A new entry kind, or a new field whose absence an older
+// build would misread, takes the next level: add a constant, a row to
+// features, and raise BuildLevel.
+const (
+	// LevelBase is what release v0.3.0 applies: every kind it knows. A
+	// node that advertises no level runs it.
+	LevelBase Level = 1
+	// LevelRecorded records the cluster's level in the log (raftstore's
+	// cluster-level entry), and wraps every entry that needs a level
+	// above the base in an envelope naming that level, so that a build
+	// that meets a level it does not have stops instead of guessing.
+	LevelRecorded Level = 2
+
+	// BuildLevel is this build's level: the highest row of features.
+	BuildLevel = LevelRecorded
+)
+
+// Feature is one row of the level table: an entry kind, or a field of
+// one, and the level from which every node applies it.
+type Feature struct {
+	// Kind names the entry: "command:<op>" for a model command,
+	// "raft:<name>" for raftstore's own bookkeeping.
+	Kind string `json:"kind"`
+	// Field is the JSON name of a field of Kind that needs more than the
+	// kind itself; "" for the kind.
+	Field string `json:"field,omitempty"`
+	Level Level  `json:"level"`
+	// What says what the row is, for the docs.
+	What string `json:"what"`
+	// set reports whether a command carries Field (field rows of command
+	// kinds only).
+	set func(*Command) bool
+}
+
+// Kinds of raftstore's own entries, as the table names them.
+const (
+	KindRegister     = "raft:register"
+	KindForget       = "raft:forget"
+	KindReplace      = "raft:replace"
+	KindClusterLevel = "raft:cluster-level"
+	KindLeveled      = "raft:leveled"
+)
+
+// CommandKind is the table's name of a command's kind.
+func CommandKind(op Op) string { return "command:" + string(op) }
+
+// features is the table. Rows are never removed: a node of any level
+// reads the log from its start.
+var features = []Feature{
+	{Kind: CommandKind(OpDeploy), Level: LevelBase, What: "deploy an environment"},
+	{Kind: CommandKind(OpMachine), Level: LevelBase, What: "register a machine"},
+	{Kind: CommandKind(OpResults), Level: LevelBase, What: "units' reconcile results"},
+	{Kind: CommandKind(OpResolve), Level: LevelBase, What: "mark a unit's error resolved"},
+	{Kind: CommandKind(OpLiveness), Level: LevelBase, What: "machines' liveness"},
+	{Kind: CommandKind(OpAuth), Level: LevelBase, What: "credentials"},
+	{Kind: CommandKind(OpReset), Level: LevelBase, What: "reset a machine"},
+	{Kind: CommandKind(OpJoin), Level: LevelBase, What: "agent join tokens"},
+	{Kind: CommandKind(OpLimits), Level: LevelBase, What: "the environment's limits"},
+	{Kind: CommandKind(OpLogs), Level: LevelBase, What: "debug-log lines"},
+	{Kind: CommandKind(OpEnqueue), Level: LevelBase, What: "enqueue an action"},
+	{Kind: CommandKind(OpStart), Level: LevelBase, What: "start an action"},
+	{Kind: CommandKind(OpFinish), Level: LevelBase, What: "finish an action"},
+	{Kind: CommandKind(OpClusterKey), Level: LevelBase, What: "rotate the cluster key"},
+	{Kind: CommandKind(OpSecretDue), Level: LevelBase, What: "secrets' rotations and expiries due"},
+	{Kind: KindRegister, Level: LevelBase, What: "a server's addresses"},
+	{Kind: KindForget, Level: LevelBase, What: "forget a removed server"},
+	{Kind: KindReplace, Level: LevelBase, What: "restore a backup"},
+	{Kind: KindClusterLevel, Level: LevelRecorded, What: "raise the cluster's feature level (fixpoint cluster upgrade)"},
+	{Kind: KindLeveled, Level: LevelRecorded, What: "an entry that names the level it needs"},
+}
+
+// Features returns the level table, for docs and status.
+func Features() []Feature { return slices.Clone(features) }
+
+// KindLevel is the level a kind of entry needs, and false for a kind this
+// build does not know.
+func KindLevel(kind string) (Level, bool) {
+	for _, f := range features {
+		if f.Kind == kind && f.Field == "" {
+			return f.Level, true
+		}
+	}
+	return 0, false
+}
+
+// Level is the level c needs: its kind's, raised by every field row whose
+// field c carries; false when this build does not know c's op.
+func (c *Command) Level() (Level, bool) {
+	kind := CommandKind(c.Op)
+	need, ok := KindLevel(kind)
+	if !ok {
+		return 0, false
+	}
+	for _, f := range features {
+		if f.Kind == kind && f.set != nil && f.set(c) {
+			need = max(need, f.Level)
+		}
+	}
+	return need, true
+}
+
+// NodeLevel is what one server of the cluster advertised about its build.
+type NodeLevel struct {
+	ID string `json:"id"`
+	// Version is the server's build (module version and commit); "" for
+	// a build that predates levels, or a server that did not answer.
+	Version string `json:"version,omitempty"`
+	// Level is its build's feature level; LevelBase for a build that
+	// advertises none, 0 when the server did not answer.
+	Level Level `json:"level"`
+	// Halted says why the server stopped applying the log, if it did.
+	Halted string `json:"halted,omitempty"`
+}
+
+// ClusterLevel is the feature levels of a cluster: the level its log has
+// reached and what each server runs.
+type ClusterLevel struct {
+	// Level is the cluster's level, as the log records it: no server
+	// below it applies every entry.
+	Level Level       `json:"level"`
+	Nodes []NodeLevel `json:"nodes"`
+	// Mixed says the servers run builds of different levels, as during a
+	// rolling upgrade.
+	Mixed bool `json:"mixed,omitempty"`
+	// Warnings say what the operator should do, one line each.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Assess fills Mixed and Warnings from Level and Nodes.
+func (c *ClusterLevel) Assess() {
+	c.Mixed, c.Warnings = false, nil
+	lowest, known := Level(0), 0
+	for _, n := range c.Nodes {
+		switch {
+		case n.Halted != "":
+			c.Warnings = append(c.Warnings, fmt.Sprintf("node %s stopped applying the log: %s", n.ID, n.Halted))
+		case n.Level == 0:
+			c.Warnings = append(c.Warnings, fmt.Sprintf("node %s did not say its feature level (not answering)", n.ID))
+			continue
+		case n.Level < c.Level:
+			c.Warnings = append(c.Warnings, fmt.Sprintf("node %s runs feature level %d, below the cluster's %d: it cannot apply the log; start it on a build of level %d or later", n.ID, n.Level, c.Level, c.Level))
+		}
+		if known > 0 && n.Level != lowest {
+			c.Mixed = true
+		}
+		if known == 0 || n.Level < lowest {
+			lowest = n.Level
+		}
+		known++
+	}
+	var behind []string
+	for _, n := range c.Nodes {
+		if n.Level > 0 && n.Level < c.highest() {
+			behind = append(behind, fmt.Sprintf("%s (level %d)", n.ID, n.Level))
+		}
+	}
+	switch {
+	case c.Mixed:
+		c.Warnings = append(c.Warnings, fmt.Sprintf("mixed cluster: %s still run an older build; upgrade them (followers first, then the leader)", strings.Join(behind, ", ")))
+	case known == len(c.Nodes) && known > 0 && lowest > c.Level:
+		c.Warnings = append(c.Warnings, fmt.Sprintf("every server runs feature level %d but the cluster's level is %d: run fixpoint cluster upgrade to use the new features (no server can go back to an older build after it)", lowest, c.Level))
+	}
+}
+
+// highest is the highest level a server advertised.
+func (c *ClusterLevel) highest() Level {
+	h := Level(0)
+	for _, n := range c.Nodes {
+		h = max(h, n.Level)
+	}
+	return h
+}
