@@ -48,11 +48,11 @@ type Backup struct {
 func ReadBackup(r io.Reader) (*Backup, error) {
 	lr := &io.LimitedReader{R: r, N: maxBackup + 1}
 	d, err := decodeDocument(lr)
-	if err != nil {
+	switch {
+	case lr.N <= 0:
+		return nil, fmt.Errorf("larger than %d bytes, which no fixpoint backup is", maxBackup)
+	case err != nil:
 		return nil, fmt.Errorf("not a fixpoint backup: %w", err)
-	}
-	if lr.N <= 0 {
-		return nil, fmt.Errorf("a backup is at most %d bytes", maxBackup)
 	}
 	return &Backup{doc: d}, nil
 }
