@@ -63,10 +63,21 @@ secrets: "dr-pass": {description: "kept sealed in backups", content: {password: 
 // cluster.
 func TestNewClusterFromBackup(t *testing.T) {
 	t.Parallel()
+	testNewClusterFromBackup(t, false)
+}
+
+// Over TLS the new servers get certificates of the CA the operator kept,
+// so the agent's --tls-ca stays as it is.
+func TestNewClusterFromBackupOverTLS(t *testing.T) {
+	t.Parallel()
+	testNewClusterFromBackup(t, true)
+}
+
+func testNewClusterFromBackup(t *testing.T, withTLS bool) {
 	if testing.Short() {
 		t.Skip("starts seven processes; skipped in -short")
 	}
-	old := startCluster(t, 3, false)
+	old := startCluster(t, 3, withTLS)
 	old.agent("m1")
 	old.waitMachines("m1")
 	envDir := t.TempDir()
@@ -104,6 +115,7 @@ func TestNewClusterFromBackup(t *testing.T) {
 	// The docs' --agent-ttl: time to point the agent at the new cluster.
 	n := newCluster(t, "--agent-ttl", "30m")
 	n.dirs = []string{t.TempDir()}
+	n.tlsDir = old.tlsDir
 	restore := []string{"cluster", "restore", backup, "--new-cluster", "--data-dir", n.dirs[0],
 		"--token-file", old.tokenFile, "--join-token-file", old.joinFile}
 	if r := fixpoint(t, time.Minute, restore...); r.code == 0 || !strings.Contains(r.stderr, "secrets.key") {
@@ -114,7 +126,7 @@ func TestNewClusterFromBackup(t *testing.T) {
 	}
 	// fixpoint server --node-id n1 ... --bootstrap --agent-ttl 30m, then
 	// n2 and n3 join.
-	n.start(3, false)
+	n.start(3, withTLS)
 	if n.token != old.token {
 		t.Fatal("the new cluster's data dir holds another operator token than the lost one's")
 	}
