@@ -59,8 +59,8 @@ secrets: "dr-pass": {description: "kept sealed in backups", content: {password: 
 // the cluster key kept; all three servers die with their data dirs; the
 // backup is restored onto three new data dirs on new ports; the agent,
 // pointed at them, carries on with its credential, and no unit runs a
-// hook again. The secret stayed sealed in the backup and opens in the new
-// cluster.
+// hook again; a new machine registers with the join token. The secret
+// stayed sealed in the backup and opens in the new cluster.
 func TestNewClusterFromBackup(t *testing.T) {
 	t.Parallel()
 	testNewClusterFromBackup(t, false)
@@ -116,8 +116,11 @@ func testNewClusterFromBackup(t *testing.T, withTLS bool) {
 	n := newCluster(t, "--agent-ttl", "30m")
 	n.dirs = []string{t.TempDir()}
 	n.tlsDir = old.tlsDir
-	restore := []string{"cluster", "restore", backup, "--new-cluster", "--data-dir", n.dirs[0],
-		"--token-file", old.tokenFile, "--join-token-file", old.joinFile}
+	restore := []string{"cluster", "restore", backup, "--new-cluster", "--data-dir", n.dirs[0], "--token-file", old.tokenFile}
+	if withTLS {
+		// The join token is kept; without it, a new one is made.
+		restore = append(restore, "--join-token-file", old.joinFile)
+	}
 	if r := fixpoint(t, time.Minute, restore...); r.code == 0 || !strings.Contains(r.stderr, "secrets.key") {
 		t.Fatalf("restore without the key: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -129,6 +132,9 @@ func testNewClusterFromBackup(t *testing.T, withTLS bool) {
 	n.start(3, withTLS)
 	if n.token != old.token {
 		t.Fatal("the new cluster's data dir holds another operator token than the lost one's")
+	}
+	if newJoin := readFile(t, n.joinFile); (newJoin == readFile(t, old.joinFile)) != withTLS {
+		t.Fatalf("the join token was kept: %v, want %v", !withTLS, withTLS)
 	}
 	// Only the new servers are members (raftstore's TestNewClusterFromBackup
 	// tells the old members from the new by their ids).
@@ -151,6 +157,10 @@ func testNewClusterFromBackup(t *testing.T, withTLS bool) {
 		st := n.status()
 		return holds(st != nil && st.Converged && st.Machines["m1"] != nil && st.Machines["m1"].State == "started" && allSettled(st, 4), jsonString(st))
 	})
+	// A new machine registers with the join token the data dir holds:
+	// the kept one, or the one restore made.
+	n.agent("m2")
+	n.waitMachines("m2")
 	// The charm archives are not in the backup: the same environment
 	// applied again uploads them, changing nothing else.
 	hash := before.Services["db"].Charm
