@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -48,11 +49,11 @@ type Backup struct {
 func ReadBackup(r io.Reader) (*Backup, error) {
 	lr := &io.LimitedReader{R: r, N: maxBackup + 1}
 	d, err := decodeDocument(lr)
-	if err != nil {
+	switch {
+	case lr.N <= 0:
+		return nil, fmt.Errorf("larger than %d bytes, which no fixpoint backup is", maxBackup)
+	case err != nil:
 		return nil, fmt.Errorf("not a fixpoint backup: %w", err)
-	}
-	if lr.N <= 0 {
-		return nil, fmt.Errorf("a backup is at most %d bytes", maxBackup)
 	}
 	return &Backup{doc: d}, nil
 }
@@ -154,6 +155,26 @@ func opensAll(st *model.State, kr model.Sealer) error {
 	return nil
 }
 
+// pendingSeed returns the backup staged in cfg's data dir for this start
+// to plant, nil when there is none or it is planted already.
+func pendingSeed(cfg *Config, hasState bool, log hclog.Logger) (*document, error) {
+	seed, err := readSeed(cfg.DataDir)
+	switch {
+	case err != nil || seed == nil:
+		return nil, err
+	case hasState:
+		// The seed is in the first snapshot already: a crash came
+		// between planting it and removing its file.
+		log.Info("the staged backup is already this node's state; removing it", "file", SeedFile)
+		_ = os.Remove(filepath.Join(cfg.DataDir, SeedFile))
+		return nil, nil
+	case !cfg.Bootstrap:
+		return nil, fmt.Errorf("node %s: %s holds a backup staged for a new cluster (%s): start this node with --bootstrap to begin the new cluster from it, or remove the file to join another cluster",
+			cfg.NodeID, cfg.DataDir, SeedFile)
+	}
+	return seed, nil
+}
+
 // readSeed returns the backup staged in dataDir, nil when there is none.
 func readSeed(dataDir string) (*document, error) {
 	f, err := os.Open(filepath.Join(dataDir, SeedFile))
@@ -172,23 +193,36 @@ func readSeed(dataDir string) (*document, error) {
 }
 
 // plantSeed writes the staged backup as the node's first snapshot, at the
-// backup's index, with self as the cluster's only voter and in its
-// registry (see the comment at the top).
-func plantSeed(snaps raft.SnapshotStore, trans raft.Transport, self nodeInfo, d *document) (uint64, error) {
+// backup's index, with this node as the cluster's only voter and in its
+// registry (see the comment at the top). The keyring is open: the key
+// staged with the backup may have been lost since.
+func (s *Store) plantSeed(d *document, snaps raft.SnapshotStore, trans raft.Transport) error {
+	if err := opensAll(d.State, s.keys); err != nil {
+		return fmt.Errorf("node %s: the staged backup's secrets do not open with %s in %s (stage the backup again with the lost cluster's key): %w", s.cfg.NodeID, KeyFile, s.cfg.DataDir, err)
+	}
+	self := nodeInfo{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
 	index := max(d.Index, d.State.Index, 1)
 	conf := raft.Configuration{Servers: []raft.Server{{
 		Suffrage: raft.Voter, ID: raft.ServerID(self.ID), Address: raft.ServerAddress(self.RaftAddr),
 	}}}
 	sink, err := snaps.Create(raft.SnapshotVersionMax, index, 1, conf, 1, trans)
 	if err != nil {
-		return 0, fmt.Errorf("seed the new cluster: %w", err)
+		return fmt.Errorf("seed the new cluster: %w", err)
 	}
 	if err := writeDocument(sink, index, d.Level, map[string]nodeInfo{self.ID: self}, d.State, d.Logs, d.Events); err != nil {
 		_ = sink.Cancel()
-		return 0, fmt.Errorf("seed the new cluster: %w", err)
+		return fmt.Errorf("seed the new cluster: %w", err)
 	}
 	if err := sink.Close(); err != nil {
-		return 0, fmt.Errorf("seed the new cluster: %w", err)
+		return fmt.Errorf("seed the new cluster: %w", err)
 	}
-	return index, nil
+	s.log.Info("starting a new cluster from the staged backup", "index", index)
+	return nil
+}
+
+// seedPlanted removes the staged backup once raft runs on its snapshot.
+func (s *Store) seedPlanted() {
+	if err := os.Remove(filepath.Join(s.cfg.DataDir, SeedFile)); err != nil {
+		s.log.Warn("could not remove the staged backup; it is ignored from now on", "file", SeedFile, "error", err)
+	}
 }

@@ -80,6 +80,24 @@ func TestNewClusterFromBackup(t *testing.T) {
 		t.Fatalf("opening a staged data dir to join: %v, want a refusal", err)
 	}
 
+	// A key lost between staging and the start is caught before the
+	// cluster starts without it.
+	lost := newNode(t, log, "lost")
+	if err := StageRestore(lost.dir, b, keys); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(lost.dir, KeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ctx, Config{NodeID: "lost", DataDir: lost.dir, RaftAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Bootstrap: true, Logger: log})
+	if err == nil || !strings.Contains(err.Error(), "do not open") {
+		t.Fatalf("starting a staged backup whose key is gone: %v, want a refusal", err)
+	}
+	seedFile, err := os.ReadFile(filepath.Join(lost.dir, SeedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	r1.start(true, nil)
 	if got := stateBytes(t, r1.s); got != want {
 		t.Fatalf("the new cluster's state differs from the backup's:\n%s\nwant\n%s", got, want)
@@ -134,10 +152,17 @@ func TestNewClusterFromBackup(t *testing.T) {
 	}
 
 	// Restarted with --bootstrap, as a service would be, the first node
-	// carries on from its own state.
+	// carries on from its own state, even with the staged backup back in
+	// its data dir (a crash between planting it and removing it).
 	r1.stop()
+	if err := os.WriteFile(filepath.Join(r1.dir, SeedFile), seedFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r1.httpAddr = ""
 	r1.start(true, nil)
+	if _, err := os.Stat(filepath.Join(r1.dir, SeedFile)); !os.IsNotExist(err) {
+		t.Errorf("a staged backup beside the state is still there: %v", err)
+	}
 	rafttest.Eventually(t, time.Minute, "the restarted first node caught up", func() error { return converged(t, nodes...) })
 	if _, err := r1.s.Apply(ctx, machineCmd("m4", "10.0.0.4")); err != nil {
 		t.Fatal(err)

@@ -247,22 +247,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		_ = trans.Close()
 		return nil, fmt.Errorf("check existing state in %s: %w", cfg.DataDir, err)
 	}
-	seed, err := readSeed(cfg.DataDir)
+	seed, err := pendingSeed(&cfg, hasState, log)
 	if err != nil {
 		_ = trans.Close()
 		return nil, err
-	}
-	switch {
-	case seed != nil && hasState:
-		// The seed is in the first snapshot already: a crash came
-		// between planting it and removing its file.
-		log.Info("the staged backup is already this node's state; removing it", "file", SeedFile)
-		_ = os.Remove(filepath.Join(cfg.DataDir, SeedFile))
-		seed = nil
-	case seed != nil && !cfg.Bootstrap:
-		_ = trans.Close()
-		return nil, fmt.Errorf("node %s: %s holds a backup staged for a new cluster (%s): start this node with --bootstrap to begin the new cluster from it, or remove the file to join another cluster",
-			cfg.NodeID, cfg.DataDir, SeedFile)
 	}
 	if !hasState && !cfg.Bootstrap && len(cfg.Join) == 0 {
 		_ = trans.Close()
@@ -282,18 +270,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 
 	if seed != nil {
-		// The key may have been lost since it was staged with the seed.
-		if err := opensAll(seed.State, s.keys); err != nil {
-			_ = trans.Close()
-			return nil, fmt.Errorf("node %s: the staged backup's secrets do not open with %s in %s (stage the backup again with the lost cluster's key): %w", cfg.NodeID, KeyFile, cfg.DataDir, err)
-		}
-		self := nodeInfo{ID: cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: cfg.HTTPAddr}
-		index, err := plantSeed(snaps, trans, self, seed)
-		if err != nil {
+		if err := s.plantSeed(seed, snaps, trans); err != nil {
 			_ = trans.Close()
 			return nil, err
 		}
-		log.Info("starting a new cluster from the staged backup", "index", index)
 	}
 
 	notify := make(chan bool, 16)
@@ -317,10 +297,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	switch {
 	case seed != nil:
 		// The planted snapshot holds the configuration: nothing to
-		// bootstrap. Its file has served.
-		if err := os.Remove(filepath.Join(cfg.DataDir, SeedFile)); err != nil {
-			log.Warn("could not remove the staged backup; it is ignored from now on", "file", SeedFile, "error", err)
-		}
+		// bootstrap.
+		s.seedPlanted()
 	case hasState:
 		if cfg.Bootstrap {
 			log.Info("data dir has state; not bootstrapping again")

@@ -18,7 +18,7 @@ import (
 func newClusterCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Inspect and change the control plane's membership; back it up",
+		Short: "Inspect and change the control plane's membership; back it up and restore it",
 	}
 	cmd.AddCommand(newClusterMembersCmd(), newClusterRemoveCmd(), newClusterSnapshotCmd(), newClusterRestoreCmd(), newClusterUpgradeCmd())
 	return cmd

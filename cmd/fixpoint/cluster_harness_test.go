@@ -98,12 +98,15 @@ func (c *cluster) start(n int, withTLS bool) *cluster {
 	if withTLS {
 		// fixpoint tls init --dir tls
 		// fixpoint tls cert --dir tls --role server --name n1 --host 10.0.0.1   # n2, n3 alike
-		c.tlsDir = filepath.Join(t.TempDir(), "tls")
-		if r := fixpoint(t, time.Minute, "tls", "init", "--dir", c.tlsDir); r.code != 0 {
-			t.Fatalf("tls init: %s", r.stderr)
+		// A test may have set tlsDir to a CA it keeps (a restored cluster's).
+		if c.tlsDir == "" {
+			c.tlsDir = filepath.Join(t.TempDir(), "tls")
+			if r := fixpoint(t, time.Minute, "tls", "init", "--dir", c.tlsDir); r.code != 0 {
+				t.Fatalf("tls init: %s", r.stderr)
+			}
 		}
 		for i := range n {
-			if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", c.tlsDir, "--role", "server", "--name", nodeID(i), "--host", "127.0.0.1,localhost"); r.code != 0 {
+			if r := fixpoint(t, time.Minute, "tls", "cert", "--dir", c.tlsDir, "--role", "server", "--name", nodeID(i), "--host", "127.0.0.1,localhost", "--force"); r.code != 0 {
 				t.Fatalf("tls cert %s: %s", nodeID(i), r.stderr)
 			}
 		}

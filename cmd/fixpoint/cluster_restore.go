@@ -34,7 +34,9 @@ begins a new cluster holding the backup's state, with itself as its only
 member, on whatever addresses it is given; the other servers join it as
 usual. Agents pointed at the new addresses (their --controller) carry on
 with the machine credentials they keep, and units whose universe did not
-change run nothing.
+change run nothing. Start the new servers with a --agent-ttl long enough
+to point every agent at them: a machine silent past it goes lost and its
+units' leadership moves.
 
 --secrets-key is the secrets.key file kept from the lost cluster (a
 server's data dir holds it as raft/secrets.key): the backup's secrets are
@@ -49,7 +51,7 @@ To restore a backup into a running cluster, use 'cluster snapshot restore'.`,
 		Example: `  fixpoint cluster restore backup.json --new-cluster --data-dir /var/lib/fixpoint \
       --secrets-key /root/fixpoint-secrets.key --token-file /etc/fixpoint/operator.token \
       --join-token-file /etc/fixpoint/join.token
-  fixpoint server --node-id n1 --data-dir /var/lib/fixpoint --raft-addr 10.0.1.1:7000 --http-addr 10.0.1.1:7070 --bootstrap`,
+  fixpoint server --node-id n1 --data-dir /var/lib/fixpoint --raft-addr 10.0.1.1:7000 --http-addr 10.0.1.1:7070 --bootstrap --agent-ttl 30m`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !newCluster {
@@ -94,7 +96,7 @@ To restore a backup into a running cluster, use 'cluster snapshot restore'.`,
 			if minted.operator || minted.join {
 				fmt.Printf("(new; kept in %s; shown only this once)\n", dataDir)
 			}
-			fmt.Printf("start the new cluster's first server on it with --bootstrap:\n  fixpoint server --node-id ID --data-dir %s --raft-addr HOST:PORT --http-addr HOST:PORT --bootstrap\n", dataDir)
+			fmt.Printf("start the new cluster's first server on it with --bootstrap, and a --agent-ttl that leaves time to point the agents at it:\n  fixpoint server --node-id ID --data-dir %s --raft-addr HOST:PORT --http-addr HOST:PORT --bootstrap --agent-ttl 30m\n", dataDir)
 			return nil
 		},
 	}

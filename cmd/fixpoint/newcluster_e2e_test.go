@@ -59,14 +59,25 @@ secrets: "dr-pass": {description: "kept sealed in backups", content: {password: 
 // the cluster key kept; all three servers die with their data dirs; the
 // backup is restored onto three new data dirs on new ports; the agent,
 // pointed at them, carries on with its credential, and no unit runs a
-// hook again. The secret stayed sealed in the backup and opens in the new
-// cluster.
+// hook again; a new machine registers with the join token. The secret
+// stayed sealed in the backup and opens in the new cluster.
 func TestNewClusterFromBackup(t *testing.T) {
 	t.Parallel()
+	testNewClusterFromBackup(t, false)
+}
+
+// Over TLS the new servers get certificates of the CA the operator kept,
+// so the agent's --tls-ca stays as it is.
+func TestNewClusterFromBackupOverTLS(t *testing.T) {
+	t.Parallel()
+	testNewClusterFromBackup(t, true)
+}
+
+func testNewClusterFromBackup(t *testing.T, withTLS bool) {
 	if testing.Short() {
 		t.Skip("starts seven processes; skipped in -short")
 	}
-	old := startCluster(t, 3, false)
+	old := startCluster(t, 3, withTLS)
 	old.agent("m1")
 	old.waitMachines("m1")
 	envDir := t.TempDir()
@@ -104,8 +115,12 @@ func TestNewClusterFromBackup(t *testing.T) {
 	// The docs' --agent-ttl: time to point the agent at the new cluster.
 	n := newCluster(t, "--agent-ttl", "30m")
 	n.dirs = []string{t.TempDir()}
-	restore := []string{"cluster", "restore", backup, "--new-cluster", "--data-dir", n.dirs[0],
-		"--token-file", old.tokenFile, "--join-token-file", old.joinFile}
+	n.tlsDir = old.tlsDir
+	restore := []string{"cluster", "restore", backup, "--new-cluster", "--data-dir", n.dirs[0], "--token-file", old.tokenFile}
+	if withTLS {
+		// The join token is kept; without it, a new one is made.
+		restore = append(restore, "--join-token-file", old.joinFile)
+	}
 	if r := fixpoint(t, time.Minute, restore...); r.code == 0 || !strings.Contains(r.stderr, "secrets.key") {
 		t.Fatalf("restore without the key: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -114,14 +129,21 @@ func TestNewClusterFromBackup(t *testing.T) {
 	}
 	// fixpoint server --node-id n1 ... --bootstrap --agent-ttl 30m, then
 	// n2 and n3 join.
-	n.start(3, false)
+	n.start(3, withTLS)
 	if n.token != old.token {
 		t.Fatal("the new cluster's data dir holds another operator token than the lost one's")
 	}
-	for _, m := range n.members() {
-		for _, a := range old.addrs {
-			if m.HTTPAddr == a {
-				t.Errorf("member %s is at the lost cluster's address %s", m.ID, a)
+	if newJoin := readFile(t, n.joinFile); (newJoin == readFile(t, old.joinFile)) != withTLS {
+		t.Fatalf("the join token was kept: %v, want %v", !withTLS, withTLS)
+	}
+	// Only the new servers are members (raftstore's TestNewClusterFromBackup
+	// tells the old members from the new by their ids).
+	if ms := n.members(); len(ms) != 3 {
+		t.Errorf("members %s, want the three new servers", jsonString(ms))
+	} else {
+		for _, m := range ms {
+			if m.Unreachable || !m.Voter {
+				t.Errorf("member %s does not answer or does not vote: %s", m.ID, jsonString(ms))
 			}
 		}
 	}
@@ -135,6 +157,10 @@ func TestNewClusterFromBackup(t *testing.T) {
 		st := n.status()
 		return holds(st != nil && st.Converged && st.Machines["m1"] != nil && st.Machines["m1"].State == "started" && allSettled(st, 4), jsonString(st))
 	})
+	// A new machine registers with the join token the data dir holds:
+	// the kept one, or the one restore made.
+	n.agent("m2")
+	n.waitMachines("m2")
 	// The charm archives are not in the backup: the same environment
 	// applied again uploads them, changing nothing else.
 	hash := before.Services["db"].Charm

@@ -107,7 +107,7 @@ them given changes those for the whole cluster.`,
 	f.StringVar(&cfg.dataDir, "data-dir", "", "where the node keeps its raft log (wal/), raft.db, snapshots and charms")
 	f.StringVar(&cfg.raftAddr, "raft-addr", "", "host:port for Raft traffic (bind and advertise)")
 	f.StringVar(&cfg.httpAddr, "http-addr", "", "host:port for the HTTP API")
-	f.BoolVar(&cfg.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node (ignored when the data dir has state)")
+	f.BoolVar(&cfg.bootstrap, "bootstrap", false, "bootstrap a new cluster with this node, from the backup 'cluster restore --new-cluster' staged in the data dir if any (ignored when the data dir has state)")
 	f.StringVar(&join, "join", "", "HTTP address(es) of existing members to join through, comma-separated")
 	f.StringVar(&token, "token", "", "operator token, to join (default $FIXPOINT_TOKEN, then the data dir's); shows in ps, prefer --token-file")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the operator token, readable by its owner only")
