@@ -49,8 +49,10 @@ type tuning struct {
 	agentTTL           time.Duration
 	retryMin, retryMax time.Duration
 	updateStatus       time.Duration
-	// httpMaxConns caps the API's connections (limitAPI).
-	httpMaxConns int
+	// httpMaxConns caps the API's connections, and httpMaxConnsPerAddr
+	// those of one client address (limitAPI).
+	httpMaxConns        int
+	httpMaxConnsPerAddr int
 }
 
 func (t *tuning) flags(f *pflag.FlagSet) {
@@ -58,6 +60,7 @@ func (t *tuning) flags(f *pflag.FlagSet) {
 	f.DurationVar(&t.retryMin, "retry-min", engine.DefaultBackoff.Min, "first wait before a failed hook is retried")
 	f.DurationVar(&t.retryMax, "retry-max", engine.DefaultBackoff.Max, "longest wait between retries of a failed hook")
 	f.IntVar(&t.httpMaxConns, "http-max-conns", defaultMaxConns, "most connections the HTTP API holds at once (at most half the process's open-file limit); more wait to be accepted until one closes")
+	f.IntVar(&t.httpMaxConnsPerAddr, "http-max-conns-per-address", defaultMaxConnsPerAddress, "most connections the HTTP API holds at once from one client address (at most half of --http-max-conns; the cluster's own nodes are not bounded by it); more are closed as they arrive. Raise it for many agents behind one NAT address")
 	f.DurationVar(&t.updateStatus, "update-status-interval", engine.DefaultUpdateStatus, "how long a settled unit of an old-hook or ops charm waits after its last run before update-status runs on it, as Juju's timer does (ops retries deferred events then); 0 turns the timer off")
 }
 
@@ -86,6 +89,9 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if cfg.tuning.httpMaxConns < 1 {
 		return nil, fmt.Errorf("--http-max-conns is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConns, defaultMaxConns)
 	}
+	if cfg.tuning.httpMaxConnsPerAddr < 1 {
+		return nil, fmt.Errorf("--http-max-conns-per-address is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConnsPerAddr, defaultMaxConnsPerAddress)
+	}
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -98,7 +104,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		cfg.log.Warn("HTTP connections capped below --http-max-conns by the open-file limit; raise it (ulimit -n) for more", "max_conns", maxConns, "open_file_limit", nofile)
 	}
 	var srv http.Server
-	ln = limitAPI(&srv, ln, maxConns)
+	ln, connCap := limitAPI(&srv, ln, maxConns, cfg.tuning.httpMaxConnsPerAddr)
 	ln = cork.Listener{Listener: ln}
 	addr := "http://" + ln.Addr().String()
 	if cfg.tls != nil {
@@ -126,6 +132,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		ln.Close()
 		return nil, err
 	}
+	exemptPeers(connCap, store.PeerHosts)
 	if cfg.creds != nil {
 		if err := recordCredentials(ctx, store, *cfg.creds); err != nil {
 			store.Close()
