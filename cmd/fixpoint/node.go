@@ -83,7 +83,13 @@ type node struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan struct{}
+	// records are the start-up records, made or still waited for.
+	records *startRecords
 }
+
+// firstRecordAttempt bounds the start-up records' first attempt, made
+// before the API serves: longer than a new cluster's first election.
+const firstRecordAttempt = 10 * time.Second
 
 func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if cfg.tuning.httpMaxConns < 1 {
@@ -133,21 +139,13 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		return nil, err
 	}
 	exemptPeers(connCap, store.PeerHosts)
-	if cfg.creds != nil {
-		if err := recordCredentials(ctx, store, *cfg.creds); err != nil {
-			store.Close()
-			ln.Close()
-			return nil, fmt.Errorf("record credentials: %w", err)
-		}
-	}
-	if cfg.limits != nil {
-		// Not fatal: a node that cannot reach a leader must still start
-		// to help restore one; the cluster keeps the limits in force.
-		if err := recordLimits(ctx, store, cfg.limits, cfg.creds != nil, cfg.log); err != nil {
-			cfg.log.Error("the limits given on the command line are not in force", "error", err)
-		}
-	}
+	// A cluster that answers at once (a new one, a healthy restart) has
+	// the records before the API serves; otherwise the node serves and
+	// goes on waiting (startrecords.go).
+	records := newStartRecords(store, cfg)
+	records.first(ctx, firstRecordAttempt)
 	runCtx, cancel := context.WithCancel(context.Background())
+	go records.run(runCtx)
 	shipNodeLog(runCtx, store, cfg.log)
 	ctl := engine.NewController(store, engine.Options{
 		Log:      cfg.log.Named("engine"),
@@ -170,11 +168,12 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		},
 		PeerClient: &http.Client{Transport: bearer{token: cfg.token, base: transport}, Timeout: 5 * time.Minute},
 		Log:        cfg.log.Named("api"),
+		Waiting:    records.Waiting,
 	})
 	// Long polls end with the node rather than holding shutdown up.
 	srv.BaseContext = func(net.Listener) context.Context { return runCtx }
 	srv.ConnContext = cork.ConnContext
-	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{})}
+	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{}), records: records}
 	// The dashboard's convergence timeline; it reads the store, so the
 	// node is done only once it has stopped too.
 	sampled := make(chan struct{})

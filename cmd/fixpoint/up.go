@@ -147,6 +147,13 @@ func runUp(ctx context.Context, cfg upConfig) error {
 		return exitf(exitFailed, "start control plane: %v", err)
 	}
 	defer n.stop()
+	// up applies with the credentials at once: wait until they are the
+	// control plane's.
+	select {
+	case <-n.records.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	// Until the environment is applied, status says so rather than
 	// "converged" over an empty or previous environment.
 	srv, _ := n.srv.Handler.(*api.Server)

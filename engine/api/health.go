@@ -15,19 +15,32 @@ type Health struct {
 	LeaderAddr string `json:"leader_addr,omitempty"`
 	Index      uint64 `json:"index"`
 	Error      string `json:"error,omitempty"`
+	// Waiting says what the node still waits for to serve as configured
+	// (the bootstrap node's credentials, the limits its flags give, not
+	// yet recorded because the cluster has not answered), and how it
+	// retries; or that recording them failed for good.
+	Waiting string `json:"waiting,omitempty"`
+}
+
+// waitingFor is what the node still waits for, "" for nothing.
+func (s *Server) waitingFor() string {
+	if s.waiting == nil {
+		return ""
+	}
+	return s.waiting()
 }
 
 // healthz says the process is alive and serving: nothing else is checked,
 // so that a node without quorum is not restarted for it.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index()})
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index(), Waiting: s.waitingFor()})
 }
 
 // readyz says the node can serve consistent reads: there is a leader and
 // this node's state machine has applied everything committed before the
 // call (a linearizable read point), within a short deadline.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	h := Health{Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP()}
+	h := Health{Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Waiting: s.waitingFor()}
 	if !h.Leader && h.LeaderAddr == "" {
 		h.Status, h.Error, h.Index = "unavailable", "no leader known: the control plane has no quorum or is still electing", s.node.Index()
 		writeJSON(w, http.StatusServiceUnavailable, h)
@@ -41,5 +54,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Status, h.Index = "ok", s.node.Index()
+	if h.Waiting != "" {
+		h.Status, h.Error = "unavailable", "start-up settings not recorded: "+h.Waiting
+		writeJSON(w, http.StatusServiceUnavailable, h)
+		return
+	}
 	writeJSON(w, http.StatusOK, h)
 }
