@@ -42,7 +42,7 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	for {
 		err := s.attempt(&t,
 			func() error {
-				out, err := s.applyLocal(ctx, data)
+				out, err := s.propose(ctx, cmd, data)
 				if err == nil {
 					resp, _ = out.(*model.Response)
 				}
@@ -98,6 +98,34 @@ func (s *Store) applyLocal(ctx context.Context, data []byte) (any, error) {
 	default:
 		return v, nil
 	}
+}
+
+// propose appends cmd, encoded as data, on this node, which must lead,
+// and waits until it is applied: what applyLocal does, once a debug-log
+// batch is held to its sources' budgets (logbudget.go). A batch of which
+// nothing fits is answered without an entry.
+func (s *Store) propose(ctx context.Context, cmd *model.Command, data []byte) (any, error) {
+	if cmd.Op != model.OpLogs || cmd.Logs == nil {
+		return s.applyLocal(ctx, data)
+	}
+	kept, dropped := s.logMeter.admit(cmd.Logs, time.Now())
+	if kept == nil {
+		return &model.Response{Dropped: dropped}, nil
+	}
+	if len(kept.Lines) != len(cmd.Logs.Lines) {
+		// Lines dropped, or a count of earlier ones added.
+		trimmed := *cmd
+		trimmed.Logs = kept
+		var err error
+		if data, err = proposal(&trimmed); err != nil {
+			return nil, err
+		}
+	}
+	out, err := s.applyLocal(ctx, data)
+	if resp, ok := out.(*model.Response); ok && err == nil {
+		resp.Dropped = dropped
+	}
+	return out, err
 }
 
 // forwardApply sends a command to the leader's /v1/raft/apply.

@@ -65,6 +65,7 @@ type node struct {
 	segment  int           // Config.walSegmentSize
 	hold     time.Duration // Config.leaderHold
 	raftTLS  *tls.Config   // Config.RaftTLS
+	budget   LogBudget     // Config.LogBudget
 	// connState, when set, sees every connection to the node's HTTP
 	// server change state.
 	connState func(net.Conn, http.ConnState)
@@ -97,6 +98,7 @@ func (n *node) start(bootstrap bool, join []string) {
 		walSegmentSize: n.segment,
 		leaderHold:     n.hold,
 		RaftTLS:        n.raftTLS,
+		LogBudget:      n.budget,
 	})
 	if err != nil {
 		ln.Close()

@@ -101,7 +101,7 @@ func (s *Store) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out, err := s.applyLocal(r.Context(), data)
+	out, err := s.propose(r.Context(), &cmd, data)
 	if err != nil {
 		writeError(w, err)
 		return

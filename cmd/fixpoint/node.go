@@ -53,6 +53,9 @@ type tuning struct {
 	// those of one client address (limitAPI).
 	httpMaxConns        int
 	httpMaxConnsPerAddr int
+	// logBudget is what each agent may add to the debug log, held by
+	// the leader (raftstore.LogBudget).
+	logBudget raftstore.LogBudget
 }
 
 func (t *tuning) flags(f *pflag.FlagSet) {
@@ -61,6 +64,11 @@ func (t *tuning) flags(f *pflag.FlagSet) {
 	f.DurationVar(&t.retryMax, "retry-max", engine.DefaultBackoff.Max, "longest wait between retries of a failed hook")
 	f.IntVar(&t.httpMaxConns, "http-max-conns", defaultMaxConns, "most connections the HTTP API holds at once (at most half the process's open-file limit); more wait to be accepted until one closes")
 	f.IntVar(&t.httpMaxConnsPerAddr, "http-max-conns-per-address", defaultMaxConnsPerAddress, "most connections the HTTP API holds at once from one client address (at most half of --http-max-conns; the cluster's own nodes are not bounded by it); more are closed as they arrive. Raise it for many agents behind one NAT address")
+	d := raftstore.DefaultLogBudget
+	f.IntVar(&t.logBudget.BytesPerSecond, "agent-log-bytes-per-second", d.BytesPerSecond, "most debug-log bytes one machine's agent (or one node) adds to the Raft log a second; the leader drops what is over and logs a count of it")
+	f.IntVar(&t.logBudget.LinesPerSecond, "agent-log-lines-per-second", d.LinesPerSecond, "most debug-log lines one machine's agent (or one node) adds to the Raft log a second")
+	f.IntVar(&t.logBudget.BatchBytes, "agent-log-batch-bytes", d.BatchBytes, "most debug-log bytes one machine's agent adds at once, after a quiet while")
+	f.IntVar(&t.logBudget.BatchLines, "agent-log-batch-lines", d.BatchLines, fmt.Sprintf("most debug-log lines one machine's agent adds at once (at most %d)", d.BatchLines))
 	f.DurationVar(&t.updateStatus, "update-status-interval", engine.DefaultUpdateStatus, "how long a settled unit of an old-hook or ops charm waits after its last run before update-status runs on it, as Juju's timer does (ops retries deferred events then); 0 turns the timer off")
 }
 
@@ -94,6 +102,9 @@ const firstRecordAttempt = 10 * time.Second
 func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if cfg.tuning.httpMaxConns < 1 {
 		return nil, fmt.Errorf("--http-max-conns is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConns, defaultMaxConns)
+	}
+	if err := cfg.tuning.logBudget.Check(); err != nil {
+		return nil, fmt.Errorf("--agent-log-*: %w", err)
 	}
 	if cfg.tuning.httpMaxConnsPerAddr < 1 {
 		return nil, fmt.Errorf("--http-max-conns-per-address is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConnsPerAddr, defaultMaxConnsPerAddress)
@@ -132,7 +143,8 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 			Transport: bearer{token: cfg.token, base: transport},
 			Timeout:   time.Minute,
 		},
-		RaftTLS: cfg.tls,
+		RaftTLS:   cfg.tls,
+		LogBudget: cfg.tuning.logBudget,
 	})
 	if err != nil {
 		ln.Close()

@@ -144,15 +144,20 @@ func (s *Server) postLogs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, err, "logs")
 		return
 	}
-	writeCompact(w, http.StatusOK, LogsPosted{Index: resp.Index, Kept: len(kept), Skipped: skipped})
+	writeCompact(w, http.StatusOK, LogsPosted{Index: resp.Index, Kept: len(kept) - resp.Dropped, Skipped: skipped, Dropped: resp.Dropped})
 }
 
 // LogsPosted answers POST /v1/agent/logs.
 type LogsPosted struct {
+	// Index is where the lines kept went in the log; 0 when none did.
 	Index uint64 `json:"index,omitempty"`
 	Kept  int    `json:"kept"`
 	// Skipped counts lines of units no longer on the machine.
 	Skipped int `json:"skipped,omitempty"`
+	// Dropped counts lines over the machine's debug-log budget (the
+	// leader's; raftstore.LogBudget): a warning line ahead of its next
+	// lines kept says how many.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // takeLogSlot waits a moment for the node's log slot: the agent's next
