@@ -29,6 +29,17 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	} else {
 		bindRequest(cmd)
 	}
+	relayed := 0
+	if cmd.Op == model.OpLogs && cmd.Logs != nil && !s.IsLeader() {
+		// Held to the budget before it is relayed (logbudget.go).
+		kept, dropped := s.relayMeter.admit(cmd.Logs, time.Now())
+		if kept == nil {
+			return &model.Response{Dropped: dropped}, nil
+		}
+		trimmed := *cmd
+		trimmed.Logs, relayed = kept, dropped
+		cmd = &trimmed
+	}
 	data, err := proposal(cmd)
 	if err != nil {
 		return nil, err
@@ -56,6 +67,9 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 			})
 		switch {
 		case err == nil:
+			if relayed > 0 {
+				resp.Dropped += relayed
+			}
 			return resp, nil
 		case errors.Is(err, ErrRefused):
 			return nil, err
@@ -112,7 +126,7 @@ func (s *Store) propose(ctx context.Context, cmd *model.Command, data []byte) (a
 	if kept == nil {
 		return &model.Response{Dropped: dropped}, nil
 	}
-	if len(kept.Lines) != len(cmd.Logs.Lines) {
+	if dropped > 0 || len(kept.Lines) != len(cmd.Logs.Lines) {
 		// Lines dropped, or a count of earlier ones added.
 		trimmed := *cmd
 		trimmed.Logs = kept

@@ -2,6 +2,8 @@ package raftstore
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +22,11 @@ import (
 // source goes ahead of its next lines that fit. An agent that spreads
 // its batches over several nodes meets the same budget, since they all
 // reach the leader; a new leader starts its budgets full, so a change of
-// leader costs at most one more batch per source.
+// leader costs at most one more batch per source. A follower holds what it
+// relays to the same budget first, with its own count lines, so that a
+// flood posted to it costs the leader no more than the budget to decode;
+// the leader adds the number of a count line it drops to its own count,
+// so no dropped line goes uncounted.
 
 // LogBudget bounds what one source of debug-log lines (a machine, a node)
 // adds to the Raft log.
@@ -136,7 +142,12 @@ func (m *logMeter) admit(b *model.LogBatch, now time.Time) (kept *model.LogBatch
 		t := m.tank(src, now)
 		size := float64(len(l.Message))
 		if t.lines < 1 || t.bytes < size {
-			t.dropped++
+			// A count another node put in goes on in this one's.
+			if n, ok := droppedCount(&l); ok {
+				t.dropped += n
+			} else {
+				t.dropped++
+			}
 			t.lastDrop = l.Time
 			dropped++
 			continue
@@ -157,6 +168,53 @@ func (m *logMeter) admit(b *model.LogBatch, now time.Time) (kept *model.LogBatch
 	return &model.LogBatch{Lines: out}, dropped
 }
 
+// wait is how long src waits, from now, until a line and size bytes (at
+// most a batch's) fit its budget: 0 when they fit now.
+func (m *logMeter) wait(src string, size int, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tanks[src] == nil {
+		return 0
+	}
+	t := m.tank(src, now)
+	need := float64(min(max(size, 1), m.budget.BatchBytes))
+	secs := max((1-t.lines)/float64(m.budget.LinesPerSecond), (need-t.bytes)/float64(m.budget.BytesPerSecond), 0)
+	return time.Duration(secs * float64(time.Second))
+}
+
+// LogWait is how long machine's agent waits before a line and size bytes
+// of its lines (at most a batch's) fit the budget this node holds it to
+// (the leader's, or a follower's for what it relays): 0 when they fit
+// now. The API holds a post that comes sooner before it reads its body,
+// so that a flood costs the node its held connections, not the decoding
+// of its batches.
+func (s *Store) LogWait(machine string, size int) time.Duration {
+	m := s.relayMeter
+	if s.IsLeader() {
+		m = s.logMeter
+	}
+	return m.wait("machine "+machine, size, time.Now())
+}
+
+// countSuffix ends every count line's first clause; droppedCount reads
+// it back.
+const countSuffix = " lines dropped: "
+
+// droppedCount is the number a count line (countLine) gives, when l is
+// one. A forged one only changes the number a later count shows of the
+// same source's own lines.
+func droppedCount(l *model.LogLine) (int, bool) {
+	head, rest, ok := strings.Cut(l.Message, countSuffix)
+	if !ok || l.Level != "warning" || !strings.Contains(rest, "over its debug-log budget") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(head)
+	if err != nil || n < 1 || n > 1<<40 {
+		return 0, false
+	}
+	return n, true
+}
+
 // countLine is the warning that t's lines were dropped, of the source of
 // l (a machine's own line: a unit's lines are counted with its machine).
 func (m *logMeter) countLine(src string, l *model.LogLine, t *logTank) model.LogLine {
@@ -167,7 +225,7 @@ func (m *logMeter) countLine(src string, l *model.LogLine, t *logTank) model.Log
 	if c.Time <= 0 {
 		c.Time = l.Time
 	}
-	c.Message = fmt.Sprintf("%d lines dropped: %s is over its debug-log budget of %d bytes and %d lines a second (the servers' --agent-log-* flags)",
-		t.dropped, src, m.budget.BytesPerSecond, m.budget.LinesPerSecond)
+	c.Message = fmt.Sprintf("%d%s%s is over its debug-log budget of %d bytes and %d lines a second (the servers' --agent-log-* flags)",
+		t.dropped, countSuffix, src, m.budget.BytesPerSecond, m.budget.LinesPerSecond)
 	return c
 }

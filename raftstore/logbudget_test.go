@@ -26,13 +26,7 @@ func floodBatch(machine string, lines, size int, at time.Time) *model.LogBatch {
 }
 
 // isCount reports whether l is a budget's dropped-lines count.
-func isCount(l *model.LogLine) (int, bool) {
-	var n int
-	if _, err := fmt.Sscanf(l.Message, "%d lines dropped: ", &n); err != nil || !strings.Contains(l.Message, "debug-log budget") {
-		return 0, false
-	}
-	return n, true
-}
+func isCount(l *model.LogLine) (int, bool) { return droppedCount(l) }
 
 // A source flooding the log gets its budget and no more; a quiet source
 // beside it loses nothing; what was dropped is counted, in full, in
@@ -212,5 +206,35 @@ func TestAFloodingAgentIsHeldToItsBudgetOnEveryNode(t *testing.T) {
 	}
 	if offered := 3 * batchesPerNode * model.MaxLogBatch; dropped == 0 || dropped >= offered {
 		t.Errorf("%d of %d flood lines dropped; want most of them", dropped, offered)
+	}
+}
+
+// A count line a follower put in, dropped by the leader, goes on in the
+// leader's own count: no dropped line goes uncounted.
+func TestALeaderCarriesOnARelayedCount(t *testing.T) {
+	b := LogBudget{BytesPerSecond: 100, LinesPerSecond: 1, BatchBytes: 100, BatchLines: 1}
+	relay, leader := newLogMeter(b), newLogMeter(b)
+	now := time.Unix(1_700_000_000, 0)
+	// The relay takes one line and drops two; the leader is empty.
+	if _, d := leader.admit(floodBatch("m1", 1, 10, now), now); d != 0 {
+		t.Fatalf("the leader's first line: %d dropped", d)
+	}
+	kept, d := relay.admit(floodBatch("m1", 3, 10, now), now)
+	if d != 2 || len(kept.Lines) != 1 {
+		t.Fatalf("relay: kept %v, dropped %d; want one kept, two dropped", kept, d)
+	}
+	later := now.Add(2 * time.Second)
+	kept, _ = relay.admit(floodBatch("m1", 1, 10, later), later)
+	if n, ok := droppedCount(&kept.Lines[0]); !ok || n != 2 {
+		t.Fatalf("relay's next batch starts with %+v; want a count of 2", kept.Lines[0])
+	}
+	// The leader has no budget left for it now: the count's 2 and the
+	// line go into its own count.
+	if _, d := leader.admit(kept, now); d != 2 {
+		t.Fatalf("leader dropped %d lines; want 2", d)
+	}
+	kept, _ = leader.admit(floodBatch("m1", 1, 10, later), later)
+	if n, ok := droppedCount(&kept.Lines[0]); !ok || n != 3 {
+		t.Fatalf("leader's next batch starts with %+v; want a count of 3", kept.Lines[0])
 	}
 }

@@ -147,8 +147,8 @@ type Store struct {
 	contacts contacts
 
 	// logMeter holds each source of debug-log lines to its budget
-	// while this node leads.
-	logMeter *logMeter
+	// while this node leads, relayMeter what it relays to a leader.
+	logMeter, relayMeter *logMeter
 
 	// readyTerm is the term whose leader barrier has completed: the
 	// leader may serve linearizable reads only in that term.
@@ -198,7 +198,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s (is another fixpoint server using this data dir?): %w", dbPath, err)
 	}
-	s := &Store{cfg: cfg, log: log, bolt: bolt, fwd: forward.NewClient(cfg.HTTPClient, cfg.NodeID), opened: time.Now(), logMeter: newLogMeter(cfg.LogBudget)}
+	s := &Store{cfg: cfg, log: log, bolt: bolt, fwd: forward.NewClient(cfg.HTTPClient, cfg.NodeID), opened: time.Now(),
+		logMeter: newLogMeter(cfg.LogBudget), relayMeter: newLogMeter(cfg.LogBudget)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
