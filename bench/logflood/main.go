@@ -14,12 +14,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -28,10 +26,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
+	"github.com/fixpoint/fixpoint/bench/internal/servers"
 )
 
 type result struct {
@@ -68,45 +66,45 @@ func main() {
 			fail("build: %v", err)
 		}
 	}
-	c, err := startCluster(*bin, root)
-	defer c.stop()
+	c, err := servers.Start(*bin, root, client, nil)
+	defer c.Stop()
 	if err != nil {
 		fail("%v", err)
 	}
-	leader, err := c.leader()
+	lead, err := leader(c)
 	if err != nil {
 		fail("%v", err)
 	}
-	writer, err := register(leader, c.token, "mw")
+	writer, err := register(lead, c.Token, "mw")
 	if err != nil {
 		fail("%v", err)
 	}
-	flooder, err := register(leader, c.token, "mflood")
+	flooder, err := register(lead, c.Token, "mflood")
 	if err != nil {
 		fail("%v", err)
 	}
 	d := time.Duration(*seconds) * time.Second
 	var seq atomic.Int64
 
-	quiet, qerr := write(leader, writer, d, &seq)
-	before, firstIndex := c.raftSizes(), c.lastIndex(leader)
+	quiet, qerr := write(lead, writer, d, &seq)
+	before, firstIndex := raftSizes(c), lastIndex(c, lead)
 	ctx, cancel := context.WithCancel(context.Background())
 	var posted, dropped atomic.Int64
 	var wg sync.WaitGroup
-	for _, s := range c.servers {
+	for _, s := range c.Servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			flood(ctx, s.addr, flooder, &posted, &dropped)
+			flood(ctx, s.Addr, flooder, &posted, &dropped)
 		}()
 	}
 	start := time.Now()
-	loud, lerr := write(leader, writer, d, &seq)
+	loud, lerr := write(lead, writer, d, &seq)
 	cancel()
 	wg.Wait()
 	elapsed := time.Since(start)
-	after := c.raftSizes()
-	entries := c.lastIndex(leader) - firstIndex
+	after := raftSizes(c)
+	entries := lastIndex(c, lead) - firstIndex
 
 	r := result{
 		Seconds:         elapsed.Seconds(),
@@ -203,175 +201,35 @@ func flood(ctx context.Context, addr string, a agent, posted, dropped *atomic.In
 var client = &http.Client{Timeout: time.Minute}
 
 func post(url, token, body string) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(data))
-	}
-	return data, nil
+	return servers.Do(client, http.MethodPost, url, token, body)
 }
 
-// server is one `fixpoint server` process.
-type server struct {
-	id, dir, addr string
-	cmd           *exec.Cmd
-	log           *os.File
-}
-
-type cluster struct {
-	servers []*server
-	token   string
-}
-
-// startCluster starts three servers on loopback, the first bootstrapped.
-func startCluster(bin, root string) (*cluster, error) {
-	c := &cluster{}
-	for i := range 3 {
-		id := fmt.Sprintf("n%d", i+1)
-		s := &server{id: id, dir: filepath.Join(root, id)}
-		args := []string{"server", "--node-id", id, "--data-dir", s.dir,
-			"--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error"}
-		if i == 0 {
-			args = append(args, "--bootstrap")
-		} else {
-			args = append(args, "--join", c.servers[0].addr)
-		}
-		if err := os.MkdirAll(s.dir, 0o700); err != nil {
-			return c, err
-		}
-		log, err := os.Create(filepath.Join(root, id+".log"))
-		if err != nil {
-			return c, err
-		}
-		s.log = log
-		s.cmd = exec.Command(bin, args...)
-		s.cmd.Stdout, s.cmd.Stderr = log, log
-		s.cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+c.token)
-		s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := s.cmd.Start(); err != nil {
-			return c, fmt.Errorf("start %s: %w", id, err)
-		}
-		c.servers = append(c.servers, s)
-		if s.addr, err = waitEndpoint(s); err != nil {
-			return c, err
-		}
-		if i == 0 {
-			b, err := os.ReadFile(filepath.Join(s.dir, "operator.token"))
-			if err != nil {
-				return c, err
-			}
-			c.token = strings.TrimSpace(string(b))
-		}
-	}
-	return c, c.waitVoters()
-}
-
-func waitEndpoint(s *server) (string, error) {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(filepath.Join(s.dir, "controller.json"))
-		var e struct {
-			Addr string `json:"addr"`
-		}
-		if err == nil && json.Unmarshal(b, &e) == nil && e.Addr != "" {
-			return e.Addr, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return "", fmt.Errorf("%s did not start serving; see %s", s.id, s.log.Name())
-}
-
-type member struct {
-	ID       string `json:"id"`
-	HTTPAddr string `json:"http_addr"`
-	Role     string `json:"role"`
-	Voter    bool   `json:"voter"`
-}
-
-func (c *cluster) members() ([]member, error) {
-	req, err := http.NewRequest(http.MethodGet, c.servers[0].addr+"/v1/raft/members", nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var ms []member
-	return ms, json.NewDecoder(resp.Body).Decode(&ms)
-}
-
-func (c *cluster) waitVoters() error {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		ms, err := c.members()
-		voters := 0
-		for _, m := range ms {
-			if m.Voter && m.Role != "unknown" {
-				voters++
-			}
-		}
-		if err == nil && voters == 3 {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("no three voters within a minute")
-}
-
-func (c *cluster) leader() (string, error) {
-	ms, err := c.members()
+// leader is the leader's API address.
+func leader(c *servers.Cluster) (string, error) {
+	s, err := c.Pick("leader")
 	if err != nil {
 		return "", err
 	}
-	for _, m := range ms {
-		if m.Role == "leader" {
-			return m.HTTPAddr, nil
-		}
-	}
-	return "", fmt.Errorf("no leader among %+v", ms)
+	return s.Addr, nil
 }
 
 // lastIndex is the last index of addr's log (GET /v1/raft/status).
-func (c *cluster) lastIndex(addr string) uint64 {
-	req, err := http.NewRequest(http.MethodGet, addr+"/v1/raft/status", nil)
-	if err != nil {
-		return 0
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0
-	}
-	defer resp.Body.Close()
+func lastIndex(c *servers.Cluster, addr string) uint64 {
 	var st struct {
 		LastIndex uint64 `json:"last_index"`
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&st)
+	if data, err := c.Get(addr + "/v1/raft/status"); err == nil {
+		_ = json.Unmarshal(data, &st)
+	}
 	return st.LastIndex
 }
 
 // raftSizes is the bytes under each node's raft directory: the log's
 // segment files grow a segment (64 MiB) at a time.
-func (c *cluster) raftSizes() []int64 {
-	out := make([]int64, len(c.servers))
-	for i, s := range c.servers {
-		_ = filepath.WalkDir(filepath.Join(s.dir, "raft"), func(_ string, d fs.DirEntry, err error) error {
+func raftSizes(c *servers.Cluster) []int64 {
+	out := make([]int64, len(c.Servers))
+	for i, s := range c.Servers {
+		_ = filepath.WalkDir(filepath.Join(s.Dir, "raft"), func(_ string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				if fi, err := d.Info(); err == nil {
 					out[i] += fi.Size()
@@ -381,28 +239,6 @@ func (c *cluster) raftSizes() []int64 {
 		})
 	}
 	return out
-}
-
-func (c *cluster) stop() {
-	for _, s := range c.servers {
-		if s.cmd.Process != nil && s.cmd.ProcessState == nil {
-			_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		}
-	}
-	for _, s := range c.servers {
-		done := make(chan struct{})
-		go func() {
-			_ = s.cmd.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-done
-		}
-		s.log.Close()
-	}
 }
 
 func fail(format string, args ...any) {
