@@ -67,7 +67,7 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 			})
 		switch {
 		case err == nil:
-			if relayed > 0 {
+			if relayed > 0 && resp != nil {
 				resp.Dropped += relayed
 			}
 			return resp, nil

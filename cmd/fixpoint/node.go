@@ -91,8 +91,10 @@ type node struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan struct{}
-	// records are the start-up records, made or still waited for.
-	records *startRecords
+	// records are the start-up records, made or still waited for;
+	// recording is closed once nothing retries them any more.
+	records   *startRecords
+	recording chan struct{}
 }
 
 // firstRecordAttempt bounds the start-up records' first attempt, made
@@ -157,7 +159,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	records := newStartRecords(store, cfg)
 	records.first(ctx, firstRecordAttempt)
 	runCtx, cancel := context.WithCancel(context.Background())
-	go records.run(runCtx)
+	recording := make(chan struct{})
+	go func() {
+		defer close(recording)
+		records.run(runCtx)
+	}()
 	shipNodeLog(runCtx, store, cfg.log)
 	ctl := engine.NewController(store, engine.Options{
 		Log:      cfg.log.Named("engine"),
@@ -185,7 +191,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	// Long polls end with the node rather than holding shutdown up.
 	srv.BaseContext = func(net.Listener) context.Context { return runCtx }
 	srv.ConnContext = cork.ConnContext
-	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{}), records: records}
+	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{}), records: records, recording: recording}
 	// The dashboard's convergence timeline; it reads the store, so the
 	// node is done only once it has stopped too.
 	sampled := make(chan struct{})
@@ -229,6 +235,7 @@ func (n *node) stop() {
 	defer cancel()
 	_ = n.srv.Shutdown(ctx)
 	<-n.done
+	<-n.recording
 	_ = n.store.Close()
 }
 
