@@ -238,3 +238,26 @@ func TestALeaderCarriesOnARelayedCount(t *testing.T) {
 		t.Fatalf("leader's next batch starts with %+v; want a count of 3", kept.Lines[0])
 	}
 }
+
+// A source that spent its budget waits until what it would post fits:
+// as long as the budget takes to refill that much, at most a batch's.
+func TestLogMeterSaysHowLongASourceWaits(t *testing.T) {
+	b := LogBudget{BytesPerSecond: 1000, LinesPerSecond: 100, BatchBytes: 4000, BatchLines: 100}
+	m := newLogMeter(b)
+	now := time.Unix(1_700_000_000, 0)
+	if d := m.wait("machine m1", 1<<20, now); d != 0 {
+		t.Fatalf("a source never seen waits %v; want 0", d)
+	}
+	m.admit(floodBatch("m1", 40, 100, now), now) // all 4000 bytes
+	for _, c := range []struct {
+		size int
+		want time.Duration
+	}{{500, 500 * time.Millisecond}, {1 << 20, 4 * time.Second}} {
+		if d := m.wait("machine m1", c.size, now); d < c.want-time.Millisecond || d > c.want+time.Millisecond {
+			t.Errorf("after spending its budget, a post of %d bytes waits %v; want %v", c.size, d, c.want)
+		}
+	}
+	if d := m.wait("machine m1", 500, now.Add(time.Second)); d != 0 {
+		t.Errorf("a second later, a post of 500 bytes waits %v; want 0", d)
+	}
+}

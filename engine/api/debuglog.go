@@ -160,8 +160,9 @@ type logWaiter interface {
 const maxLogHold = 2 * time.Second
 
 // logBudgetLeft holds a post of machine's lines, before its body is read,
-// until its size (the body's, which its lines' messages do not exceed)
-// would fit its debug-log budget, for at most maxLogHold; a post of which
+// until its size (the body's, which its lines' messages do not exceed;
+// the largest a post may be when the body does not say) would fit its
+// debug-log budget, for at most maxLogHold; a post of which
 // not one line would fit then is answered 503 unread. An agent that keeps
 // one batch in flight is slowed to its budget; one that floods costs the
 // node a held connection per post (bounded per address), not the
@@ -171,7 +172,12 @@ func (s *Server) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine s
 	if !ok {
 		return true
 	}
-	d := lw.LogWait(machine, int(max(r.ContentLength, 0)))
+	size := int(r.ContentLength)
+	if size < 0 {
+		// Of unknown length: held as the largest a post may be.
+		size = model.MaxCommandBytes
+	}
+	d := lw.LogWait(machine, size)
 	if d <= 0 {
 		return true
 	}
