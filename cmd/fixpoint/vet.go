@@ -20,7 +20,8 @@ func newVetCmd() *cobra.Command {
 		Long: `vet loads an environment — one .cue file, several files of one directory, or a
 directory whose .cue files unify — checks it against the environment schema,
 reads the metadata of every charm it names (charm.cue, or metadata.yaml and
-config.yaml; paths are relative to the environment's directory) and checks
+config.yaml; paths are relative to the environment's directory; resource
+files must be inside it unless --allow-outside names them) and checks
 the whole as the control plane would: services, endpoints, interfaces,
 config types, relation limits, subordinates, and the control plane's limits
 on units, services, relations, config and machines: the defaults, or those
