@@ -298,15 +298,9 @@ func (s *State) charmOf(u *Unit) *CharmMeta {
 
 // startAction marks a pending action running on machine.
 func (s *State) startAction(at int64, st *StartAction) error {
-	a := s.Actions[st.ID]
-	if a == nil {
-		return fmt.Errorf("operation %d does not exist", st.ID)
-	}
-	if a.Status != ActionPending {
-		return fmt.Errorf("operation %d is %s, not pending: it runs once", st.ID, a.Status)
-	}
-	if u := s.Units[a.Unit]; u == nil || u.Machine != st.Machine {
-		return fmt.Errorf("operation %d is for %s, which is not on machine %s", st.ID, a.Unit, st.Machine)
+	a, err := s.checkStart(st)
+	if err != nil {
+		return err
 	}
 	n := *a
 	n.Status, n.Machine, n.Started = ActionRunning, st.Machine, at
@@ -314,23 +308,49 @@ func (s *State) startAction(at int64, st *StartAction) error {
 	return nil
 }
 
+// checkStart refuses to start an operation that does not exist, is not
+// pending or whose unit is not on the starting machine.
+func (s *State) checkStart(st *StartAction) (*Action, error) {
+	a := s.Actions[st.ID]
+	if a == nil {
+		return nil, fmt.Errorf("operation %d does not exist", st.ID)
+	}
+	if a.Status != ActionPending {
+		return nil, fmt.Errorf("operation %d is %s, not pending: it runs once", st.ID, a.Status)
+	}
+	if u := s.Units[a.Unit]; u == nil || u.Machine != st.Machine {
+		return nil, fmt.Errorf("operation %d is for %s, which is not on machine %s", st.ID, a.Unit, st.Machine)
+	}
+	return a, nil
+}
+
+// checkFinish refuses to finish an operation that is not running on the
+// finishing machine, or with writes of another unit.
+func (s *State) checkFinish(f *FinishAction) (*Action, error) {
+	a := s.Actions[f.ID]
+	if a == nil {
+		return nil, fmt.Errorf("operation %d does not exist", f.ID)
+	}
+	if a.Status != ActionRunning || a.Machine != f.Machine {
+		return nil, fmt.Errorf("operation %d is %s on machine %q, not running on %s", f.ID, a.Status, a.Machine, f.Machine)
+	}
+	if f.Writes != nil && f.Writes.Unit != a.Unit {
+		return nil, fmt.Errorf("operation %d is for %s, not %s", f.ID, a.Unit, f.Writes.Unit)
+	}
+	return a, nil
+}
+
 // finishAction records what a running action came to and applies what it
 // wrote; it returns the writes refused, if any.
 func (s *applying) finishAction(index uint64, at int64, f *FinishAction, t *Touched) (string, error) {
-	a := s.Actions[f.ID]
-	if a == nil {
-		return "", fmt.Errorf("operation %d does not exist", f.ID)
-	}
-	if a.Status != ActionRunning || a.Machine != f.Machine {
-		return "", fmt.Errorf("operation %d is %s on machine %q, not running on %s", f.ID, a.Status, a.Machine, f.Machine)
+	a, err := s.checkFinish(f)
+	if err != nil {
+		return "", err
 	}
 	skipped := ""
 	// An action that failed by action-fail still exited 0: what it wrote
 	// is kept, as Juju keeps it; one whose process failed brings none.
 	if f.Writes != nil {
-		if f.Writes.Unit != a.Unit {
-			return "", fmt.Errorf("operation %d is for %s, not %s", f.ID, a.Unit, f.Writes.Unit)
-		}
 		if u := s.Units[a.Unit]; u != nil {
 			t.Units = append(t.Units, u.Name)
 			u.Index = index

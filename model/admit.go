@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"sort"
 )
@@ -10,8 +11,8 @@ import (
 // API asks before proposing, so that a command refused on state the node
 // can read never grows the log; the FSM applies the same rules again and
 // stays the judge. desired is a deploy's resolved environment
-// (Command.Check). Ops the API does not propose on an operator's or an
-// agent's behalf (results, liveness, auth) are admitted.
+// (Command.Check). Ops only the engine proposes (results, liveness) are
+// admitted.
 func (s *State) Admit(c *Command, desired *Desired) (noop bool, err error) {
 	switch c.Op {
 	case OpDeploy:
@@ -33,8 +34,55 @@ func (s *State) Admit(c *Command, desired *Desired) (noop bool, err error) {
 	case OpEnqueue:
 		_, err = s.CheckEnqueue(c.Enqueue)
 		return false, err
+	case OpStart:
+		_, err = s.checkStart(c.StartAction)
+		return false, err
+	case OpFinish:
+		_, err = s.checkFinish(c.Finish)
+		return false, err
+	case OpAuth:
+		return s.checkAuth(c.Auth)
 	}
 	return false, nil
+}
+
+// Replica is what AdmitOn needs of a node: its applied state, and a way
+// to bring it up to everything committed before the call.
+type Replica interface {
+	View(fn func(*State) error) error
+	Linearize(ctx context.Context) error
+}
+
+// AdmitOn asks r's applied state what c would do (CheckRequest, then
+// Admit), so that a command refused on state the node can read, or one
+// that would change nothing, never grows the log. It returns the
+// refusal, or the answer to give for a no-op; neither nil means propose.
+// A node's copy may lag the log, so a refusal or a no-op is confirmed on
+// a linearizable read first; where that read fails, the command is to be
+// proposed and the FSM judges it.
+func AdmitOn(ctx context.Context, r Replica, c *Command, desired *Desired) (*Response, error) {
+	check := func() (noop *Response, err error) {
+		_ = r.View(func(st *State) error {
+			var dup, same bool
+			if _, dup, err = st.CheckRequest(c); err != nil || dup {
+				// A retry is answered by the FSM, with the index the
+				// first send was applied at.
+				return nil
+			}
+			if same, err = st.Admit(c, desired); same && err == nil {
+				noop = &Response{Index: st.Index}
+			}
+			return nil
+		})
+		return noop, err
+	}
+	if noop, err := check(); noop == nil && err == nil {
+		return nil, nil
+	}
+	if err := r.Linearize(ctx); err != nil {
+		return nil, nil
+	}
+	return check()
 }
 
 // CheckLimits refuses a desired environment over the limits in force, or
@@ -157,4 +205,16 @@ func (s *State) checkJoin(j *JoinToken) (noop bool, err error) {
 		return false, fmt.Errorf("the join token may not equal the operator token")
 	}
 	return s.Auth.Join == j.Hash && s.Auth.JoinExpires == j.Expires, nil
+}
+
+// checkAuth refuses credentials other than those set; setting the ones
+// set again is a no-op. The first credentials are the bootstrap node's.
+func (s *State) checkAuth(a *Auth) (noop bool, err error) {
+	if s.Auth == nil {
+		return false, nil
+	}
+	if s.Auth.Operator != a.Operator || s.Auth.Join != a.Join {
+		return false, fmt.Errorf("the control plane's credentials are already set")
+	}
+	return true, nil
 }

@@ -111,8 +111,8 @@ func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 	case OpLogs:
 		return nil, fmt.Errorf("log lines are kept beside the state, not in it: raftstore applies them")
 	case OpAuth:
-		if s.Auth != nil && (s.Auth.Operator != c.Auth.Operator || s.Auth.Join != c.Auth.Join) {
-			return nil, fmt.Errorf("the control plane's credentials are already set")
+		if _, err := s.checkAuth(c.Auth); err != nil {
+			return nil, err
 		}
 		if s.Auth == nil {
 			s.Auth = &Auth{Operator: c.Auth.Operator, Join: c.Auth.Join}

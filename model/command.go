@@ -199,6 +199,9 @@ type Response struct {
 	events []Event
 	// Action is the operation an enqueue-action made.
 	Action int `json:"action,omitempty"`
+	// Dropped counts the debug-log lines of a logs command the leader
+	// dropped, over their source's budget, before it proposed the rest.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // MaxListedResolved caps Response.Resolved: the answer to resolving a

@@ -29,6 +29,17 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	} else {
 		bindRequest(cmd)
 	}
+	relayed := 0
+	if cmd.Op == model.OpLogs && cmd.Logs != nil && !s.IsLeader() {
+		// Held to the budget before it is relayed (logbudget.go).
+		kept, dropped := s.relayMeter.admit(cmd.Logs, time.Now())
+		if kept == nil {
+			return &model.Response{Dropped: dropped}, nil
+		}
+		trimmed := *cmd
+		trimmed.Logs, relayed = kept, dropped
+		cmd = &trimmed
+	}
 	data, need, err := proposal(cmd)
 	if err != nil {
 		return nil, err
@@ -45,7 +56,7 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 				if err := s.gate(ctx, need); err != nil {
 					return err
 				}
-				out, err := s.applyLocal(ctx, data)
+				out, err := s.propose(ctx, cmd, data)
 				if err == nil {
 					resp, _ = out.(*model.Response)
 				}
@@ -59,6 +70,9 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 			})
 		switch {
 		case err == nil:
+			if relayed > 0 && resp != nil {
+				resp.Dropped += relayed
+			}
 			return resp, nil
 		case errors.Is(err, ErrRefused):
 			return nil, err
@@ -112,6 +126,34 @@ func (s *Store) applyLocal(ctx context.Context, data []byte) (any, error) {
 	default:
 		return v, nil
 	}
+}
+
+// propose appends cmd, encoded as data, on this node, which must lead,
+// and waits until it is applied: what applyLocal does, once a debug-log
+// batch is held to its sources' budgets (logbudget.go). A batch of which
+// nothing fits is answered without an entry.
+func (s *Store) propose(ctx context.Context, cmd *model.Command, data []byte) (any, error) {
+	if cmd.Op != model.OpLogs || cmd.Logs == nil {
+		return s.applyLocal(ctx, data)
+	}
+	kept, dropped := s.logMeter.admit(cmd.Logs, time.Now())
+	if kept == nil {
+		return &model.Response{Dropped: dropped}, nil
+	}
+	if dropped > 0 || len(kept.Lines) != len(cmd.Logs.Lines) {
+		// Lines dropped, or a count of earlier ones added.
+		trimmed := *cmd
+		trimmed.Logs = kept
+		var err error
+		if data, _, err = proposal(&trimmed); err != nil {
+			return nil, err
+		}
+	}
+	out, err := s.applyLocal(ctx, data)
+	if resp, ok := out.(*model.Response); ok && err == nil {
+		resp.Dropped = dropped
+	}
+	return out, err
 }
 
 // forwardApply sends a command to the leader's /v1/raft/apply.

@@ -66,6 +66,7 @@ type node struct {
 	hold     time.Duration // Config.leaderHold
 	raftTLS  *tls.Config   // Config.RaftTLS
 	level    model.Level   // Config.level: the build's feature level
+	budget   LogBudget     // Config.LogBudget
 	// connState, when set, sees every connection to the node's HTTP
 	// server change state.
 	connState func(net.Conn, http.ConnState)
@@ -100,6 +101,7 @@ func (n *node) start(bootstrap bool, join []string) {
 		RaftTLS:        n.raftTLS,
 		level:          n.level,
 		Version:        fmt.Sprintf("test-level-%d", n.level),
+		LogBudget:      n.budget,
 	})
 	if err != nil {
 		ln.Close()

@@ -79,6 +79,14 @@ func (s *Store) handleApply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !forwarded(r) {
+		if noop, err := s.admitCommand(r.Context(), &cmd); err != nil || noop != nil {
+			if err != nil {
+				writeError(w, err)
+			} else {
+				writeJSON(w, http.StatusOK, noop)
+			}
+			return
+		}
 		resp, err := s.Apply(r.Context(), &cmd)
 		if err != nil {
 			writeError(w, err)
@@ -101,7 +109,7 @@ func (s *Store) handleApply(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out, err := s.applyLocal(r.Context(), data)
+	out, err := s.propose(r.Context(), &cmd, data)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -107,6 +107,9 @@ type Config struct {
 	// otherwise.
 	HeartbeatTimeout time.Duration
 	ElectionTimeout  time.Duration
+	// LogBudget bounds what each machine and node adds to the debug log
+	// while this node leads (logbudget.go); zero takes DefaultLogBudget.
+	LogBudget LogBudget
 
 	// trailingLogs overrides how much log survives a snapshot, and
 	// walSegmentSize the size of the log's segment files, so that tests
@@ -158,6 +161,10 @@ type Store struct {
 	// handingOff is set while a halted leader hands leadership over.
 	handingOff atomic.Bool
 
+	// logMeter holds each source of debug-log lines to its budget
+	// while this node leads, relayMeter what it relays to a leader.
+	logMeter, relayMeter *logMeter
+
 	// readyTerm is the term whose leader barrier has completed: the
 	// leader may serve linearizable reads only in that term.
 	readyTerm atomic.Uint64
@@ -178,6 +185,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.Default()
+	}
+	if cfg.LogBudget == (LogBudget{}) {
+		cfg.LogBudget = DefaultLogBudget
 	}
 	log := cfg.Logger.With("node", cfg.NodeID)
 	if cfg.HTTPClient == nil {
@@ -203,7 +213,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s (is another fixpoint server using this data dir?): %w", dbPath, err)
 	}
-	s := &Store{cfg: cfg, log: log, bolt: bolt, fwd: forward.NewClient(cfg.HTTPClient, cfg.NodeID), opened: time.Now()}
+	s := &Store{cfg: cfg, log: log, bolt: bolt, fwd: forward.NewClient(cfg.HTTPClient, cfg.NodeID), opened: time.Now(),
+		logMeter: newLogMeter(cfg.LogBudget), relayMeter: newLogMeter(cfg.LogBudget)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
@@ -331,6 +342,8 @@ func (c *Config) check() error {
 		return errors.New("raftstore: RaftAddr is required")
 	case c.HTTPAddr == "":
 		return errors.New("raftstore: HTTPAddr is required")
+	case c.LogBudget != LogBudget{} && c.LogBudget.Check() != nil:
+		return fmt.Errorf("raftstore: %w", c.LogBudget.Check())
 	case c.Bootstrap && len(c.Join) > 0:
 		// Which one wins on a wiped node decides between joining and
 		// splitting the cluster: make the operator say.

@@ -56,6 +56,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/bench/internal/benchtls"
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
+	"github.com/fixpoint/fixpoint/bench/internal/servers"
 )
 
 func main() {
@@ -106,7 +107,7 @@ func main() {
 	if err == nil {
 		err = measure(c, levels, *via, *client, root, *duration, *warmup, profileSet{leader: *cpuprofile, dir: *profiles})
 	}
-	c.stop()
+	c.Stop()
 	if *dir == "" {
 		os.RemoveAll(root)
 	}
@@ -131,41 +132,41 @@ type profileSet struct {
 // measure runs the levels against the leader or a follower of c and
 // prints the table, each process's CPU per write and the JSON line.
 func measure(c *cluster, levels []int, via, kind, root string, duration, warmup time.Duration, profiles profileSet) error {
-	target, err := c.pick(via)
+	target, err := c.Pick(via)
 	if err != nil {
 		return err
 	}
-	leader, err := c.pick("leader")
+	leader, err := c.Pick("leader")
 	if err != nil {
 		return err
 	}
-	agents, err := c.registerAgents(leader.addr, 8)
+	agents, err := registerAgents(c, leader.Addr, 8)
 	if err != nil {
 		return err
 	}
-	if err := ready(target.addr, agents); err != nil {
+	if err := ready(target.Addr, agents); err != nil {
 		return err
 	}
 
 	fmt.Printf("apibench: 3 fixpoint server processes on 127.0.0.1, data in %s, writes to %s (%s) at %s, %s per level after %s warm-up, %s client\n\n",
-		root, target.id, via, target.addr, duration, warmup, kind)
+		root, target.ID, via, target.Addr, duration, warmup, kind)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "writers\twrites/s\tp50\tp99\tmax\twrites/batch\terrors\t")
 	var seq atomic.Int64
 	var last result
 	var cpu []processCPU
 	for i, w := range levels {
-		run(target.addr, agents, w, warmup, &seq, kind)
+		run(target.Addr, agents, w, warmup, &seq, kind)
 		lastLevel := i == len(levels)-1
 		var stopProfiles func() error
 		if lastLevel {
-			if stopProfiles, err = c.startProfiles(leader, duration, profiles); err != nil {
+			if stopProfiles, err = startProfiles(c, leader, duration, profiles); err != nil {
 				return err
 			}
 		}
-		before, batches0 := c.cpu(leader), fsmBatches(leader.addr)
-		r := run(target.addr, agents, w, duration, &seq, kind)
-		after, batches1 := c.cpu(leader), fsmBatches(leader.addr)
+		before, batches0 := cpuOf(c, leader), fsmBatches(leader.Addr)
+		r := run(target.Addr, agents, w, duration, &seq, kind)
+		after, batches1 := cpuOf(c, leader), fsmBatches(leader.Addr)
 		if stopProfiles != nil {
 			if err := stopProfiles(); err != nil {
 				return err
@@ -243,15 +244,15 @@ type processCPU struct {
 	perWrite float64 // microseconds per acknowledged write
 }
 
-// cpu reads the CPU seconds so far of the leader, the followers (named
+// cpuOf reads the CPU seconds so far of the leader, the followers (named
 // by role and id) and the bench itself, in that order.
-func (c *cluster) cpu(leader *server) []processCPU {
-	t, _ := proc.CPU(leader.cmd.Process.Pid)
-	out := []processCPU{{name: "leader " + leader.id, seconds: t}}
-	for _, s := range c.servers {
+func cpuOf(c *cluster, leader *server) []processCPU {
+	t, _ := proc.CPU(leader.Cmd.Process.Pid)
+	out := []processCPU{{name: "leader " + leader.ID, seconds: t}}
+	for _, s := range c.Servers {
 		if s != leader {
-			t, _ := proc.CPU(s.cmd.Process.Pid)
-			out = append(out, processCPU{name: "follower " + s.id, seconds: t})
+			t, _ := proc.CPU(s.Cmd.Process.Pid)
+			out = append(out, processCPU{name: "follower " + s.ID, seconds: t})
 		}
 	}
 	self, _ := proc.CPU(os.Getpid())
@@ -273,25 +274,25 @@ func cpuPerWrite(before, after []processCPU, writes int) []processCPU {
 
 // startProfiles starts the CPU profiles ps asks for, over d, and returns
 // what waits for them to be written.
-func (c *cluster) startProfiles(leader *server, d time.Duration, ps profileSet) (func() error, error) {
+func startProfiles(c *cluster, leader *server, d time.Duration, ps profileSet) (func() error, error) {
 	type job struct {
 		addr, path string
 	}
 	var jobs []job
 	if ps.leader != "" {
-		jobs = append(jobs, job{leader.addr, ps.leader})
+		jobs = append(jobs, job{leader.Addr, ps.leader})
 	}
 	var self *os.File
 	if ps.dir != "" {
 		if err := os.MkdirAll(ps.dir, 0o755); err != nil {
 			return nil, err
 		}
-		for _, s := range c.servers {
-			name := "follower-" + s.id + ".prof"
+		for _, s := range c.Servers {
+			name := "follower-" + s.ID + ".prof"
 			if s == leader {
 				name = "leader.prof"
 			}
-			jobs = append(jobs, job{s.addr, filepath.Join(ps.dir, name)})
+			jobs = append(jobs, job{s.Addr, filepath.Join(ps.dir, name)})
 		}
 		var err error
 		if self, err = os.Create(filepath.Join(ps.dir, "bench.prof")); err != nil {
@@ -304,7 +305,7 @@ func (c *cluster) startProfiles(leader *server, d time.Duration, ps profileSet) 
 	}
 	errs := make(chan error, len(jobs))
 	for _, j := range jobs {
-		go func() { errs <- c.cpuProfile(j.addr, d, j.path) }()
+		go func() { errs <- cpuProfile(c, j.addr, d, j.path) }()
 	}
 	return func() error {
 		var first error
@@ -340,12 +341,12 @@ type agent struct{ machine, token string }
 
 // registerAgents registers n machines with the operator token and returns
 // their credentials: only a machine's own credential renews it.
-func (c *cluster) registerAgents(addr string, n int) ([]agent, error) {
+func registerAgents(c *cluster, addr string, n int) ([]agent, error) {
 	var out []agent
 	for i := range n {
 		a := agent{machine: fmt.Sprintf("m%d", i)}
 		body := fmt.Sprintf(`{"machine":%q,"address":"10.255.0.%d"}`, a.machine, i)
-		data, err := post(plane, addr+"/v1/agent/register", c.token, body)
+		data, err := post(plane, addr+"/v1/agent/register", c.Token, body)
 		if err != nil {
 			return nil, fmt.Errorf("register %s: %w", a.machine, err)
 		}
@@ -381,12 +382,12 @@ func ready(addr string, agents []agent) error {
 }
 
 // cpuProfile writes the CPU profile of the node at addr over d to path.
-func (c *cluster) cpuProfile(addr string, d time.Duration, path string) error {
+func cpuProfile(c *cluster, addr string, d time.Duration, path string) error {
 	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())), nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Authorization", "Bearer "+c.Token)
 	resp, err := plane.Do(req)
 	if err != nil {
 		return fmt.Errorf("cpu profile: %w", err)
@@ -466,31 +467,9 @@ func write(client *http.Client, addr string, a agent, i int64) error {
 	return err
 }
 
-// post sends one JSON body with token and returns the 200 answer. Each
-// request has its own deadline: the level's end must not cut one short
-// and count it as failed.
+// post sends one JSON body with token and returns the 200 answer.
 func post(client *http.Client, url, token, body string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(data))
-	}
-	return data, nil
+	return servers.Do(client, http.MethodPost, url, token, body)
 }
 
 func quantile(sorted []time.Duration, q float64) time.Duration {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,8 +24,10 @@ type prepared struct {
 	deploy *model.Deploy
 	env    *schemas.Env
 	paths  map[string]string // charm hash → archive path
-	// resources are the resource files by digest.
+	// resources are the resource files by digest; outside, those of them
+	// outside the environment's directory, which plan and apply name.
 	resources map[string]string
+	outside   []charm.OutsideResource
 	// secretValues are the user secrets' values by name then key, read
 	// at prepare and sent with the plan and the deploy only.
 	secretValues map[string]map[string]string
@@ -32,9 +35,10 @@ type prepared struct {
 
 // prepare loads the environment files, packs every charm into cacheDir and
 // checks the result as the control plane will; every problem is reported
-// at its file:line:col.
-func prepare(files []string, cacheDir string) (*prepared, error) {
-	checked, err := charm.CheckAndPack(cacheDir, files...)
+// at its file:line:col. Resources may name files outside the
+// environment's directory only inside the paths allowOutside lists.
+func prepare(files []string, cacheDir string, allowOutside []string) (*prepared, error) {
+	checked, err := charm.CheckWith(charm.Options{CacheDir: cacheDir, AllowOutside: allowOutside}, files...)
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
@@ -42,7 +46,7 @@ func prepare(files []string, cacheDir string) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{env: checked.Env, paths: map[string]string{}, resources: checked.Resources, secretValues: values, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
+	p := &prepared{env: checked.Env, paths: map[string]string{}, resources: checked.Resources, outside: checked.Outside, secretValues: values, deploy: &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}}
 	for _, packed := range checked.Packed {
 		p.paths[packed.Hash] = packed.Path
 	}
@@ -152,7 +156,7 @@ func uploadMissing(ctx context.Context, c *api.Client, p *prepared, plan *api.Pl
 
 func newPlanCmd() *cobra.Command {
 	var r remote
-	var files []string
+	var files, allowOutside []string
 	var warnUnits int
 	cmd := &cobra.Command{
 		Use:   "plan -f ENV.cue",
@@ -170,10 +174,11 @@ something would.`,
 			if err != nil {
 				return err
 			}
-			p, err := prepare(files, cacheDir(r.dataDir))
+			p, err := prepare(files, cacheDir(r.dataDir), allowOutside)
 			if err != nil {
 				return err
 			}
+			printOutside(os.Stdout, p)
 			plan, err := planAgainst(cmd.Context(), c, p)
 			if err != nil {
 				return err
@@ -196,12 +201,13 @@ something would.`,
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	warnUnitsFlag(cmd, &warnUnits)
+	allowOutsideFlag(cmd, &allowOutside)
 	return cmd
 }
 
 func newApplyCmd() *cobra.Command {
 	var r remote
-	var files []string
+	var files, allowOutside []string
 	var wait, failOnBlocked, keepGoing, yes bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -235,10 +241,11 @@ makes no new one.`,
 			if err != nil {
 				return err
 			}
-			p, err := prepare(files, cacheDir(r.dataDir))
+			p, err := prepare(files, cacheDir(r.dataDir), allowOutside)
 			if err != nil {
 				return err
 			}
+			printOutside(os.Stdout, p)
 			if err := deploy(cmd.Context(), c, p, false, newConfirm(yes)); err != nil {
 				return err
 			}
@@ -259,7 +266,22 @@ makes no new one.`,
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
 	keepGoingFlag(cmd, &keepGoing)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")
+	allowOutsideFlag(cmd, &allowOutside)
 	return cmd
+}
+
+// allowOutsideFlag is --allow-outside: the files and directories outside
+// the environment's directory that its resources may name.
+func allowOutsideFlag(cmd *cobra.Command, allow *[]string) {
+	cmd.Flags().StringArrayVar(allow, "allow-outside", nil, "a file or directory outside the environment file's directory whose files resources may name (repeatable); by default a resource must be inside that directory, symlinks resolved")
+}
+
+// printOutside names each resource read from outside the environment's
+// directory, so that what leaves this machine is seen before it goes.
+func printOutside(w io.Writer, p *prepared) {
+	for _, o := range p.outside {
+		fmt.Fprintf(w, "resource %s of %s reads %s, outside the environment's directory (--allow-outside)\n", o.Name, o.Service, o.Path)
+	}
 }
 
 // convergeExit turns waitConverged's outcome into the command's exit,

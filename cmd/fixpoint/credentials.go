@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
@@ -46,27 +45,47 @@ func loadCredentials(dataDir string, create bool) (creds credentials, created bo
 	return creds, true, nil
 }
 
+// errCredentialsDiffer is the one answer of recordCredentials that
+// retrying cannot change.
+var errCredentialsDiffer = errors.New("the control plane's credentials differ from the tokens in this data dir; use the tokens it was bootstrapped with")
+
 // recordCredentials makes the bootstrap node's tokens the control
-// plane's, unless it already has credentials.
+// plane's, unless it already has credentials. The node's state must be
+// caught up with the log first (recordAtStart): a state not yet replayed
+// shows no credentials. A proposal that meets credentials set meanwhile
+// is refused; the next look at the state judges them.
 func recordCredentials(ctx context.Context, store *raftstore.Store, creds credentials) error {
-	var have *model.Auth
-	_ = store.View(func(st *model.State) error {
-		have = st.Auth
-		return nil
-	})
 	want := &model.Auth{Operator: api.HashToken(creds.operator), Join: api.HashToken(creds.join)}
-	if have != nil {
+	set := func() (bool, error) {
+		var have *model.Auth
+		_ = store.View(func(st *model.State) error {
+			have = st.Auth
+			return nil
+		})
 		// The join token may have been rotated since; the operator
 		// token is what identifies the control plane's owner.
-		if have.Operator != want.Operator {
-			return errors.New("the control plane's credentials differ from the tokens in this data dir; use the tokens it was bootstrapped with")
+		if have != nil && have.Operator != want.Operator {
+			return true, errCredentialsDiffer
 		}
-		return nil
+		return have != nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
+	if done, err := set(); done || err != nil {
+		return err
+	}
 	_, err := store.Apply(ctx, &model.Command{Op: model.OpAuth, Auth: want})
-	return err
+	if errors.Is(err, raftstore.ErrRefused) {
+		// Set meanwhile: judged by what was set.
+		if err := store.Linearize(ctx); err != nil {
+			return fmt.Errorf("read the credentials set meanwhile: %w", err)
+		}
+		if done, err := set(); done || err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("apply the bootstrap node's credentials: %w", err)
+	}
+	return nil
 }
 
 // bearer adds a token to every request: how nodes talk to each other.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,7 +15,7 @@ import (
 
 // serveLimited serves a handler that refuses every request, as the API
 // does a request without a token, behind limitAPI.
-func serveLimited(t *testing.T, maxConns int, tweak func(*http.Server)) (string, func() (open, most int)) {
+func serveLimited(t *testing.T, maxConns, perAddr int, tweak func(*http.Server)) (string, func() (open, most int)) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -23,7 +24,7 @@ func serveLimited(t *testing.T, maxConns int, tweak func(*http.Server)) (string,
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "no token", http.StatusUnauthorized)
 	})}
-	lln := limitAPI(srv, ln, maxConns)
+	lln, _ := limitAPI(srv, ln, maxConns, perAddr)
 	if tweak != nil {
 		tweak(srv)
 	}
@@ -54,7 +55,12 @@ func serveLimited(t *testing.T, maxConns int, tweak func(*http.Server)) (string,
 // ask sends one request on a new connection and returns the connection
 // once the answer is read; it stays open, idle.
 func ask(addr string) (net.Conn, error) {
-	c, err := net.Dial("tcp", addr)
+	return askFrom(nil, addr)
+}
+
+// askFrom is ask from the local address from (nil: any).
+func askFrom(from net.Addr, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{LocalAddr: from}).Dial("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -76,11 +82,13 @@ func ask(addr string) (net.Conn, error) {
 // others wait their turn and are all answered as connections close.
 func TestAPIHoldsAtMostItsConnectionCap(t *testing.T) {
 	const limit, clients = 4, 12
-	addr, counts := serveLimited(t, limit, nil)
+	addr, counts := serveLimited(t, limit, limit, nil)
 	answered := make(chan net.Conn, clients)
-	for range clients {
+	for i := range clients {
 		go func() {
-			c, err := ask(addr)
+			// Each from an address of its own: one address holds at
+			// most its share (TestOneAddressHoldsAtMostItsShare).
+			c, err := askFrom(&net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(10+i))}, addr)
 			if err != nil {
 				t.Error(err)
 				c = nil
@@ -116,7 +124,7 @@ func TestAPIHoldsAtMostItsConnectionCap(t *testing.T) {
 // A connection with no request on it is closed after the idle timeout,
 // so that idle clients give their slots back.
 func TestAPIClosesIdleConnections(t *testing.T) {
-	addr, counts := serveLimited(t, 4, func(srv *http.Server) {
+	addr, counts := serveLimited(t, 4, 4, func(srv *http.Server) {
 		if srv.IdleTimeout <= 0 || srv.ReadHeaderTimeout <= 0 {
 			t.Fatalf("idle timeout %v, header timeout %v: a client could hold a connection for ever", srv.IdleTimeout, srv.ReadHeaderTimeout)
 		}
@@ -135,4 +143,56 @@ func TestAPIClosesIdleConnections(t *testing.T) {
 		open, _ := counts()
 		return open == 0
 	})
+}
+
+// One client address that opens connections and keeps them idle, never
+// sending a request, holds at most its per-address cap: the others it
+// opens are closed at once, and a client from another address is
+// answered while it holds them.
+func TestOneAddressHoldsAtMostItsShare(t *testing.T) {
+	const limit, perAddr, idle = 8, 3, 12
+	addr, counts := serveLimited(t, limit, perAddr, nil)
+	hostile := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for range idle {
+		c, err := (&net.Dialer{LocalAddr: hostile}).Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// The server accepts them in the order they were dialled: the first
+	// perAddr are held, the others closed before a byte is read.
+	rafttest.Until(t, time.Minute, "the server holds one address's share", func() bool {
+		open, _ := counts()
+		return open == perAddr
+	})
+	for i, c := range held[perAddr:] {
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+		if n, err := c.Read(make([]byte, 1)); err == nil || isTimeout(err) {
+			t.Fatalf("idle connection %d from an address past its share of %d: read %d bytes, %v; want it closed", perAddr+i+1, perAddr, n, err)
+		}
+	}
+	other := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+	c, err := askFrom(other, addr)
+	if err != nil {
+		t.Fatalf("a client from another address while the first holds its share: %v", err)
+	}
+	c.Close()
+	if _, most := counts(); most > perAddr+1 {
+		t.Errorf("the server held %d connections at once; want at most %d from one address and 1 from the other", most, perAddr)
+	}
+	if open, _ := counts(); open < perAddr {
+		t.Errorf("%d connections open; the %d within the share stay open until the idle close", open, perAddr)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -49,8 +49,13 @@ type tuning struct {
 	agentTTL           time.Duration
 	retryMin, retryMax time.Duration
 	updateStatus       time.Duration
-	// httpMaxConns caps the API's connections (limitAPI).
-	httpMaxConns int
+	// httpMaxConns caps the API's connections, and httpMaxConnsPerAddr
+	// those of one client address (limitAPI).
+	httpMaxConns        int
+	httpMaxConnsPerAddr int
+	// logBudget is what each agent may add to the debug log, held by
+	// the leader (raftstore.LogBudget).
+	logBudget raftstore.LogBudget
 }
 
 func (t *tuning) flags(f *pflag.FlagSet) {
@@ -58,6 +63,12 @@ func (t *tuning) flags(f *pflag.FlagSet) {
 	f.DurationVar(&t.retryMin, "retry-min", engine.DefaultBackoff.Min, "first wait before a failed hook is retried")
 	f.DurationVar(&t.retryMax, "retry-max", engine.DefaultBackoff.Max, "longest wait between retries of a failed hook")
 	f.IntVar(&t.httpMaxConns, "http-max-conns", defaultMaxConns, "most connections the HTTP API holds at once (at most half the process's open-file limit); more wait to be accepted until one closes")
+	f.IntVar(&t.httpMaxConnsPerAddr, "http-max-conns-per-address", defaultMaxConnsPerAddress, "most connections the HTTP API holds at once from one client address (at most half of --http-max-conns; the cluster's own nodes are not bounded by it); more are closed as they arrive. Raise it for many agents behind one NAT address")
+	d := raftstore.DefaultLogBudget
+	f.IntVar(&t.logBudget.BytesPerSecond, "agent-log-bytes-per-second", d.BytesPerSecond, "most debug-log bytes one machine's agent (or one node) adds to the Raft log a second; the leader drops what is over and logs a count of it")
+	f.IntVar(&t.logBudget.LinesPerSecond, "agent-log-lines-per-second", d.LinesPerSecond, "most debug-log lines one machine's agent (or one node) adds to the Raft log a second")
+	f.IntVar(&t.logBudget.BatchBytes, "agent-log-batch-bytes", d.BatchBytes, "most debug-log bytes one machine's agent adds at once, after a quiet while")
+	f.IntVar(&t.logBudget.BatchLines, "agent-log-batch-lines", d.BatchLines, fmt.Sprintf("most debug-log lines one machine's agent adds at once (at most %d)", d.BatchLines))
 	f.DurationVar(&t.updateStatus, "update-status-interval", engine.DefaultUpdateStatus, "how long a settled unit of an old-hook or ops charm waits after its last run before update-status runs on it, as Juju's timer does (ops retries deferred events then); 0 turns the timer off")
 }
 
@@ -80,11 +91,25 @@ type node struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan struct{}
+	// records are the start-up records, made or still waited for;
+	// recording is closed once nothing retries them any more.
+	records   *startRecords
+	recording chan struct{}
 }
+
+// firstRecordAttempt bounds the start-up records' first attempt, made
+// before the API serves: longer than a new cluster's first election.
+const firstRecordAttempt = 10 * time.Second
 
 func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if cfg.tuning.httpMaxConns < 1 {
 		return nil, fmt.Errorf("--http-max-conns is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConns, defaultMaxConns)
+	}
+	if err := cfg.tuning.logBudget.Check(); err != nil {
+		return nil, fmt.Errorf("--agent-log-*: %w", err)
+	}
+	if cfg.tuning.httpMaxConnsPerAddr < 1 {
+		return nil, fmt.Errorf("--http-max-conns-per-address is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConnsPerAddr, defaultMaxConnsPerAddress)
 	}
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -98,7 +123,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		cfg.log.Warn("HTTP connections capped below --http-max-conns by the open-file limit; raise it (ulimit -n) for more", "max_conns", maxConns, "open_file_limit", nofile)
 	}
 	var srv http.Server
-	ln = limitAPI(&srv, ln, maxConns)
+	ln, connCap := limitAPI(&srv, ln, maxConns, cfg.tuning.httpMaxConnsPerAddr)
 	ln = cork.Listener{Listener: ln}
 	addr := "http://" + ln.Addr().String()
 	if cfg.tls != nil {
@@ -120,28 +145,26 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 			Transport: bearer{token: cfg.token, base: transport},
 			Timeout:   time.Minute,
 		},
-		RaftTLS: cfg.tls,
-		Version: shortVersion(),
+		RaftTLS:   cfg.tls,
+		Version:   shortVersion(),
+		LogBudget: cfg.tuning.logBudget,
 	})
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	if cfg.creds != nil {
-		if err := recordCredentials(ctx, store, *cfg.creds); err != nil {
-			store.Close()
-			ln.Close()
-			return nil, fmt.Errorf("record credentials: %w", err)
-		}
-	}
-	if cfg.limits != nil {
-		// Not fatal: a node that cannot reach a leader must still start
-		// to help restore one; the cluster keeps the limits in force.
-		if err := recordLimits(ctx, store, cfg.limits, cfg.creds != nil, cfg.log); err != nil {
-			cfg.log.Error("the limits given on the command line are not in force", "error", err)
-		}
-	}
+	exemptPeers(connCap, store.PeerHosts)
+	// A cluster that answers at once (a new one, a healthy restart) has
+	// the records before the API serves; otherwise the node serves and
+	// goes on waiting (startrecords.go).
+	records := newStartRecords(store, cfg)
+	records.first(ctx, firstRecordAttempt)
 	runCtx, cancel := context.WithCancel(context.Background())
+	recording := make(chan struct{})
+	go func() {
+		defer close(recording)
+		records.run(runCtx)
+	}()
 	shipNodeLog(runCtx, store, cfg.log)
 	ctl := engine.NewController(store, engine.Options{
 		Log:      cfg.log.Named("engine"),
@@ -164,11 +187,12 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		},
 		PeerClient: &http.Client{Transport: bearer{token: cfg.token, base: transport}, Timeout: 5 * time.Minute},
 		Log:        cfg.log.Named("api"),
+		Waiting:    records.Waiting,
 	})
 	// Long polls end with the node rather than holding shutdown up.
 	srv.BaseContext = func(net.Listener) context.Context { return runCtx }
 	srv.ConnContext = cork.ConnContext
-	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{})}
+	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{}), records: records, recording: recording}
 	// The controller's loops read the store, so the node is done only
 	// once they have all stopped.
 	stopped := ctl.Start(runCtx)
@@ -203,6 +227,7 @@ func (n *node) stop() {
 	defer cancel()
 	_ = n.srv.Shutdown(ctx)
 	<-n.done
+	<-n.recording
 	_ = n.store.Close()
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 func newVetCmd() *cobra.Command {
-	var files []string
+	var files, allowOutside []string
 	var limits limitFlags
 	var warnUnits int
 	cmd := &cobra.Command{
@@ -20,7 +20,8 @@ func newVetCmd() *cobra.Command {
 		Long: `vet loads an environment — one .cue file, several files of one directory, or a
 directory whose .cue files unify — checks it against the environment schema,
 reads the metadata of every charm it names (charm.cue, or metadata.yaml and
-config.yaml; paths are relative to the environment's directory) and checks
+config.yaml; paths are relative to the environment's directory; resource
+files must be inside it unless --allow-outside names them) and checks
 the whole as the control plane would: services, endpoints, interfaces,
 config types, relation limits, subordinates, and the control plane's limits
 on units, services, relations, config and machines: the defaults, or those
@@ -45,7 +46,7 @@ built, packed or sent anywhere.`,
 			if err := limits.check(); err != nil {
 				return err
 			}
-			c, err := charm.CheckWithin(limits.value, paths...)
+			c, err := charm.CheckWith(charm.Options{Limits: &limits.value, AllowOutside: allowOutside}, paths...)
 			var se *schemas.Error
 			if errors.As(err, &se) {
 				for _, p := range se.Problems {
@@ -60,6 +61,9 @@ built, packed or sent anywhere.`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+w.String())
 			}
 			warnLarge(cmd.ErrOrStderr(), c.Env, warnUnits)
+			for _, o := range c.Outside {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: resource %s of %s reads %s, outside the environment's directory (--allow-outside)\n", o.Name, o.Service, o.Path)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ok: %d services, %d relations\n", len(c.Env.Env.Services), len(c.Env.Env.Relations))
 			return nil
 		},
@@ -67,6 +71,7 @@ built, packed or sent anywhere.`,
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "environment file or directory (repeatable; same as naming them as arguments)")
 	limits.flags(cmd.Flags())
 	warnUnitsFlag(cmd, &warnUnits)
+	allowOutsideFlag(cmd, &allowOutside)
 	return cmd
 }
 

@@ -183,6 +183,10 @@ func (s *Server) startAction(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	start := &model.Command{Op: model.OpStart, StartAction: &model.StartAction{ID: req.ID, Machine: machine}}
+	if s.refused(w, r, start, fmt.Sprintf("start operation %d", req.ID)) {
+		return
+	}
 	if err := s.ctl.StartAction(r.Context(), machine, req.ID); err != nil {
 		writeStoreError(w, err, "")
 		return
@@ -197,10 +201,27 @@ func (s *Server) finishAction(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &rep) {
 		return
 	}
+	// Judged without the writes, which are decoded only once the
+	// operation is known to be this machine's to finish.
+	finish := &model.Command{Op: model.OpFinish, Finish: &model.FinishAction{ID: rep.ID, Machine: machine}}
+	if s.refused(w, r, finish, fmt.Sprintf("finish operation %d", rep.ID)) {
+		return
+	}
 	resp, err := s.ctl.FinishAction(r.Context(), machine, &rep)
 	if err != nil {
 		writeStoreError(w, err, "")
 		return
 	}
 	writeCompact(w, http.StatusOK, resp)
+}
+
+// refused answers 409 when the applied state refuses cmd (admit), so that
+// an agent's refused start or finish never reaches the log; what would
+// change nothing is proposed, and the FSM answers it.
+func (s *Server) refused(w http.ResponseWriter, r *http.Request, cmd *model.Command, what string) bool {
+	if _, err := s.admit(r.Context(), cmd, nil); err != nil {
+		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), what)
+		return true
+	}
+	return false
 }

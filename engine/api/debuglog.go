@@ -75,6 +75,9 @@ func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostic
 // reach the log, a snapshot or a reader.
 func (s *Server) postLogs(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
+	if !s.logBudgetLeft(w, r, machine) {
+		return
+	}
 	var batch model.LogBatch
 	if !decode(w, r, &batch) {
 		return
@@ -144,15 +147,65 @@ func (s *Server) postLogs(w http.ResponseWriter, r *http.Request) {
 		writeStoreError(w, err, "logs")
 		return
 	}
-	writeCompact(w, http.StatusOK, LogsPosted{Index: resp.Index, Kept: len(kept), Skipped: skipped})
+	writeCompact(w, http.StatusOK, LogsPosted{Index: resp.Index, Kept: max(len(kept)-resp.Dropped, 0), Skipped: skipped, Dropped: resp.Dropped})
+}
+
+// logWaiter is a Node that holds agents' log lines to a budget;
+// raftstore.Store is one.
+type logWaiter interface {
+	LogWait(machine string, size int) time.Duration
+}
+
+// maxLogHold bounds how long a post over its machine's budget is held.
+const maxLogHold = 2 * time.Second
+
+// logBudgetLeft holds a post of machine's lines, before its body is read,
+// until its size (the body's, which its lines' messages do not exceed;
+// the largest a post may be when the body does not say) would fit its
+// debug-log budget, for at most maxLogHold; a post of which
+// not one line would fit then is answered 503 unread. An agent that keeps
+// one batch in flight is slowed to its budget; one that floods costs the
+// node a held connection per post (bounded per address), not the
+// decoding of its batches.
+func (s *Server) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine string) bool {
+	lw, ok := s.node.(logWaiter)
+	if !ok {
+		return true
+	}
+	size := int(r.ContentLength)
+	if size < 0 {
+		// Of unknown length: held as the largest a post may be.
+		size = model.MaxCommandBytes
+	}
+	d := lw.LogWait(machine, size)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(min(d, maxLogHold))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		return false
+	}
+	if lw.LogWait(machine, 0) <= 0 {
+		return true
+	}
+	writeKind(w, fault.KindUnavailable, "machine %s is over its debug-log budget (the servers' --agent-log-* flags); keep the lines and send them again later", machine)
+	return false
 }
 
 // LogsPosted answers POST /v1/agent/logs.
 type LogsPosted struct {
+	// Index is where the lines kept went in the log; 0 when none did.
 	Index uint64 `json:"index,omitempty"`
 	Kept  int    `json:"kept"`
 	// Skipped counts lines of units no longer on the machine.
 	Skipped int `json:"skipped,omitempty"`
+	// Dropped counts lines over the machine's debug-log budget (the
+	// leader's; raftstore.LogBudget): a warning line ahead of its next
+	// lines kept says how many.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // takeLogSlot waits a moment for the node's log slot: the agent's next

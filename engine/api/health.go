@@ -15,6 +15,19 @@ type Health struct {
 	LeaderAddr string `json:"leader_addr,omitempty"`
 	Index      uint64 `json:"index"`
 	Error      string `json:"error,omitempty"`
+	// Waiting says what the node still waits for to serve as configured
+	// (the bootstrap node's credentials, the limits its flags give, not
+	// yet recorded because the cluster has not answered), and how it
+	// retries; or that recording them failed for good.
+	Waiting string `json:"waiting,omitempty"`
+}
+
+// waitingFor is what the node still waits for, "" for nothing.
+func (s *Server) waitingFor() string {
+	if s.waiting == nil {
+		return ""
+	}
+	return s.waiting()
 }
 
 // healthz says the process is alive and serving: nothing else is checked,
@@ -22,7 +35,7 @@ type Health struct {
 // stopped applying the log is alive too, but says "halted" and why: only
 // a newer build gets it going again.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	h := Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index()}
+	h := Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index(), Waiting: s.waitingFor()}
 	if err := s.node.Halted(); err != nil {
 		h.Status, h.Error = "halted", err.Error()
 	}
@@ -33,7 +46,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // this node's state machine has applied everything committed before the
 // call (a linearizable read point), within a short deadline.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	h := Health{Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP()}
+	h := Health{Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Waiting: s.waitingFor()}
 	if !h.Leader && h.LeaderAddr == "" {
 		h.Status, h.Error, h.Index = "unavailable", "no leader known: the control plane has no quorum or is still electing", s.node.Index()
 		writeJSON(w, http.StatusServiceUnavailable, h)
@@ -47,5 +60,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Status, h.Index = "ok", s.node.Index()
+	if h.Waiting != "" {
+		h.Status, h.Error = "unavailable", "start-up settings not recorded: "+h.Waiting
+		writeJSON(w, http.StatusServiceUnavailable, h)
+		return
+	}
 	writeJSON(w, http.StatusOK, h)
 }

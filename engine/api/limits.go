@@ -81,34 +81,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// admit asks the applied state what cmd would do (model.State.Admit), so
-// that a command refused on state this node can read, or one that would
-// change nothing, never grows the log. It returns the refusal, or the
-// answer to give for a no-op; neither nil means propose. This node's copy
-// may lag the log, so a refusal or a no-op is confirmed on a
-// linearizable read first; where that read fails, the command is
-// proposed and the FSM judges it.
+// admit is model.AdmitOn on this node.
 func (s *Server) admit(ctx context.Context, cmd *model.Command, desired *model.Desired) (*model.Response, error) {
-	check := func() (noop *model.Response, err error) {
-		_ = s.node.View(func(st *model.State) error {
-			var dup, same bool
-			if _, dup, err = st.CheckRequest(cmd); err != nil || dup {
-				// A retry is answered by the FSM, with the index the
-				// first send was applied at.
-				return nil
-			}
-			if same, err = st.Admit(cmd, desired); same && err == nil {
-				noop = &model.Response{Index: st.Index}
-			}
-			return nil
-		})
-		return noop, err
-	}
-	if noop, err := check(); noop == nil && err == nil {
-		return nil, nil
-	}
-	if err := s.node.Linearize(ctx); err != nil {
-		return nil, nil
-	}
-	return check()
+	return model.AdmitOn(ctx, s.node, cmd, desired)
 }

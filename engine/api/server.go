@@ -60,6 +60,10 @@ type Config struct {
 	Peers      func(ctx context.Context) []string
 	PeerClient *http.Client
 	Log        hclog.Logger
+	// Waiting, when set, says what the node still waits for before it
+	// serves as configured (its start-up records), "" once nothing; the
+	// health answers carry it.
+	Waiting func() string
 }
 
 // Server serves the API of one control-plane node.
@@ -74,6 +78,7 @@ type Server struct {
 
 	peers      func(ctx context.Context) []string
 	peerClient *forward.Client
+	waiting    func() string
 	applying   applying
 	creds      credentials
 	// catchingUp holds the one catch-up with the leader that requests
@@ -99,7 +104,7 @@ func NewServer(cfg Config) *Server {
 	s := &Server{node: node, ctl: cfg.Controller, charms: cfg.CharmDir, log: cfg.Log, mux: http.NewServeMux(),
 		proxy: forward.NewProxy(cfg.Transport, cfg.PeerClient, node.NodeID()),
 		peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID()),
-		catchingUp: make(chan struct{}, 1)}
+		waiting: cfg.Waiting, catchingUp: make(chan struct{}, 1)}
 	s.mux.Handle("/v1/raft/", node.Handler())
 	s.mux.HandleFunc("GET /v1/status", s.leaderOnly(s.status))
 	s.mux.HandleFunc("GET "+timelinePath, s.leaderOnly(s.timeline))

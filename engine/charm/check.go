@@ -29,12 +29,34 @@ type Checked struct {
 	// Resources holds each resource file the services name, by digest:
 	// what the CLI uploads.
 	Resources map[string]string
+	// Outside lists the resource files outside the environment's
+	// directory that Options.AllowOutside let in, sorted: plan names
+	// them.
+	Outside []OutsideResource
 	// Desired is the resolved environment.
 	Desired *model.Desired
 	// Warnings name Juju features the charms declare that fixpoint has
 	// no counterpart for (schemas.JujuFeatures): not errors, since the
 	// charms run, but worth knowing before a hook fails on one.
 	Warnings []schemas.Problem
+}
+
+// Options are how Check, CheckWithin and CheckAndPack differ; CheckWith
+// takes them all.
+type Options struct {
+	// Limits, when set, holds the environment to them.
+	Limits *model.Limits
+	// CacheDir, when set, is where every charm is packed.
+	CacheDir string
+	// AllowOutside lists files and directories outside the environment's
+	// directory whose files a service's resources may name (see
+	// readResources); by default none.
+	AllowOutside []string
+}
+
+// CheckWith is Check as o says.
+func CheckWith(o Options, paths ...string) (*Checked, error) {
+	return check(paths, o)
 }
 
 // Check loads the environment in paths (as schemas.LoadEnvironment), the
@@ -50,7 +72,7 @@ func Check(paths ...string) (*Checked, error) {
 // CheckWithin is Check holding the environment to limits: `vet` with
 // --max-* flags, for a control plane whose limits were raised.
 func CheckWithin(limits model.Limits, paths ...string) (*Checked, error) {
-	return check(paths, "", &limits)
+	return check(paths, Options{Limits: &limits})
 }
 
 // CheckAndPack is Check that also packs every charm into cacheDir, so the
@@ -61,13 +83,14 @@ func CheckAndPack(cacheDir string, paths ...string) (*Checked, error) {
 	if cacheDir == "" {
 		return nil, errors.New("CheckAndPack needs a cache directory for the archives")
 	}
-	return check(paths, cacheDir, nil)
+	return check(paths, Options{CacheDir: cacheDir})
 }
 
 // PlaceholderHash stands in for the content hash of an unpacked charm.
 func PlaceholderHash(dir string) string { return "unpacked:" + dir }
 
-func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, error) {
+func check(paths []string, o Options) (*Checked, error) {
+	cacheDir, limits := o.CacheDir, o.Limits
 	env, err := schemas.LoadEnvironment(paths...)
 	// An environment that fails its schema is checked further as far as
 	// the rest of it goes (schemas.Error.Partial): one run reports a
@@ -87,6 +110,10 @@ func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, err
 		Resources: map[string]string{},
 	}
 	problems := &schemas.Error{}
+	within, err := newResourceRoots(env.Dir, o.AllowOutside)
+	if err != nil {
+		return nil, err
+	}
 	broken := map[string]bool{}   // services whose charm failed
 	failed := map[string]bool{}   // charm dirs already reported
 	hashes := map[string]string{} // charm dir → hash
@@ -141,7 +168,7 @@ func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, err
 			hashes[dir] = hash
 		}
 		spec.CharmHash = hash
-		spec.Resources, spec.ResourceDigests = readResources(env, name, spec.Resources, c.Resources, problems)
+		spec.Resources, spec.ResourceDigests = readResources(env, within, name, spec.Resources, c, problems)
 		services[name] = spec
 	}
 	desired, err := model.Resolve(withoutBroken(env.Env, broken), c.Charms)

@@ -344,6 +344,7 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 		return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
 	}
 	rc := &runContext{}
+	sess.charmDir = opts.CharmDir
 	rc.cleanup = append(rc.cleanup, func() { os.RemoveAll(runDir) })
 	toolsDir := filepath.Join(runDir, "bin")
 	if err := linkTools(toolsDir, opts.ToolsBinary); err != nil {

@@ -63,6 +63,10 @@ type session struct {
 	resources map[string]string
 	// storageAdd is what storage-add asked for, per store.
 	storageAdd map[string]int
+	// charmDir is the unpacked charm, whose metadata names the stores
+	// storage-add may add to; stores is that list once read.
+	charmDir string
+	stores   map[string]bool
 	// action is the running action (RunAction); nil in hooks, where the
 	// action tools fail.
 	action *actionContext

@@ -2,11 +2,14 @@ package legacy
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/schemas"
 )
 
 // Juju's storage hook tools (worker/uniter/runner/jujuc/storage-*.go) over
@@ -117,6 +120,18 @@ func storageAdd(s *session, c *call) (any, error) {
 		}
 		add[name] += n
 	}
+	stores, err := s.declaredStores()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(add)) {
+		if !stores[name] {
+			// Juju's state refuses it when the hook's context is
+			// flushed; here the call itself fails, before anything is
+			// recorded, so that the hook sees it where it asked.
+			return nil, fmt.Errorf("adding %q storage to %s: charm storage %q not found", name, s.u.Unit, name)
+		}
+	}
 	for name, n := range add {
 		if total := s.storageAdd[name] + n; total > model.MaxUnitStorage {
 			return nil, usagef("storage-add %s: %d instances asked for in one hook run; the limit is %d", name, total, model.MaxUnitStorage)
@@ -129,4 +144,24 @@ func storageAdd(s *session, c *call) (any, error) {
 		s.storageAdd[name] += n
 	}
 	return noOutput{}, nil
+}
+
+// declaredStores are the stores the charm's metadata declares, read once
+// per session.
+func (s *session) declaredStores() (map[string]bool, error) {
+	if s.stores != nil {
+		return s.stores, nil
+	}
+	if s.charmDir == "" {
+		return nil, fmt.Errorf("storage-add: the charm's directory is not known, so its stores are not")
+	}
+	meta, err := schemas.LoadCharmMeta(s.charmDir)
+	if err != nil {
+		return nil, fmt.Errorf("storage-add: read the charm's metadata: %w", err)
+	}
+	s.stores = map[string]bool{}
+	for name := range meta.Storage {
+		s.stores[name] = true
+	}
+	return s.stores, nil
 }

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -18,6 +19,23 @@ func storageUniverse() *charmapi.Universe {
 		{ID: "logs/4", Name: "logs", Kind: "filesystem", Location: "/var/lib/fixpoint/agent/storage/web-0/logs/4"},
 	}
 	return u
+}
+
+// storeCharm is a charm declaring the stores data and logs.
+var storeCharm = filepath.Join("..", "..", "testdata", "storage", "classic-store")
+
+// callStorage is callIn in a session of storeCharm.
+func callStorage(t *testing.T, e charmapi.Event, tool string, args ...string) response {
+	t.Helper()
+	s, err := newSession(storageUniverse(), nil, nil, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.charmDir = storeCharm
+	s.begin("ctx", e)
+	r := s.call(&request{Context: "ctx", Tool: tool, Args: args})
+	r.Keep, r.Gen = 0, 0
+	return r
 }
 
 // TestStorageTools pins storage-get, storage-list and storage-add's
@@ -46,9 +64,11 @@ func TestStorageTools(t *testing.T) {
 		{name: "add pool", e: install, tool: "storage-add", args: []string{"logs=ebs,2"}, code: 2, stderr: "ERROR only count can be specified for \"logs\"\n"},
 		{name: "add zero", e: install, tool: "storage-add", args: []string{"logs=0"}, code: 2,
 			stderr: "ERROR cannot parse storage directive \"logs=0\": count must be greater than zero\n"},
+		{name: "add a store the charm does not declare", e: install, tool: "storage-add", args: []string{"logs", "nosuch=1"}, code: 1,
+			stderr: "ERROR adding \"nosuch\" storage to web/0: charm storage \"nosuch\" not found\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := callIn(t, storageUniverse(), c.e, c.tool, c.args...)
+			r := callStorage(t, c.e, c.tool, c.args...)
 			if r.Code != c.code || r.Stdout != c.stdout || r.Stderr != c.stderr {
 				t.Errorf("%s %v:\ncode %d stdout %q stderr %q\nwant %d %q %q", c.tool, c.args, r.Code, r.Stdout, r.Stderr, c.code, c.stdout, c.stderr)
 			}
@@ -63,13 +83,14 @@ func TestStorageAddGoesIntoTheResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.charmDir = storeCharm
 	s.begin("ctx", charmapi.Event{Hook: "config-changed"})
-	for _, args := range [][]string{{"logs"}, {"logs=2", "data=1"}, {"logs=40"}} {
+	for _, args := range [][]string{{"logs"}, {"logs=2", "data=1"}, {"logs=40"}, {"logs", "nosuch"}} {
 		s.call(&request{Context: "ctx", Tool: "storage-add", Args: args})
 	}
 	got := s.result().StorageAdd
 	if len(got) != 2 || got["logs"] != 3 || got["data"] != 1 {
-		t.Errorf("result storage_add %v; want logs 3, data 1 (logs=40 refused)", got)
+		t.Errorf("result storage_add %v; want logs 3, data 1 (logs=40 and the call naming nosuch refused)", got)
 	}
 }
 
