@@ -46,9 +46,9 @@ so ("converged at index N; 3 blocked", "converged over 5 of 7 units at index
 N; machine m1 lost"), and one whose starting environment is still being
 applied says "applying environment". Under it, a line names each lost
 machine and the units waiting on it, and each control-plane node that
-stopped answering, with its last contact, and a line naming each
-control-plane server's build and feature level, with a warning while they
-differ (a rolling upgrade) or one stopped applying the log. SINCE is how long each unit has been in
+stopped answering, with its last contact, and (with more than one server)
+a line naming each control-plane server's build and feature level, with a
+warning while they differ (a rolling upgrade) or one stopped applying the log. SINCE is how long each unit has been in
 its phase. --relations adds a table of the relations (as juju status
 --relations does): id, endpoints, interface, scope and member units.
 
@@ -454,9 +454,10 @@ func unreachableLines(nodes []engine.UnreachableNode, now time.Time) []string {
 
 // clusterLevelLines is the control plane's builds in one line, "control
 // plane at feature level 2: n1 v0.4.0 (level 2), n2 ...", and a line per
-// warning (a mixed cluster, a halted node, a level to raise).
+// warning (a mixed cluster, a halted node, a level to raise); nothing for
+// a control plane of one server with nothing to say (fixpoint up).
 func clusterLevelLines(c *model.ClusterLevel) []string {
-	if c == nil || len(c.Nodes) == 0 {
+	if c == nil || len(c.Nodes) == 0 || (len(c.Nodes) == 1 && len(c.Warnings) == 0) {
 		return nil
 	}
 	var nodes []string
