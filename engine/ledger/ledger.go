@@ -227,7 +227,7 @@ func (l *Ledger) Forget() *Owed {
 	l.runs.forgetTimers()
 	l.acts = actionState{}
 	l.noteStatus()
-	l.owe().All = true
+	l.wakeAll()
 	return l.unlock()
 }
 

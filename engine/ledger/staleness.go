@@ -75,17 +75,6 @@ func (s *Staleness) ViewOf(name string) (*View, ViewState) {
 	return s.views[name], s.outdated[name]
 }
 
-// names lists the units that have a view.
-func (s *Staleness) names() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.views))
-	for name := range s.views {
-		out = append(out, name)
-	}
-	return out
-}
-
 // behind says how far unit name's view is behind the state.
 func (s *Staleness) behind(name string) ViewState {
 	s.mu.Lock()
