@@ -30,11 +30,11 @@ type prepared struct {
 	secretValues map[string]map[string]string
 }
 
-// prepare loads the environment files, packs every charm into cacheDir and
-// checks the result as the control plane will; every problem is reported
-// at its file:line:col.
-func prepare(files []string, cacheDir string) (*prepared, error) {
-	checked, err := charm.CheckAndPack(cacheDir, files...)
+// prepare loads the environment files, packs every charm into cacheDir
+// (bare charm names found in the repository repo) and checks the result as
+// the control plane will; every problem is reported at its file:line:col.
+func prepare(files []string, cacheDir, repo string) (*prepared, error) {
+	checked, err := charm.CheckWith(charm.Options{CacheDir: cacheDir, Repository: repo}, files...)
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
@@ -140,6 +140,7 @@ func newPlanCmd() *cobra.Command {
 	var r remote
 	var files []string
 	var warnUnits int
+	var repo string
 	cmd := &cobra.Command{
 		Use:   "plan -f ENV.cue",
 		Short: "Show what applying ENV would change",
@@ -156,7 +157,7 @@ something would.`,
 			if err != nil {
 				return err
 			}
-			p, err := prepare(files, cacheDir(r.dataDir))
+			p, err := prepare(files, cacheDir(r.dataDir), repo)
 			if err != nil {
 				return err
 			}
@@ -182,12 +183,14 @@ something would.`,
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	warnUnitsFlag(cmd, &warnUnits)
+	repositoryFlag(cmd, &repo)
 	return cmd
 }
 
 func newApplyCmd() *cobra.Command {
 	var r remote
 	var files []string
+	var repo string
 	var wait, failOnBlocked, keepGoing, yes bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -221,7 +224,7 @@ makes no new one.`,
 			if err != nil {
 				return err
 			}
-			p, err := prepare(files, cacheDir(r.dataDir))
+			p, err := prepare(files, cacheDir(r.dataDir), repo)
 			if err != nil {
 				return err
 			}
@@ -241,6 +244,7 @@ makes no new one.`,
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
+	repositoryFlag(cmd, &repo)
 	cmd.Flags().BoolVar(&yes, "yes", false, "apply a plan that removes services, relations, units or user secrets without asking")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
 	keepGoingFlag(cmd, &keepGoing)
@@ -339,8 +343,8 @@ func failOnBlockedFlag(cmd *cobra.Command, v *bool) {
 
 // cacheDir is where packed charms are kept between runs.
 func cacheDir(dataDir string) string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "fixpoint", "charms")
+	if d, err := charm.DefaultCacheDir(); err == nil {
+		return d
 	}
 	return filepath.Join(dataDir, "cache")
 }

@@ -33,6 +33,7 @@ func newUpCmd() *cobra.Command {
 		logJSON        bool
 		hookShell      string
 		limits         limitFlags
+		repo           string
 	)
 	cmd := &cobra.Command{
 		Use:   "up -f ENV.cue",
@@ -62,7 +63,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON, hookShell, &limits})
+			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON, hookShell, &limits, repo})
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
@@ -76,6 +77,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 	hookShellFlag(cmd.Flags(), &hookShell)
 	tune.flags(cmd.Flags())
 	limits.flags(cmd.Flags())
+	repositoryFlag(cmd, &repo)
 	return cmd
 }
 
@@ -91,6 +93,7 @@ type upConfig struct {
 	logJSON        bool
 	hookShell      string
 	limits         *limitFlags
+	repository     string
 }
 
 // upState is what up remembers between runs on one data dir: the Raft
@@ -126,7 +129,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	_ = os.Remove(endpointPath)
 	// Pack and check everything before starting anything: bad input
 	// changes nothing.
-	prep, err := prepare(cfg.files, filepath.Join(dataDir, "cache"))
+	prep, err := prepare(cfg.files, filepath.Join(dataDir, "cache"), cfg.repository)
 	if err != nil {
 		return err
 	}

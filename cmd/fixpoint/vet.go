@@ -14,6 +14,7 @@ func newVetCmd() *cobra.Command {
 	var files []string
 	var limits limitFlags
 	var warnUnits int
+	var repo string
 	cmd := &cobra.Command{
 		Use:   "vet ENV.cue... | vet DIR",
 		Short: "Check an environment and its charms without running anything",
@@ -45,7 +46,7 @@ built, packed or sent anywhere.`,
 			if err := limits.check(); err != nil {
 				return err
 			}
-			c, err := charm.CheckWithin(limits.value, paths...)
+			c, err := charm.CheckWith(charm.Options{Limits: &limits.value, Repository: repo}, paths...)
 			var se *schemas.Error
 			if errors.As(err, &se) {
 				for _, p := range se.Problems {
@@ -67,6 +68,7 @@ built, packed or sent anywhere.`,
 	cmd.Flags().StringArrayVarP(&files, "file", "f", nil, "environment file or directory (repeatable; same as naming them as arguments)")
 	limits.flags(cmd.Flags())
 	warnUnitsFlag(cmd, &warnUnits)
+	repositoryFlag(cmd, &repo)
 	return cmd
 }
 

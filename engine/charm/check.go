@@ -13,6 +13,23 @@ import (
 	"github.com/fixpoint/fixpoint/schemas"
 )
 
+// Options are what a check needs beyond the environment files.
+type Options struct {
+	// Limits, when set, hold the environment to them (vet); nil leaves
+	// the limits to the control plane, whose limits are the ones in force.
+	Limits *model.Limits
+	// CacheDir, when set, is where every charm is packed, so that the
+	// services carry real charm hashes (plan, apply, up), and where
+	// archives are extracted. Without it nothing is packed and archives
+	// are extracted into DefaultCacheDir: content-addressed, so a later
+	// plan or apply finds them extracted; a temporary directory, removed
+	// when the check returns, only when the user has no cache directory.
+	CacheDir string
+	// Repository is the charm repository bare charm names are found in;
+	// "" means $FIXPOINT_CHARM_REPO.
+	Repository string
+}
+
 // Checked is an environment with every charm it names loaded, and the
 // whole checked by model.Resolve.
 type Checked struct {
@@ -20,6 +37,10 @@ type Checked struct {
 	Env *schemas.Env
 	// Metas holds each charm's metadata by absolute charm directory.
 	Metas map[string]*model.CharmMeta
+	// Dirs holds each service's charm directory, where its reference
+	// led: beside the environment, extracted from an archive, or in the
+	// charm repository.
+	Dirs map[string]string
 	// Charms are the charms by hash, as model.Resolve and the control
 	// plane take them. Without packing the hashes are placeholders.
 	Charms map[string]*model.Charm
@@ -50,7 +71,7 @@ func Check(paths ...string) (*Checked, error) {
 // CheckWithin is Check holding the environment to limits: `vet` with
 // --max-* flags, for a control plane whose limits were raised.
 func CheckWithin(limits model.Limits, paths ...string) (*Checked, error) {
-	return check(paths, "", &limits)
+	return CheckWith(Options{Limits: &limits}, paths...)
 }
 
 // CheckAndPack is Check that also packs every charm into cacheDir, so the
@@ -61,13 +82,19 @@ func CheckAndPack(cacheDir string, paths ...string) (*Checked, error) {
 	if cacheDir == "" {
 		return nil, errors.New("CheckAndPack needs a cache directory for the archives")
 	}
-	return check(paths, cacheDir, nil)
+	return CheckWith(Options{CacheDir: cacheDir}, paths...)
+}
+
+// CheckWith is Check as o asks: with limits, packing, a charm repository.
+func CheckWith(o Options, paths ...string) (*Checked, error) {
+	return check(paths, o)
 }
 
 // PlaceholderHash stands in for the content hash of an unpacked charm.
 func PlaceholderHash(dir string) string { return "unpacked:" + dir }
 
-func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, error) {
+func check(paths []string, o Options) (*Checked, error) {
+	cacheDir, limits := o.CacheDir, o.Limits
 	env, err := schemas.LoadEnvironment(paths...)
 	// An environment that fails its schema is checked further as far as
 	// the rest of it goes (schemas.Error.Partial): one run reports a
@@ -82,37 +109,41 @@ func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, err
 	c := &Checked{
 		Env:       env,
 		Metas:     map[string]*model.CharmMeta{},
+		Dirs:      map[string]string{},
 		Charms:    map[string]*model.Charm{},
 		Packed:    map[string]*Packed{},
 		Resources: map[string]string{},
 	}
+	loc, cleanup, err := newLocator(env.Dir, o)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
 	problems := &schemas.Error{}
 	broken := map[string]bool{}   // services whose charm failed
+	unfound := map[string]bool{}  // charm references already reported
 	failed := map[string]bool{}   // charm dirs already reported
 	hashes := map[string]string{} // charm dir → hash
 	services := env.Env.Services
 	for _, name := range slices.Sorted(maps.Keys(services)) {
 		spec := services[name]
 		at := []string{"services", name, "charm"}
-		if spec.Charm == "" {
+		if spec.Charm == "" || unfound[spec.Charm] {
 			broken[name] = true
 			continue
 		}
-		dir := spec.Charm
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(env.Dir, dir)
+		dir, err := loc.locate(spec.Charm)
+		if err != nil {
+			unfound[spec.Charm], broken[name] = true, true
+			problems.Problems = append(problems.Problems, env.Problem(model.Problem{Path: at, Msg: err.Error()}))
+			continue
 		}
-		dir = filepath.Clean(dir)
 		if failed[dir] {
 			broken[name] = true
 			continue
 		}
+		c.Dirs[name] = dir
 		hash, ok := hashes[dir]
-		if !ok && !isDir(dir) {
-			failed[dir], broken[name] = true, true
-			problems.Problems = append(problems.Problems, env.Problem(model.Problem{Path: at, Msg: missingDir(spec.Charm, dir)}))
-			continue
-		}
 		if !ok {
 			meta, p, err := load(dir, cacheDir)
 			if err != nil {
@@ -169,6 +200,28 @@ func check(paths []string, cacheDir string, limits *model.Limits) (*Checked, err
 	}
 	c.Desired = desired
 	return c, nil
+}
+
+// newLocator returns the locator of an environment in envDir, and what
+// removes the temporary directory it may extract archives into.
+func newLocator(envDir string, o Options) (*locator, func(), error) {
+	l := &locator{envDir: envDir, repo: o.Repository, cacheDir: o.CacheDir, found: map[string]string{}}
+	if l.repo == "" {
+		l.repo = os.Getenv(RepositoryEnv)
+	}
+	if l.cacheDir != "" {
+		return l, func() {}, nil
+	}
+	if d, err := DefaultCacheDir(); err == nil {
+		l.cacheDir = d
+		return l, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "fixpoint-charms-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("a directory to extract charm archives into: %w", err)
+	}
+	l.cacheDir = tmp
+	return l, func() { os.RemoveAll(tmp) }, nil
 }
 
 // load reads (and with a cache directory, packs) one charm.

@@ -131,11 +131,7 @@ func LoadEnv(paths ...string) (*Env, error) {
 	ev := checked.Env.Env
 	e := NewEnv(ev.Name)
 	for name, spec := range ev.Services {
-		dir := spec.Charm
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(checked.Env.Dir, dir)
-		}
-		dir = filepath.Clean(dir)
+		dir := checked.Dirs[name]
 		meta := checked.Metas[dir]
 		if meta == nil {
 			return nil, fmt.Errorf("service %s: charm %s was not loaded", name, spec.Charm)
