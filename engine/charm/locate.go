@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/schemas"
 )
 
@@ -37,6 +38,23 @@ func DefaultCacheDir() (string, error) {
 		return "", err
 	}
 	return filepath.Join(d, "fixpoint", "charms"), nil
+}
+
+// LoadMeta reads the metadata of the charm ref names, resolved as a
+// service's charm is: relative to baseDir, else a bare name in repository
+// ("" means $FIXPOINT_CHARM_REPO), an archive extracted into
+// DefaultCacheDir. It is how `fixpoint import` looks at a bundle's charms.
+func LoadMeta(ref, baseDir, repository string) (*model.CharmMeta, error) {
+	l, cleanup, err := newLocator(baseDir, Options{Repository: repository})
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	dir, err := l.locate(ref)
+	if err != nil {
+		return nil, err
+	}
+	return schemas.LoadCharmMeta(dir)
 }
 
 // locator resolves the charm references of one environment.
