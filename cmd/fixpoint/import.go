@@ -23,6 +23,7 @@ const (
 
 func newImportCmd() *cobra.Command {
 	var out, name, repo string
+	var overlays []string
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "import BUNDLE.yaml [-o ENV.cue]",
@@ -40,31 +41,54 @@ series and base, channel and revision, trust, bindings, annotations,
 devices, a resource's store revision, a storage pool or size — is kept as
 a comment beside its service and named in a warning on stderr.
 
+Overlays — the bundle's later YAML documents, then each --overlay file —
+are merged onto it first, as juju deploy --overlay merges them: relations
+appended, applications added, merged or (given an empty value) removed with
+their relations.
+
 A bundle Juju would refuse is refused, every problem at its YAML line:
 unknown keys, a relation of other than two endpoints, naming an unknown
 application or given twice, a machine no placement uses, num_units on a
-subordinate charm (when the charm is found), an overlay (a second YAML
-document: merge it into the first). Check the result with fixpoint vet.`,
+subordinate charm (when the charm is found here), exposed-endpoints or
+offers outside an overlay. Check the result with fixpoint vet.`,
 		Example: `  fixpoint import bundle.yaml -o env.cue && fixpoint vet env.cue
+  fixpoint import bundle.yaml --overlay aws-overlay.yaml -o env.cue
   FIXPOINT_CHARM_REPO=~/charms fixpoint import bundle.yaml > env.cue`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args[0], out, name, repo, force)
+			return runImport(cmd.ErrOrStderr(), cmd.OutOrStdout(), importArgs{file: args[0], out: out, name: name, repo: repo, overlays: overlays, force: force})
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the environment file here instead of to stdout")
 	cmd.Flags().StringVar(&name, "name", "", "the environment's name (default the bundle's name:, else its file name)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite the -o file if it exists")
+	cmd.Flags().StringArrayVar(&overlays, "overlay", nil, "an overlay bundle to merge onto the bundle (repeatable, merged in order)")
 	repositoryFlag(cmd, &repo)
 	return cmd
 }
 
-// runImport converts the bundle at file and writes it to out (stdout when
-// "").
-func runImport(stderr, stdout io.Writer, file, out, name, repo string, force bool) error {
+// importArgs are import's argument and flags.
+type importArgs struct {
+	file, out, name, repo string
+	overlays              []string
+	force                 bool
+}
+
+// runImport converts the bundle at a.file and writes it to a.out (stdout
+// when "").
+func runImport(stderr, stdout io.Writer, a importArgs) error {
+	file, out, name, repo, force := a.file, a.out, a.name, a.repo, a.force
 	src, err := readBounded(file, maxBundleSize)
 	if err != nil {
 		return exitf(exitFailed, "import: %v", err)
+	}
+	var overlays []bundle.Overlay
+	for _, o := range a.overlays {
+		data, err := readBounded(o, maxBundleSize)
+		if err != nil {
+			return exitf(exitFailed, "import: overlay: %v", err)
+		}
+		overlays = append(overlays, bundle.Overlay{File: o, Src: data})
 	}
 	bundleDir, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
@@ -84,9 +108,10 @@ func runImport(stderr, stdout io.Writer, file, out, name, repo string, force boo
 	}
 	rebase := func(p string) string { return rebasePath(p, bundleDir, outDir) }
 	res, err := bundle.Convert(src, bundle.Options{
-		File:   file,
-		Name:   name,
-		Rebase: rebase,
+		File:     file,
+		Name:     name,
+		Rebase:   rebase,
+		Overlays: overlays,
 		ReadFile: func(p string) ([]byte, error) {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(bundleDir, p)

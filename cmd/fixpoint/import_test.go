@@ -150,3 +150,27 @@ func TestImportRefusals(t *testing.T) {
 		t.Errorf("a refused import wrote %s", out)
 	}
 }
+
+// TestImportOverlay merges charmed-kubernetes's AWS overlay onto its
+// bundle; the overlay alone is refused at each relation naming an
+// application only the bundle defines.
+func TestImportOverlay(t *testing.T) {
+	dir, _ := filepath.Abs("../../testdata/bundles/charmed-kubernetes")
+	overlay := filepath.Join(dir, "aws-overlay.yaml")
+	r := runFixpoint(t, time.Minute, "", nil, "import", filepath.Join(dir, "bundle.yaml"), "--overlay", overlay)
+	if r.code != exitOK {
+		t.Fatalf("import --overlay: %d\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{`"aws-integrator-kubernetes-worker": ["aws-integrator", "kubernetes-worker"]`, `name:       "charmed-kubernetes"`} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("output lacks %s:\n%s", w, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "aws-overlay.yaml:9:5: warning: application \"aws-integrator\": trust kept as a comment") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	r = runFixpoint(t, time.Minute, "", nil, "import", overlay)
+	if r.code != exitFailed || !strings.Contains(r.stderr, `aws-overlay.yaml:14:24: relation endpoint "kubernetes-control-plane" names application "kubernetes-control-plane", which the bundle does not define`) {
+		t.Errorf("the overlay alone: %d\n%s", r.code, r.stderr)
+	}
+}

@@ -36,6 +36,9 @@ var keptWhy = map[string]string{
 	"bindings":    "fixpoint has no network spaces",
 	"plan":        "plans are deprecated in Juju and unknown to fixpoint",
 	"trust":       "fixpoint has no cloud credential to grant",
+	// Overlay-only:
+	"exposed-endpoints": "fixpoint opens no firewall: what a charm's ports reach is the machines' network's business",
+	"offers":            "cross-model relations are not supported by fixpoint",
 }
 
 // app is one converted application: its service's fields in order.
@@ -79,7 +82,7 @@ func (c *conv) application(key, n *yaml.Node) {
 		c.charm(a, f["charm"], where)
 	}
 	for _, k := range []string{"exposed-endpoints", "offers"} {
-		if f[k] != nil {
+		if f[k] != nil && c.overlay[f[k]] == "" {
 			c.errf(f[k], "%s: %s may only be given in an overlay, not in the base bundle", where, k)
 		}
 	}

@@ -9,13 +9,12 @@
 // naming an unknown application or defined twice, a machine no placement
 // uses, ...), each problem at its YAML line. It reads no files itself:
 // the caller passes the paths' rebasing and include-file reading in.
+// Overlays (later documents, overlay files) are merged on first, as Juju
+// merges them.
 package bundle
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"path"
 	"slices"
 	"strings"
@@ -44,6 +43,9 @@ type Options struct {
 	// subordinate, when the charm can be found (known); a subordinate
 	// application may not have units, as Juju's parser says.
 	Subordinate func(charm string) (subordinate, known bool)
+	// Overlays are merged onto the bundle, after its own later
+	// documents, in order (overlay.go).
+	Overlays []Overlay
 }
 
 // Problem is a refusal or a warning at a line of the bundle.
@@ -90,13 +92,13 @@ func Convert(src []byte, o Options) (*Result, error) {
 		o.File = "bundle.yaml"
 	}
 	c := &conv{o: o, apps: map[string]*app{}}
-	root, err := c.parse(src)
+	root, err := c.overlaid(src)
 	if err != nil {
 		return nil, err
 	}
 	c.bundle(root)
 	if len(c.problems) > 0 {
-		sortProblems(c.problems)
+		c.sortProblems(c.problems)
 		return nil, &Error{Problems: c.problems}
 	}
 	name := o.Name
@@ -110,37 +112,8 @@ func Convert(src []byte, o Options) (*Result, error) {
 	if err := model.CheckName(model.KindService, name); err != nil {
 		return nil, fmt.Errorf("environment name: %v; pass --name NAME (lower-case letters, digits and single dashes)", err)
 	}
-	sortProblems(c.warnings)
+	c.sortProblems(c.warnings)
 	return &Result{CUE: c.write(name), Warnings: c.warnings}, nil
-}
-
-// parse reads the first YAML document, refusing overlays: later
-// documents that would merge onto it.
-func (c *conv) parse(src []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: the bundle is empty", c.o.File)
-		}
-		return nil, fmt.Errorf("%s: %v", c.o.File, err)
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return nil, fmt.Errorf("%s: %v", c.o.File, err)
-	default:
-		return nil, &Error{Problems: []Problem{{c.o.File, next.Line, next.Column, "a second YAML document: an overlay, which fixpoint import does not merge; merge it into the first document (or import the bundle Juju exports after deploying with it)"}}}
-	}
-	root := deref(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = deref(root.Content[0])
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, &Error{Problems: []Problem{{c.o.File, root.Line, root.Column, "a bundle is a mapping with applications: and relations:"}}}
-	}
-	return root, nil
 }
 
 // fileBase is the bundle file's name without .yaml, or its directory's
@@ -196,17 +169,19 @@ type conv struct {
 	machineOrder []string
 	// name is the bundle's own name (Charmhub's metadata), if any.
 	name string
+	// overlay notes the nodes that come from an overlay, by file.
+	overlay map[*yaml.Node]string
 	// placedOn are the placements naming an application.
 	placedOn   []placeRef
 	kubernetes bool
 }
 
 func (c *conv) errf(n *yaml.Node, format string, a ...any) {
-	c.problems = append(c.problems, Problem{c.o.File, n.Line, n.Column, fmt.Sprintf(format, a...)})
+	c.problems = append(c.problems, Problem{c.fileOf(n), n.Line, n.Column, fmt.Sprintf(format, a...)})
 }
 
 func (c *conv) warnf(n *yaml.Node, format string, a ...any) {
-	c.warnings = append(c.warnings, Problem{c.o.File, n.Line, n.Column, "warning: " + fmt.Sprintf(format, a...)})
+	c.warnings = append(c.warnings, Problem{c.fileOf(n), n.Line, n.Column, "warning: " + fmt.Sprintf(format, a...)})
 }
 
 // bundle converts the top-level mapping.
@@ -344,8 +319,19 @@ func scalar(n *yaml.Node) string {
 	return ""
 }
 
-func sortProblems(ps []Problem) {
+// sortProblems orders problems by file (the bundle's, then each
+// overlay's in order), then line and column.
+func (c *conv) sortProblems(ps []Problem) {
+	rank := map[string]int{c.o.File: 0}
+	for i, o := range c.o.Overlays {
+		if _, ok := rank[o.File]; !ok {
+			rank[o.File] = i + 1
+		}
+	}
 	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if rank[a.File] != rank[b.File] {
+			return rank[a.File] - rank[b.File]
+		}
 		if a.Line != b.Line {
 			return a.Line - b.Line
 		}

@@ -206,7 +206,7 @@ func TestRefusals(t *testing.T) {
 	for _, c := range []refusal{
 		{"unknown key", "applications:\n  a:\n    charm: x\n    num_unit: 1\n", []string{`4:5: application "a": unknown field "num_unit"; did you mean "num_units"?`}},
 		{"unknown top key", "applications:\n  a: {charm: x}\nrelation: []\n", []string{`3:1: the bundle: unknown field "relation"; did you mean "relations"?`}},
-		{"overlay document", "applications:\n  a: {charm: x}\n---\napplications:\n  a: {num_units: 2}\n", []string{`3:1: a second YAML document: an overlay`}},
+		{"overlay-only in the base", "applications:\n  a: {charm: x, exposed-endpoints: {\"\": {expose-to-cidrs: [0.0.0.0/0]}}}\n", []string{`2:36: application "a": exposed-endpoints may only be given in an overlay`}},
 		{"unknown application", "applications:\n  wordpress: {charm: x}\n  mysql: {charm: y}\nrelations:\n- [wordpress, mysq]\n", []string{`5:15: relation endpoint "mysq" names application "mysq", which the bundle does not define; did you mean "mysql"?`}},
 		{"arity", "applications:\n  a: {charm: x}\n  b: {charm: y}\nrelations:\n- [a, b, a]\n- [a]\n", []string{`5:3: relation ["a","b","a"] has 3 endpoint(s), not 2`, `6:3: relation ["a"] has 1 endpoint(s), not 2`}},
 		{"duplicate", "applications:\n  a: {charm: x}\n  b: {charm: y}\nrelations:\n- [\"a:db\", b]\n- [b, \"a:db\"]\n", []string{`6:3: relation ["b","a:db"] is defined more than once (first at line 5)`}},
@@ -245,6 +245,95 @@ func TestRefusals(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestOverlaysMerge(t *testing.T) {
+	src := `applications:
+  a:
+    charm: x
+    num_units: 1
+    options: {keep: 1, drop: 2}
+    constraints: mem=4G
+  c:
+    charm: z
+relations:
+- [a, c]
+---
+applications:
+  a:
+    num_units: 3
+    options: {drop: null, add: 3}
+    constraints:
+  b:
+    charm: y
+  c:
+relations:
+- ["a:db", b]
+`
+	overlay := "applications:\n  b:\n    exposed-endpoints: {\"\": {expose-to-cidrs: [10.0.0.0/8]}}\n    num_unit: 2\n"
+	_, err := Convert([]byte(src), Options{File: "b.yaml", Overlays: []Overlay{{File: "o.yaml", Src: []byte(overlay)}}})
+	var be *Error
+	if !errors.As(err, &be) || len(be.Problems) != 1 || !strings.HasPrefix(be.Problems[0].String(), `o.yaml:4:5: application "b": unknown field "num_unit"`) {
+		t.Fatalf("a problem in an overlay is not reported in it: %v", err)
+	}
+	overlay = strings.Replace(overlay, "num_unit:", "num_units:", 1)
+	res, err := Convert([]byte(src), Options{File: "b.yaml", Overlays: []Overlay{{File: "o.yaml", Src: []byte(overlay)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.CUE)
+	for _, want := range []string{"units: 3", "keep: 1", "add: 3", `"a-b": ["a:db", "b"]`, "units: 2", `// exposed-endpoints: {"":{"expose-to-cidrs":["10.0.0.0/8"]}}`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("merged output lacks %s:\n%s", want, out)
+		}
+	}
+	for _, gone := range []string{"drop", "constraints", `charm: "z"`, `"a-c"`} {
+		if strings.Contains(out, gone) {
+			t.Errorf("merged output keeps %s:\n%s", gone, out)
+		}
+	}
+	var exposed bool
+	for _, w := range res.Warnings {
+		exposed = exposed || strings.HasPrefix(w.String(), "o.yaml:3:5: warning: application \"b\": exposed-endpoints kept")
+	}
+	if !exposed {
+		t.Errorf("warnings %v", res.Warnings)
+	}
+}
+
+func TestRealOverlay(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(bundlesDir, "charmed-kubernetes/bundle.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := os.ReadFile(filepath.Join(bundlesDir, "charmed-kubernetes/aws-overlay.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Convert(src, Options{File: "testdata/bundles/charmed-kubernetes/bundle.yaml", Overlays: []Overlay{{File: "testdata/bundles/charmed-kubernetes/aws-overlay.yaml", Src: overlay}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings strings.Builder
+	for _, w := range res.Warnings {
+		warnings.WriteString(w.String() + "\n")
+	}
+	compareGolden(t, "testdata/charmed-kubernetes_bundle+aws-overlay.cue", string(res.CUE))
+	compareGolden(t, "testdata/charmed-kubernetes_bundle+aws-overlay.warnings", warnings.String())
+	file := filepath.Join(t.TempDir(), "env.cue")
+	if err := os.WriteFile(file, res.CUE, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, err := schemas.LoadEnvironment(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env.Env.Services) != 9 || len(env.Env.Relations) != 19 {
+		t.Errorf("%d services, %d relations", len(env.Env.Services), len(env.Env.Relations))
+	}
+	if got := env.Env.Relations["aws-integrator-kubernetes-control-plane"]; len(got) != 2 || got[0] != "aws-integrator" {
+		t.Errorf("a relation the overlay gives by application alone is %v", got)
 	}
 }
 
