@@ -34,7 +34,8 @@ containers, secret options; and about a service of more units than
 --warn-units (default 1,000), more often a typo than a plan. It prints every problem, one per line, as
   file:line:col: path: what is wrong and how to fix it
 and exits 1; or prints "ok: N services, M relations" and exits 0. Nothing is
-built, packed or sent anywhere.`,
+built, packed or sent anywhere; a .charm archive is extracted into the
+user's charm cache, and a bare charm name is found in --repository.`,
 		Example: `  fixpoint vet env.cue
   fixpoint vet envs/shop/          # every .cue file in the directory
   fixpoint vet base.cue prod.cue   # files that unify into one environment`,
