@@ -69,9 +69,10 @@ func ExtractArchive(archivePath, cacheDir string) (string, error) {
 	return dir, nil
 }
 
-// readArchive reads a charm archive whole, refusing one over MaxSize
-// before reading it: zip's directory is at its end, so it is read from
-// memory, and the bytes extracted are the bytes hashed.
+// readArchive reads a charm archive (a packed tar.gz, a charmcraft zip)
+// whole, refusing one over MaxSize before reading it: archives are small,
+// zip's directory is at its end, and the bytes extracted are then the
+// bytes hashed.
 func readArchive(archivePath string) ([]byte, error) {
 	f, err := os.Open(archivePath)
 	if err != nil {

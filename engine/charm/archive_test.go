@@ -184,16 +184,7 @@ func assertNothingExtracted(t *testing.T, cache string) {
 func TestExtractArchiveCaps(t *testing.T) {
 	t.Run("archive over MaxSize", func(t *testing.T) {
 		cache := t.TempDir()
-		name := filepath.Join(t.TempDir(), "big.charm")
-		f, err := os.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Sparse: no disk is used for the hole.
-		if err := f.Truncate(MaxSize + 1); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		name := sparseFile(t, "big.charm", MaxSize+1)
 		if _, err := ExtractArchive(name, cache); err == nil || !strings.Contains(err.Error(), "larger than") {
 			t.Fatalf("err %v", err)
 		}
