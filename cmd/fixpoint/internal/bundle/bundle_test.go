@@ -47,19 +47,26 @@ func TestRealBundlesGolden(t *testing.T) {
 			golden := filepath.Join("testdata", strings.NewReplacer("/", "_", ".yaml", "").Replace(b))
 			compareGolden(t, golden+".cue", string(res.CUE))
 			compareGolden(t, golden+".warnings", warnings.String())
-			file := filepath.Join(t.TempDir(), "env.cue")
-			if err := os.WriteFile(file, res.CUE, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			env, err := schemas.LoadEnvironment(file)
-			if err != nil {
-				t.Fatalf("the environment file does not load:\n%v", err)
-			}
-			if len(env.Env.Services) == 0 {
+			if env := load(t, res.CUE); len(env.Env.Services) == 0 {
 				t.Errorf("no services")
 			}
 		})
 	}
+}
+
+// load loads an environment file's contents as vet does, before the
+// charms: its CUE parses and its schema holds.
+func load(t *testing.T, cue []byte) *schemas.Env {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "env.cue")
+	if err := os.WriteFile(file, cue, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, err := schemas.LoadEnvironment(file)
+	if err != nil {
+		t.Fatalf("the environment file does not load:\n%v\n%s", err, cue)
+	}
+	return env
 }
 
 func compareGolden(t *testing.T, name, got string) {
@@ -88,15 +95,7 @@ func TestTelegrafBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "env.cue")
-	if err := os.WriteFile(file, res.CUE, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env, err := schemas.LoadEnvironment(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := env.Env
+	e := load(t, res.CUE).Env
 	if e.Name != "metrics" || len(e.Services) != 3 || len(e.Relations) != 2 {
 		t.Fatalf("environment %+v", e)
 	}
@@ -182,13 +181,7 @@ relations:
 	if strings.Contains(out, "nothing") || strings.Contains(out, "cache: count") {
 		t.Errorf("a null option or a count-less store was written:\n%s", out)
 	}
-	file := filepath.Join(t.TempDir(), "env.cue")
-	if err := os.WriteFile(file, res.CUE, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := schemas.LoadEnvironment(file); err != nil {
-		t.Fatalf("does not load:\n%v\n%s", err, out)
-	}
+	load(t, res.CUE)
 }
 
 // refusal is a bundle Juju's parser refuses, and where and what fixpoint
@@ -321,14 +314,7 @@ func TestRealOverlay(t *testing.T) {
 	}
 	compareGolden(t, "testdata/charmed-kubernetes_bundle+aws-overlay.cue", string(res.CUE))
 	compareGolden(t, "testdata/charmed-kubernetes_bundle+aws-overlay.warnings", warnings.String())
-	file := filepath.Join(t.TempDir(), "env.cue")
-	if err := os.WriteFile(file, res.CUE, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env, err := schemas.LoadEnvironment(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := load(t, res.CUE)
 	if len(env.Env.Services) != 9 || len(env.Env.Relations) != 19 {
 		t.Errorf("%d services, %d relations", len(env.Env.Services), len(env.Env.Relations))
 	}
