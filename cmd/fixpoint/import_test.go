@@ -114,11 +114,12 @@ func TestImportJujuBundleEndToEnd(t *testing.T) {
 func TestImportLocalCharmPath(t *testing.T) {
 	bundle, _ := filepath.Abs("../../testdata/bundles/juju/trusted_bundle.yaml")
 	env := filepath.Join(t.TempDir(), "trusted.cue")
-	r := runFixpoint(t, time.Minute, "", nil, "import", bundle, "-o", env)
+	clean := []string{"XDG_CACHE_HOME=" + t.TempDir(), "FIXPOINT_CHARM_REPO="}
+	r := runFixpoint(t, time.Minute, "", clean, "import", bundle, "-o", env)
 	if r.code != exitOK || !strings.Contains(r.stderr, "trust kept as a comment") {
 		t.Fatalf("import: %d\n%s", r.code, r.stderr)
 	}
-	if r := runFixpoint(t, time.Minute, "", nil, "vet", env); r.code != exitOK {
+	if r := runFixpoint(t, time.Minute, "", clean, "vet", env); r.code != exitOK {
 		t.Fatalf("vet: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -157,7 +158,8 @@ func TestImportRefusals(t *testing.T) {
 func TestImportOverlay(t *testing.T) {
 	dir, _ := filepath.Abs("../../testdata/bundles/charmed-kubernetes")
 	overlay := filepath.Join(dir, "aws-overlay.yaml")
-	r := runFixpoint(t, time.Minute, "", nil, "import", filepath.Join(dir, "bundle.yaml"), "--overlay", overlay)
+	clean := []string{"XDG_CACHE_HOME=" + t.TempDir(), "FIXPOINT_CHARM_REPO="}
+	r := runFixpoint(t, time.Minute, "", clean, "import", filepath.Join(dir, "bundle.yaml"), "--overlay", overlay)
 	if r.code != exitOK {
 		t.Fatalf("import --overlay: %d\n%s", r.code, r.stderr)
 	}
@@ -169,7 +171,7 @@ func TestImportOverlay(t *testing.T) {
 	if !strings.Contains(r.stderr, "aws-overlay.yaml:9:5: warning: application \"aws-integrator\": trust kept as a comment") {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
-	r = runFixpoint(t, time.Minute, "", nil, "import", overlay)
+	r = runFixpoint(t, time.Minute, "", clean, "import", overlay)
 	if r.code != exitFailed || !strings.Contains(r.stderr, `aws-overlay.yaml:14:24: relation endpoint "kubernetes-control-plane" names application "kubernetes-control-plane", which the bundle does not define`) {
 		t.Errorf("the overlay alone: %d\n%s", r.code, r.stderr)
 	}

@@ -211,6 +211,10 @@ func (c *conv) placement(a *app, n *yaml.Node, where string) {
 		c.errf(n, "%s: to must be a list of placements, e.g. [\"0\", \"lxd:1\"]", where)
 		return
 	}
+	if a.subordinate {
+		c.errf(n, "%s: charm %s is subordinate: its units go where the principals it relates to are; remove to:", where, a.charm)
+		return
+	}
 	if len(n.Content) > a.units && !c.kubernetes {
 		c.errf(n, "%s: %d placements in to: for %d units; too many placements", where, len(n.Content), a.units)
 	}

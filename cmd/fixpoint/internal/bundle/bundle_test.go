@@ -205,6 +205,7 @@ func TestRefusals(t *testing.T) {
 		{"duplicate", "applications:\n  a: {charm: x}\n  b: {charm: y}\nrelations:\n- [\"a:db\", b]\n- [b, \"a:db\"]\n", []string{`6:3: relation ["b","a:db"] is defined more than once (first at line 5)`}},
 		{"itself", "applications:\n  a: {charm: x}\nrelations:\n- [\"a:x\", \"a:y\"]\n", []string{`4:3: relation ["a:x","a:y"] relates application "a" to itself`}},
 		{"subordinate units", "applications:\n  tel: {charm: telegraf, num_units: 2}\n", []string{`2:37: application "tel": num_units is 2 but charm telegraf is subordinate`}},
+		{"subordinate placed", "applications:\n  tel: {charm: telegraf, to: [new]}\n", []string{`2:30: application "tel": charm telegraf is subordinate`}},
 		{"unused machine", "machines:\n  \"0\": {}\n  \"1\": {}\napplications:\n  a: {charm: x, num_units: 1, to: [\"0\"]}\n", []string{`3:3: machine "1" is not referred to by a placement directive`}},
 		{"unknown machine", "applications:\n  a: {charm: x, num_units: 1, to: [\"lxd:7\"]}\n", []string{`2:36: application "a": placement "lxd:7" names machine "7", which the machines section does not define`}},
 		{"too many placements", "machines:\n  \"0\": {}\napplications:\n  a: {charm: x, num_units: 1, to: [\"0\", new]}\n", []string{`4:35: application "a": 2 placements in to: for 1 units`}},
