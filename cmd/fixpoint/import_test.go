@@ -176,3 +176,53 @@ func TestImportOverlay(t *testing.T) {
 		t.Errorf("the overlay alone: %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestUpRunsACharmcraftArchiveFromTheRepository runs, with up, a charm
+// named by bare name and found in --repository as a charmcraft-style
+// archive: dispatch (kept executable from the zip's modes) runs
+// src/charm.sh, as charmcraft's runs src/charm.py.
+func TestUpRunsACharmcraftArchiveFromTheRepository(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	src := filepath.Join(work, "src")
+	files := map[string]string{
+		"metadata.yaml":        "name: zipped\nsummary: an ops-style charm as charmcraft packs it\n",
+		"dispatch":             "#!/bin/sh\nexec ./src/charm.sh\n",
+		"hooks/install":        "#!/bin/sh\nexec ./src/charm.sh\n",
+		"src/charm.sh":         "#!/bin/sh\nstatus-set active \"ran ${JUJU_DISPATCH_PATH} from an archive\"\n",
+		"venv/ops/__init__.py": "",
+	}
+	for name, body := range files {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".py") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repoDir := filepath.Join(work, "repo")
+	if err := os.MkdirAll(repoDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	zipCharm(t, src, filepath.Join(repoDir, "zipped.charm"))
+	env := filepath.Join(work, "env.cue")
+	if err := os.WriteFile(env, []byte(`apiVersion: "fixpoint/v1"
+name:       "zipped"
+services: app: {charm: "zipped", units: 1}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(work, "data")
+	r := runFixpoint(t, 5*time.Minute, "", []string{"FIXPOINT_CHARM_REPO="}, "up", "-f", env, "--repository", repoDir, "--data-dir", data, "--until-converged", "--timeout", "4m")
+	if r.code != exitOK || !strings.Contains(r.stdout, "from an archive") {
+		t.Fatalf("up exited %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if ents, err := os.ReadDir(filepath.Join(data, "cache", "extracted")); err != nil || len(ents) != 1 {
+		t.Errorf("up's cache holds %v (%v); want the one extraction", ents, err)
+	}
+}
