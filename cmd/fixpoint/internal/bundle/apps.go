@@ -154,7 +154,9 @@ func (c *conv) charm(a *app, n *yaml.Node, where string) {
 }
 
 // charmName is the name in a charm URL — ch:NAME, cs:~user/series/NAME-N,
-// local:NAME, NAME — and the revision a cs: or local: URL ends with.
+// local:NAME-N, NAME: what the charm repository is searched for. The
+// revision a cs: or local: URL ends with is dropped (those stores are
+// gone); one in a ch: URL is returned, since Juju refuses it there.
 func charmName(ref string) (name, rev string) {
 	scheme, rest, ok := strings.Cut(ref, ":")
 	if !ok {
@@ -163,19 +165,18 @@ func charmName(ref string) (name, rev string) {
 	if i := strings.LastIndex(rest, "/"); i >= 0 {
 		rest = rest[i+1:]
 	}
-	if scheme == "cs" || scheme == "local" {
-		if i := strings.LastIndex(rest, "-"); i > 0 {
-			if _, err := strconv.Atoi(rest[i+1:]); err == nil {
-				return rest[:i], ""
-			}
-		}
+	i := strings.LastIndex(rest, "-")
+	if i <= 0 {
+		return rest, ""
 	}
-	if scheme == "ch" || scheme == "" {
-		if i := strings.LastIndex(rest, "-"); i > 0 && scheme == "ch" {
-			if _, err := strconv.Atoi(rest[i+1:]); err == nil {
-				return rest[:i], rest[i+1:]
-			}
-		}
+	if _, err := strconv.Atoi(rest[i+1:]); err != nil {
+		return rest, ""
+	}
+	switch scheme {
+	case "cs", "local":
+		return rest[:i], ""
+	case "ch":
+		return rest[:i], rest[i+1:]
 	}
 	return rest, ""
 }

@@ -337,3 +337,20 @@ func TestNameFrom(t *testing.T) {
 		}
 	}
 }
+
+func TestCharmName(t *testing.T) {
+	for ref, want := range map[string][2]string{
+		"postgresql":                {"postgresql", ""},
+		"ch:postgresql":             {"postgresql", ""},
+		"ch:amd64/jammy/postgresql": {"postgresql", ""},
+		"ch:postgresql-12":          {"postgresql", "12"},
+		"cs:~me/focal/wordpress-12": {"wordpress", ""},
+		"local:trusty/mysql-3":      {"mysql", ""},
+		"mysql-8":                   {"mysql-8", ""},
+		"ceph-osd":                  {"ceph-osd", ""},
+	} {
+		if name, rev := charmName(ref); name != want[0] || rev != want[1] {
+			t.Errorf("%s: %q %q, want %q %q", ref, name, rev, want[0], want[1])
+		}
+	}
+}
