@@ -85,15 +85,11 @@ func CheckAndPack(cacheDir string, paths ...string) (*Checked, error) {
 	return CheckWith(Options{CacheDir: cacheDir}, paths...)
 }
 
-// CheckWith is Check as o asks: with limits, packing, a charm repository.
-func CheckWith(o Options, paths ...string) (*Checked, error) {
-	return check(paths, o)
-}
-
 // PlaceholderHash stands in for the content hash of an unpacked charm.
 func PlaceholderHash(dir string) string { return "unpacked:" + dir }
 
-func check(paths []string, o Options) (*Checked, error) {
+// CheckWith is Check as o asks: with limits, packing, a charm repository.
+func CheckWith(o Options, paths ...string) (*Checked, error) {
 	cacheDir, limits := o.CacheDir, o.Limits
 	env, err := schemas.LoadEnvironment(paths...)
 	// An environment that fails its schema is checked further as far as
