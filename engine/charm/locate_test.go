@@ -176,3 +176,26 @@ func TestCharmReferenceForms(t *testing.T) {
 		t.Errorf("problems %q", ps)
 	}
 }
+
+// TestArchiveWithoutAUserCache: with no user cache directory, vet
+// extracts into a temporary directory and removes it before returning.
+func TestArchiveWithoutAUserCache(t *testing.T) {
+	f := newRepoFixture(t)
+	tmp := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "")
+	t.Setenv("TMPDIR", tmp)
+	if _, err := DefaultCacheDir(); err == nil {
+		t.Skip("the user cache directory is still known")
+	}
+	c, err := CheckWith(Options{Repository: f.repo}, f.env(t, `services: db: charm: "pg"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Desired.Services["db"].CharmName != "pg" {
+		t.Errorf("db runs %q", c.Desired.Services["db"].CharmName)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left in the temporary directory: %v", ents)
+	}
+}
