@@ -26,7 +26,7 @@ func newImportCmd() *cobra.Command {
 	var overlays []string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "import BUNDLE.yaml [-o ENV.cue]",
+		Use:   "import BUNDLE.yaml [--output ENV.cue]",
 		Short: "Turn a Juju bundle into an environment file",
 		Long: `import turns a Juju bundle into a fixpoint environment file: applications
 become services (charm paths stay paths, rewritten relative to the output
@@ -51,17 +51,17 @@ unknown keys, a relation of other than two endpoints, naming an unknown
 application or given twice, a machine no placement uses, num_units on a
 subordinate charm (when the charm is found here), exposed-endpoints or
 offers outside an overlay. Check the result with fixpoint vet.`,
-		Example: `  fixpoint import bundle.yaml -o env.cue && fixpoint vet env.cue
-  fixpoint import bundle.yaml --overlay aws-overlay.yaml -o env.cue
+		Example: `  fixpoint import bundle.yaml --output env.cue && fixpoint vet env.cue
+  fixpoint import bundle.yaml --overlay aws-overlay.yaml --output env.cue
   FIXPOINT_CHARM_REPO=~/charms fixpoint import bundle.yaml > env.cue`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd.ErrOrStderr(), cmd.OutOrStdout(), importArgs{file: args[0], out: out, name: name, repo: repo, overlays: overlays, force: force})
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write the environment file here instead of to stdout")
+	cmd.Flags().StringVar(&out, "output", "", "write the environment file here instead of to stdout (no -o: in fixpoint -o is --format)")
 	cmd.Flags().StringVar(&name, "name", "", "the environment's name (default the bundle's name:, else its file name)")
-	cmd.Flags().BoolVar(&force, "force", false, "overwrite the -o file if it exists")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite the --output file if it exists")
 	cmd.Flags().StringArrayVar(&overlays, "overlay", nil, "an overlay bundle to merge onto the bundle (repeatable, merged in order)")
 	repositoryFlag(cmd, &repo)
 	return cmd

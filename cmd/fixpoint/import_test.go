@@ -74,7 +74,7 @@ func TestImportJujuBundleEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundle, _ := filepath.Abs("../../testdata/bundles/juju/telegraf_bundle.yaml")
-	r := runFixpoint(t, time.Minute, "", cache, "import", bundle, "-o", env, "--repository", repo)
+	r := runFixpoint(t, time.Minute, "", cache, "import", bundle, "--output", env, "--repository", repo)
 	if r.code != exitOK {
 		t.Fatalf("import: %d\n%s", r.code, r.stderr)
 	}
@@ -102,7 +102,7 @@ func TestImportJujuBundleEndToEnd(t *testing.T) {
 	}
 
 	// An existing file is not overwritten without --force.
-	r = runFixpoint(t, time.Minute, "", cache, "import", bundle, "-o", env)
+	r = runFixpoint(t, time.Minute, "", cache, "import", bundle, "--output", env)
 	if r.code != exitFailed || !strings.Contains(r.stderr, "--force") {
 		t.Errorf("import over an existing file: %d\n%s", r.code, r.stderr)
 	}
@@ -115,7 +115,7 @@ func TestImportLocalCharmPath(t *testing.T) {
 	bundle, _ := filepath.Abs("../../testdata/bundles/juju/trusted_bundle.yaml")
 	env := filepath.Join(t.TempDir(), "trusted.cue")
 	clean := []string{"XDG_CACHE_HOME=" + t.TempDir(), "FIXPOINT_CHARM_REPO="}
-	r := runFixpoint(t, time.Minute, "", clean, "import", bundle, "-o", env)
+	r := runFixpoint(t, time.Minute, "", clean, "import", bundle, "--output", env)
 	if r.code != exitOK || !strings.Contains(r.stderr, "trust kept as a comment") {
 		t.Fatalf("import: %d\n%s", r.code, r.stderr)
 	}
@@ -133,7 +133,7 @@ func TestImportRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "env.cue")
-	r := runFixpoint(t, time.Minute, "", []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}, "import", bad, "-o", out, "--repository", charms)
+	r := runFixpoint(t, time.Minute, "", []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}, "import", bad, "--output", out, "--repository", charms)
 	if r.code != exitFailed {
 		t.Fatalf("import: %d\n%s", r.code, r.stderr)
 	}
