@@ -30,7 +30,7 @@ func newImportCmd() *cobra.Command {
 		Short: "Turn a Juju bundle into an environment file",
 		Long: `import turns a Juju bundle into a fixpoint environment file: applications
 become services (charm paths stay paths, rewritten relative to the output
-file; Charmhub and charm store names become bare names found in the charm
+file, or to the current directory when it is printed; Charmhub and charm store names become bare names found in the charm
 repository as NAME.charm or NAME/), num_units units (a bundle without it
 runs none, as in Juju), options config, relations named relations with the
 endpoints the bundle gives, resources given as files resources, and the
@@ -49,7 +49,8 @@ their relations.
 A bundle Juju would refuse is refused, every problem at its YAML line:
 unknown keys, a relation of other than two endpoints, naming an unknown
 application or given twice, a machine no placement uses, num_units on a
-subordinate charm (when the charm is found here), exposed-endpoints or
+subordinate charm (when the charm is found, on its path or in
+--repository), exposed-endpoints or
 offers outside an overlay. Check the result with fixpoint vet.`,
 		Example: `  fixpoint import bundle.yaml --output env.cue && fixpoint vet env.cue
   fixpoint import bundle.yaml --overlay aws-overlay.yaml --output env.cue
