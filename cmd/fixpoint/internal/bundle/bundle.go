@@ -291,14 +291,38 @@ func (c *conv) fields(n *yaml.Node, known []string, where string) map[string]*ya
 }
 
 // pairs lists a mapping's key and value nodes; anything else has none.
+// A merge key (<<: *anchor, or a list of anchors), which Juju's YAML
+// parser honours, contributes the keys of the mappings it names that the
+// mapping does not give itself.
 func pairs(n *yaml.Node) [][2]*yaml.Node {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	var out [][2]*yaml.Node
+	var out, merged [][2]*yaml.Node
+	own := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Tag != "!!merge" {
+			out = append(out, [2]*yaml.Node{k, v})
+			own[k.Value] = true
+			continue
+		}
+		sources := []*yaml.Node{deref(v)}
+		if deref(v).Kind == yaml.SequenceNode {
+			sources = deref(v).Content
+		}
+		for _, src := range sources {
+			if src = deref(src); src != n {
+				merged = append(merged, pairs(src)...)
+			}
+		}
+	}
+	for _, kv := range merged {
+		if !own[kv[0].Value] {
+			out = append(out, kv)
+			own[kv[0].Value] = true
+		}
 	}
 	return out
 }

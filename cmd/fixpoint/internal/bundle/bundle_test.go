@@ -338,6 +338,51 @@ func TestNameFrom(t *testing.T) {
 	}
 }
 
+// TestMergeKeys: anchors, aliases and merge keys read as Juju reads them.
+func TestMergeKeys(t *testing.T) {
+	src := `x-common: &common
+  charm: base
+  num_units: 2
+  options: &opts {origin: distro}
+applications:
+  a:
+    <<: *common
+    num_units: 3
+  b:
+    charm: other
+    options: *opts
+`
+	// An anchor's home is checked like any key: Juju has no x- keys.
+	_, err := Convert([]byte(src), Options{File: "b.yaml"})
+	if err == nil || !strings.Contains(err.Error(), `b.yaml:1:1: the bundle: unknown field "x-common"`) {
+		t.Fatalf("err %v", err)
+	}
+	// Anchored under applications, as bundles do.
+	src = `applications:
+  a: &a
+    charm: base
+    num_units: 2
+    options: &opts {origin: distro}
+  b:
+    <<: *a
+    num_units: 3
+  c:
+    charm: other
+    options: *opts
+`
+	res, err := Convert([]byte(src), Options{File: "b.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := load(t, res.CUE).Env
+	if s := e.Services["b"]; s.Charm != "base" || *s.Units != 3 || s.Config["origin"] != "distro" {
+		t.Errorf("b %+v", s)
+	}
+	if s := e.Services["c"]; s.Config["origin"] != "distro" {
+		t.Errorf("c %+v", s)
+	}
+}
+
 func TestCharmName(t *testing.T) {
 	for ref, want := range map[string][2]string{
 		"postgresql":                {"postgresql", ""},
