@@ -294,7 +294,13 @@ func (c *conv) fields(n *yaml.Node, known []string, where string) map[string]*ya
 // A merge key (<<: *anchor, or a list of anchors), which Juju's YAML
 // parser honours, contributes the keys of the mappings it names that the
 // mapping does not give itself.
-func pairs(n *yaml.Node) [][2]*yaml.Node {
+func pairs(n *yaml.Node) [][2]*yaml.Node { return mergedPairs(n, 0) }
+
+// maxMergeDepth bounds chains of merge keys: an anchor may merge a
+// mapping that merges it back, which would otherwise never end.
+const maxMergeDepth = 8
+
+func mergedPairs(n *yaml.Node, depth int) [][2]*yaml.Node {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		return nil
@@ -313,8 +319,8 @@ func pairs(n *yaml.Node) [][2]*yaml.Node {
 			sources = deref(v).Content
 		}
 		for _, src := range sources {
-			if src = deref(src); src != n {
-				merged = append(merged, pairs(src)...)
+			if src = deref(src); src != n && depth < maxMergeDepth {
+				merged = append(merged, mergedPairs(src, depth+1)...)
 			}
 		}
 	}

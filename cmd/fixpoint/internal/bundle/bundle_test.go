@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"cuelang.org/go/cue/parser"
+
 	"github.com/fixpoint/fixpoint/schemas"
 )
 
@@ -398,4 +400,26 @@ func TestCharmName(t *testing.T) {
 			t.Errorf("%s: %q %q, want %q %q", ref, name, rev, want[0], want[1])
 		}
 	}
+}
+
+// FuzzConvert feeds Convert arbitrary bundles: it returns a result or an
+// error, never panics or runs away, and what it writes parses as CUE (no
+// value or comment of the bundle's breaks out of its place).
+func FuzzConvert(f *testing.F) {
+	for _, b := range realBundles {
+		if src, err := os.ReadFile(filepath.Join(bundlesDir, b)); err == nil {
+			f.Add(src)
+		}
+	}
+	f.Add([]byte("a: &a {c: &b {<<: *a}, <<: *b}\napplications: {x: {<<: *a, charm: y}}\n"))
+	f.Add([]byte("applications:\n  a: {charm: x}\n---\napplications:\n  a:\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		res, err := Convert(src, Options{File: "b.yaml"})
+		if err != nil {
+			return
+		}
+		if _, err := parser.ParseFile("env.cue", res.CUE); err != nil {
+			t.Fatalf("the output does not parse: %v\n%s", err, res.CUE)
+		}
+	})
 }
