@@ -33,12 +33,13 @@ type prepared struct {
 	secretValues map[string]map[string]string
 }
 
-// prepare loads the environment files, packs every charm into cacheDir and
-// checks the result as the control plane will; every problem is reported
-// at its file:line:col. Resources may name files outside the
-// environment's directory only inside the paths allowOutside lists.
-func prepare(files []string, cacheDir string, allowOutside []string) (*prepared, error) {
-	checked, err := charm.CheckWith(charm.Options{CacheDir: cacheDir, AllowOutside: allowOutside}, files...)
+// prepare loads the environment files, packs every charm into cacheDir
+// (bare charm names found in the repository repo) and checks the result as
+// the control plane will; every problem is reported at its file:line:col.
+// Resources may name files outside the environment's directory only inside
+// the paths allowOutside lists.
+func prepare(files []string, cacheDir, repo string, allowOutside []string) (*prepared, error) {
+	checked, err := charm.CheckWith(charm.Options{CacheDir: cacheDir, Repository: repo, AllowOutside: allowOutside}, files...)
 	if err != nil {
 		return nil, exitf(exitFailed, "%v", err)
 	}
@@ -158,6 +159,7 @@ func newPlanCmd() *cobra.Command {
 	var r remote
 	var files, allowOutside []string
 	var warnUnits int
+	var repo string
 	cmd := &cobra.Command{
 		Use:   "plan -f ENV.cue",
 		Short: "Show what applying ENV would change",
@@ -174,7 +176,7 @@ something would.`,
 			if err != nil {
 				return err
 			}
-			p, err := prepare(files, cacheDir(r.dataDir), allowOutside)
+			p, err := prepare(files, cacheDir(r.dataDir), repo, allowOutside)
 			if err != nil {
 				return err
 			}
@@ -202,12 +204,14 @@ something would.`,
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	warnUnitsFlag(cmd, &warnUnits)
 	allowOutsideFlag(cmd, &allowOutside)
+	repositoryFlag(cmd, &repo)
 	return cmd
 }
 
 func newApplyCmd() *cobra.Command {
 	var r remote
 	var files, allowOutside []string
+	var repo string
 	var wait, failOnBlocked, keepGoing, yes bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -241,7 +245,7 @@ makes no new one.`,
 			if err != nil {
 				return err
 			}
-			p, err := prepare(files, cacheDir(r.dataDir), allowOutside)
+			p, err := prepare(files, cacheDir(r.dataDir), repo, allowOutside)
 			if err != nil {
 				return err
 			}
@@ -262,6 +266,7 @@ makes no new one.`,
 	r.flags(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
+	repositoryFlag(cmd, &repo)
 	cmd.Flags().BoolVar(&yes, "yes", false, "apply a plan that removes services, relations, units or user secrets without asking")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the fixed point, showing progress")
 	keepGoingFlag(cmd, &keepGoing)
@@ -375,8 +380,8 @@ func failOnBlockedFlag(cmd *cobra.Command, v *bool) {
 
 // cacheDir is where packed charms are kept between runs.
 func cacheDir(dataDir string) string {
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "fixpoint", "charms")
+	if d, err := charm.DefaultCacheDir(); err == nil {
+		return d
 	}
 	return filepath.Join(dataDir, "cache")
 }

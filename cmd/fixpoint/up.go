@@ -34,6 +34,7 @@ func newUpCmd() *cobra.Command {
 		hookShell      string
 		limits         limitFlags
 		allowOutside   []string
+		repo           string
 	)
 	cmd := &cobra.Command{
 		Use:   "up -f ENV.cue",
@@ -63,7 +64,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON, hookShell, &limits, allowOutside})
+			return runUp(ctx, upConfig{files, dataDir, httpAddr, untilConverged, timeout, logLevel, hookTimeout, tune, logJSON, hookShell, &limits, allowOutside, repo})
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
@@ -78,6 +79,7 @@ Exit codes: 0 converged, 1 failed (bad input, ...), 3 a unit is in error,
 	tune.flags(cmd.Flags())
 	limits.flags(cmd.Flags())
 	allowOutsideFlag(cmd, &allowOutside)
+	repositoryFlag(cmd, &repo)
 	return cmd
 }
 
@@ -96,6 +98,7 @@ type upConfig struct {
 	// allowOutside lets resources name files outside the environment's
 	// directory (allowOutsideFlag).
 	allowOutside []string
+	repository   string
 }
 
 // upState is what up remembers between runs on one data dir: the Raft
@@ -131,7 +134,7 @@ func runUp(ctx context.Context, cfg upConfig) error {
 	_ = os.Remove(endpointPath)
 	// Pack and check everything before starting anything: bad input
 	// changes nothing.
-	prep, err := prepare(cfg.files, filepath.Join(dataDir, "cache"), cfg.allowOutside)
+	prep, err := prepare(cfg.files, filepath.Join(dataDir, "cache"), cfg.repository, cfg.allowOutside)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ func newVetCmd() *cobra.Command {
 	var files, allowOutside []string
 	var limits limitFlags
 	var warnUnits int
+	var repo string
 	cmd := &cobra.Command{
 		Use:   "vet ENV.cue... | vet DIR",
 		Short: "Check an environment and its charms without running anything",
@@ -34,7 +35,8 @@ containers, secret options; and about a service of more units than
 --warn-units (default 1,000), more often a typo than a plan. It prints every problem, one per line, as
   file:line:col: path: what is wrong and how to fix it
 and exits 1; or prints "ok: N services, M relations" and exits 0. Nothing is
-built, packed or sent anywhere.`,
+built, packed or sent anywhere; a .charm archive is extracted into the
+user's charm cache, and a bare charm name is found in --repository.`,
 		Example: `  fixpoint vet env.cue
   fixpoint vet envs/shop/          # every .cue file in the directory
   fixpoint vet base.cue prod.cue   # files that unify into one environment`,
@@ -46,7 +48,7 @@ built, packed or sent anywhere.`,
 			if err := limits.check(); err != nil {
 				return err
 			}
-			c, err := charm.CheckWith(charm.Options{Limits: &limits.value, AllowOutside: allowOutside}, paths...)
+			c, err := charm.CheckWith(charm.Options{Limits: &limits.value, AllowOutside: allowOutside, Repository: repo}, paths...)
 			var se *schemas.Error
 			if errors.As(err, &se) {
 				for _, p := range se.Problems {
@@ -72,6 +74,7 @@ built, packed or sent anywhere.`,
 	limits.flags(cmd.Flags())
 	warnUnitsFlag(cmd, &warnUnits)
 	allowOutsideFlag(cmd, &allowOutside)
+	repositoryFlag(cmd, &repo)
 	return cmd
 }
 

@@ -29,7 +29,8 @@ const ArchiveSuffix = ".charm"
 // extractedDir is where, under a charm cache, archives are extracted.
 const extractedDir = "extracted"
 
-// ExtractArchive extracts the charm archive at archivePath into
+// ExtractArchive extracts the charm archive at archivePath (a charmcraft
+// zip, or a tar.gz of fixpoint charm pack) into
 // cacheDir/extracted/<sha256 of the archive>/ and returns that directory.
 // An archive extracted before is not extracted again: the directory
 // appears only whole (it is written aside and renamed), and its name is
@@ -55,7 +56,7 @@ func ExtractArchive(archivePath, cacheDir string) (string, error) {
 		return "", fmt.Errorf("charm cache: %w", err)
 	}
 	defer os.RemoveAll(tmp) // gone once renamed; what is left of a failure otherwise
-	if err := extractWith(zipEntries, data, filepath.Join(tmp, "charm"), defaultLimits); err != nil {
+	if err := extractWith(archiveDecoder(data), data, filepath.Join(tmp, "charm"), defaultLimits); err != nil {
 		return "", fmt.Errorf("charm archive %s: %w", archivePath, err)
 	}
 	if err := os.Rename(filepath.Join(tmp, "charm"), dir); err != nil {
@@ -69,9 +70,20 @@ func ExtractArchive(archivePath, cacheDir string) (string, error) {
 	return dir, nil
 }
 
-// readArchive reads a charm archive whole, refusing one over MaxSize
-// before reading it: zip's directory is at its end, so it is read from
-// memory, and the bytes extracted are the bytes hashed.
+// archiveDecoder picks the decoder of an archive by its first bytes: a
+// zip (charmcraft's .charm) starts "PK"; anything else is read as the
+// tar.gz fixpoint charm pack writes (--output x.charm).
+func archiveDecoder(data []byte) decoder {
+	if bytes.HasPrefix(data, []byte("PK")) {
+		return zipEntries
+	}
+	return tarEntries
+}
+
+// readArchive reads a charm archive (a packed tar.gz, a charmcraft zip)
+// whole, refusing one over MaxSize before reading it: archives are small,
+// zip's directory is at its end, and the bytes extracted are then the
+// bytes hashed.
 func readArchive(archivePath string) ([]byte, error) {
 	f, err := os.Open(archivePath)
 	if err != nil {

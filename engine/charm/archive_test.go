@@ -134,6 +134,27 @@ func TestExtractCharmcraftArchive(t *testing.T) {
 	}
 }
 
+// TestExtractPackedArchive: what fixpoint charm pack --output writes
+// (a tar.gz) may be named as a .charm too.
+func TestExtractPackedArchive(t *testing.T) {
+	p, err := Pack("testdata/oldcharm", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := ExtractArchive(writeFile(t, t.TempDir(), "old.charm", data), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Pack(dir, t.TempDir())
+	if err != nil || again.Hash != p.Hash {
+		t.Errorf("extracted and packed again: %v, hash %s, want %s", err, again.Hash, p.Hash)
+	}
+}
+
 func TestExtractArchiveRefusals(t *testing.T) {
 	ok := testZipEntry{name: "metadata.yaml", body: "name: x\n"}
 	for _, c := range []struct {
@@ -184,24 +205,19 @@ func assertNothingExtracted(t *testing.T, cache string) {
 func TestExtractArchiveCaps(t *testing.T) {
 	t.Run("archive over MaxSize", func(t *testing.T) {
 		cache := t.TempDir()
-		name := filepath.Join(t.TempDir(), "big.charm")
-		f, err := os.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Sparse: no disk is used for the hole.
-		if err := f.Truncate(MaxSize + 1); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		name := sparseFile(t, "big.charm", MaxSize+1)
 		if _, err := ExtractArchive(name, cache); err == nil || !strings.Contains(err.Error(), "larger than") {
 			t.Fatalf("err %v", err)
 		}
 		assertNothingExtracted(t, cache)
 	})
 	t.Run("not a zip", func(t *testing.T) {
-		archive := writeFile(t, t.TempDir(), "x.charm", []byte("not a zip"))
+		archive := writeFile(t, t.TempDir(), "x.charm", []byte("PK not a zip"))
 		if _, err := ExtractArchive(archive, t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a zip") {
+			t.Fatalf("err %v", err)
+		}
+		archive = writeFile(t, t.TempDir(), "y.charm", []byte("neither"))
+		if _, err := ExtractArchive(archive, t.TempDir()); err == nil || !strings.Contains(err.Error(), "charm archive") {
 			t.Fatalf("err %v", err)
 		}
 	})

@@ -20,6 +20,10 @@ type Checked struct {
 	Env *schemas.Env
 	// Metas holds each charm's metadata by absolute charm directory.
 	Metas map[string]*model.CharmMeta
+	// Dirs holds each service's charm directory, where its reference
+	// led: beside the environment, extracted from an archive, or in the
+	// charm repository.
+	Dirs map[string]string
 	// Charms are the charms by hash, as model.Resolve and the control
 	// plane take them. Without packing the hashes are placeholders.
 	Charms map[string]*model.Charm
@@ -52,6 +56,9 @@ type Options struct {
 	// directory whose files a service's resources may name (see
 	// readResources); by default none.
 	AllowOutside []string
+	// Repository is the charm repository bare charm names are found in;
+	// "" means $FIXPOINT_CHARM_REPO.
+	Repository string
 }
 
 // CheckWith is Check as o says.
@@ -105,41 +112,45 @@ func check(paths []string, o Options) (*Checked, error) {
 	c := &Checked{
 		Env:       env,
 		Metas:     map[string]*model.CharmMeta{},
+		Dirs:      map[string]string{},
 		Charms:    map[string]*model.Charm{},
 		Packed:    map[string]*Packed{},
 		Resources: map[string]string{},
 	}
+	loc, cleanup, err := newLocator(env.Dir, o)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
 	problems := &schemas.Error{}
 	within, err := newResourceRoots(env.Dir, o.AllowOutside)
 	if err != nil {
 		return nil, err
 	}
 	broken := map[string]bool{}   // services whose charm failed
+	unfound := map[string]bool{}  // charm references already reported
 	failed := map[string]bool{}   // charm dirs already reported
 	hashes := map[string]string{} // charm dir → hash
 	services := env.Env.Services
 	for _, name := range slices.Sorted(maps.Keys(services)) {
 		spec := services[name]
 		at := []string{"services", name, "charm"}
-		if spec.Charm == "" {
+		if spec.Charm == "" || unfound[spec.Charm] {
 			broken[name] = true
 			continue
 		}
-		dir := spec.Charm
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(env.Dir, dir)
+		dir, err := loc.locate(spec.Charm)
+		if err != nil {
+			unfound[spec.Charm], broken[name] = true, true
+			problems.Problems = append(problems.Problems, env.Problem(model.Problem{Path: at, Msg: err.Error()}))
+			continue
 		}
-		dir = filepath.Clean(dir)
 		if failed[dir] {
 			broken[name] = true
 			continue
 		}
+		c.Dirs[name] = dir
 		hash, ok := hashes[dir]
-		if !ok && !isDir(dir) {
-			failed[dir], broken[name] = true, true
-			problems.Problems = append(problems.Problems, env.Problem(model.Problem{Path: at, Msg: missingDir(spec.Charm, dir)}))
-			continue
-		}
 		if !ok {
 			meta, p, err := load(dir, cacheDir)
 			if err != nil {
@@ -196,6 +207,28 @@ func check(paths []string, o Options) (*Checked, error) {
 	}
 	c.Desired = desired
 	return c, nil
+}
+
+// newLocator returns the locator of an environment in envDir, and what
+// removes the temporary directory it may extract archives into.
+func newLocator(envDir string, o Options) (*locator, func(), error) {
+	l := &locator{envDir: envDir, repo: o.Repository, cacheDir: o.CacheDir, found: map[string]string{}}
+	if l.repo == "" {
+		l.repo = os.Getenv(RepositoryEnv)
+	}
+	if l.cacheDir != "" {
+		return l, func() {}, nil
+	}
+	if d, err := DefaultCacheDir(); err == nil {
+		l.cacheDir = d
+		return l, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "fixpoint-charms-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("a directory to extract charm archives into: %w", err)
+	}
+	l.cacheDir = tmp
+	return l, func() { os.RemoveAll(tmp) }, nil
 }
 
 // load reads (and with a cache directory, packs) one charm.

@@ -40,22 +40,11 @@ const (
 // and a refused unpack removes every file and directory it created, so a
 // retried bomb does not pile up on the disk.
 func Unpack(archivePath, hash, dir string) error {
-	f, err := os.Open(archivePath)
+	// Extract from the bytes that were hashed, so the file cannot change
+	// between check and use.
+	data, err := readArchive(archivePath)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > MaxSize {
-		return fmt.Errorf("charm archive %s is %d bytes, larger than the %d allowed", archivePath, fi.Size(), MaxSize)
-	}
-	// Read it whole (it is small) and extract from the bytes that were
-	// hashed, so the file cannot change between check and use.
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return fmt.Errorf("reading charm archive %s: %w", archivePath, err)
-	}
-	if len(data) > MaxSize {
-		return fmt.Errorf("charm archive %s is larger than %d bytes", archivePath, MaxSize)
 	}
 	sum := sha256.Sum256(data)
 	if got := hex.EncodeToString(sum[:]); got != hash {

@@ -118,17 +118,25 @@ func TestUnpackRejectsEscapes(t *testing.T) {
 }
 
 func TestUnpackRejectsOversizedArchives(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "big.tar")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A sparse file: the size check must come before hashing the bytes.
-	if err := f.Truncate(MaxSize + 1); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	// The size check comes before the bytes are read and hashed.
+	name := sparseFile(t, "big.tar", MaxSize+1)
 	if err := Unpack(name, "whatever", t.TempDir()); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// sparseFile makes a file of size bytes that uses no disk (a hole) and
+// returns its path.
+func sparseFile(t *testing.T, name string, size int64) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -59,11 +59,7 @@ func LoadEnv(paths ...string) (*sim.Env, error) {
 	r := &reader{metas: map[string]*model.CharmMeta{}}
 	e := sim.NewEnvWithCharms(ev.Name, r)
 	for name, spec := range ev.Services {
-		dir := spec.Charm
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(checked.Env.Dir, dir)
-		}
-		dir = filepath.Clean(dir)
+		dir := checked.Dirs[name]
 		meta := checked.Metas[dir]
 		if meta == nil {
 			return nil, fmt.Errorf("service %s: charm %s was not loaded", name, spec.Charm)
