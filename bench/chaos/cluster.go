@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine/api"
-	"github.com/fixpoint/fixpoint/internal/release"
+	"github.com/fixpoint/fixpoint/bench/release"
 )
 
 // server is one `fixpoint server` and where it keeps its data.

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	benchproc "github.com/fixpoint/fixpoint/bench/internal/proc"
-	"github.com/fixpoint/fixpoint/internal/release"
+	"github.com/fixpoint/fixpoint/bench/release"
 )
 
 // config is one run's knobs.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fixpoint/fixpoint/internal/release"
+	"github.com/fixpoint/fixpoint/bench/release"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )

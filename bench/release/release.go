@@ -13,9 +13,10 @@ import (
 	"runtime"
 )
 
-// Previous is the release before this build: the one a cluster upgrades
-// from (docs/operating.md, "Upgrading").
-const Previous = "v0.3.0"
+// Previous is the release before this build, v0.3.0: the one a cluster
+// upgrades from (docs/operating.md, "Upgrading"). It is named by its
+// commit, which every clone of main holds, where the tag may be missing.
+const Previous = "19c0248613459c83e738bfd6f2628c94b7c081f3"
 
 // ErrNoHistory means the repository's history does not hold the release
 // (a shallow clone, or no git): callers skip, saying so.
