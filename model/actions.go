@@ -284,6 +284,37 @@ func (s *State) enqueueAction(at int64, e *EnqueueAction) (int, error) {
 	return id, nil
 }
 
+// enqueuedBy is the operation that c, an enqueue already applied under
+// its request id, made: a retry must learn the id the first send got, or
+// its caller cannot follow the operation it queued. The store resends a
+// command whole, so the operation of c's unit, action and command enqueued
+// at c's time is it; a caller that sent the request afresh (same id, new
+// time) is answered with the only unfinished operation of that unit,
+// action and command, if exactly one is. 0 for any other command, or when
+// the operation is no longer kept or cannot be told apart.
+func (s *State) enqueuedBy(c *Command) int {
+	e := c.Enqueue
+	if c.Op != OpEnqueue || e == nil {
+		return 0
+	}
+	same := func(a *Action) bool { return a.Unit == e.Unit && a.Name == e.Name && a.Exec == e.Exec }
+	for id, a := range s.Actions {
+		if same(a) && a.Enqueued == c.Time {
+			return id
+		}
+	}
+	found := 0
+	for id := range s.ActiveActions {
+		if a := s.Actions[id]; a != nil && same(a) {
+			if found != 0 {
+				return 0
+			}
+			found = id
+		}
+	}
+	return found
+}
+
 // charmOf is unit u's charm's metadata, nil if unknown.
 func (s *State) charmOf(u *Unit) *CharmMeta {
 	svc := s.Services[u.Service]

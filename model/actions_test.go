@@ -231,3 +231,34 @@ func TestActionWritesStartNewWaves(t *testing.T) {
 		t.Errorf("db/1 answering h0 otherwise in one wave: %+v", u.Error)
 	}
 }
+
+// TestEnqueueRetriedAnswersItsOperation: an enqueue applied again under
+// its request id (the store resending it whole after a leader change, or
+// a caller sending the request afresh) is answered with the operation the
+// first made, not with none.
+func TestEnqueueRetriedAnswersItsOperation(t *testing.T) {
+	s := actionState(t)
+	send := func(idx uint64, at int64, req string) *Response {
+		t.Helper()
+		return apply(t, s, idx, &Command{Op: OpEnqueue, Time: at, RequestID: req, Enqueue: &EnqueueAction{Unit: "db/0", Name: "noop"}})
+	}
+	first := send(3, 3, "r1")
+	if first.Action == 0 || first.Duplicate {
+		t.Fatalf("first enqueue: %+v", first)
+	}
+	if again := send(4, 3, "r1"); !again.Duplicate || again.Action != first.Action || again.Index != 3 {
+		t.Errorf("resent whole: %+v; want a duplicate of operation %d at 3", again, first.Action)
+	}
+	if afresh := send(5, 5, "r1"); !afresh.Duplicate || afresh.Action != first.Action {
+		t.Errorf("sent afresh: %+v; want a duplicate of operation %d", afresh, first.Action)
+	}
+	// Two unfinished operations of the same action: a fresh send cannot
+	// tell which, and says none rather than the wrong one.
+	second := send(6, 6, "r2")
+	if afresh := send(7, 7, "r1"); !afresh.Duplicate || afresh.Action != 0 {
+		t.Errorf("sent afresh beside operation %d: %+v; want no operation named", second.Action, afresh)
+	}
+	if again := send(8, 6, "r2"); again.Action != second.Action {
+		t.Errorf("second resent whole: %+v; want operation %d", again, second.Action)
+	}
+}

@@ -42,7 +42,7 @@ func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 	if at, dup, err := s.CheckRequest(c); err != nil {
 		return nil, err
 	} else if dup {
-		return &Response{Index: at, Duplicate: true}, nil
+		return &Response{Index: at, Duplicate: true, Action: s.enqueuedBy(c)}, nil
 	}
 	resp := &Response{Index: index}
 	t := &Touched{Index: index}

@@ -18,7 +18,10 @@ func (c *Client) Enqueue(ctx context.Context, e *Enqueue) (int, error) {
 	if err := c.postJSON(ctx, "/v1/actions", e, &resp); err != nil {
 		return 0, err
 	}
-	if resp.Action == 0 {
+	switch {
+	case resp.Action == 0 && resp.Duplicate:
+		return 0, fmt.Errorf("this request was applied before (index %d) and its operation can no longer be told apart: list them with fixpoint operations --unit %s", resp.Index, e.Unit)
+	case resp.Action == 0:
 		return 0, fmt.Errorf("the control plane queued no operation (index %d)", resp.Index)
 	}
 	return resp.Action, nil
