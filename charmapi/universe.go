@@ -19,6 +19,10 @@ type Universe struct {
 	Life    string `json:"life"`
 	Leader  bool   `json:"leader"`
 	Machine string `json:"machine,omitempty"`
+	// MachineID is the machine's Juju id ("0", "1", ...), which old
+	// hooks read as JUJU_MACHINE_ID. It is not part of the universe's
+	// hash: a unit never moves between machines.
+	MachineID string `json:"machine_id,omitempty"`
 	// Address is the unit's private address.
 	Address string         `json:"address,omitempty"`
 	Config  map[string]any `json:"config"`

@@ -31,6 +31,7 @@ var notHashed = map[string]string{
 	"Dir":                   "where an in-process hook keeps its files in a test; not part of the universe's JSON",
 	"Storage.Location":      "the instance's directory on the unit's machine, which the agent fills in; the id names it",
 	"Relations.Departed":    "the last settings of members that left, for old -departed hooks; the member's leaving already changed Units",
+	"MachineID":             "the machine's Juju id, fixed for the unit's life: a unit never moves between machines",
 	"Leaving":               "the unit's own last settings in relations it is leaving, for old -departed and -broken hooks; the leaving already changed Relations",
 	"Secrets.Content":       "a revision's content never changes: its number (Secrets.Revision) is hashed instead, so no secret value is",
 	"Secrets.LatestContent": "the latest revision's content, which Secrets.Latest stands for",

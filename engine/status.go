@@ -120,6 +120,8 @@ type phaseMark struct {
 
 // MachineStatus is one machine's line in status.
 type MachineStatus struct {
+	// ID is the machine's Juju id (model.Machine.ID).
+	ID      string `json:"id,omitempty"`
 	Address string `json:"address"`
 	State   string `json:"state"`
 	// CredentialReplaced is the index at which the operator reset the
@@ -169,7 +171,7 @@ func (ss *statusState) statusLocked(st *model.State) *Status {
 		if m.Lost {
 			state = "lost"
 		}
-		s.Machines[name] = &MachineStatus{Address: m.Address, State: state, CredentialReplaced: m.Replaced}
+		s.Machines[name] = &MachineStatus{ID: m.ID, Address: m.Address, State: state, CredentialReplaced: m.Replaced}
 	}
 	var counts PhaseCounts
 	var lost lostUnits

@@ -52,6 +52,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 		Life:       life,
 		Leader:     leader,
 		Machine:    u.Machine,
+		MachineID:  st.MachineID(u),
 		Address:    st.Address(u),
 		Config:     svc.Config,
 		Resources:  svc.Resources,

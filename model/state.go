@@ -56,6 +56,9 @@ type State struct {
 	// NextStorage numbers storage instances, one sequence for every
 	// store, as Juju's (storage.go).
 	NextStorage int `json:"next_storage,omitempty"`
+	// NextMachine is the id the next machine to register gets
+	// (Machine.ID): one sequence, never reused, as Juju's machine ids.
+	NextMachine int `json:"next_machine,omitempty"`
 	// Auth holds hashes of the credentials the control plane accepts;
 	// nil until the bootstrap node records them.
 	Auth *Auth `json:"auth,omitempty"`
@@ -144,6 +147,12 @@ type Machine struct {
 	// earlier one (after `fixpoint machine reset`); status shows it, so a
 	// takeover is never silent.
 	Replaced uint64 `json:"credential_replaced,omitempty"`
+	// ID is Juju's machine id, "0", "1", ...: the number the control
+	// plane gave the machine when it first registered (State.NextMachine),
+	// never reused; charms read it as JUJU_MACHINE_ID. Empty only for a
+	// machine registered before ids were given, until its agent registers
+	// again.
+	ID string `json:"id,omitempty"`
 }
 
 // Keys of a unit's private state (Unit.State) where the Juju adapter
@@ -455,6 +464,14 @@ func (s *State) UnitsOf(svc string) []*Unit { return s.unitsOf(svc) }
 
 // RelationsOf returns the relations svc takes part in, by id.
 func (s *State) RelationsOf(svc string) []*Relation { return s.lookups().relations[svc] }
+
+// MachineID is the Juju id of the unit's machine (Machine.ID), or "".
+func (s *State) MachineID(u *Unit) string {
+	if m, ok := s.Machines[u.Machine]; ok {
+		return m.ID
+	}
+	return ""
+}
 
 // Address is the private address of the unit's machine, or "".
 func (s *State) Address(u *Unit) string {

@@ -382,7 +382,7 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 	rc.env = &runEnv{
 		base:     append(hookrun.BaseEnv(), opts.Env...),
 		unit:     u.Unit,
-		machine:  u.Machine,
+		machine:  machineID(u),
 		model:    opts.Model,
 		uuid:     sess.modelUUID,
 		zone:     opts.AvailabilityZone,
@@ -395,6 +395,16 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 		storage:  u.Storage,
 	}
 	return rc, nil
+}
+
+// machineID is JUJU_MACHINE_ID: the machine's Juju id, or its name for a
+// machine registered before machines had ids, until its agent registers
+// again.
+func machineID(u *charmapi.Universe) string {
+	if u.MachineID != "" {
+		return u.MachineID
+	}
+	return u.Machine
 }
 
 // close removes what prepare made, last first.

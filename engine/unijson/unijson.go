@@ -47,6 +47,9 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	if u.Machine != "" {
 		b = stringField(b, `,"machine":`, u.Machine)
 	}
+	if u.MachineID != "" {
+		b = stringField(b, `,"machine_id":`, u.MachineID)
+	}
 	if u.Address != "" {
 		b = stringField(b, `,"address":`, u.Address)
 	}
