@@ -23,6 +23,9 @@ type Universe struct {
 	// hooks read as JUJU_MACHINE_ID. It is not part of the universe's
 	// hash: a unit never moves between machines.
 	MachineID string `json:"machine_id,omitempty"`
+	// Boot counts the reboots of the unit's machine that units asked for
+	// (Result.Reboot): when it moves, old hooks get stop, then start.
+	Boot int `json:"boot,omitempty"`
 	// Address is the unit's private address.
 	Address string         `json:"address,omitempty"`
 	Config  map[string]any `json:"config"`

@@ -11,6 +11,7 @@ import (
 // woken when one of them changes.
 var hashed = []string{
 	"API", "Unit", "Service", "Charm", "Life", "Leader", "Machine", "Address", "Config", "Resources",
+	"Boot",       // a reboot restarts the units of the machine
 	"LeaderData", // only when the unit does not lead: the leader writes it
 	"Relations.Ident", "Relations.ID", "Relations.Name", "Relations.Interface", "Relations.Role",
 	"Relations.Scope", "Relations.RemoteService",
@@ -93,8 +94,9 @@ func walkFields(t reflect.Type, prefix string, out *[]string) {
 // sampleUniverse is a non-leader's universe with one relation, every field
 // set.
 func sampleUniverse() *charmapi.Universe {
-	return &charmapi.Universe{API: charmapi.API, Unit: "web/0", Service: "web", Charm: "c", Life: "alive", Machine: "m", Address: "10.0.0.1",
-		Config: map[string]any{"port": 80}, Resources: map[string]string{"r": "d"}, LeaderData: map[string]string{"k": "v"}, State: map[string]string{"s": "1"},
+	return &charmapi.Universe{API: charmapi.API, Unit: "web/0", Service: "web", Charm: "c", Life: "alive", Machine: "m", MachineID: "0", Boot: 1, Address: "10.0.0.1",
+		Leaving: map[string]map[string]string{"old:0": {"e": "5"}},
+		Config:  map[string]any{"port": 80}, Resources: map[string]string{"r": "d"}, LeaderData: map[string]string{"k": "v"}, State: map[string]string{"s": "1"},
 		Events: []charmapi.Event{{Hook: "install"}}, Attempt: 1, Dir: "/tmp/web-0",
 		Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "requirer", Scope: "global", RemoteService: "db",
 			Local: map[string]string{"a": "1"}, App: map[string]string{"b": "2"}, RemoteApp: map[string]string{"c": "3"},

@@ -53,6 +53,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 		Leader:     leader,
 		Machine:    u.Machine,
 		MachineID:  st.MachineID(u),
+		Boot:       st.MachineBoots(u),
 		Address:    st.Address(u),
 		Config:     svc.Config,
 		Resources:  svc.Resources,
@@ -74,6 +75,7 @@ func build(st *model.State, unit string, p *pass) (*charmapi.Universe, *model.Se
 		Leader:    leader,
 		Address:   uni.Address,
 		Resources: model.ResourcesToken(svc.Resources),
+		Boot:      uni.Boot,
 	}
 	if !leader && svc.LeaderData != nil {
 		seen.LeaderRev = svc.LeaderData.Rev

@@ -449,6 +449,11 @@ func (s *State) applyWrites(index uint64, u *Unit, r *Result, t *Touched) string
 			t.Storage = append(t.Storage, u.Name)
 		}
 	}
+	if r.Reboot && u.Life == Alive {
+		// Every universe on the machine moves: a machine change.
+		s.rebootMachine(u.Machine)
+		t.All = true
+	}
 	if len(r.Secrets) > 0 {
 		moved := map[string]bool{}
 		skipped = append(skipped, s.applySecrets(index, u, r.Leader && stillLeader, r.Secrets, moved)...)

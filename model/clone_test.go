@@ -19,7 +19,7 @@ func TestCloneSharesNothingMutable(t *testing.T) {
 		reflect.TypeFor[Service](): {"Name", "Charm", "Config", "ConfigRev", "Units", "Placement", "Life", "NextUnit",
 			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate", "Resources", "Storage"},
 		reflect.TypeFor[Relation]():  {"ID", "Key", "Endpoints", "Interface", "Scope", "Life", "App", "Departed", "Index"},
-		reflect.TypeFor[Machine]():   {"Name", "Address", "Index", "Lost", "Credential", "Replaced", "ID"},
+		reflect.TypeFor[Machine]():   {"Name", "Address", "Index", "Lost", "Credential", "Replaced", "ID", "Boots"},
 		reflect.TypeFor[UnitError](): {"Hash", "Message", "Kind", "Attempts", "RetryAt", "Seen", "Timer"},
 		reflect.TypeFor[Resolved]():  {"NoRetry", "Index"},
 	} {

@@ -131,6 +131,9 @@ type Result struct {
 	Ports      []string                  `json:"ports,omitempty"`
 	// StorageAdd asks for more instances per store (storage-add).
 	StorageAdd map[string]int `json:"storage_add,omitempty"`
+	// Reboot asks for the unit's machine to reboot (juju-reboot): every
+	// unit on it runs stop, then start.
+	Reboot bool `json:"reboot,omitempty"`
 	// Secrets are the secret changes the hook made, contents sealed.
 	Secrets []SecretChange `json:"secrets,omitempty"`
 	// Output is a hash of everything the hook returned, for divergence.

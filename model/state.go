@@ -153,6 +153,10 @@ type Machine struct {
 	// machine registered before ids were given, until its agent registers
 	// again.
 	ID string `json:"id,omitempty"`
+	// Boots counts the reboots its units asked for (juju-reboot): each
+	// one restarts the lifecycle of every unit on the machine (stop,
+	// then start), as a reboot restarts Juju's unit agents.
+	Boots int `json:"boots,omitempty"`
 }
 
 // Keys of a unit's private state (Unit.State) where the Juju adapter
@@ -471,6 +475,23 @@ func (s *State) MachineID(u *Unit) string {
 		return m.ID
 	}
 	return ""
+}
+
+// MachineBoots is Machine.Boots of the unit's machine, or 0.
+func (s *State) MachineBoots(u *Unit) int {
+	if m, ok := s.Machines[u.Machine]; ok {
+		return m.Boots
+	}
+	return 0
+}
+
+// rebootMachine counts a reboot of the named machine.
+func (s *State) rebootMachine(name string) {
+	if m, ok := s.Machines[name]; ok {
+		next := *m
+		next.Boots++
+		s.Machines[name] = &next
+	}
 }
 
 // Address is the private address of the unit's machine, or "".

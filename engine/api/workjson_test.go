@@ -20,7 +20,7 @@ func fullWork() wire.Work {
 		UniverseJSON: json.RawMessage(`{}`),
 		Action:       &wire.Action{ID: 7, Name: "backup", Params: map[string]any{"to": odd, "n": 2.0}, Exec: odd},
 		Universe: &charmapi.Universe{API: charmapi.API, Unit: "db/0", Service: "db", Charm: "c", Life: "alive", Leader: true,
-			Machine: "m1", MachineID: "0", Address: "10.0.0.1", Config: map[string]any{"n": 3.5, "s": odd, "l": []any{true, nil}}, Resources: map[string]string{"software": "ab" + odd},
+			Machine: "m1", MachineID: "0", Boot: 2, Address: "10.0.0.1", Config: map[string]any{"n": 3.5, "s": odd, "l": []any{true, nil}}, Resources: map[string]string{"software": "ab" + odd},
 			LeaderData: bag, State: bag, Attempt: 2, Dir: "/not/encoded",
 			Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "provider", Scope: "global",
 				RemoteService: "web", Local: bag, App: bag, RemoteApp: bag,

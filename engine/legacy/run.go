@@ -165,12 +165,21 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track, shell: opts.ShellBinary, toolsDir: env.toolsDir}
 		start := time.Now()
 		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		sess.killWith(cancel)
 		out, runErr := h.run(hookCtx)
+		sess.killWith(nil)
 		cancel()
 		sess.end()
 		stats.HooksRun++
 		stats.Hooks = append(stats.Hooks, ev.Hook)
 		logOutput(log, ev, out, time.Since(start))
+		if sess.rebootingNow() {
+			// juju-reboot --now: the machine goes down with the hook, as
+			// Juju's does; no later hook of this run runs.
+			log.Info("juju-reboot --now: hook killed; the units on this machine restart", "hook", ev.Hook)
+			stats.ToolCalls = int(srv.calls.Load())
+			return sess.result(), stats, nil
+		}
 		if runErr != nil {
 			herr := &HookError{Hook: ev.Hook, Relation: ev.Relation, RemoteUnit: ev.RemoteUnit, Reason: runErr.Error(), Stderr: out.stderr}
 			switch {

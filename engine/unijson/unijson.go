@@ -50,6 +50,9 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	if u.MachineID != "" {
 		b = stringField(b, `,"machine_id":`, u.MachineID)
 	}
+	if u.Boot != 0 {
+		b = strconv.AppendInt(append(b, `,"boot":`...), int64(u.Boot), 10)
+	}
 	if u.Address != "" {
 		b = stringField(b, `,"address":`, u.Address)
 	}
