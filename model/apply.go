@@ -222,6 +222,7 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 			svc.Units, svc.Placement, svc.Subordinate = ds.Units, ds.Placement, ds.Subordinate
 			svc.Resources = ds.Resources
 			svc.Storage = ds.Storage
+			svc.Trust = ds.Trust
 			svc.Life, svc.Index = Alive, index
 		case UpgradeCharm:
 			svc := s.Services[c.Service]
@@ -242,6 +243,11 @@ func (s *State) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, err
 		case SetPlacement:
 			svc := s.Services[c.Service]
 			svc.Placement, svc.Index = desired.Services[c.Service].Placement, index
+		case SetTrust:
+			svc := s.Services[c.Service]
+			svc.Trust, svc.Index = desired.Services[c.Service].Trust, index
+		case SetCredential:
+			s.Credential = desired.Credential
 		case AddUnits:
 			svc := s.Services[c.Service]
 			svc.Units = desired.Services[c.Service].Units

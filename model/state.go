@@ -56,6 +56,10 @@ type State struct {
 	// NextStorage numbers storage instances, one sequence for every
 	// store, as Juju's (storage.go).
 	NextStorage int `json:"next_storage,omitempty"`
+	// Credential is the cloud credential trusted services read; nil
+	// when the environment declares none. Replaced whole, never edited in
+	// place.
+	Credential *Credential `json:"credential,omitempty"`
 	// NextMachine is the id the next machine to register gets
 	// (Machine.ID): one sequence, never reused, as Juju's machine ids.
 	NextMachine int `json:"next_machine,omitempty"`
@@ -117,6 +121,8 @@ type Service struct {
 	// Storage is the environment's instance count per store; a store it
 	// does not name gets its range's minimum.
 	Storage map[string]int `json:"storage,omitempty"`
+	// Trust lets its units read the credential (credential.go).
+	Trust bool `json:"trust,omitempty"`
 }
 
 // Auth is the control plane's credentials, as sha256 hex of the tokens:

@@ -87,6 +87,14 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 		}
 		b = append(append(b, `,"secrets":`...), sec...)
 	}
+	if u.Credential != nil {
+		// One per trusted unit, flat: left to encoding/json.
+		cred, err := json.Marshal(u.Credential)
+		if err != nil {
+			return b, err
+		}
+		b = append(append(b, `,"credential":`...), cred...)
+	}
 	b = append(b, `,"events":`...)
 	b = appendArray(b, u.Events, appendEvent)
 	b = append(b, `,"attempt":`...)
