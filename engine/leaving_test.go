@@ -18,10 +18,7 @@ import (
 func TestLeavingUnitReadsItsOwnSettings(t *testing.T) {
 	s := newMemStore()
 	ctx := context.Background()
-	charms := map[string]*model.Charm{
-		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
-		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
-	}
+	charms := kvCharms()
 	deploy := func(dbUnits int) {
 		t.Helper()
 		env := model.Environment{APIVersion: model.APIVersion, Name: "shop",
@@ -95,4 +92,12 @@ func runMachine(t *testing.T, ctl *Controller, m string, got map[string]*charmap
 		}
 	}
 	t.Fatalf("machine %s never ran out of work", m)
+}
+
+// kvCharms are db, providing db over interface kv, and web, requiring it.
+func kvCharms() map[string]*model.Charm {
+	return map[string]*model.Charm{
+		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
+		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
+	}
 }

@@ -17,10 +17,7 @@ import (
 func TestRebootRestartsTheMachinesUnits(t *testing.T) {
 	s := newMemStore()
 	ctx := context.Background()
-	charms := map[string]*model.Charm{
-		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
-		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
-	}
+	charms := kvCharms()
 	env := model.Environment{APIVersion: model.APIVersion, Name: "shop",
 		Services: map[string]model.ServiceSpec{
 			"db":  {CharmHash: "h-db", Units: intp(1), Placement: []string{"m1"}},
