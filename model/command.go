@@ -448,6 +448,9 @@ func (r *Result) check() error {
 	if err := checkSecrets(r.Secrets, true); err != nil {
 		return fmt.Errorf("%s: %w", r.Unit, err)
 	}
+	if r.Seen != nil && r.Seen.Boot < 0 {
+		return fmt.Errorf("%s: seen boot %d; a machine's reboots count from 0", r.Unit, r.Seen.Boot)
+	}
 	if len(r.Churn) > maxChurn {
 		return fmt.Errorf("%s: %d churned keys; the limit is %d", r.Unit, len(r.Churn), maxChurn)
 	}

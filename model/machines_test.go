@@ -1,6 +1,9 @@
 package model
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestMachineIDs: each machine gets Juju's next machine id when it first
 // registers, keeps it when its agent registers again or is reset, and a
@@ -48,5 +51,18 @@ func TestMachineIDs(t *testing.T) {
 	}
 	if noop, _ := s.checkRegister(&RegisterMachine{Name: "m3", Address: "10.0.0.3"}); !noop {
 		t.Error("re-registering a numbered machine as it is is not a no-op")
+	}
+}
+
+// TestRebootResultChecked: a result's reboot is a boolean the model takes
+// as is; the boot a Seen records is never negative.
+func TestRebootResultChecked(t *testing.T) {
+	c := &Command{Op: OpResults, Results: []Result{{Unit: "web/0", Reboot: true, Seen: &Seen{Boot: 1}}}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("a reboot result: %v", err)
+	}
+	c.Results[0].Seen.Boot = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "seen boot -1") {
+		t.Errorf("a negative boot: %v", err)
 	}
 }
