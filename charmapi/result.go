@@ -18,6 +18,11 @@ type Result struct {
 	StorageAdd map[string]int `json:"storage_add,omitzero"`
 	// Secrets are changes to Juju secrets, applied in order.
 	Secrets []SecretChange `json:"secrets,omitempty"`
+	// Reboot restarts the lifecycle of every unit on this unit's machine
+	// once the result is applied, as Juju's juju-reboot: each unit's next
+	// universe has a higher boot, and an old-hook charm runs stop, then
+	// start.
+	Reboot bool `json:"reboot,omitzero"`
 }
 
 // RelationResult is a unit's writes to one relation.

@@ -19,6 +19,13 @@ type Universe struct {
 	Life    string `json:"life"`
 	Leader  bool   `json:"leader"`
 	Machine string `json:"machine,omitempty"`
+	// MachineID is the machine's Juju id ("0", "1", ...), which old
+	// hooks read as JUJU_MACHINE_ID. It is not part of the universe's
+	// hash: a unit never moves between machines.
+	MachineID string `json:"machine_id,omitempty"`
+	// Boot counts the reboots of the unit's machine that units asked for
+	// (Result.Reboot): when it moves, old hooks get stop, then start.
+	Boot int `json:"boot,omitempty"`
 	// Address is the unit's private address.
 	Address string         `json:"address,omitempty"`
 	Config  map[string]any `json:"config"`
@@ -42,6 +49,12 @@ type Universe struct {
 	Storage []Storage `json:"storage,omitempty"`
 	// Secrets are the Juju secrets the unit owns or was granted, by id.
 	Secrets []Secret `json:"secrets,omitempty"`
+	// Credential is the environment's cloud credential when the unit's
+	// service is trusted (trust: true, Juju's deploy --trust), nil
+	// otherwise: old hooks read it with credential-get. Its attributes
+	// are the content of the secret it names, one of Secrets. It is not
+	// part of the universe's hash.
+	Credential *Credential `json:"credential,omitempty"`
 	// Events are the legacy events between the universe last reconciled
 	// and this one, in Juju's order.
 	Events []Event `json:"events"`
@@ -99,6 +112,17 @@ type Event struct {
 	Secret         string `json:"secret_id,omitempty"`
 	SecretLabel    string `json:"secret_label,omitempty"`
 	SecretRevision int    `json:"secret_revision,omitempty"`
+}
+
+// Credential is a cloud credential as Juju's credential-get describes it;
+// Secret is the id of the secret holding its attributes.
+type Credential struct {
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Region   string `json:"region,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	AuthType string `json:"auth_type"`
+	Secret   string `json:"secret"`
 }
 
 // Storage is one storage instance of the unit.

@@ -48,6 +48,11 @@ func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 	e.boolean(u.Leader)
 	e.str(u.Machine)
 	e.str(u.Address)
+	if u.Boot != 0 {
+		// Only once the machine rebooted: other universes hash as they
+		// did before reboots were counted.
+		e.num(u.Boot)
+	}
 	e.config(u.Config)
 	if len(u.Resources) > 0 {
 		// Only when there are some: a universe without resources hashes

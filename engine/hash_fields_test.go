@@ -11,6 +11,7 @@ import (
 // woken when one of them changes.
 var hashed = []string{
 	"API", "Unit", "Service", "Charm", "Life", "Leader", "Machine", "Address", "Config", "Resources",
+	"Boot",       // a reboot restarts the units of the machine
 	"LeaderData", // only when the unit does not lead: the leader writes it
 	"Relations.Ident", "Relations.ID", "Relations.Name", "Relations.Interface", "Relations.Role",
 	"Relations.Scope", "Relations.RemoteService",
@@ -31,6 +32,8 @@ var notHashed = map[string]string{
 	"Dir":                   "where an in-process hook keeps its files in a test; not part of the universe's JSON",
 	"Storage.Location":      "the instance's directory on the unit's machine, which the agent fills in; the id names it",
 	"Relations.Departed":    "the last settings of members that left, for old -departed hooks; the member's leaving already changed Units",
+	"Credential":            "read by credential-get when a hook asks; Juju runs no hook when trust or the credential changes",
+	"MachineID":             "the machine's Juju id, fixed for the unit's life: a unit never moves between machines",
 	"Leaving":               "the unit's own last settings in relations it is leaving, for old -departed and -broken hooks; the leaving already changed Relations",
 	"Secrets.Content":       "a revision's content never changes: its number (Secrets.Revision) is hashed instead, so no secret value is",
 	"Secrets.LatestContent": "the latest revision's content, which Secrets.Latest stands for",
@@ -92,8 +95,10 @@ func walkFields(t reflect.Type, prefix string, out *[]string) {
 // sampleUniverse is a non-leader's universe with one relation, every field
 // set.
 func sampleUniverse() *charmapi.Universe {
-	return &charmapi.Universe{API: charmapi.API, Unit: "web/0", Service: "web", Charm: "c", Life: "alive", Machine: "m", Address: "10.0.0.1",
-		Config: map[string]any{"port": 80}, Resources: map[string]string{"r": "d"}, LeaderData: map[string]string{"k": "v"}, State: map[string]string{"s": "1"},
+	return &charmapi.Universe{API: charmapi.API, Unit: "web/0", Service: "web", Charm: "c", Life: "alive", Machine: "m", MachineID: "0", Boot: 1, Address: "10.0.0.1",
+		Leaving:    map[string]map[string]string{"old:0": {"e": "5"}},
+		Credential: &charmapi.Credential{Type: "lxd", Name: "localhost", Region: "r", Endpoint: "https://e", AuthType: "certificate", Secret: "secret:cn0gqa6qs7s1bm0kfp8g"},
+		Config:     map[string]any{"port": 80}, Resources: map[string]string{"r": "d"}, LeaderData: map[string]string{"k": "v"}, State: map[string]string{"s": "1"},
 		Events: []charmapi.Event{{Hook: "install"}}, Attempt: 1, Dir: "/tmp/web-0",
 		Relations: []charmapi.Relation{{Ident: "db:1", ID: 1, Name: "db", Interface: "kv", Role: "requirer", Scope: "global", RemoteService: "db",
 			Local: map[string]string{"a": "1"}, App: map[string]string{"b": "2"}, RemoteApp: map[string]string{"c": "3"},
@@ -133,6 +138,13 @@ func mutate(v reflect.Value, path string) bool {
 		f.SetMapIndex(reflect.ValueOf("added"), elem)
 	case reflect.Slice:
 		f.Set(reflect.Append(f, reflect.New(f.Type().Elem()).Elem()))
+	case reflect.Pointer:
+		// Set when it was nil, nil when it was set.
+		if f.IsNil() {
+			f.Set(reflect.New(f.Type().Elem()))
+		} else {
+			f.SetZero()
+		}
 	default:
 		return false
 	}

@@ -18,10 +18,7 @@ import (
 func TestLeavingUnitReadsItsOwnSettings(t *testing.T) {
 	s := newMemStore()
 	ctx := context.Background()
-	charms := map[string]*model.Charm{
-		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
-		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
-	}
+	charms := kvCharms()
 	deploy := func(dbUnits int) {
 		t.Helper()
 		env := model.Environment{APIVersion: model.APIVersion, Name: "shop",
@@ -39,32 +36,7 @@ func TestLeavingUnitReadsItsOwnSettings(t *testing.T) {
 	deploy(2)
 	ctl := NewController(s, Options{Window: time.Millisecond})
 	got := map[string]*charmapi.Universe{}
-	run := func() {
-		t.Helper()
-		for i := 0; i < 20; i++ {
-			work, err := ctl.WaitForWork(ctx, "m1", 0, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(work) == 0 {
-				return
-			}
-			var reps []wire.Report
-			for _, w := range work {
-				got[w.Unit] = w.Universe
-				r := charmapi.NewResult()
-				for _, rel := range w.Universe.Relations {
-					r.SetLocal(rel.Ident, map[string]string{"host": w.Unit})
-				}
-				out, _ := json.Marshal(r.Active(""))
-				reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
-			}
-			if _, err := ctl.Accept(ctx, "m1", reps); err != nil {
-				t.Fatal(err)
-			}
-		}
-		t.Fatal("m1 never ran out of work")
-	}
+	run := func() { runMachine(t, ctl, "m1", got, ownHost) }
 	run()
 	if u := got["db/1"]; u == nil || u.Leaving != nil {
 		t.Fatalf("alive db/1's universe = %+v; want no relations leaving", u)
@@ -84,5 +56,48 @@ func TestLeavingUnitReadsItsOwnSettings(t *testing.T) {
 	own := u.Leaving[ident]
 	if ident == "" || own["host"] != "db/1" || own["private-address"] != "10.0.0.1" {
 		t.Errorf("db/1's events %v, leaving %v; want db-relation-broken and its own settings in that relation", u.Events, u.Leaving)
+	}
+}
+
+// ownHost is a hook that writes host=<unit> in each of its relations.
+func ownHost(u *charmapi.Universe) *charmapi.Result {
+	r := charmapi.NewResult()
+	for _, rel := range u.Relations {
+		r.SetLocal(rel.Ident, map[string]string{"host": u.Unit})
+	}
+	return r.Active("")
+}
+
+// runMachine runs what machine m's agent is given with hook until nothing
+// is left, recording each unit's last universe in got.
+func runMachine(t *testing.T, ctl *Controller, m string, got map[string]*charmapi.Universe, hook func(*charmapi.Universe) *charmapi.Result) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		work, err := ctl.WaitForWork(ctx, m, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(work) == 0 {
+			return
+		}
+		var reps []wire.Report
+		for _, w := range work {
+			got[w.Unit] = w.Universe
+			out, _ := json.Marshal(hook(w.Universe))
+			reps = append(reps, wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out})
+		}
+		if _, err := ctl.Accept(ctx, m, reps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("machine %s never ran out of work", m)
+}
+
+// kvCharms are db, providing db over interface kv, and web, requiring it.
+func kvCharms() map[string]*model.Charm {
+	return map[string]*model.Charm{
+		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
+		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}}},
 	}
 }

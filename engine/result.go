@@ -112,6 +112,7 @@ func DecodeResult(uni *charmapi.Universe, out []byte) (*model.Result, error) {
 		return nil, badResult("%v", err)
 	}
 	mr.StorageAdd = res.StorageAdd
+	mr.Reboot = res.Reboot
 	mr.Output = digest(&res)
 	if len(res.Secrets) > 0 {
 		cs, err := decodeSecrets(uni, res.Secrets)

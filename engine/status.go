@@ -124,6 +124,8 @@ type phaseEntry struct {
 
 // MachineStatus is one machine's line in status.
 type MachineStatus struct {
+	// ID is the machine's Juju id (model.Machine.ID).
+	ID      string `json:"id,omitempty"`
 	Address string `json:"address"`
 	State   string `json:"state"`
 	// CredentialReplaced is the index at which the operator reset the
@@ -173,7 +175,7 @@ func (ss *statusState) statusLocked(st *model.State) *Status {
 		if m.Lost {
 			state = "lost"
 		}
-		s.Machines[name] = &MachineStatus{Address: m.Address, State: state, CredentialReplaced: m.Replaced}
+		s.Machines[name] = &MachineStatus{ID: m.ID, Address: m.Address, State: state, CredentialReplaced: m.Replaced}
 	}
 	var counts PhaseCounts
 	var lost lostUnits

@@ -52,6 +52,8 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 		Life:       life,
 		Leader:     leader,
 		Machine:    u.Machine,
+		MachineID:  st.MachineID(u),
+		Boot:       st.MachineBoots(u),
 		Address:    st.Address(u),
 		Config:     svc.Config,
 		Resources:  svc.Resources,
@@ -73,12 +75,16 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 		Leader:    leader,
 		Address:   uni.Address,
 		Resources: model.ResourcesToken(svc.Resources),
+		Boot:      uni.Boot,
 	}
 	if !leader && svc.LeaderData != nil {
 		seen.LeaderRev = svc.LeaderData.Rev
 	}
 	uni.Storage, seen.Storage = storageOf(u)
 	withSecrets(st, u, uni, seen)
+	if c := st.TrustedCredential(u); c != nil {
+		uni.Credential = &charmapi.Credential{Type: c.Type, Name: c.Name, Region: c.Region, Endpoint: c.Endpoint, AuthType: c.AuthType, Secret: "secret:" + c.SecretID}
+	}
 	if u.Life != model.Alive {
 		// A dying unit's last reconcile sees no relations: each is broken.
 		uni.Leaving = st.LeavingSettings(u, nil, uni.Address)

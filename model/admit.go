@@ -130,7 +130,8 @@ func (s *State) checkRegister(m *RegisterMachine) (noop bool, err error) {
 	if cred == "" && ok {
 		cred = cur.Credential
 	}
-	return ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential, nil
+	// A machine registered before machines had Juju's ids gets one now.
+	return ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential && cur.ID != "", nil
 }
 
 // checkResolve refuses `resolved` of a unit that does not exist, is not

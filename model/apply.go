@@ -236,6 +236,7 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 			svc.Units, svc.Placement, svc.Subordinate = ds.Units, ds.Placement, ds.Subordinate
 			svc.Resources = ds.Resources
 			svc.Storage = ds.Storage
+			svc.Trust = ds.Trust
 			svc.Life, svc.Index = Alive, index
 		case UpgradeCharm:
 			svc := s.Services[c.Service]
@@ -256,6 +257,11 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 		case SetPlacement:
 			svc := s.Services[c.Service]
 			svc.Placement, svc.Index = desired.Services[c.Service].Placement, index
+		case SetTrust:
+			svc := s.Services[c.Service]
+			svc.Trust, svc.Index = desired.Services[c.Service].Trust, index
+		case SetCredential:
+			s.Credential = desired.Credential
 		case AddUnits:
 			svc := s.Services[c.Service]
 			svc.Units = desired.Services[c.Service].Units
@@ -462,6 +468,11 @@ func (s *applying) applyWrites(index uint64, u *Unit, r *Result, t *Touched) str
 		if len(u.Storage) != had {
 			t.Storage = append(t.Storage, u.Name)
 		}
+	}
+	if r.Reboot && u.Life == Alive {
+		// Every universe on the machine moves: a machine change.
+		s.rebootMachine(u.Machine)
+		t.All = true
 	}
 	if len(r.Secrets) > 0 {
 		moved := map[string]bool{}

@@ -131,6 +131,9 @@ type Result struct {
 	Ports      []string                  `json:"ports,omitempty"`
 	// StorageAdd asks for more instances per store (storage-add).
 	StorageAdd map[string]int `json:"storage_add,omitempty"`
+	// Reboot asks for the unit's machine to reboot (juju-reboot): every
+	// unit on it runs stop, then start.
+	Reboot bool `json:"reboot,omitempty"`
 	// Secrets are the secret changes the hook made, contents sealed.
 	Secrets []SecretChange `json:"secrets,omitempty"`
 	// Output is a hash of everything the hook returned, for divergence.
@@ -447,6 +450,9 @@ func (r *Result) check() error {
 	}
 	if err := checkSecrets(r.Secrets, true); err != nil {
 		return fmt.Errorf("%s: %w", r.Unit, err)
+	}
+	if r.Seen != nil && r.Seen.Boot < 0 {
+		return fmt.Errorf("%s: seen boot %d; a machine's reboots count from 0", r.Unit, r.Seen.Boot)
 	}
 	if len(r.Churn) > maxChurn {
 		return fmt.Errorf("%s: %d churned keys; the limit is %d", r.Unit, len(r.Churn), maxChurn)

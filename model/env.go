@@ -20,6 +20,9 @@ type Environment struct {
 	// Secrets are the user secrets by name (secrets_user.go): where
 	// their values are read, never the values.
 	Secrets map[string]UserSecretSpec `json:"secrets,omitempty"`
+	// Credential is the cloud credential trusted services read
+	// (credential.go).
+	Credential *CredentialSpec `json:"credential,omitempty"`
 }
 
 // Expect is what `fixpoint charm test` requires of every unit of a
@@ -46,6 +49,9 @@ type ServiceSpec struct {
 	ResourceDigests map[string]string `json:"resource_digests,omitempty"`
 	// Storage sets per store how many instances each unit gets.
 	Storage map[string]StorageSpec `json:"storage,omitempty"`
+	// Trust lets the service's units read the environment's credential
+	// (Juju's deploy --trust).
+	Trust bool `json:"trust,omitempty"`
 }
 
 // Problem is one thing wrong with an environment, at a path such as
@@ -88,6 +94,8 @@ type Desired struct {
 	Relations map[RelationKey]*DesiredRelation
 	// Secrets are the declared user secrets by name.
 	Secrets map[string]*DesiredSecret
+	// Credential is the declared cloud credential, or nil.
+	Credential *Credential
 }
 
 // DesiredService is a service with its charm bound and config complete.
@@ -107,6 +115,8 @@ type DesiredService struct {
 	Secret map[string]bool
 	// Resources are the resource digests by name.
 	Resources map[string]string
+	// Trust lets the units read the credential.
+	Trust bool
 }
 
 // DesiredRelation is a relation with its endpoints bound.
@@ -142,7 +152,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		}
 		meta := &ch.Meta
 		metas[name] = meta
-		ds := &DesiredService{Name: name, Charm: ch.Hash, CharmName: meta.Name, Units: 1, Placement: spec.Placement, Subordinate: meta.Subordinate}
+		ds := &DesiredService{Name: name, Charm: ch.Hash, CharmName: meta.Name, Units: 1, Placement: spec.Placement, Subordinate: meta.Subordinate, Trust: spec.Trust}
 		if spec.Units != nil {
 			ds.Units = *spec.Units
 		}
@@ -231,6 +241,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		}
 		d.Relations[rel.Key] = rel
 	}
+	resolveCredential(env, d, &ps)
 	checkLimits(d, metas, &ps)
 	checkSubordinates(d, metas, &ps)
 	if len(ps) > 0 {

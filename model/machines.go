@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // ErrTakeover is why a registration of a machine that already holds a
@@ -29,7 +30,11 @@ func (s *State) registerMachine(index uint64, m *RegisterMachine) (bool, error) 
 	}
 	next := &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
 	if ok {
-		next.Replaced = cur.Replaced
+		next.Replaced, next.ID = cur.Replaced, cur.ID
+	}
+	if next.ID == "" {
+		next.ID = strconv.Itoa(s.NextMachine)
+		s.NextMachine++
 	}
 	s.Machines[m.Name] = next
 	return true, nil
@@ -51,7 +56,7 @@ func (s *State) resetMachine(index uint64, r *ResetMachine) error {
 		delete(s.Machines, r.Name)
 		return nil
 	}
-	s.Machines[r.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Lost: m.Lost, Replaced: index}
+	s.Machines[r.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Lost: m.Lost, Replaced: index, ID: m.ID}
 	return nil
 }
 

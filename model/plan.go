@@ -62,6 +62,10 @@ func (c Change) String() string {
 		return fmt.Sprintf("~ service %s resource %s %s -> %s", c.Service, c.Key, ShortHash(c.Old), ShortHash(c.New))
 	case SetStorage:
 		return fmt.Sprintf("~ service %s storage %s count %s -> %s", c.Service, c.Key, c.Old, c.New)
+	case SetTrust:
+		return fmt.Sprintf("~ service %s trust %s -> %s", c.Service, c.Old, c.New)
+	case SetCredential:
+		return fmt.Sprintf("~ credential %s -> %s", c.Old, c.New)
 	case AddRelation:
 		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
 	case RemoveRelation:
@@ -179,7 +183,8 @@ func Plan(s *State, d *Desired) []Change {
 			out = append(out, Change{Kind: RemoveRelation, Key: string(key), Old: fmt.Sprintf("id %d", r.ID)})
 		}
 	}
-	return append(out, userSecretChanges(s, d)...)
+	out = append(out, userSecretChanges(s, d)...)
+	return append(out, credentialChanges(s, d)...)
 }
 
 // CheckChanges refuses changes that Resolve cannot see are wrong because

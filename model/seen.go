@@ -29,6 +29,9 @@ type Seen struct {
 	Relations map[int]*SeenRelation `json:"relations,omitempty"`
 	// Storage are the unit's storage instances it saw attached.
 	Storage []string `json:"storage,omitempty"`
+	// Boot is the reboot count of the unit's machine (Machine.Boots) it
+	// saw: a higher one restarts its lifecycle.
+	Boot int `json:"boot,omitempty"`
 	// Secrets are the Juju secrets the unit could read, by id.
 	Secrets map[string]SeenSecret `json:"secrets,omitempty"`
 }

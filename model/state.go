@@ -56,6 +56,13 @@ type State struct {
 	// NextStorage numbers storage instances, one sequence for every
 	// store, as Juju's (storage.go).
 	NextStorage int `json:"next_storage,omitempty"`
+	// Credential is the cloud credential trusted services read; nil
+	// when the environment declares none. Replaced whole, never edited in
+	// place.
+	Credential *Credential `json:"credential,omitempty"`
+	// NextMachine is the id the next machine to register gets
+	// (Machine.ID): one sequence, never reused, as Juju's machine ids.
+	NextMachine int `json:"next_machine,omitempty"`
 	// Auth holds hashes of the credentials the control plane accepts;
 	// nil until the bootstrap node records them.
 	Auth *Auth `json:"auth,omitempty"`
@@ -107,6 +114,8 @@ type Service struct {
 	// Storage is the environment's instance count per store; a store it
 	// does not name gets its range's minimum.
 	Storage map[string]int `json:"storage,omitempty"`
+	// Trust lets its units read the credential (credential.go).
+	Trust bool `json:"trust,omitempty"`
 }
 
 // Auth is the control plane's credentials, as sha256 hex of the tokens:
@@ -137,6 +146,16 @@ type Machine struct {
 	// earlier one (after `fixpoint machine reset`); status shows it, so a
 	// takeover is never silent.
 	Replaced uint64 `json:"credential_replaced,omitempty"`
+	// ID is Juju's machine id, "0", "1", ...: the number the control
+	// plane gave the machine when it first registered (State.NextMachine),
+	// never reused; charms read it as JUJU_MACHINE_ID. Empty only for a
+	// machine registered before ids were given, until its agent registers
+	// again.
+	ID string `json:"id,omitempty"`
+	// Boots counts the reboots its units asked for (juju-reboot): each
+	// one restarts the lifecycle of every unit on the machine (stop,
+	// then start), as a reboot restarts Juju's unit agents.
+	Boots int `json:"boots,omitempty"`
 }
 
 // Keys of a unit's private state (Unit.State) where the Juju adapter
@@ -448,6 +467,31 @@ func (s *State) UnitsOf(svc string) []*Unit { return s.unitsOf(svc) }
 
 // RelationsOf returns the relations svc takes part in, by id.
 func (s *State) RelationsOf(svc string) []*Relation { return s.lookups().relations[svc] }
+
+// MachineID is the Juju id of the unit's machine (Machine.ID), or "".
+func (s *State) MachineID(u *Unit) string {
+	if m, ok := s.Machines[u.Machine]; ok {
+		return m.ID
+	}
+	return ""
+}
+
+// MachineBoots is Machine.Boots of the unit's machine, or 0.
+func (s *State) MachineBoots(u *Unit) int {
+	if m, ok := s.Machines[u.Machine]; ok {
+		return m.Boots
+	}
+	return 0
+}
+
+// rebootMachine counts a reboot of the named machine.
+func (s *State) rebootMachine(name string) {
+	if m, ok := s.Machines[name]; ok {
+		next := *m
+		next.Boots++
+		s.Machines[name] = &next
+	}
+}
 
 // Address is the private address of the unit's machine, or "".
 func (s *State) Address(u *Unit) string {

@@ -120,8 +120,12 @@ func (c *goChecker) result(v any) {
 			c.storageAdd(p, m[k])
 		case "secrets":
 			c.secrets(p, m[k])
+		case "reboot":
+			if _, ok := m[k].(bool); !ok {
+				c.add(p, "must be true or false, not %s", jsonKind(m[k]))
+			}
 		default:
-			c.add(p, "unknown field %q; allowed here: relations, leader_data, status, state, ports, storage_add, secrets", k)
+			c.add(p, "unknown field %q; allowed here: relations, leader_data, status, state, ports, storage_add, secrets, reboot", k)
 		}
 	}
 }

@@ -39,3 +39,30 @@ secrets: "db-pass": content: password: "hunter2"
 		t.Fatalf("LoadEnvironment = %v", err)
 	}
 }
+
+// TestLoadEnvironmentCredential: the cloud credential and a service's
+// trust, as Juju's deploy --trust, decode; a credential without its
+// secret is refused at its line.
+func TestLoadEnvironmentCredential(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"env.cue": `apiVersion: "fixpoint/v1"
+services: app: {charm: "./charms/app", trust: true}
+secrets: cloud: content: {"client-cert": file: "./cert.pem", "client-key": env: "CLOUD_KEY"}
+credential: {type: "lxd", name: "localhost", endpoint: "https://10.0.0.1:8443", auth_type: "certificate", secret: "cloud"}
+`})
+	env, err := LoadEnvironment(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := env.Env.Credential
+	if !env.Env.Services["app"].Trust || c == nil || c.Type != "lxd" || c.Name != "localhost" || c.Endpoint != "https://10.0.0.1:8443" || c.AuthType != "certificate" || c.Secret != "cloud" {
+		t.Fatalf("decoded trust %v, credential %+v", env.Env.Services["app"].Trust, c)
+	}
+	write(t, dir, map[string]string{"env.cue": `apiVersion: "fixpoint/v1"
+services: app: {charm: "./charms/app", trust: true}
+credential: {type: "lxd", name: "localhost", auth_type: "certificate"}
+`})
+	if _, err := LoadEnvironment(dir); err == nil || !strings.Contains(err.Error(), "env.cue:3:") || !strings.Contains(err.Error(), "credential.secret") {
+		t.Fatalf("a credential without its secret: %v", err)
+	}
+}

@@ -92,11 +92,11 @@ func TestOperatorCommandsAgainstRunningUp(t *testing.T) {
 	want := `Environment shop: converged at index N
 UNIT MACHINE PHASE SINCE WORKLOAD MESSAGE RECONCILES
 db 2/2 settled (charm <charm>, alive)
-db/0* local settled T active primary, 2 clients R
-db/1 local settled T active replica of db/0, 2 clients R
+db/0* local #0 settled T active primary, 2 clients R
+db/1 local #0 settled T active replica of db/0, 2 clients R
 web 2/2 settled (charm <charm>, alive)
-web/0* local settled T active connected to 127.0.0.1:6379 db shop as web R
-web/1 local settled T active connected to 127.0.0.1:6379 db shop as web R`
+web/0* local #0 settled T active connected to 127.0.0.1:6379 db shop as web R
+web/1 local #0 settled T active connected to 127.0.0.1:6379 db shop as web R`
 	if got := strings.ReplaceAll(normalizeTable(r.stdout), "\n\n", "\n"); r.code != 0 || got != want {
 		t.Errorf("status exited %d:\n%s\nwant (normalized):\n%s\nstderr: %s", r.code, got, want, r.stderr)
 	}

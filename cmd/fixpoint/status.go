@@ -55,7 +55,9 @@ its phase. --relations adds a table of the relations (as juju status
 Name services or units to show only those, and --phase to show only units in
 some phases (--phase blocked: the units whose workload is blocked). --format json and yaml print the same data for scripts (fields:
 index, applying, converged, summary, services, relations {id, endpoints,
-interface, scope, life, members}, lost_machines {machine, units} (lost
+interface, scope, life, members}, machines {id (Juju's machine id, shown
+as #N beside the machine's name), address, state}, lost_machines
+{machine, units} (lost
 machines and the units waiting on them), unreachable_nodes {id, last_seen}
 (control-plane nodes that stopped answering the leader), cluster {level,
 nodes {id, version, level, halted}, mixed, warnings}, and per unit
@@ -319,6 +321,10 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 				msg = strings.TrimSpace(msg + " (" + u.Reason + ")")
 			}
 			machine := orDash(u.Machine)
+			if m := shown.Machines[u.Machine]; m != nil && m.ID != "" {
+				// Juju's id, which charms read as JUJU_MACHINE_ID.
+				machine += " #" + m.ID
+			}
 			if u.Agent != "" {
 				machine += " (" + u.Agent + ")"
 			}

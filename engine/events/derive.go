@@ -57,6 +57,8 @@ func RelationHook(endpoint, kind string) string { return endpoint + "-relation-"
 //     changed for each member whose token differs;
 //   - a relation that is gone or dying gets departed for each member it
 //     still had, then broken (never for a peer relation);
+//   - a unit whose machine rebooted (juju-reboot) first gets stop, then
+//     start;
 //   - a dying unit gets only its teardown: every relation broken that way,
 //     then stop and remove.
 func Derive(before, after *Snapshot) []charmapi.Event {
@@ -132,6 +134,13 @@ func (d *deriver) firstRun() {
 // steady is the diff of an installed, alive unit.
 func (d *deriver) steady() {
 	b, a := d.before, d.after
+	if a.Boot != b.Boot {
+		// Its machine rebooted (juju-reboot): the unit's lifecycle
+		// restarts before anything else it has to catch up on, as a
+		// unit agent starting after a reboot runs start first.
+		d.emit(Stop)
+		d.emit(Start)
+	}
 	// Storage added since (storage-add, a higher count, an upgrade that
 	// declares a new store) attaches first: Juju's uniter asks its
 	// storage resolver before the others.

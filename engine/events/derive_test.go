@@ -71,6 +71,18 @@ func TestDerive(t *testing.T) {
 			want:   []string{"install", "leader-settings-changed", "config-changed", "start"},
 		},
 		{
+			name:   "the machine rebooted: stop, then start, before what else moved",
+			before: withDB,
+			after:  withDB.set(func(s *Snapshot) { s.Boot, s.Config = 1, "2" }),
+			want:   []string{"stop", "start", "config-changed"},
+		},
+		{
+			name:   "a reboot before the first run is part of it",
+			before: nil,
+			after:  base.set(func(s *Snapshot) { s.Boot = 3 }),
+			want:   []string{"install", "leader-settings-changed", "config-changed", "start"},
+		},
+		{
 			name:   "first run of a leader: leader-elected before config-changed",
 			before: nil,
 			after:  base.set(func(s *Snapshot) { s.Leader = true }),

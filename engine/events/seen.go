@@ -104,6 +104,7 @@ func seenHeader(unit string, seen *model.Seen) *Snapshot {
 		LeaderData: revToken(seen.LeaderRev),
 		Relations:  make(map[string]*RelSnap, len(seen.Relations)),
 		Storage:    seen.Storage,
+		Boot:       seen.Boot,
 	}
 	if s.Life == "" {
 		s.Life = Alive

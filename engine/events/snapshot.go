@@ -42,6 +42,8 @@ type Snapshot struct {
 	// Storage are the unit's storage instances ("data/0"), in the order
 	// they were attached.
 	Storage []string
+	// Boot is the reboot count of the unit's machine (juju-reboot).
+	Boot int
 }
 
 // RelSnap is one relation as a unit saw it.

@@ -27,6 +27,7 @@ func FromUniverse(u *charmapi.Universe) (*Snapshot, error) {
 		Address:   u.Address,
 		Leader:    u.Leader,
 		Relations: make(map[string]*RelSnap, len(u.Relations)),
+		Boot:      u.Boot,
 	}
 	for _, st := range u.Storage {
 		s.Storage = append(s.Storage, st.ID)

@@ -165,12 +165,21 @@ func Run(ctx context.Context, opts Options, u *charmapi.Universe) (*charmapi.Res
 		h := &hookRun{path: path, dir: charmDir, env: env.hookEnv(ev, contextID), maxOutput: opts.MaxOutput, track: opts.Track, shell: opts.ShellBinary, toolsDir: env.toolsDir}
 		start := time.Now()
 		hookCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		sess.killWith(cancel)
 		out, runErr := h.run(hookCtx)
+		sess.killWith(nil)
 		cancel()
 		sess.end()
 		stats.HooksRun++
 		stats.Hooks = append(stats.Hooks, ev.Hook)
 		logOutput(log, ev, out, time.Since(start))
+		if sess.rebootingNow() {
+			// juju-reboot --now: the machine goes down with the hook, as
+			// Juju's does; no later hook of this run runs.
+			log.Info("juju-reboot --now: hook killed; the units on this machine restart", "hook", ev.Hook)
+			stats.ToolCalls = int(srv.calls.Load())
+			return sess.result(), stats, nil
+		}
 		if runErr != nil {
 			herr := &HookError{Hook: ev.Hook, Relation: ev.Relation, RemoteUnit: ev.RemoteUnit, Reason: runErr.Error(), Stderr: out.stderr}
 			switch {
@@ -383,7 +392,7 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 	rc.env = &runEnv{
 		base:     append(hookrun.BaseEnv(), opts.Env...),
 		unit:     u.Unit,
-		machine:  u.Machine,
+		machine:  machineID(u),
 		model:    opts.Model,
 		uuid:     sess.modelUUID,
 		zone:     opts.AvailabilityZone,
@@ -396,6 +405,16 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 		storage:  u.Storage,
 	}
 	return rc, nil
+}
+
+// machineID is JUJU_MACHINE_ID: the machine's Juju id, or its name for a
+// machine registered before machines had ids, until its agent registers
+// again.
+func machineID(u *charmapi.Universe) string {
+	if u.MachineID != "" {
+		return u.MachineID
+	}
+	return u.Machine
 }
 
 // close removes what prepare made, last first.

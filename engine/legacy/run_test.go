@@ -460,3 +460,23 @@ relation-get database "$JUJU_UNIT_NAME" >> "$FIXPOINT_UNIT_DIR/trace"`
 		equalLines(t, "own settings read in departed and broken", trace(t, unitDir), []string{own, "shop", own, "shop"})
 	})
 }
+
+// TestMachineIDIsJujus: hooks read the machine's Juju id as
+// JUJU_MACHINE_ID (charms parse it as a number); a universe without one
+// (a machine registered before ids) gives the machine's name.
+func TestMachineIDIsJujus(t *testing.T) {
+	charm := writeCharm(t, map[string]string{"install": `echo "$JUJU_MACHINE_ID" >> "$FIXPOINT_UNIT_DIR/trace"`})
+	u := testUniverse()
+	u.Events = []charmapi.Event{ev("install", "", "", "", "")}
+	u.MachineID = "3"
+	_, _, unitDir, err := runHooks(t, charm, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.MachineID = ""
+	_, _, unitDir2, err := runHooks(t, charm, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalLines(t, "JUJU_MACHINE_ID", append(trace(t, unitDir), trace(t, unitDir2)...), []string{"3", "m1"})
+}

@@ -74,6 +74,8 @@ type session struct {
 	sec *secretWork
 	// net is the machine whose interfaces network-get reports.
 	net netHost
+	// boot is what juju-reboot asked (tools_reboot.go).
+	boot reboot
 }
 
 // ghost is a relation known only from an event.
@@ -252,5 +254,6 @@ func (s *session) result() *charmapi.Result {
 	if s.sec != nil && len(s.sec.changes) > 0 {
 		res.Secrets = slices.Clone(s.sec.changes)
 	}
+	res.Reboot = s.boot.asked
 	return res
 }

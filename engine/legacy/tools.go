@@ -65,6 +65,8 @@ var tools = map[string]tool{
 	"open-port":               {flags: []flagDef{endpointsFlag}, run: openPort, write: true},
 	"close-port":              {flags: []flagDef{endpointsFlag}, run: closePort, write: true},
 	"opened-ports":            {flags: []flagDef{{name: "endpoints", isBool: true}, formatFlag}, run: openedPorts, keep: keepWrite},
+	"credential-get":          {flags: []flagDef{formatFlag}, run: credentialGet, keep: keepNot},
+	"juju-reboot":             {flags: []flagDef{{name: "now", isBool: true}}, run: jujuReboot, write: true},
 	"state-get":               {flags: stateGetFlags, run: stateGet, keep: keepWrite},
 	"state-set":               {flags: []flagDef{{name: "file"}}, run: stateSet, write: true},
 	"state-delete":            {run: stateDelete, write: true},

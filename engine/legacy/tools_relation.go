@@ -180,20 +180,10 @@ func relationSet(s *session, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	settings := map[string]string{}
-	if c.f.has("file") {
-		if c.file == nil {
-			return nil, fmt.Errorf("--file %s: the hook tool sent no content", c.f.str("file"))
-		}
-		if settings, err = parseSettingsFile(*c.file); err != nil {
-			return nil, fmt.Errorf("--file %s: %w", c.f.str("file"), err)
-		}
-	}
-	overrides, err := parseKeyValues(c.f.args)
+	settings, err := settingsArgs(c)
 	if err != nil {
 		return nil, err
 	}
-	maps.Copy(settings, overrides)
 	app := c.f.bool("app")
 	if app && !s.u.Leader {
 		return nil, fmt.Errorf("cannot write application settings: not the leader")
@@ -253,6 +243,28 @@ func relationList(s *session, c *call) (any, error) {
 		return s.remoteService(ident), nil
 	}
 	return s.remoteUnits(ident, c.event()), nil
+}
+
+// settingsArgs are relation-set's and state-set's settings: the --file's
+// YAML map (its content the hook tool sent), then the KEY=VALUE
+// arguments over it.
+func settingsArgs(c *call) (map[string]string, error) {
+	settings := map[string]string{}
+	if c.f.has("file") {
+		if c.file == nil {
+			return nil, fmt.Errorf("--file %s: the hook tool sent no content", c.f.str("file"))
+		}
+		var err error
+		if settings, err = parseSettingsFile(*c.file); err != nil {
+			return nil, fmt.Errorf("--file %s: %w", c.f.str("file"), err)
+		}
+	}
+	overrides, err := parseKeyValues(c.f.args)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(settings, overrides)
+	return settings, nil
 }
 
 // parseKeyValues parses key=value arguments as Juju's keyvalues.Parse

@@ -41,15 +41,8 @@ func (s *session) charmState() map[string]string {
 // stateGet is `state-get [KEY|-] [--strict]`: one value ("" for a key
 // not set, an error with --strict), or every key and value.
 func stateGet(s *session, c *call) (any, error) {
-	args := c.f.args
-	key := ""
-	if len(args) > 0 {
-		if key = args[0]; key == "-" {
-			key = ""
-		}
-		args = args[1:]
-	}
-	if err := checkEmpty(args); err != nil {
+	key, err := keyArg(c.f.args)
+	if err != nil {
 		return nil, err
 	}
 	if key == "" {
@@ -65,21 +58,10 @@ func stateGet(s *session, c *call) (any, error) {
 // stateSet is `state-set [--file F|-] KEY=VALUE...`: the file's YAML map,
 // then the arguments over it. An empty value is kept as one, as Juju's.
 func stateSet(s *session, c *call) (any, error) {
-	values := map[string]string{}
-	if c.f.has("file") {
-		if c.file == nil {
-			return nil, fmt.Errorf("--file %s: the hook tool sent no content", c.f.str("file"))
-		}
-		var err error
-		if values, err = parseSettingsFile(*c.file); err != nil {
-			return nil, fmt.Errorf("--file %s: %w", c.f.str("file"), err)
-		}
-	}
-	overrides, err := parseKeyValues(c.f.args)
+	values, err := settingsArgs(c)
 	if err != nil {
 		return nil, err
 	}
-	maps.Copy(values, overrides)
 	for k, v := range values {
 		if k == "" || utf8.RuneCountInString(k) > maxCharmStateKey {
 			return nil, fmt.Errorf("max allowed key length (%d) exceeded", maxCharmStateKey)

@@ -86,9 +86,9 @@ func (s *session) currentLeaderData() map[string]string {
 	return s.u.LeaderData
 }
 
-// leaderGet is `leader-get [KEY|-]`.
-func leaderGet(s *session, c *call) (any, error) {
-	args := c.f.args
+// keyArg is the one optional KEY of leader-get and state-get: "" for
+// none or "-" (every key); any more arguments are refused.
+func keyArg(args []string) (string, error) {
 	key := ""
 	if len(args) > 0 {
 		if key = args[0]; key == "-" {
@@ -96,7 +96,13 @@ func leaderGet(s *session, c *call) (any, error) {
 		}
 		args = args[1:]
 	}
-	if err := checkEmpty(args); err != nil {
+	return key, checkEmpty(args)
+}
+
+// leaderGet is `leader-get [KEY|-]`.
+func leaderGet(s *session, c *call) (any, error) {
+	key, err := keyArg(c.f.args)
+	if err != nil {
 		return nil, err
 	}
 	data := s.currentLeaderData()

@@ -10,8 +10,6 @@ var unsupported = map[string]string{
 	"pod-spec-set":       "workload containers (Kubernetes pod specs)",
 	"k8s-spec-set":       "workload containers (Kubernetes pod specs)",
 	"k8s-raw-set":        "workload containers (Kubernetes pod specs)",
-	"credential-get":     "cloud credentials (trusted charms)",
-	"juju-reboot":        "machine reboots",
 	"payload-register":   "payloads",
 	"payload-unregister": "payloads",
 	"payload-status-set": "payloads",

@@ -72,8 +72,9 @@ func initialMembers(rels map[string]*charmapi.Relation, evs []charmapi.Event) ma
 
 // before is what Juju's uniter does before ev's hook runs, or would run
 // had the charm one: before install, a unit whose charm has set no status
-// is "installing charm software"; before stop and remove, every unit is
-// in maintenance, stopping then cleaning up.
+// is "installing charm software"; before stop and remove, a dying unit is
+// in maintenance, stopping then cleaning up (a unit whose machine
+// rebooted keeps its status through its stop).
 func (s *session) before(ev charmapi.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,7 +83,7 @@ func (s *session) before(ev charmapi.Event) {
 		st := statusInstalling
 		s.status = &st
 		s.gen++
-	case ev.Hook == hookStop:
+	case ev.Hook == hookStop && s.u.Life != "alive":
 		st := statusStopping
 		s.status, s.statusSet = &st, true
 		s.gen++

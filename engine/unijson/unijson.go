@@ -47,6 +47,12 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	if u.Machine != "" {
 		b = stringField(b, `,"machine":`, u.Machine)
 	}
+	if u.MachineID != "" {
+		b = stringField(b, `,"machine_id":`, u.MachineID)
+	}
+	if u.Boot != 0 {
+		b = strconv.AppendInt(append(b, `,"boot":`...), int64(u.Boot), 10)
+	}
 	if u.Address != "" {
 		b = stringField(b, `,"address":`, u.Address)
 	}
@@ -80,6 +86,14 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 			return b, err
 		}
 		b = append(append(b, `,"secrets":`...), sec...)
+	}
+	if u.Credential != nil {
+		// One per trusted unit, flat: left to encoding/json.
+		cred, err := json.Marshal(u.Credential)
+		if err != nil {
+			return b, err
+		}
+		b = append(append(b, `,"credential":`...), cred...)
 	}
 	b = append(b, `,"events":`...)
 	b = appendArray(b, u.Events, appendEvent)

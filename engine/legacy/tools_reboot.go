@@ -1,0 +1,58 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+)
+
+// juju-reboot [--now]: the unit asks for its machine to reboot. Here that
+// restarts the lifecycle of every unit on the machine (the result's
+// Reboot; each unit's next run has stop, then start): units run on the
+// agent's host, whose own uptime does not move.
+
+// errRebootInAction is Juju's refusal (worker/uniter/runner/context).
+var errRebootInAction = errors.New("juju-reboot is not supported when running an action")
+
+// reboot is what juju-reboot asked of a Run.
+type reboot struct {
+	// asked: the result carries Reboot.
+	asked bool
+	// now: the hook that asked was killed, and no later hook runs.
+	now bool
+	// kill cancels the running hook's context; nil between hooks.
+	kill context.CancelFunc
+}
+
+// jujuReboot is `juju-reboot [--now]`: without --now the reboot follows
+// the run; with it the hook is killed at once, as Juju kills it.
+func jujuReboot(s *session, c *call) (any, error) {
+	if err := checkEmpty(c.f.args); err != nil {
+		return nil, err
+	}
+	if s.action != nil {
+		return nil, errRebootInAction
+	}
+	s.boot.asked = true
+	if c.f.bool("now") {
+		s.boot.now = true
+		if s.boot.kill != nil {
+			s.boot.kill()
+		}
+	}
+	return noOutput{}, nil
+}
+
+// killWith makes cancel what juju-reboot --now calls to kill the hook
+// about to run; nil clears it.
+func (s *session) killWith(cancel context.CancelFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.boot.kill = cancel
+}
+
+// rebootingNow reports whether juju-reboot --now ran: the Run stops.
+func (s *session) rebootingNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.boot.now
+}
