@@ -130,8 +130,8 @@ func (s *State) checkRegister(m *RegisterMachine) (noop bool, err error) {
 	if cred == "" && ok {
 		cred = cur.Credential
 	}
-	// A machine registered before machines had Juju's ids gets one now.
-	return ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential && cur.ID != "", nil
+	// A machine without a Juju id gets one when its registration asks.
+	return ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential && (cur.ID != "" || !m.Number), nil
 }
 
 // checkResolve refuses `resolved` of a unit that does not exist, is not

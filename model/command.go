@@ -93,6 +93,11 @@ type RegisterMachine struct {
 	// for a join token. Once a machine holds a credential, only that one
 	// renews it: a leaked join token cannot take a machine over.
 	Renew string `json:"renew,omitempty"`
+	// Number asks for the machine's Juju id (Machine.ID) to be given if
+	// it has none: set by the control plane once the cluster's feature
+	// level numbers machines (LevelRecorded), so that a build that gives
+	// none never holds another state than one that does.
+	Number bool `json:"number,omitempty"`
 }
 
 // ResetMachine is `fixpoint machine reset|forget`: the machine's

@@ -23,7 +23,10 @@ const (
 	// LevelRecorded records the cluster's level in the log (raftstore's
 	// cluster-level entry), and wraps every entry that needs a level
 	// above the base in an envelope naming that level, so that a build
-	// that meets a level it does not have stops instead of guessing.
+	// that meets a level it does not have stops instead of guessing. The
+	// Juju hook tools' fields of the same release (machine ids, the
+	// trusted credential, juju-reboot, ports scoped to endpoints) come
+	// with it.
 	LevelRecorded Level = 2
 
 	// BuildLevel is this build's level: the highest row of features.
@@ -80,8 +83,55 @@ var features = []Feature{
 	{Kind: KindRegister, Level: LevelBase, What: "a server's addresses"},
 	{Kind: KindForget, Level: LevelBase, What: "forget a removed server"},
 	{Kind: KindReplace, Level: LevelBase, What: "restore a backup"},
+	{Kind: CommandKind(OpMachine), Field: "number", Level: LevelRecorded, What: "give a machine its Juju id (JUJU_MACHINE_ID)",
+		set: func(c *Command) bool { return c.Machine != nil && c.Machine.Number }},
+	{Kind: CommandKind(OpDeploy), Field: "credential", Level: LevelRecorded, What: "an environment's cloud credential (credential-get)",
+		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Env.Credential != nil }},
+	{Kind: CommandKind(OpDeploy), Field: "trust", Level: LevelRecorded, What: "a service trusted with the credential (deploy --trust)",
+		set: deploysTrusted},
+	{Kind: CommandKind(OpResults), Field: "reboot", Level: LevelRecorded, What: "a unit's juju-reboot and the boots it has seen",
+		set: func(c *Command) bool { return anyResult(c, func(r *Result) bool { return r.Reboot || r.Seen != nil && r.Seen.Boot > 0 }) }},
+	{Kind: CommandKind(OpResults), Field: "ports", Level: LevelRecorded, What: "a port opened for chosen endpoints (open-port --endpoints)",
+		set: func(c *Command) bool { return anyResult(c, scopesPorts) }},
+	{Kind: CommandKind(OpFinish), Field: "ports", Level: LevelRecorded, What: "an operation's port opened for chosen endpoints",
+		set: func(c *Command) bool { return anyResult(c, scopesPorts) }},
 	{Kind: KindClusterLevel, Level: LevelRecorded, What: "raise the cluster's feature level (fixpoint cluster upgrade)"},
 	{Kind: KindLeveled, Level: LevelRecorded, What: "an entry that names the level it needs"},
+}
+
+// deploysTrusted reports whether a deploy trusts a service with the
+// credential.
+func deploysTrusted(c *Command) bool {
+	if c.Deploy == nil {
+		return false
+	}
+	for _, svc := range c.Deploy.Env.Services {
+		if svc.Trust {
+			return true
+		}
+	}
+	return false
+}
+
+// anyResult reports whether one of c's results, or the one its finished
+// operation wrote, holds what is asked.
+func anyResult(c *Command, is func(*Result) bool) bool {
+	for i := range c.Results {
+		if is(&c.Results[i]) {
+			return true
+		}
+	}
+	return c.Finish != nil && c.Finish.Writes != nil && is(c.Finish.Writes)
+}
+
+// scopesPorts reports whether r opens a port for chosen endpoints.
+func scopesPorts(r *Result) bool {
+	for _, p := range r.Ports {
+		if _, _, scoped := SplitPortEndpoint(p); scoped {
+			return true
+		}
+	}
+	return false
 }
 
 // Features returns the level table, for docs and status.

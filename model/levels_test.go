@@ -122,3 +122,30 @@ func TestClusterLevelAssess(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldRowsRaiseTheLevel: a command carrying a field of this release
+// needs its level, and the same command without it the base level, so a
+// mixed cluster refuses only what an older build would misread.
+func TestFieldRowsRaiseTheLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmd  *Command
+		want Level
+	}{
+		{"register", &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "m1"}}, LevelBase},
+		{"register numbered", &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "m1", Number: true}}, LevelRecorded},
+		{"deploy", &Command{Op: OpDeploy, Deploy: &Deploy{Env: Environment{Services: map[string]ServiceSpec{"db": {}}}}}, LevelBase},
+		{"deploy trusted", &Command{Op: OpDeploy, Deploy: &Deploy{Env: Environment{Services: map[string]ServiceSpec{"db": {Trust: true}}}}}, LevelRecorded},
+		{"deploy credential", &Command{Op: OpDeploy, Deploy: &Deploy{Env: Environment{Credential: &CredentialSpec{}}}}, LevelRecorded},
+		{"results", &Command{Op: OpResults, Results: []Result{{Unit: "db/0", Ports: []string{"80/tcp"}}}}, LevelBase},
+		{"results scoped port", &Command{Op: OpResults, Results: []Result{{Unit: "db/0"}, {Unit: "db/1", Ports: []string{"80/tcp@db"}}}}, LevelRecorded},
+		{"results reboot", &Command{Op: OpResults, Results: []Result{{Unit: "db/0", Reboot: true}}}, LevelRecorded},
+		{"results boot seen", &Command{Op: OpResults, Results: []Result{{Unit: "db/0", Seen: &Seen{Boot: 1}}}}, LevelRecorded},
+		{"finish scoped port", &Command{Op: OpFinish, Finish: &FinishAction{ID: 1, Writes: &Result{Unit: "db/0", Ports: []string{"80/tcp@db"}}}}, LevelRecorded},
+		{"finish", &Command{Op: OpFinish, Finish: &FinishAction{ID: 1, Writes: &Result{Unit: "db/0"}}}, LevelBase},
+	} {
+		if got, ok := tc.cmd.Level(); !ok || got != tc.want {
+			t.Errorf("%s: level %d (known %v); want %d", tc.name, got, ok, tc.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -32,7 +34,7 @@ func (s *State) registerMachine(index uint64, m *RegisterMachine) (bool, error) 
 	if ok {
 		next.Replaced, next.ID = cur.Replaced, cur.ID
 	}
-	if next.ID == "" {
+	if next.ID == "" && m.Number {
 		next.ID = strconv.Itoa(s.NextMachine)
 		s.NextMachine++
 	}
@@ -104,5 +106,21 @@ func (s *State) remember(c *Command, index uint64) {
 		delete(s.Requests, s.RequestLog[0])
 		delete(s.RequestDigests, s.RequestLog[0])
 		s.RequestLog = s.RequestLog[1:]
+	}
+}
+
+// NumberMachines gives each machine without a Juju id the next one, in
+// name order, at index: the cluster's level has come to give machines
+// their ids (LevelRecorded), and the machines registered before get
+// theirs at that entry, alike on every server.
+func (s *State) NumberMachines(index uint64) {
+	for _, name := range slices.Sorted(maps.Keys(s.Machines)) {
+		if s.Machines[name].ID != "" {
+			continue
+		}
+		m := *s.Machines[name]
+		m.ID, m.Index = strconv.Itoa(s.NextMachine), index
+		s.NextMachine++
+		s.Machines[name] = &m
 	}
 }

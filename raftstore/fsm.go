@@ -267,6 +267,9 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		if int64(r.Level) > f.level.Load() {
 			f.level.Store(int64(r.Level))
 			f.log.Info("the cluster's feature level rose", "index", index, "level", r.Level)
+			if r.Level >= model.LevelRecorded {
+				f.state.NumberMachines(index)
+			}
 		}
 		return nil
 	case entryReplace:

@@ -40,7 +40,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "%s may not register machine %s: its credential covers only its own machine", p, model.Quote(req.Machine, 64))
 		return
 	}
-	reg := &model.RegisterMachine{Name: req.Machine, Address: req.Address}
+	// Machines get their Juju ids once every server gives them alike.
+	reg := &model.RegisterMachine{Name: req.Machine, Address: req.Address, Number: s.node.ClusterLevel().Level >= model.LevelRecorded}
 	token := ""
 	if p.role == roleAgent {
 		// A renewal: the agent keeps the credential it holds.

@@ -222,17 +222,17 @@ func (s *sim) prepare(e *Env) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	if s.opts.Machines == 1 {
-		s.machine = append(s.machine, model.RegisterMachine{Name: "local", Address: "127.0.0.1"})
+		s.machine = append(s.machine, model.RegisterMachine{Name: "local", Address: "127.0.0.1", Number: true})
 		delete(machines, "local")
 	} else {
 		for i := range s.opts.Machines {
 			name := fmt.Sprintf("m%d", i)
-			s.machine = append(s.machine, model.RegisterMachine{Name: name, Address: fmt.Sprintf("10.0.0.%d", i+1)})
+			s.machine = append(s.machine, model.RegisterMachine{Name: name, Address: fmt.Sprintf("10.0.0.%d", i+1), Number: true})
 			delete(machines, name)
 		}
 	}
 	for i, m := range slices.Sorted(maps.Keys(machines)) {
-		s.machine = append(s.machine, model.RegisterMachine{Name: m, Address: fmt.Sprintf("10.0.1.%d", i+1)})
+		s.machine = append(s.machine, model.RegisterMachine{Name: m, Address: fmt.Sprintf("10.0.1.%d", i+1), Number: true})
 	}
 	deploy, err := json.Marshal(&model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: env, Charms: charms}})
 	if err != nil {
