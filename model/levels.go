@@ -90,7 +90,9 @@ var features = []Feature{
 	{Kind: CommandKind(OpDeploy), Field: "trust", Level: LevelRecorded, What: "a service trusted with the credential (deploy --trust)",
 		set: deploysTrusted},
 	{Kind: CommandKind(OpResults), Field: "reboot", Level: LevelRecorded, What: "a unit's juju-reboot and the boots it has seen",
-		set: func(c *Command) bool { return anyResult(c, func(r *Result) bool { return r.Reboot || r.Seen != nil && r.Seen.Boot > 0 }) }},
+		set: func(c *Command) bool {
+			return anyResult(c, func(r *Result) bool { return r.Reboot || r.Seen != nil && r.Seen.Boot > 0 })
+		}},
 	{Kind: CommandKind(OpResults), Field: "ports", Level: LevelRecorded, What: "a port opened for chosen endpoints (open-port --endpoints)",
 		set: func(c *Command) bool { return anyResult(c, scopesPorts) }},
 	{Kind: CommandKind(OpFinish), Field: "ports", Level: LevelRecorded, What: "an operation's port opened for chosen endpoints",
