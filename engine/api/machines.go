@@ -29,7 +29,7 @@ type Registered struct {
 // registration (the agent keeps it in its data dir), so whoever else holds
 // the join token cannot take the machine, its universes and its results
 // over. An agent that lost its credential needs `fixpoint machine reset`.
-func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+func (s *agentAPI) register(w http.ResponseWriter, r *http.Request) {
 	var req Register
 	if !decode(w, r, &req) {
 		return
@@ -57,7 +57,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A renewal that changes nothing is answered without an entry.
-	noop, err := s.admit(r.Context(), cmd, nil)
+	noop, err := model.AdmitOn(r.Context(), s.node, cmd, nil)
 	switch {
 	case err == nil && noop == nil:
 		_, err = s.node.Apply(r.Context(), cmd)
@@ -84,7 +84,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 // refuseTakeover answers a registration of a machine that holds another
 // credential, and logs it: someone holds the join token and tried to take
 // the machine over, or an agent lost its credential.
-func (s *Server) refuseTakeover(w http.ResponseWriter, r *http.Request, p principal, machine string) {
+func (s *agentAPI) refuseTakeover(w http.ResponseWriter, r *http.Request, p principal, machine string) {
 	s.log.Warn("refused machine takeover: the machine is registered to another credential", "machine", machine, "principal", p.String(), "remote", remote(r))
 	writeError(w, http.StatusConflict, "machine %s is already registered and only its current agent's credential renews it. If that agent lost its credential (%s in its data dir), run `fixpoint machine reset %s` (or `fixpoint machine forget %s` to remove the machine) and start the agent again",
 		machine, model.AgentCredentialFile, machine, machine)
@@ -96,12 +96,12 @@ type ResetMachine struct {
 	Forget bool `json:"forget"`
 }
 
-func (s *Server) resetMachine(w http.ResponseWriter, r *http.Request) {
+func (s *changeAPI) resetMachine(w http.ResponseWriter, r *http.Request) {
 	var req ResetMachine
 	if r.ContentLength != 0 && !decode(w, r, &req) {
 		return
 	}
-	s.propose(w, r, &model.Command{Op: model.OpReset, Reset: &model.ResetMachine{Name: r.PathValue("name"), Forget: req.Forget}})
+	propose(s.node, w, r, &model.Command{Op: model.OpReset, Reset: &model.ResetMachine{Name: r.PathValue("name"), Forget: req.Forget}})
 }
 
 // JoinToken is the body of POST /v1/token/join: the new join token's hash
@@ -112,7 +112,7 @@ type JoinToken struct {
 	Expires time.Time `json:"expires,omitzero"`
 }
 
-func (s *Server) rotateJoin(w http.ResponseWriter, r *http.Request) {
+func (s *changeAPI) rotateJoin(w http.ResponseWriter, r *http.Request) {
 	var req JoinToken
 	if !decode(w, r, &req) {
 		return
@@ -121,7 +121,7 @@ func (s *Server) rotateJoin(w http.ResponseWriter, r *http.Request) {
 	if !req.Expires.IsZero() {
 		j.Expires = req.Expires.UnixNano()
 	}
-	s.propose(w, r, &model.Command{Op: model.OpJoin, Join: j})
+	propose(s.node, w, r, &model.Command{Op: model.OpJoin, Join: j})
 }
 
 // bearerToken is the token a request presents.

@@ -17,17 +17,17 @@ import (
 // operator's CLI before the deploy that names them, GET by the agents of
 // the machines whose units use them.
 
-func (s *Server) resourceBlobs() blobs {
-	return blobs{what: "resource", dir: filepath.Join(s.charms, "resources"), route: "/v1/resources/", max: model.MaxResourceSize}
+func (s *fileStore) resourceBlobs() blobs {
+	return blobs{what: "resource", dir: filepath.Join(s.dir, "resources"), route: "/v1/resources/", max: model.MaxResourceSize}
 }
 
-func (s *Server) putResource(w http.ResponseWriter, r *http.Request) {
+func (s *fileStore) putResource(w http.ResponseWriter, r *http.Request) {
 	s.putBlob(w, r, s.resourceBlobs())
 }
 
 // getResource answers an agent only with a resource of a service that
 // has a unit on the agent's machine; the operator may fetch any.
-func (s *Server) getResource(w http.ResponseWriter, r *http.Request) {
+func (s *fileStore) getResource(w http.ResponseWriter, r *http.Request) {
 	if p := principalOf(r); p.role == roleAgent {
 		hash := r.PathValue("hash")
 		ok := false
@@ -62,7 +62,7 @@ func deployResources(d *model.Deploy) []string {
 // ensureResources makes every resource file d names present on this
 // node, fetching from peers what it lacks; it answers the request and
 // returns false when one is on no node.
-func (s *Server) ensureResources(w http.ResponseWriter, r *http.Request, d *model.Deploy) bool {
+func (s *fileStore) ensureResources(w http.ResponseWriter, r *http.Request, d *model.Deploy) bool {
 	for _, h := range deployResources(d) {
 		if err := s.ensure(r.Context(), s.resourceBlobs(), h); err != nil {
 			writeError(w, http.StatusBadRequest, "resource %s is on no node: upload it with PUT /v1/resources/%s first (%v)", h, h, err)
@@ -74,7 +74,7 @@ func (s *Server) ensureResources(w http.ResponseWriter, r *http.Request, d *mode
 
 // missingResources are the resource files of d this node lacks: the ones
 // the CLI uploads before the deploy.
-func (s *Server) missingResources(d *model.Deploy) []string {
+func (s *fileStore) missingResources(d *model.Deploy) []string {
 	out := []string{}
 	for _, h := range deployResources(d) {
 		if !s.resourceBlobs().has(h) {

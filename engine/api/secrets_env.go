@@ -32,7 +32,7 @@ func (req *DeployRequest) hasSecrets() bool {
 // against (BaseIndex) is refused if the secrets moved since, as any other
 // change of the environment. It answers 400
 // and returns false when the values do not fit the declaration.
-func (s *Server) reviseSecrets(w http.ResponseWriter, req *DeployRequest) bool {
+func (s *changeAPI) reviseSecrets(w http.ResponseWriter, req *DeployRequest) bool {
 	req.Deploy.SecretRevisions = nil
 	if !req.hasSecrets() {
 		return true
