@@ -1,11 +1,9 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -136,20 +134,4 @@ func remote(r *http.Request) string {
 		return r.RemoteAddr + " for " + model.Quote(f, 64)
 	}
 	return r.RemoteAddr
-}
-
-// ResetMachine drops machine's credential, or the machine itself with
-// forget (operator).
-func (c *Client) ResetMachine(ctx context.Context, machine string, forget bool) (*model.Response, error) {
-	var resp model.Response
-	err := c.postJSON(ctx, "/v1/machines/"+url.PathEscape(machine)+"/reset", ResetMachine{Forget: forget}, &resp)
-	return &resp, err
-}
-
-// SetJoinToken makes hash the join token's (empty: revoke joining), valid
-// until expires unless that is zero (operator).
-func (c *Client) SetJoinToken(ctx context.Context, hash string, expires time.Time) (*model.Response, error) {
-	var resp model.Response
-	err := c.postJSON(ctx, "/v1/token/join", JoinToken{Hash: hash, Expires: expires}, &resp)
-	return &resp, err
 }

@@ -1,12 +1,7 @@
 package api
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -82,60 +77,4 @@ func (s *fileStore) missingResources(d *model.Deploy) []string {
 		}
 	}
 	return out
-}
-
-// UploadResource sends a resource file under its sha256 digest, checked
-// before it is sent (operator).
-func (c *Client) UploadResource(ctx context.Context, digest, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if int64(len(data)) > model.MaxResourceSize {
-		return fmt.Errorf("%s is %d bytes, more than the %d a resource may be", path, len(data), model.MaxResourceSize)
-	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != digest {
-		return fmt.Errorf("%s changed since it was read: its digest is no longer %s; run the command again", path, model.ShortHash(digest))
-	}
-	_, err = c.do(ctx, http.MethodPut, "/v1/resources/"+digest, data, nil)
-	return err
-}
-
-// FetchResource downloads the resource file of digest to path, checking
-// its size and digest; nothing is left at path otherwise (agent).
-func (c *Client) FetchResource(ctx context.Context, digest, path string) error {
-	if !validHash(digest) {
-		return fmt.Errorf("%s is not a sha256 digest", model.Quote(digest, 72))
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".fetch-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	h := sha256.New()
-	_, err = c.do(ctx, http.MethodGet, "/v1/resources/"+digest, nil, &limitWriter{w: hashWriter{f, h}, n: model.MaxResourceSize})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != digest {
-		return fmt.Errorf("resource %s arrived with digest %s", model.ShortHash(digest), model.ShortHash(got))
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// hashWriter writes to a file and a hash at once.
-type hashWriter struct {
-	f *os.File
-	h interface{ Write([]byte) (int, error) }
-}
-
-func (w hashWriter) Write(p []byte) (int, error) {
-	w.h.Write(p)
-	return w.f.Write(p)
 }

@@ -202,7 +202,7 @@ func (s *secretAPI) secret(w http.ResponseWriter, r *http.Request) {
 }
 
 // Secrets lists the secrets' metadata (GET /v1/secrets).
-func (c *Client) Secrets(ctx context.Context) ([]*SecretInfo, error) {
+func (c *OperatorClient) Secrets(ctx context.Context) ([]*SecretInfo, error) {
 	var out []*SecretInfo
 	_, err := c.do(ctx, http.MethodGet, "/v1/secrets", nil, &out)
 	return out, err
@@ -210,7 +210,7 @@ func (c *Client) Secrets(ctx context.Context) ([]*SecretInfo, error) {
 
 // Secret shows one secret (GET /v1/secrets/ID), its revisions when asked;
 // its values when the client reveals.
-func (c *Client) Secret(ctx context.Context, id string, revisions bool) (*SecretInfo, error) {
+func (c *OperatorClient) Secret(ctx context.Context, id string, revisions bool) (*SecretInfo, error) {
 	var out SecretInfo
 	path := "/v1/secrets/" + url.PathEscape(id)
 	if revisions {
@@ -222,7 +222,7 @@ func (c *Client) Secret(ctx context.Context, id string, revisions bool) (*Secret
 
 // RotateSecretsKey rotates the cluster key (POST /v1/secrets/rotate-key)
 // and returns the new key's id.
-func (c *Client) RotateSecretsKey(ctx context.Context) (string, error) {
+func (c *OperatorClient) RotateSecretsKey(ctx context.Context) (string, error) {
 	var out struct {
 		Key string `json:"key"`
 	}

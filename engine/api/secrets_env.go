@@ -55,7 +55,7 @@ func (s *changeAPI) reviseSecrets(w http.ResponseWriter, req *DeployRequest) boo
 
 // DeploySecrets is Deploy with the values of the environment's user
 // secrets, by name then key.
-func (c *Client) DeploySecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*model.Response, error) {
+func (c *OperatorClient) DeploySecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*model.Response, error) {
 	var resp model.Response
 	err := c.postJSON(ctx, "/v1/deploy", &DeployRequest{Deploy: *d, SecretValues: values}, &resp)
 	return &resp, err
@@ -63,7 +63,7 @@ func (c *Client) DeploySecrets(ctx context.Context, d *model.Deploy, values map[
 
 // PlanSecrets is Plan with the values of the environment's user secrets:
 // the plan then says which secrets get a new revision.
-func (c *Client) PlanSecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*Plan, error) {
+func (c *OperatorClient) PlanSecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*Plan, error) {
 	var p Plan
 	err := c.postJSON(ctx, "/v1/plan", &DeployRequest{Deploy: *d, SecretValues: values}, &p)
 	return &p, err
