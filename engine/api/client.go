@@ -38,10 +38,6 @@ type conn struct {
 
 	mu   sync.Mutex
 	next int
-	// join and credential are an agent's join token and machine
-	// credential; save keeps a new credential (see UseCredential).
-	join, credential string
-	save             func(token string) error
 	// reveal asks the reads that carry secrets for their values
 	// (?reveal=1, operator only).
 	reveal bool
@@ -59,7 +55,7 @@ func NewClient(addrs []string, token string, hc *http.Client) *Client {
 		}
 	}
 	c := &conn{addrs: clean, token: token, http: hc}
-	return &Client{conn: c, OperatorClient: OperatorClient{c}, AgentClient: AgentClient{c}, DiagClient: DiagClient{c}}
+	return &Client{conn: c, OperatorClient: OperatorClient{c}, AgentClient: AgentClient{conn: c, id: &agentIdentity{}}, DiagClient: DiagClient{c}}
 }
 
 func baseURL(addr string) string {
@@ -225,17 +221,11 @@ func escapeUnit(name string) string {
 	return url.PathEscape(svc) + "/" + url.PathEscape(num)
 }
 
-// UseCredential makes an agent's client present credential (may be "")
-// when it registers, and hand every new credential to save, which keeps
-// it for the agent's next start. The token given to NewClient is then
-// the join token.
-func (c *conn) UseCredential(credential string, save func(token string) error) {
+// tokenNow is the token the client presents now.
+func (c *conn) tokenNow() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.join == "" {
-		c.join = c.token
-	}
-	c.credential, c.save = credential, save
+	return c.token
 }
 
 func (c *conn) setToken(token string) {

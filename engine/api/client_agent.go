@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -22,7 +23,33 @@ import (
 // AgentClient is what an agent asks of the control plane: it registers
 // its machine, claims work, heartbeats, reports results and operations,
 // ships its debug log and fetches charms and resources.
-type AgentClient struct{ *conn }
+type AgentClient struct {
+	*conn
+	id *agentIdentity
+}
+
+// agentIdentity is what an agent's client registers with: the join token
+// it started with, the machine credential it holds, and save, which keeps
+// a new credential for the agent's next start.
+type agentIdentity struct {
+	mu               sync.Mutex
+	join, credential string
+	save             func(token string) error
+}
+
+// UseCredential makes an agent's client present credential (may be "")
+// when it registers, and hand every new credential to save, which keeps
+// it for the agent's next start. The token given to NewClient is then
+// the join token.
+func (c *AgentClient) UseCredential(credential string, save func(token string) error) {
+	token := c.tokenNow()
+	c.id.mu.Lock()
+	defer c.id.mu.Unlock()
+	if c.id.join == "" {
+		c.id.join = token
+	}
+	c.id.credential, c.id.save = credential, save
+}
 
 // Register records machine with its address and switches the client to
 // the machine's new credential (agent).
@@ -32,12 +59,13 @@ type AgentClient struct{ *conn }
 // credential (the operator ran `fixpoint machine reset`), it registers
 // with the join token and keeps the new credential through save.
 func (c *AgentClient) Register(ctx context.Context, machine, address string) error {
-	c.mu.Lock()
-	if c.join == "" {
-		c.join = c.token
+	token := c.tokenNow()
+	c.id.mu.Lock()
+	if c.id.join == "" {
+		c.id.join = token
 	}
-	cred, join, save := c.credential, c.join, c.save
-	c.mu.Unlock()
+	cred, join, save := c.id.credential, c.id.join, c.id.save
+	c.id.mu.Unlock()
 	body := Register{Machine: machine, Address: address}
 	var reg Registered
 	if cred != "" {
@@ -51,9 +79,9 @@ func (c *AgentClient) Register(ctx context.Context, machine, address string) err
 	if err := c.postJSON(ctx, "/v1/agent/register", body, &reg); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	c.credential = reg.Token
-	c.mu.Unlock()
+	c.id.mu.Lock()
+	c.id.credential = reg.Token
+	c.id.mu.Unlock()
 	c.setToken(reg.Token)
 	if save != nil {
 		if err := save(reg.Token); err != nil {
