@@ -1,6 +1,15 @@
 // Package api is the control plane's HTTP interface for operators and
 // agents, and the client both use. Node-to-node Raft endpoints live in
 // raftstore; this package mounts them under /v1/raft/.
+//
+// Server is the front: it authorizes, caps bodies, counts and routes.
+// Each group of routes is a type holding only what it uses: statusAPI
+// (operators' reads), changeAPI (operators' writes), agentAPI, actionAPI
+// (operations), secretAPI, diagAPI (debug log, events, profiles),
+// fileStore (charm and resource files) and healthAPI (probes); gate says
+// where and as of when each request is answered. Client is a shared
+// connection (conn) with the OperatorClient, AgentClient and DiagClient
+// method sets.
 package api
 
 import (
