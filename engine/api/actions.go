@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
@@ -37,15 +40,25 @@ type StartReq struct {
 // MaxOperationWait bounds GET /v1/actions/{id}?wait=.
 const MaxOperationWait = 10 * time.Minute
 
-func (s *Server) actionRoutes() {
-	s.mux.HandleFunc("POST /v1/actions", s.enqueue)
-	s.mux.HandleFunc("GET /v1/actions", s.operations)
-	s.mux.HandleFunc("GET /v1/actions/{id}", s.operation)
-	s.mux.HandleFunc("POST /v1/agent/actions/start", s.leaderOnly(s.startAction))
-	s.mux.HandleFunc("POST /v1/agent/actions/finish", s.leaderOnly(s.finishAction))
+// actionAPI serves operations: operators queue actions and execs and
+// read them; agents start and finish them.
+type actionAPI struct {
+	node    Node
+	ctl     *engine.Controller
+	gate    *gate
+	catchUp *catchUp
+	log     hclog.Logger
 }
 
-func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
+func (s *actionAPI) routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /v1/actions", s.enqueue)
+	mux.HandleFunc("GET /v1/actions", s.operations)
+	mux.HandleFunc("GET /v1/actions/{id}", s.operation)
+	mux.HandleFunc("POST /v1/agent/actions/start", s.gate.leaderOnly(s.startAction))
+	mux.HandleFunc("POST /v1/agent/actions/finish", s.gate.leaderOnly(s.finishAction))
+}
+
+func (s *actionAPI) enqueue(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, model.MaxCommandBytes)
 	var req Enqueue
 	if !decode(w, r, &req) {
@@ -91,12 +104,12 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request) {
 		// Logged without the command, which may carry a secret.
 		s.log.Info("exec queued", "unit", e.Unit, "by", principalOf(r).String(), "remote", remote(r), "command_bytes", len(e.Exec))
 	}
-	s.propose(w, r, &model.Command{Op: model.OpEnqueue, Enqueue: e})
+	propose(s.node, w, r, &model.Command{Op: model.OpEnqueue, Enqueue: e})
 }
 
 // operations lists operations, oldest first, filtered by ?unit=,
 // ?service= and ?status= (comma-separated).
-func (s *Server) operations(w http.ResponseWriter, r *http.Request) {
+func (s *actionAPI) operations(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	statuses := map[string]bool{}
 	for _, st := range strings.Split(q.Get("status"), ",") {
@@ -126,7 +139,7 @@ func (s *Server) operations(w http.ResponseWriter, r *http.Request) {
 
 // operation answers one operation; with ?wait=D it waits up to D (at
 // most MaxOperationWait) for it to finish first.
-func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
+func (s *actionAPI) operation(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil || id <= 0 {
 		writeKind(w, fault.KindBadRequest, "operation id %s is not a positive number", model.Quote(r.PathValue("id"), 24))
@@ -158,7 +171,7 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
 			// this node yet (a follower behind, a new leader applying its
 			// predecessor's entries): catch up once before saying no.
 			caughtUp = true
-			if s.catchUp(r.Context()) == nil {
+			if s.catchUp.wait(r.Context()) == nil {
 				continue
 			}
 		}
@@ -177,7 +190,7 @@ func (s *Server) operation(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) startAction(w http.ResponseWriter, r *http.Request) {
+func (s *actionAPI) startAction(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
 	var req StartReq
 	if !decode(w, r, &req) {
@@ -194,7 +207,7 @@ func (s *Server) startAction(w http.ResponseWriter, r *http.Request) {
 	writeCompact(w, http.StatusOK, struct{}{})
 }
 
-func (s *Server) finishAction(w http.ResponseWriter, r *http.Request) {
+func (s *actionAPI) finishAction(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
 	r.Body = http.MaxBytesReader(w, r.Body, model.MaxCommandBytes)
 	var rep wire.ActionReport
@@ -218,8 +231,8 @@ func (s *Server) finishAction(w http.ResponseWriter, r *http.Request) {
 // refused answers 409 when the applied state refuses cmd (admit), so that
 // an agent's refused start or finish never reaches the log; what would
 // change nothing is proposed, and the FSM answers it.
-func (s *Server) refused(w http.ResponseWriter, r *http.Request, cmd *model.Command, what string) bool {
-	if _, err := s.admit(r.Context(), cmd, nil); err != nil {
+func (s *actionAPI) refused(w http.ResponseWriter, r *http.Request, cmd *model.Command, what string) bool {
+	if _, err := model.AdmitOn(r.Context(), s.node, cmd, nil); err != nil {
 		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), what)
 		return true
 	}

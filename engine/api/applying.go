@@ -18,39 +18,43 @@ type applying struct {
 // SetApplying marks the node as applying its starting environment, or
 // (false) done with it; long polls of status wake when it is cleared.
 func (s *Server) SetApplying(on bool) {
-	s.applying.mu.Lock()
-	moved := true
-	switch {
-	case on && !s.applying.on:
-		s.applying.on, s.applying.done = true, make(chan struct{})
-	case !on && s.applying.on:
-		s.applying.on = false
-		close(s.applying.done)
-	default:
-		moved = false
-	}
-	s.applying.mu.Unlock()
-	if moved && s.ctl != nil {
+	if s.applying.set(on) && s.ctl != nil {
 		// After the flag: a status that read the old flag read the old
 		// generation too, and its long poll wakes.
 		s.ctl.NoteChange()
 	}
 }
 
-// applyingDone returns a channel closed when applying is cleared, or nil
-// when it is not set.
-func (s *Server) applyingDone() <-chan struct{} {
-	s.applying.mu.Lock()
-	defer s.applying.mu.Unlock()
-	if !s.applying.on {
-		return nil
+// set sets or clears the flag and says whether it moved.
+func (a *applying) set(on bool) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case on && !a.on:
+		a.on, a.done = true, make(chan struct{})
+	case !on && a.on:
+		a.on = false
+		close(a.done)
+	default:
+		return false
 	}
-	return s.applying.done
+	return true
 }
 
-// markApplying makes st say "applying environment" while it is.
-func (s *Server) markApplying(st *engine.Status) {
-	if s.applyingDone() == nil {
+// doneCh returns a channel closed when applying is cleared, or nil when
+// it is not set.
+func (a *applying) doneCh() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.on {
+		return nil
+	}
+	return a.done
+}
+
+// mark makes st say "applying environment" while it is.
+func (a *applying) mark(st *engine.Status) {
+	if a.doneCh() == nil {
 		return
 	}
 	st.SetApplying()

@@ -72,7 +72,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 	}
 	token := bearerToken(r)
 	p, auth, expired := s.identify(token)
-	if token != "" && p.role == "" && !expired && !s.node.IsLeader() && s.catchUp(r.Context()) == nil {
+	if token != "" && p.role == "" && !expired && !s.node.IsLeader() && s.catchUp.wait(r.Context()) == nil {
 		// The leader may have issued the token a moment ago, to an agent
 		// that registered through this node, before this node applied it.
 		p, auth, expired = s.identify(token)
@@ -136,20 +136,32 @@ func (s *Server) identify(token string) (principal, *model.Auth, bool) {
 // for its node to catch up with the leader before it is refused.
 const catchUpTimeout = 3 * time.Second
 
-// catchUp waits until this node has applied everything the leader had
-// committed when it was called (a read index, as linearizable reads take).
-// One runs at a time per node: requests with tokens nobody issued cost the
-// leader at most one read index at a time, however many arrive.
-func (s *Server) catchUp(ctx context.Context) error {
+// catchUp brings this node up to what the leader had committed (a read
+// index, as linearizable reads take), one request at a time: requests
+// with tokens nobody issued, or asking for operations not applied here
+// yet, cost the leader at most one read index at a time, however many
+// arrive.
+type catchUp struct {
+	node Node
+	slot chan struct{} // holds the one catch-up running
+}
+
+func newCatchUp(node Node) *catchUp {
+	return &catchUp{node: node, slot: make(chan struct{}, 1)}
+}
+
+// wait waits until this node has applied everything the leader had
+// committed when it was called, within catchUpTimeout.
+func (c *catchUp) wait(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
 	defer cancel()
 	select {
-	case s.catchingUp <- struct{}{}:
+	case c.slot <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-s.catchingUp }()
-	return s.node.Linearize(ctx)
+	defer func() { <-c.slot }()
+	return c.node.Linearize(ctx)
 }
 
 // credentials remembers which machine a credential hash belongs to, so

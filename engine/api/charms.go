@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
@@ -22,6 +24,23 @@ import (
 // from a peer first, so an agent can download from whichever node it
 // reaches.
 
+// fileStore keeps this node's charm archives and resource files, serves
+// them, and shares them with the peers.
+type fileStore struct {
+	node       Node
+	dir        string
+	peers      func(ctx context.Context) []string
+	peerClient *forward.Client
+	log        hclog.Logger
+}
+
+func (s *fileStore) routes(mux *http.ServeMux) {
+	mux.HandleFunc("PUT /v1/charms/{hash}", s.putCharm)
+	mux.HandleFunc("GET /v1/charms/{hash}", s.getCharm)
+	mux.HandleFunc("PUT /v1/resources/{hash}", s.putResource)
+	mux.HandleFunc("GET /v1/resources/{hash}", s.getResource)
+}
+
 // blobs is one content-addressed store of files.
 type blobs struct {
 	what  string // "charm" or "resource", for messages
@@ -31,8 +50,8 @@ type blobs struct {
 	ext   string // the files' extension on disk
 }
 
-func (s *Server) charmBlobs() blobs {
-	return blobs{what: "charm", dir: s.charms, route: "/v1/charms/", max: charm.MaxSize, ext: ".tar"}
+func (s *fileStore) charmBlobs() blobs {
+	return blobs{what: "charm", dir: s.dir, route: "/v1/charms/", max: charm.MaxSize, ext: ".tar"}
 }
 
 func (b blobs) path(hash string) string {
@@ -47,7 +66,7 @@ func (b blobs) has(hash string) bool {
 
 // replicate pushes the file of hash to every peer, best effort: a peer
 // that misses it fetches it when asked.
-func (s *Server) replicate(b blobs, hash string) {
+func (s *fileStore) replicate(b blobs, hash string) {
 	if s.peers == nil {
 		return
 	}
@@ -76,7 +95,7 @@ func (s *Server) replicate(b blobs, hash string) {
 
 // fetchFromPeers gets the file of hash from the first peer that has it,
 // verifying its content hash.
-func (s *Server) fetchFromPeers(ctx context.Context, b blobs, hash string) error {
+func (s *fileStore) fetchFromPeers(ctx context.Context, b blobs, hash string) error {
 	if s.peers == nil {
 		return fmt.Errorf("%s %s is not on this node", b.what, hash)
 	}
@@ -104,20 +123,20 @@ func (s *Server) fetchFromPeers(ctx context.Context, b blobs, hash string) error
 
 // ensure makes the file of hash present on this node, fetching it from
 // a peer when it is not.
-func (s *Server) ensure(ctx context.Context, b blobs, hash string) error {
+func (s *fileStore) ensure(ctx context.Context, b blobs, hash string) error {
 	if b.has(hash) {
 		return nil
 	}
 	return s.fetchFromPeers(ctx, b, hash)
 }
 
-func (s *Server) putCharm(w http.ResponseWriter, r *http.Request) { s.putBlob(w, r, s.charmBlobs()) }
+func (s *fileStore) putCharm(w http.ResponseWriter, r *http.Request) { s.putBlob(w, r, s.charmBlobs()) }
 
-func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) { s.getBlob(w, r, s.charmBlobs()) }
+func (s *fileStore) getCharm(w http.ResponseWriter, r *http.Request) { s.getBlob(w, r, s.charmBlobs()) }
 
 // putBlob stores an upload under its content hash and pushes it to the
 // peers.
-func (s *Server) putBlob(w http.ResponseWriter, r *http.Request, b blobs) {
+func (s *fileStore) putBlob(w http.ResponseWriter, r *http.Request, b blobs) {
 	hash := r.PathValue("hash")
 	if !validHash(hash) {
 		writeError(w, http.StatusBadRequest, "%q is not a sha256 content hash", hash)
@@ -140,7 +159,7 @@ func (s *Server) putBlob(w http.ResponseWriter, r *http.Request, b blobs) {
 
 // getBlob answers with the file of hash, fetched from a peer first when
 // this node lacks it.
-func (s *Server) getBlob(w http.ResponseWriter, r *http.Request, b blobs) {
+func (s *fileStore) getBlob(w http.ResponseWriter, r *http.Request, b blobs) {
 	hash := r.PathValue("hash")
 	if !validHash(hash) {
 		writeError(w, http.StatusBadRequest, "%q is not a sha256 content hash", hash)

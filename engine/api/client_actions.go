@@ -7,13 +7,12 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
 
 // Enqueue queues an operation (`fixpoint run`, `fixpoint exec`) and
 // returns its id.
-func (c *Client) Enqueue(ctx context.Context, e *Enqueue) (int, error) {
+func (c *OperatorClient) Enqueue(ctx context.Context, e *Enqueue) (int, error) {
 	var resp model.Response
 	if err := c.postJSON(ctx, "/v1/actions", e, &resp); err != nil {
 		return 0, err
@@ -28,7 +27,7 @@ func (c *Client) Enqueue(ctx context.Context, e *Enqueue) (int, error) {
 }
 
 // Operation returns operation id, waiting up to wait for it to finish.
-func (c *Client) Operation(ctx context.Context, id int, wait time.Duration) (*model.Action, error) {
+func (c *OperatorClient) Operation(ctx context.Context, id int, wait time.Duration) (*model.Action, error) {
 	var a model.Action
 	path := fmt.Sprintf("/v1/actions/%d", id)
 	if wait > 0 {
@@ -42,7 +41,7 @@ func (c *Client) Operation(ctx context.Context, id int, wait time.Duration) (*mo
 
 // Operations lists operations by unit, service and status (each may be
 // empty; status may be comma-separated).
-func (c *Client) Operations(ctx context.Context, unit, service, status string) ([]model.Action, error) {
+func (c *OperatorClient) Operations(ctx context.Context, unit, service, status string) ([]model.Action, error) {
 	q := url.Values{}
 	for k, v := range map[string]string{"unit": unit, "service": service, "status": status} {
 		if v != "" {
@@ -54,15 +53,4 @@ func (c *Client) Operations(ctx context.Context, unit, service, status string) (
 		return nil, err
 	}
 	return out, nil
-}
-
-// StartAction tells the control plane machine's agent takes operation
-// id (agent); an error says not to run it.
-func (c *Client) StartAction(ctx context.Context, machine string, id int) error {
-	return c.postJSON(ctx, "/v1/agent/actions/start?machine="+url.QueryEscape(machine), StartReq{ID: id}, nil)
-}
-
-// FinishAction reports what an operation came to (agent).
-func (c *Client) FinishAction(ctx context.Context, machine string, rep *wire.ActionReport) error {
-	return c.postJSON(ctx, "/v1/agent/actions/finish?machine="+url.QueryEscape(machine), rep, nil)
 }

@@ -21,7 +21,7 @@ type appliedTimes interface {
 	AppliedAt(index uint64) (time.Time, bool)
 }
 
-func (s *Server) applied(w http.ResponseWriter, r *http.Request) {
+func (s *diagAPI) applied(w http.ResponseWriter, r *http.Request) {
 	index, err := strconv.ParseUint(r.URL.Query().Get("index"), 10, 64)
 	if err != nil || index == 0 {
 		writeError(w, http.StatusBadRequest, "index=%q: want the positive index of a log entry", r.URL.Query().Get("index"))

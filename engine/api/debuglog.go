@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
@@ -45,14 +48,28 @@ const maxRead = 2000
 // by each agent's one batch in flight.
 const logSlots = 1
 
-func (s *Server) diagRoutes() {
-	s.logSlots = make(chan struct{}, logSlots)
-	s.mux.HandleFunc("POST /v1/agent/logs", s.postLogs)
-	s.mux.HandleFunc("GET /v1/debug-log", s.debugLog)
-	s.mux.HandleFunc("GET /v1/events", s.events)
+// diagAPI serves diagnostics: agents post their debug log, operators
+// read it, the events, the apply times of entries and profiles.
+type diagAPI struct {
+	node Node
+	gate *gate
+	log  hclog.Logger
+	// logSlots bounds the log batches this node proposes at once.
+	logSlots chan struct{}
 }
 
-func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostics, bool) {
+func (s *diagAPI) routes(mux *http.ServeMux) {
+	// Profiles of a live node, for the operator only (see authorize).
+	mux.HandleFunc("GET /v1/debug/applied", s.gate.leaderOnly(s.applied))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("POST /v1/agent/logs", s.postLogs)
+	mux.HandleFunc("GET /v1/debug-log", s.debugLog)
+	mux.HandleFunc("GET /v1/events", s.events)
+}
+
+func (s *diagAPI) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostics, bool) {
 	d, ok := s.node.(Diagnostics)
 	if !ok {
 		writeKind(w, fault.KindUnavailable, "this node keeps no debug log or events")
@@ -73,7 +90,7 @@ func (s *Server) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostic
 // lines, of its machine and of the units placed on it. Secret values the
 // units see are scrubbed before the lines are proposed, so they never
 // reach the log, a snapshot or a reader.
-func (s *Server) postLogs(w http.ResponseWriter, r *http.Request) {
+func (s *diagAPI) postLogs(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
 	if !s.logBudgetLeft(w, r, machine) {
 		return
@@ -167,7 +184,7 @@ const maxLogHold = 2 * time.Second
 // one batch in flight is slowed to its budget; one that floods costs the
 // node a held connection per post (bounded per address), not the
 // decoding of its batches.
-func (s *Server) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine string) bool {
+func (s *diagAPI) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine string) bool {
 	lw, ok := s.node.(logWaiter)
 	if !ok {
 		return true
@@ -210,7 +227,7 @@ type LogsPosted struct {
 
 // takeLogSlot waits a moment for the node's log slot: the agent's next
 // batch waits behind it, which is the back-pressure.
-func (s *Server) takeLogSlot(ctx context.Context) bool {
+func (s *diagAPI) takeLogSlot(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	select {
@@ -235,7 +252,7 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 // &after=SEQ&tail=N&wait=D: the lines after SEQ (the first maxRead), or
 // the last N; with wait, it blocks until a line after SEQ arrives or
 // wait passes.
-func (s *Server) debugLog(w http.ResponseWriter, r *http.Request) {
+func (s *diagAPI) debugLog(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.diagnostics(w, r)
 	if !ok {
 		return

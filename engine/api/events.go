@@ -20,7 +20,7 @@ type Events struct {
 // of all units, oldest first. Like the debug log, they are replicated:
 // any node answers from its own copy. Secret values the unit sees are
 // scrubbed from what is shown (a failed hook's error may print one).
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+func (s *diagAPI) events(w http.ResponseWriter, r *http.Request) {
 	d, ok := s.diagnostics(w, r)
 	if !ok {
 		return
@@ -42,7 +42,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reveal, ok := s.reveal(w, r)
+	reveal, ok := reveal(s.log, w, r)
 	if !ok {
 		return
 	}

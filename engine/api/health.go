@@ -22,8 +22,21 @@ type Health struct {
 	Waiting string `json:"waiting,omitempty"`
 }
 
+// healthAPI answers the probes: whether the node is alive, and whether
+// it can serve consistent reads.
+type healthAPI struct {
+	node Node
+	// waiting says what the node still waits for (Config.Waiting).
+	waiting func() string
+}
+
+func (s *healthAPI) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+}
+
 // waitingFor is what the node still waits for, "" for nothing.
-func (s *Server) waitingFor() string {
+func (s *healthAPI) waitingFor() string {
 	if s.waiting == nil {
 		return ""
 	}
@@ -34,7 +47,7 @@ func (s *Server) waitingFor() string {
 // so that a node without quorum is not restarted for it. A node that
 // stopped applying the log is alive too, but says "halted" and why: only
 // a newer build gets it going again.
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+func (s *healthAPI) healthz(w http.ResponseWriter, _ *http.Request) {
 	h := Health{Status: "ok", Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Index: s.node.Index(), Waiting: s.waitingFor()}
 	if err := s.node.Halted(); err != nil {
 		h.Status, h.Error = "halted", err.Error()
@@ -45,7 +58,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyz says the node can serve consistent reads: there is a leader and
 // this node's state machine has applied everything committed before the
 // call (a linearizable read point), within a short deadline.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+func (s *healthAPI) readyz(w http.ResponseWriter, r *http.Request) {
 	h := Health{Leader: s.node.IsLeader(), LeaderAddr: s.node.LeaderHTTP(), Waiting: s.waitingFor()}
 	if !h.Leader && h.LeaderAddr == "" {
 		h.Status, h.Error, h.Index = "unavailable", "no leader known: the control plane has no quorum or is still electing", s.node.Index()

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,14 +40,14 @@ func writeInvalid(w http.ResponseWriter, cmd *model.Command, err error) {
 	writeKind(w, fault.KindBadRequest, "%s: %v", cmd.Op, err)
 }
 
-// propose checks cmd as the FSM will (shape, sizes, names, limits, and
+// propose checks cmd, on node, as the FSM will (shape, sizes, names, limits, and
 // whatever else the state it reads decides: whether its request id was
 // used for another command, whether the unit to resolve is in error) and
 // only then proposes it: a malformed command answers 400, one the FSM
 // would refuse 409, one that would change nothing 200 with the index it
 // was judged at, and none of them reaches the log. The FSM checks again;
 // it remains the judge.
-func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Command) {
+func propose(node Node, w http.ResponseWriter, r *http.Request, cmd *model.Command) {
 	if id := r.Header.Get("X-Request-Id"); id != "" {
 		cmd.RequestID = id
 	}
@@ -60,7 +59,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 		writeInvalid(w, cmd, err)
 		return
 	}
-	noop, err := s.admit(r.Context(), cmd, desired)
+	noop, err := model.AdmitOn(r.Context(), node, cmd, desired)
 	switch {
 	case errors.Is(err, model.ErrRequestReused):
 		writeError(w, http.StatusConflict, "%v", err)
@@ -73,15 +72,10 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request, cmd *model.Comm
 		return
 	}
 	cmd.Time = time.Now().UnixNano()
-	resp, err := s.node.Apply(r.Context(), cmd)
+	resp, err := node.Apply(r.Context(), cmd)
 	if err != nil {
 		writeStoreError(w, err, "")
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// admit is model.AdmitOn on this node.
-func (s *Server) admit(ctx context.Context, cmd *model.Command, desired *model.Desired) (*model.Response, error) {
-	return model.AdmitOn(ctx, s.node, cmd, desired)
 }

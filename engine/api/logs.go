@@ -27,8 +27,8 @@ type Logs struct {
 // logs serves GET /v1/logs?unit=U&after=SEQ&limit=N&wait=D. unit is a unit,
 // a service or empty for all; with wait it blocks until a run after SEQ
 // arrives or wait passes.
-func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
-	reveal, ok := s.reveal(w, r)
+func (s *statusAPI) logs(w http.ResponseWriter, r *http.Request) {
+	reveal, ok := reveal(s.log, w, r)
 	if !ok {
 		return
 	}
@@ -99,7 +99,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 
 // knownUnitOrService says, when name is neither a unit nor a service of
 // the environment, which services exist.
-func (s *Server) knownUnitOrService(name string) error {
+func (s *statusAPI) knownUnitOrService(name string) error {
 	var names []string
 	found := false
 	_ = s.node.View(func(st *model.State) error {

@@ -39,7 +39,7 @@ type ServiceConfig struct {
 // unit answers GET /v1/units/{unit...}: engine.UnitDetail. A service's
 // name is answered with its units (404), so that a CLI given one can say
 // which to ask for.
-func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
+func (s *statusAPI) unit(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("unit")
 	check := model.CheckUnitName
 	if !strings.Contains(name, "/") {
@@ -49,8 +49,8 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 		writeKind(w, fault.KindBadRequest, "%v", err)
 		return
 	}
-	reveal, ok := s.reveal(w, r)
-	if !ok || !s.read(w, r) {
+	reveal, ok := reveal(s.log, w, r)
+	if !ok || !s.gate.read(w, r) {
 		return
 	}
 	d, err := s.ctl.Unit(name)
@@ -69,14 +69,14 @@ func (s *Server) unit(w http.ResponseWriter, r *http.Request) {
 }
 
 // serviceConfig answers GET /v1/services/{service}/config.
-func (s *Server) serviceConfig(w http.ResponseWriter, r *http.Request) {
+func (s *statusAPI) serviceConfig(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("service")
 	if err := model.CheckName(model.KindService, name); err != nil {
 		writeKind(w, fault.KindBadRequest, "%v", err)
 		return
 	}
-	reveal, ok := s.reveal(w, r)
-	if !ok || !s.read(w, r) {
+	reveal, ok := reveal(s.log, w, r)
+	if !ok || !s.gate.read(w, r) {
 		return
 	}
 	var sc *ServiceConfig

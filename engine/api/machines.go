@@ -1,11 +1,9 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -29,7 +27,7 @@ type Registered struct {
 // registration (the agent keeps it in its data dir), so whoever else holds
 // the join token cannot take the machine, its universes and its results
 // over. An agent that lost its credential needs `fixpoint machine reset`.
-func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+func (s *agentAPI) register(w http.ResponseWriter, r *http.Request) {
 	var req Register
 	if !decode(w, r, &req) {
 		return
@@ -58,7 +56,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A renewal that changes nothing is answered without an entry.
-	noop, err := s.admit(r.Context(), cmd, nil)
+	noop, err := model.AdmitOn(r.Context(), s.node, cmd, nil)
 	switch {
 	case err == nil && noop == nil:
 		_, err = s.node.Apply(r.Context(), cmd)
@@ -85,7 +83,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 // refuseTakeover answers a registration of a machine that holds another
 // credential, and logs it: someone holds the join token and tried to take
 // the machine over, or an agent lost its credential.
-func (s *Server) refuseTakeover(w http.ResponseWriter, r *http.Request, p principal, machine string) {
+func (s *agentAPI) refuseTakeover(w http.ResponseWriter, r *http.Request, p principal, machine string) {
 	s.log.Warn("refused machine takeover: the machine is registered to another credential", "machine", machine, "principal", p.String(), "remote", remote(r))
 	writeError(w, http.StatusConflict, "machine %s is already registered and only its current agent's credential renews it. If that agent lost its credential (%s in its data dir), run `fixpoint machine reset %s` (or `fixpoint machine forget %s` to remove the machine) and start the agent again",
 		machine, model.AgentCredentialFile, machine, machine)
@@ -97,12 +95,12 @@ type ResetMachine struct {
 	Forget bool `json:"forget"`
 }
 
-func (s *Server) resetMachine(w http.ResponseWriter, r *http.Request) {
+func (s *changeAPI) resetMachine(w http.ResponseWriter, r *http.Request) {
 	var req ResetMachine
 	if r.ContentLength != 0 && !decode(w, r, &req) {
 		return
 	}
-	s.propose(w, r, &model.Command{Op: model.OpReset, Reset: &model.ResetMachine{Name: r.PathValue("name"), Forget: req.Forget}})
+	propose(s.node, w, r, &model.Command{Op: model.OpReset, Reset: &model.ResetMachine{Name: r.PathValue("name"), Forget: req.Forget}})
 }
 
 // JoinToken is the body of POST /v1/token/join: the new join token's hash
@@ -113,7 +111,7 @@ type JoinToken struct {
 	Expires time.Time `json:"expires,omitzero"`
 }
 
-func (s *Server) rotateJoin(w http.ResponseWriter, r *http.Request) {
+func (s *changeAPI) rotateJoin(w http.ResponseWriter, r *http.Request) {
 	var req JoinToken
 	if !decode(w, r, &req) {
 		return
@@ -122,7 +120,7 @@ func (s *Server) rotateJoin(w http.ResponseWriter, r *http.Request) {
 	if !req.Expires.IsZero() {
 		j.Expires = req.Expires.UnixNano()
 	}
-	s.propose(w, r, &model.Command{Op: model.OpJoin, Join: j})
+	propose(s.node, w, r, &model.Command{Op: model.OpJoin, Join: j})
 }
 
 // bearerToken is the token a request presents.
@@ -137,20 +135,4 @@ func remote(r *http.Request) string {
 		return r.RemoteAddr + " for " + model.Quote(f, 64)
 	}
 	return r.RemoteAddr
-}
-
-// ResetMachine drops machine's credential, or the machine itself with
-// forget (operator).
-func (c *Client) ResetMachine(ctx context.Context, machine string, forget bool) (*model.Response, error) {
-	var resp model.Response
-	err := c.postJSON(ctx, "/v1/machines/"+url.PathEscape(machine)+"/reset", ResetMachine{Forget: forget}, &resp)
-	return &resp, err
-}
-
-// SetJoinToken makes hash the join token's (empty: revoke joining), valid
-// until expires unless that is zero (operator).
-func (c *Client) SetJoinToken(ctx context.Context, hash string, expires time.Time) (*model.Response, error) {
-	var resp model.Response
-	err := c.postJSON(ctx, "/v1/token/join", JoinToken{Hash: hash, Expires: expires}, &resp)
-	return &resp, err
 }

@@ -41,7 +41,7 @@ type metrics struct {
 // burst of hand-outs, and is what slows a change's wake.
 var gcCycles = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/cycles/(automatic|forced):gc-cycles$`)}
 
-func newMetrics(s *Server) *metrics {
+func newMetrics(node Node, ctl *engine.Controller, log hclog.Logger) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -59,20 +59,20 @@ func newMetrics(s *Server) *metrics {
 		}, []string{"route", "code"}),
 	}
 	m.reg.MustRegister(m.reconciles, m.hookDuration, m.requests,
-		&stateCollector{s: s}, raftSink(),
+		&stateCollector{node: node, ctl: ctl}, raftSink(),
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcCycles)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.known = func(service string) bool {
 		ok := false
-		_ = s.node.View(func(st *model.State) error {
+		_ = node.View(func(st *model.State) error {
 			_, ok = st.Services[service]
 			return nil
 		})
 		return ok
 	}
-	if s.ctl != nil {
-		s.ctl.History().Observe(m.observeRun)
-		s.ctl.History().Observe(func(r engine.Run) { logRun(s.log, s.logged(r)) })
+	if ctl != nil {
+		ctl.History().Observe(m.observeRun)
+		ctl.History().Observe(func(r engine.Run) { logRun(log, logged(node, r)) })
 	}
 	return m
 }
@@ -161,7 +161,10 @@ func (c *codeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // stateCollector reads the gauges from the node and its controller at
 // scrape time, so they are never out of date.
-type stateCollector struct{ s *Server }
+type stateCollector struct {
+	node Node
+	ctl  *engine.Controller
+}
 
 var (
 	descIndex     = prometheus.NewDesc("fixpoint_index", "Raft index of the last entry this node applied.", nil, nil)
@@ -188,31 +191,30 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.s
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	gauge(descIndex, float64(s.node.Index()))
+	gauge(descIndex, float64(c.node.Index()))
 	leader := 0.0
-	if s.node.IsLeader() {
+	if c.node.IsLeader() {
 		leader = 1
 	}
 	gauge(descLeader, leader)
 	if leader == 1 {
 		gauge(descContact, 0)
 	} else {
-		gauge(descContact, s.node.LastContact().Seconds())
+		gauge(descContact, c.node.LastContact().Seconds())
 	}
-	collectLevels(s.node, gauge)
-	if s.ctl == nil {
+	collectLevels(c.node, gauge)
+	if c.ctl == nil {
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(descWakeups, prometheus.CounterValue, float64(s.ctl.Stats().Wakeups))
+	ch <- prometheus.MustNewConstMetric(descWakeups, prometheus.CounterValue, float64(c.ctl.Stats().Wakeups))
 	// The summary, not the status: the same phases without a record
 	// per unit, so a scrape costs the leader no allocation that grows
 	// with the environment, and cached for the status waits that ask at
 	// the same index.
-	sum, err := s.ctl.Summary(0)
+	sum, err := c.ctl.Summary(0)
 	if err != nil {
 		return
 	}
@@ -229,7 +231,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descConverged, converged)
 	diverged, started, lost := 0, 0, 0
-	_ = s.node.View(func(st *model.State) error {
+	_ = c.node.View(func(st *model.State) error {
 		for _, u := range st.Units {
 			if u.Error != nil && u.Error.Kind == model.ErrDiverged && u.Resolved == nil {
 				diverged++

@@ -34,7 +34,7 @@ type Plan struct {
 // plan answers POST /v1/plan with the body of a deploy: it is checked as
 // the deploy would be, and planned against a linearizable read of the
 // state (or this node's copy, with ?stale). Nothing is proposed.
-func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
+func (s *changeAPI) plan(w http.ResponseWriter, r *http.Request) {
 	var req DeployRequest
 	if !decode(w, r, &req) {
 		return
@@ -47,7 +47,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		writeInvalid(w, cmd, err)
 		return
 	}
-	if !s.read(w, r) {
+	if !s.gate.read(w, r) {
 		return
 	}
 	if req.hasSecrets() {
@@ -78,12 +78,12 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	// CLI has the archive; it uploads it again to the node it deploys
 	// through.
 	for h := range d.Charms {
-		if !s.charmBlobs().has(h) && !slices.Contains(p.Missing, h) {
+		if !s.files.charmBlobs().has(h) && !slices.Contains(p.Missing, h) {
 			p.Missing = append(p.Missing, h)
 		}
 	}
 	slices.Sort(p.Missing)
-	p.MissingResources = s.missingResources(&d)
+	p.MissingResources = s.files.missingResources(&d)
 	writeCompact(w, http.StatusOK, p)
 }
 

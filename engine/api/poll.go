@@ -48,7 +48,7 @@ func pollGrace(wait time.Duration) time.Duration {
 // relayPoll passes a work poll on to the leader, and warns when the
 // leader's answer does not come by the poll's wait and half its grace:
 // the agent's work waits behind whatever holds it.
-func (s *Server) relayPoll(w http.ResponseWriter, r *http.Request, leader string) {
+func (s *agentAPI) relayPoll(w http.ResponseWriter, r *http.Request, leader string) {
 	wait, err := pollWait(r.URL.Query())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)

@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
@@ -18,7 +20,7 @@ import (
 // reveal reads ?reveal: whether the answer may hold secret values. Only
 // the operator may ask; anyone else is answered 403 and ok is false. A
 // reveal is logged at info with who asked for what, never the values.
-func (s *Server) reveal(w http.ResponseWriter, r *http.Request) (reveal, ok bool) {
+func reveal(log hclog.Logger, w http.ResponseWriter, r *http.Request) (reveal, ok bool) {
 	q := r.URL.Query()
 	if !q.Has("reveal") {
 		return false, true
@@ -33,11 +35,11 @@ func (s *Server) reveal(w http.ResponseWriter, r *http.Request) (reveal, ok bool
 	}
 	p := principalOf(r)
 	if p.role != roleOperator {
-		s.log.Warn("refused to reveal secrets", "method", r.Method, "path", r.URL.Path, "principal", p.String(), "remote", r.RemoteAddr)
+		log.Warn("refused to reveal secrets", "method", r.Method, "path", r.URL.Path, "principal", p.String(), "remote", r.RemoteAddr)
 		writeError(w, http.StatusForbidden, "%s may not see secret values (?reveal, --reveal): only the operator credential may; ask without it to see them redacted", p)
 		return false, false
 	}
-	s.log.Info("revealing secret values", "method", r.Method, "path", r.URL.Path, "principal", p.String(), "remote", r.RemoteAddr, "forwarded_by", r.Header.Get(forward.Header))
+	log.Info("revealing secret values", "method", r.Method, "path", r.URL.Path, "principal", p.String(), "remote", r.RemoteAddr, "forwarded_by", r.Header.Get(forward.Header))
 	return true, true
 }
 
@@ -77,13 +79,13 @@ func redactRuns(st *model.State, runs []engine.Run) []engine.Run {
 	return out
 }
 
-// logged is r as the node's log may hold it: a failed run's error with
+// logged is r as node's log may hold it: a failed run's error with
 // the secrets its unit sees taken out (the log keeps no secret).
-func (s *Server) logged(r engine.Run) engine.Run {
+func logged(node Node, r engine.Run) engine.Run {
 	if r.Outcome != engine.RunError {
 		return r
 	}
-	_ = s.node.View(func(st *model.State) error {
+	_ = node.View(func(st *model.State) error {
 		r = r.Redacted(st.SecretsOf(r.Unit))
 		return nil
 	})

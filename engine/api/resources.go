@@ -1,12 +1,7 @@
 package api
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -17,17 +12,17 @@ import (
 // operator's CLI before the deploy that names them, GET by the agents of
 // the machines whose units use them.
 
-func (s *Server) resourceBlobs() blobs {
-	return blobs{what: "resource", dir: filepath.Join(s.charms, "resources"), route: "/v1/resources/", max: model.MaxResourceSize}
+func (s *fileStore) resourceBlobs() blobs {
+	return blobs{what: "resource", dir: filepath.Join(s.dir, "resources"), route: "/v1/resources/", max: model.MaxResourceSize}
 }
 
-func (s *Server) putResource(w http.ResponseWriter, r *http.Request) {
+func (s *fileStore) putResource(w http.ResponseWriter, r *http.Request) {
 	s.putBlob(w, r, s.resourceBlobs())
 }
 
 // getResource answers an agent only with a resource of a service that
 // has a unit on the agent's machine; the operator may fetch any.
-func (s *Server) getResource(w http.ResponseWriter, r *http.Request) {
+func (s *fileStore) getResource(w http.ResponseWriter, r *http.Request) {
 	if p := principalOf(r); p.role == roleAgent {
 		hash := r.PathValue("hash")
 		ok := false
@@ -62,7 +57,7 @@ func deployResources(d *model.Deploy) []string {
 // ensureResources makes every resource file d names present on this
 // node, fetching from peers what it lacks; it answers the request and
 // returns false when one is on no node.
-func (s *Server) ensureResources(w http.ResponseWriter, r *http.Request, d *model.Deploy) bool {
+func (s *fileStore) ensureResources(w http.ResponseWriter, r *http.Request, d *model.Deploy) bool {
 	for _, h := range deployResources(d) {
 		if err := s.ensure(r.Context(), s.resourceBlobs(), h); err != nil {
 			writeError(w, http.StatusBadRequest, "resource %s is on no node: upload it with PUT /v1/resources/%s first (%v)", h, h, err)
@@ -74,7 +69,7 @@ func (s *Server) ensureResources(w http.ResponseWriter, r *http.Request, d *mode
 
 // missingResources are the resource files of d this node lacks: the ones
 // the CLI uploads before the deploy.
-func (s *Server) missingResources(d *model.Deploy) []string {
+func (s *fileStore) missingResources(d *model.Deploy) []string {
 	out := []string{}
 	for _, h := range deployResources(d) {
 		if !s.resourceBlobs().has(h) {
@@ -82,60 +77,4 @@ func (s *Server) missingResources(d *model.Deploy) []string {
 		}
 	}
 	return out
-}
-
-// UploadResource sends a resource file under its sha256 digest, checked
-// before it is sent (operator).
-func (c *Client) UploadResource(ctx context.Context, digest, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if int64(len(data)) > model.MaxResourceSize {
-		return fmt.Errorf("%s is %d bytes, more than the %d a resource may be", path, len(data), model.MaxResourceSize)
-	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != digest {
-		return fmt.Errorf("%s changed since it was read: its digest is no longer %s; run the command again", path, model.ShortHash(digest))
-	}
-	_, err = c.do(ctx, http.MethodPut, "/v1/resources/"+digest, data, nil)
-	return err
-}
-
-// FetchResource downloads the resource file of digest to path, checking
-// its size and digest; nothing is left at path otherwise (agent).
-func (c *Client) FetchResource(ctx context.Context, digest, path string) error {
-	if !validHash(digest) {
-		return fmt.Errorf("%s is not a sha256 digest", model.Quote(digest, 72))
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".fetch-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	h := sha256.New()
-	_, err = c.do(ctx, http.MethodGet, "/v1/resources/"+digest, nil, &limitWriter{w: hashWriter{f, h}, n: model.MaxResourceSize})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != digest {
-		return fmt.Errorf("resource %s arrived with digest %s", model.ShortHash(digest), model.ShortHash(got))
-	}
-	return os.Rename(f.Name(), path)
-}
-
-// hashWriter writes to a file and a hash at once.
-type hashWriter struct {
-	f *os.File
-	h interface{ Write([]byte) (int, error) }
-}
-
-func (w hashWriter) Write(p []byte) (int, error) {
-	w.h.Write(p)
-	return w.f.Write(p)
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
 )
@@ -63,10 +65,18 @@ type SecretConsumerInfo struct {
 	Tracked int    `json:"tracked"`
 }
 
-func (s *Server) secretRoutes() {
-	s.mux.HandleFunc("GET /v1/secrets", s.secrets)
-	s.mux.HandleFunc("GET /v1/secrets/{id}", s.secret)
-	s.mux.HandleFunc("POST /v1/secrets/rotate-key", s.rotateKey)
+// secretAPI serves the operators' reads of the secrets (redacted unless
+// revealed) and the rotation of the cluster key.
+type secretAPI struct {
+	node Node
+	gate *gate
+	log  hclog.Logger
+}
+
+func (s *secretAPI) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/secrets", s.secrets)
+	mux.HandleFunc("GET /v1/secrets/{id}", s.secret)
+	mux.HandleFunc("POST /v1/secrets/rotate-key", s.rotateKey)
 }
 
 // keyRotator is the node that can rotate the cluster key
@@ -77,7 +87,7 @@ type keyRotator interface {
 
 // rotateKey is POST /v1/secrets/rotate-key: a new cluster key, every
 // secret sealed again under it. It answers {"key": ID}.
-func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) {
+func (s *secretAPI) rotateKey(w http.ResponseWriter, r *http.Request) {
 	kr, ok := s.node.(keyRotator)
 	if !ok {
 		writeKind(w, fault.KindUnavailable, "this node can not rotate the cluster key")
@@ -136,8 +146,8 @@ func sortedNames[V any](m map[string]V) []string {
 }
 
 // secrets is GET /v1/secrets: every secret's metadata, never a value.
-func (s *Server) secrets(w http.ResponseWriter, r *http.Request) {
-	if !s.read(w, r) {
+func (s *secretAPI) secrets(w http.ResponseWriter, r *http.Request) {
+	if !s.gate.read(w, r) {
 		return
 	}
 	out := []*SecretInfo{}
@@ -152,14 +162,14 @@ func (s *Server) secrets(w http.ResponseWriter, r *http.Request) {
 }
 
 // secret is GET /v1/secrets/{id}[?revisions=1][&reveal=1].
-func (s *Server) secret(w http.ResponseWriter, r *http.Request) {
+func (s *secretAPI) secret(w http.ResponseWriter, r *http.Request) {
 	id, err := model.ParseSecretURI(r.PathValue("id"))
 	if err != nil {
 		writeKind(w, fault.KindBadRequest, "%v", err)
 		return
 	}
-	reveal, ok := s.reveal(w, r)
-	if !ok || !s.read(w, r) {
+	reveal, ok := reveal(s.log, w, r)
+	if !ok || !s.gate.read(w, r) {
 		return
 	}
 	var info *SecretInfo
@@ -192,7 +202,7 @@ func (s *Server) secret(w http.ResponseWriter, r *http.Request) {
 }
 
 // Secrets lists the secrets' metadata (GET /v1/secrets).
-func (c *Client) Secrets(ctx context.Context) ([]*SecretInfo, error) {
+func (c *OperatorClient) Secrets(ctx context.Context) ([]*SecretInfo, error) {
 	var out []*SecretInfo
 	_, err := c.do(ctx, http.MethodGet, "/v1/secrets", nil, &out)
 	return out, err
@@ -200,7 +210,7 @@ func (c *Client) Secrets(ctx context.Context) ([]*SecretInfo, error) {
 
 // Secret shows one secret (GET /v1/secrets/ID), its revisions when asked;
 // its values when the client reveals.
-func (c *Client) Secret(ctx context.Context, id string, revisions bool) (*SecretInfo, error) {
+func (c *OperatorClient) Secret(ctx context.Context, id string, revisions bool) (*SecretInfo, error) {
 	var out SecretInfo
 	path := "/v1/secrets/" + url.PathEscape(id)
 	if revisions {
@@ -212,7 +222,7 @@ func (c *Client) Secret(ctx context.Context, id string, revisions bool) (*Secret
 
 // RotateSecretsKey rotates the cluster key (POST /v1/secrets/rotate-key)
 // and returns the new key's id.
-func (c *Client) RotateSecretsKey(ctx context.Context) (string, error) {
+func (c *OperatorClient) RotateSecretsKey(ctx context.Context) (string, error) {
 	var out struct {
 		Key string `json:"key"`
 	}

@@ -32,7 +32,7 @@ func (req *DeployRequest) hasSecrets() bool {
 // against (BaseIndex) is refused if the secrets moved since, as any other
 // change of the environment. It answers 400
 // and returns false when the values do not fit the declaration.
-func (s *Server) reviseSecrets(w http.ResponseWriter, req *DeployRequest) bool {
+func (s *changeAPI) reviseSecrets(w http.ResponseWriter, req *DeployRequest) bool {
 	req.Deploy.SecretRevisions = nil
 	if !req.hasSecrets() {
 		return true
@@ -55,7 +55,7 @@ func (s *Server) reviseSecrets(w http.ResponseWriter, req *DeployRequest) bool {
 
 // DeploySecrets is Deploy with the values of the environment's user
 // secrets, by name then key.
-func (c *Client) DeploySecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*model.Response, error) {
+func (c *OperatorClient) DeploySecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*model.Response, error) {
 	var resp model.Response
 	err := c.postJSON(ctx, "/v1/deploy", &DeployRequest{Deploy: *d, SecretValues: values}, &resp)
 	return &resp, err
@@ -63,7 +63,7 @@ func (c *Client) DeploySecrets(ctx context.Context, d *model.Deploy, values map[
 
 // PlanSecrets is Plan with the values of the environment's user secrets:
 // the plan then says which secrets get a new revision.
-func (c *Client) PlanSecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*Plan, error) {
+func (c *OperatorClient) PlanSecrets(ctx context.Context, d *model.Deploy, values map[string]map[string]string) (*Plan, error) {
 	var p Plan
 	err := c.postJSON(ctx, "/v1/plan", &DeployRequest{Deploy: *d, SecretValues: values}, &p)
 	return &p, err

@@ -11,8 +11,8 @@ const timelinePath = "/v1/status/timeline"
 
 // timeline serves GET /v1/status/timeline: the dashboard's convergence
 // chart. It is the leader's series; a new leader starts its own.
-func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
-	if !s.read(w, r) {
+func (s *statusAPI) timeline(w http.ResponseWriter, r *http.Request) {
+	if !s.gate.read(w, r) {
 		return
 	}
 	tl := s.ctl.Timeline()

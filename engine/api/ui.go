@@ -16,23 +16,17 @@ import (
 //go:embed ui
 var uiFiles embed.FS
 
-// operatorRoutes mounts what operators and their tooling use beyond the
-// core API: the dashboard, run history, metrics and health probes.
-func (s *Server) operatorRoutes() {
-	s.metrics = newMetrics(s)
+// uiRoutes mounts the dashboard's static page, which asks for a token
+// before it reads anything.
+func uiRoutes(mux *http.ServeMux) {
 	sub, _ := fs.Sub(uiFiles, "ui")
 	files := http.StripPrefix("/ui/", http.FileServerFS(sub))
-	s.mux.Handle("GET /ui/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("GET /ui/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The dashboard changes with the binary; never serve a stale one.
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	}))
-	s.mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusFound))
-	s.mux.HandleFunc("GET /v1/relations", s.relations)
-	s.mux.HandleFunc("GET /v1/logs", s.leaderOnly(s.logs))
-	s.mux.Handle("GET /metrics", s.metrics.handler())
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusFound))
 }
 
 // RelationInfo is one relation as GET /v1/relations lists it: the lines
@@ -48,8 +42,8 @@ type RelationInfo struct {
 
 // relations serves GET /v1/relations, blocking like status with
 // ?index=&wait=.
-func (s *Server) relations(w http.ResponseWriter, r *http.Request) {
-	if !s.read(w, r) {
+func (s *statusAPI) relations(w http.ResponseWriter, r *http.Request) {
+	if !s.gate.read(w, r) {
 		return
 	}
 	out := []RelationInfo{}

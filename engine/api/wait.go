@@ -47,7 +47,7 @@ type WaitOptions struct {
 // mend (a refused token, a wrong address, a bad request) returns its
 // error at once. When ctx ends first, WaitConverged returns ctx's error
 // and the last summary it read (nil if none).
-func (c *Client) WaitConverged(ctx context.Context, opts WaitOptions) (engine.Outcome, *engine.Summary, error) {
+func (c *OperatorClient) WaitConverged(ctx context.Context, opts WaitOptions) (engine.Outcome, *engine.Summary, error) {
 	return waitConverged(ctx, c, opts)
 }
 
@@ -93,7 +93,7 @@ func waitConverged(ctx context.Context, c summaryPoller, opts WaitOptions) (engi
 // first), until ctx ends; stale reads the contacted node's copy. A poll
 // that fails is tried again a second later: the node may be going away,
 // and a follower of the status outlives it.
-func (c *Client) Follow(ctx context.Context, stale bool, last *engine.Summary, seen func(prev, sum *engine.Summary)) {
+func (c *OperatorClient) Follow(ctx context.Context, stale bool, last *engine.Summary, seen func(prev, sum *engine.Summary)) {
 	follow(ctx, c, stale, last, seen)
 }
 

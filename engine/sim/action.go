@@ -31,7 +31,7 @@ func (a Action) String() string { return a.Unit + " " + a.Name }
 func (r *runner) action(ctx context.Context, act Action) error {
 	unit := act.Unit
 	if svc, ok := strings.CutSuffix(unit, "/leader"); ok {
-		sv := r.st.Services[svc]
+		sv := r.fsm.st.Services[svc]
 		switch {
 		case sv == nil:
 			return fmt.Errorf("action %s: service %s does not exist", act, model.Quote(svc, 24))
@@ -40,19 +40,19 @@ func (r *runner) action(ctx context.Context, act Action) error {
 		}
 		unit = sv.Leader
 	}
-	if _, err := r.apply(&model.Command{Op: model.OpEnqueue, Time: r.now().UnixNano(), Enqueue: &model.EnqueueAction{Unit: unit, Name: act.Name, Params: act.Params}}); err != nil {
+	if _, err := r.fsm.apply(&model.Command{Op: model.OpEnqueue, Time: r.fsm.now().UnixNano(), Enqueue: &model.EnqueueAction{Unit: unit, Name: act.Name, Params: act.Params}}); err != nil {
 		return fmt.Errorf("action %s: %w", act, err)
 	}
-	id := r.st.NextAction
-	u := r.st.Units[unit]
-	if _, err := r.apply(&model.Command{Op: model.OpStart, Time: r.now().UnixNano(), StartAction: &model.StartAction{ID: id, Machine: u.Machine}}); err != nil {
+	id := r.fsm.st.NextAction
+	u := r.fsm.st.Units[unit]
+	if _, err := r.fsm.apply(&model.Command{Op: model.OpStart, Time: r.fsm.now().UnixNano(), StartAction: &model.StartAction{ID: id, Machine: u.Machine}}); err != nil {
 		return fmt.Errorf("action %s: start: %w", act, err)
 	}
 	p, err := r.prepare(unit, false)
 	if err != nil {
 		return err
 	}
-	a := r.st.Actions[id]
+	a := r.fsm.st.Actions[id]
 	rep := noActions(unit, id)
 	if h, ok := p.hook.(ActionHook); ok {
 		rep = h.RunAction(ctx, p.call, wire.Action{ID: id, Name: a.Name, Params: a.Params})
@@ -60,16 +60,13 @@ func (r *runner) action(ctx context.Context, act Action) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fin := engine.ActionFinish(p.given, r.st.Sealer(), u.Machine, rep)
-	if _, err := r.apply(&model.Command{Op: model.OpFinish, Time: r.now().UnixNano(), Finish: fin}); err != nil {
+	fin := engine.ActionFinish(p.given, r.fsm.st.Sealer(), u.Machine, rep)
+	if _, err := r.fsm.apply(&model.Command{Op: model.OpFinish, Time: r.fsm.now().UnixNano(), Finish: fin}); err != nil {
 		return fmt.Errorf("action %s: finish: %w", act, err)
 	}
-	done := *r.st.Actions[id]
-	r.acts = append(r.acts, &done)
-	flat := flatState(r.st)
-	r.steps = append(r.steps, Step{N: len(r.steps) + 1, Units: []string{unit}, Changes: diffFlat(r.flat, flat)})
-	r.flat = flat
-	r.fps = append(r.fps, digestFlat(flat))
+	done := *r.fsm.st.Actions[id]
+	r.trail.acts = append(r.trail.acts, &done)
+	r.trail.step([]string{unit}, r.fsm.st)
 	return nil
 }
 

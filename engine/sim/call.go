@@ -42,10 +42,10 @@ type prepared struct {
 // prepare sets up a run of unit's hook on the universe it sees now; timer
 // makes it an update-status run.
 func (r *runner) prepare(unit string, timer bool) (*prepared, error) {
-	u := r.st.Units[unit]
-	dressed, hash, seen := Handout(r.st, unit)
+	u := r.fsm.st.Units[unit]
+	dressed, hash, seen := Handout(r.fsm.st, unit)
 	if timer {
-		dressed, hash, seen = TimerHandout(r.st, unit)
+		dressed, hash, seen = TimerHandout(r.fsm.st, unit)
 	}
 	dir := filepath.Join(r.dir, strings.ReplaceAll(unit, "/", "-"))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -61,7 +61,7 @@ func (r *runner) prepare(unit string, timer bool) (*prepared, error) {
 	}
 	c.Universe = &given
 	c.Timeout = r.s.opts.HookTimeout
-	c.Model, c.Principal = r.st.Name, u.Principal
+	c.Model, c.Principal = r.fsm.st.Name, u.Principal
 	c.Status = &charmapi.Status{State: u.Status.State, Message: u.Status.Message}
 	c.Ports = slices.Clone(u.Ports)
 	if c.Resources, err = r.unitResources(unit, dir, given.Resources); err != nil {
@@ -73,7 +73,7 @@ func (r *runner) prepare(unit string, timer bool) (*prepared, error) {
 // claim runs unit's hook on the universe it sees now, as an agent would,
 // and keeps the result in flight; timer makes it an update-status run.
 func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
-	u := r.st.Units[unit]
+	u := r.fsm.st.Units[unit]
 	p, err := r.prepare(unit, timer)
 	if err != nil {
 		return err
@@ -86,10 +86,10 @@ func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
 		// The timer's runs are not steps towards the fixed point, and
 		// there is one round of them: they count in neither the
 		// reconciles reported nor MaxReconciles.
-		r.runs++
+		r.hooks.runs++
 	}
 	r.record(unit, p.given, out, herr, false)
-	if r.idx == 0 && !r.ran[unit] {
+	if r.idx == 0 && !r.hooks.ran[unit] {
 		// Run each unit's first universe twice in schedule 0, so that a
 		// hook that is not a function of its universe shows up even in
 		// a single schedule.
@@ -99,11 +99,11 @@ func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
 		}
 		r.record(unit, p.given, out2, herr2, false)
 	}
-	r.ran[unit] = true
+	r.hooks.ran[unit] = true
 
 	res := r.translate(unit, p.hash, p.seen, p.given, out, herr)
 	res.Timer = timer || schedule.TimerRun(u, p.hash)
-	r.flight = append(r.flight, &flight{unit: unit, uni: p.given, res: res})
+	r.hooks.flight = append(r.hooks.flight, &flight{unit: unit, uni: p.given, res: res})
 	return nil
 }
 
@@ -115,14 +115,14 @@ func (r *runner) claim(ctx context.Context, unit string, timer bool) error {
 // charms get update-status, as a timer run would give them: with no
 // event, no hook of theirs would run at all.
 func (r *runner) checkRuns(ctx context.Context) error {
-	for _, unit := range r.st.SortedUnits() {
-		if !needsCheck(r.calls, unit) {
+	for _, unit := range r.fsm.st.SortedUnits() {
+		if !needsCheck(r.trail.calls, unit) {
 			continue
 		}
-		u := r.st.Units[unit]
+		u := r.fsm.st.Units[unit]
 		timer := false
-		if svc := r.st.Services[u.Service]; svc != nil {
-			if ch := r.st.Charms[svc.Charm]; ch != nil && ch.Legacy {
+		if svc := r.fsm.st.Services[u.Service]; svc != nil {
+			if ch := r.fsm.st.Charms[svc.Charm]; ch != nil && ch.Legacy {
 				timer = true
 			}
 		}
@@ -146,9 +146,9 @@ func (r *runner) translate(unit, hash string, seen *model.Seen, uni *charmapi.Un
 	if herr != nil {
 		msg = herr.Error()
 	}
-	res := engine.ResultOf(uni, hash, seen, out, msg, r.last[unit])
+	res := engine.ResultOf(uni, hash, seen, out, msg, r.hooks.last[unit])
 	if res.Error != "" {
-		res.RetryAt = schedule.RetryAt(schedule.DefaultBackoff, uni.Attempt, r.now()).UnixNano()
+		res.RetryAt = schedule.RetryAt(schedule.DefaultBackoff, uni.Attempt, r.fsm.now()).UnixNano()
 	}
 	return res
 }
@@ -170,7 +170,7 @@ func (r *runner) record(unit string, uni *charmapi.Universe, out []byte, herr er
 		rec.out = string(canon)
 		rec.result = flatResult(res)
 	}
-	r.calls = append(r.calls, rec)
+	r.trail.calls = append(r.trail.calls, rec)
 }
 
 // ownFlat lists what a universe shows of the unit's own data, keyed as

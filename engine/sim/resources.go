@@ -111,9 +111,9 @@ func copyResource(src, dst, digest string) error {
 // name) in its directory dir, as an agent does, and returns their paths
 // by name.
 func (r *runner) unitResources(unit, dir string, res map[string]string) (map[string]string, error) {
-	svc := r.st.Services[r.st.Units[unit].Service]
+	svc := r.fsm.st.Services[r.fsm.st.Units[unit].Service]
 	var decl map[string]model.Resource
-	if ch := r.st.Charms[svc.Charm]; ch != nil {
+	if ch := r.fsm.st.Charms[svc.Charm]; ch != nil {
 		decl = ch.Meta.Resources
 	}
 	return engine.PlaceResources(dir, svc.Charm, res, decl, func(digest string) (string, error) {

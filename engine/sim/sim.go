@@ -241,25 +241,43 @@ func (s *sim) prepare(e *Env) ([]byte, int, error) {
 	return deploy, units, nil
 }
 
-// runner runs one schedule.
+// runner runs one schedule: which one, how it picks, and the three
+// things it keeps as it goes.
 type runner struct {
-	s      *sim
-	idx    int
-	style  string
-	rng    *rand.Rand
-	st     *model.State
-	index  uint64
-	dir    string
-	last   map[string]*charmapi.Universe
+	s     *sim
+	idx   int
+	style string
+	rng   *rand.Rand
+	dir   string
+	fsm   replica
+	hooks hookRuns
+	trail trail
+}
+
+// replica is the schedule's copy of the control plane's state and its
+// clock: the state at index, seen skew past the entries' time.
+type replica struct {
+	st    *model.State
+	index uint64
+	skew  time.Duration
+}
+
+// hookRuns is what the schedule handed out and what landed: the runs in
+// flight, how many ran, which units ran once, each unit's last universe
+// and the time of its last result, and whether the timer fired.
+type hookRuns struct {
 	flight []*flight
 	runs   int
 	ran    map[string]bool
-	// lastRun is when each unit's last result landed, and skew what the
-	// clock jumped when the update-status timer fired (ticked).
+	last   map[string]*charmapi.Universe
+	// lastRun is when each unit's last result landed, and ticked whether
+	// the update-status timer fired (replica.skew is the jump it made).
 	lastRun map[string]time.Time
-	skew    time.Duration
 	ticked  bool
+}
 
+// trail is what the schedule records for its report.
+type trail struct {
 	steps []Step
 	fps   []string // fps[k] is the settings digest after step k (0: after deploy)
 	flat  map[string]string
@@ -287,23 +305,20 @@ func styleOf(idx int) string {
 func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 	r := &runner{
 		s: s, idx: idx, style: styleOf(idx),
-		rng:  rand.New(rand.NewPCG(s.opts.Seed, uint64(idx))),
-		st:   model.NewState(),
-		dir:  filepath.Join(s.work, fmt.Sprintf("schedule-%d", idx)),
-		last: map[string]*charmapi.Universe{},
-		ran:  map[string]bool{},
-
-		lastRun: map[string]time.Time{},
+		rng:   rand.New(rand.NewPCG(s.opts.Seed, uint64(idx))),
+		fsm:   replica{st: model.NewState()},
+		dir:   filepath.Join(s.work, fmt.Sprintf("schedule-%d", idx)),
+		hooks: hookRuns{last: map[string]*charmapi.Universe{}, ran: map[string]bool{}, lastRun: map[string]time.Time{}},
 	}
 	keys, err := keyring.NewMemoryKeyring()
 	if err != nil {
 		return nil, err
 	}
-	r.st.SetSealer(keys)
+	r.fsm.st.SetSealer(keys)
 	defer os.RemoveAll(r.dir)
 	for i := range s.machine {
 		m := s.machine[i]
-		if _, err := r.apply(&model.Command{Op: model.OpMachine, Machine: &m}); err != nil {
+		if _, err := r.fsm.apply(&model.Command{Op: model.OpMachine, Machine: &m}); err != nil {
 			return nil, fmt.Errorf("register machine %s: %w", m.Name, err)
 		}
 	}
@@ -311,12 +326,12 @@ func (s *sim) run(ctx context.Context, idx int) (*Schedule, error) {
 	if err := json.Unmarshal(s.deploy, &deploy); err != nil {
 		return nil, err
 	}
-	r.index++
-	if _, err := r.st.Apply(r.index, &deploy); err != nil {
+	r.fsm.index++
+	if _, err := r.fsm.st.Apply(r.fsm.index, &deploy); err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
 	}
-	r.flat = flatState(r.st)
-	r.fps = []string{digestFlat(r.flat)}
+	r.trail.flat = flatState(r.fsm.st)
+	r.trail.fps = []string{digestFlat(r.trail.flat)}
 	cut, err := r.settle(ctx)
 	if err != nil {
 		return nil, err
@@ -348,7 +363,7 @@ func (r *runner) settle(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		stale := r.stale()
-		if len(stale) == 0 && len(r.flight) == 0 {
+		if len(stale) == 0 && len(r.hooks.flight) == 0 {
 			ticked, err := r.tick(ctx)
 			if err != nil {
 				return false, err
@@ -358,7 +373,7 @@ func (r *runner) settle(ctx context.Context) (bool, error) {
 			}
 			return false, nil
 		}
-		if r.runs >= r.s.opts.MaxReconciles {
+		if r.hooks.runs >= r.s.opts.MaxReconciles {
 			return true, nil
 		}
 		if err := r.round(ctx, stale); err != nil {
@@ -369,7 +384,7 @@ func (r *runner) settle(ctx context.Context) (bool, error) {
 
 // apply applies a command as the Raft FSM would: decoded from JSON, at
 // the next index.
-func (r *runner) apply(c *model.Command) (*model.Response, error) {
+func (f *replica) apply(c *model.Command) (*model.Response, error) {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return nil, err
@@ -378,47 +393,47 @@ func (r *runner) apply(c *model.Command) (*model.Response, error) {
 	if err := json.Unmarshal(data, &dc); err != nil {
 		return nil, err
 	}
-	r.index++
-	return r.st.Apply(r.index, &dc)
+	f.index++
+	return f.st.Apply(f.index, &dc)
 }
 
 // stale lists, in unit order, the units the control plane would hand
 // out now (Runnable), leaving out those in flight.
 func (r *runner) stale() []string {
-	return Runnable(r.st, r.inFlight, r.now())
+	return Runnable(r.fsm.st, r.inFlight, r.fsm.now())
 }
 
 // now is the schedule's clock: it moves a nanosecond per entry, so that a
 // failed hook's retry (seconds away) never comes due within a schedule and
 // the report shows the error instead of retries until MaxReconciles.
-func (r *runner) now() time.Time { return time.Unix(0, int64(r.index)).Add(r.skew) }
+func (f *replica) now() time.Time { return time.Unix(0, int64(f.index)).Add(f.skew) }
 
 // tick fires the update-status timer, once per schedule, when it has
 // nothing left to run: the clock jumps an interval, and the units whose
 // timer fired (TimerDue) run update-status and report in one batch. It
 // says whether any ran.
 func (r *runner) tick(ctx context.Context) (bool, error) {
-	if r.ticked || r.s.opts.NoUpdateStatus {
+	if r.hooks.ticked || r.s.opts.NoUpdateStatus {
 		return false, nil
 	}
-	r.ticked = true
-	r.skew += schedule.DefaultUpdateStatus
-	due := TimerDue(r.st, func(unit string) time.Time { return r.lastRun[unit] }, schedule.DefaultUpdateStatus, r.now())
+	r.hooks.ticked = true
+	r.fsm.skew += schedule.DefaultUpdateStatus
+	due := TimerDue(r.fsm.st, func(unit string) time.Time { return r.hooks.lastRun[unit] }, schedule.DefaultUpdateStatus, r.fsm.now())
 	for _, unit := range due {
 		if err := r.claim(ctx, unit, true); err != nil {
 			return false, err
 		}
 	}
-	if len(r.flight) == 0 {
+	if len(r.hooks.flight) == 0 {
 		return false, nil
 	}
-	batch := r.flight
-	r.flight = nil
+	batch := r.hooks.flight
+	r.hooks.flight = nil
 	return true, r.deliver(batch)
 }
 
 func (r *runner) inFlight(unit string) bool {
-	for _, f := range r.flight {
+	for _, f := range r.hooks.flight {
 		if f.unit == unit {
 			return true
 		}
@@ -434,7 +449,7 @@ func (r *runner) round(ctx context.Context, stale []string) error {
 	case StyleLockstep:
 		pick = stale
 	case StyleSerial:
-		if len(r.flight) == 0 && len(stale) > 0 {
+		if len(r.hooks.flight) == 0 && len(stale) > 0 {
 			pick = []string{stale[r.rng.IntN(len(stale))]}
 		}
 	default:
@@ -450,22 +465,22 @@ func (r *runner) round(ctx context.Context, stale []string) error {
 			return err
 		}
 	}
-	n := len(r.flight)
+	n := len(r.hooks.flight)
 	if n == 0 {
 		return nil
 	}
 	if r.style != StyleRandom {
-		batch := r.flight
-		r.flight = nil
+		batch := r.hooks.flight
+		r.hooks.flight = nil
 		return r.deliver(batch)
 	}
-	r.rng.Shuffle(n, func(i, j int) { r.flight[i], r.flight[j] = r.flight[j], r.flight[i] })
+	r.rng.Shuffle(n, func(i, j int) { r.hooks.flight[i], r.hooks.flight[j] = r.hooks.flight[j], r.hooks.flight[i] })
 	d := n
 	if n > 1 && r.rng.IntN(4) == 0 {
 		d = 1 + r.rng.IntN(n-1) // the rest are delayed to a later round
 	}
-	out := slices.Clone(r.flight[:d])
-	r.flight = slices.Clone(r.flight[d:])
+	out := slices.Clone(r.hooks.flight[:d])
+	r.hooks.flight = slices.Clone(r.hooks.flight[d:])
 	for len(out) > 0 {
 		b := 1 + r.rng.IntN(len(out))
 		if err := r.deliver(out[:b]); err != nil {
@@ -486,42 +501,48 @@ func (r *runner) deliver(batch []*flight) error {
 		units[i] = f.unit
 	}
 	// As the control plane's leader seals them before proposing.
-	if err := model.SealResults(r.st.Sealer(), results); err != nil {
+	if err := model.SealResults(r.fsm.st.Sealer(), results); err != nil {
 		return fmt.Errorf("seal the secrets of %s: %w", strings.Join(units, ", "), err)
 	}
-	if _, err := r.apply(&model.Command{Op: model.OpResults, Time: r.now().UnixNano(), Results: results}); err != nil {
+	if _, err := r.fsm.apply(&model.Command{Op: model.OpResults, Time: r.fsm.now().UnixNano(), Results: results}); err != nil {
 		return fmt.Errorf("apply results of %s: %w", strings.Join(units, ", "), err)
 	}
 	for _, f := range batch {
-		if f.res.Error == "" && r.st.Units[f.unit] != nil {
-			r.last[f.unit] = f.uni
+		if f.res.Error == "" && r.fsm.st.Units[f.unit] != nil {
+			r.hooks.last[f.unit] = f.uni
 		}
-		r.lastRun[f.unit] = r.now()
+		r.hooks.lastRun[f.unit] = r.fsm.now()
 	}
-	flat := flatState(r.st)
-	r.steps = append(r.steps, Step{N: len(r.steps) + 1, Units: units, Changes: diffFlat(r.flat, flat)})
-	r.flat = flat
-	r.fps = append(r.fps, digestFlat(flat))
+	r.trail.step(units, r.fsm.st)
 	return nil
+}
+
+// step records st after a step that ran units: what changed, and its
+// settings digest.
+func (t *trail) step(units []string, st *model.State) {
+	flat := flatState(st)
+	t.steps = append(t.steps, Step{N: len(t.steps) + 1, Units: units, Changes: diffFlat(t.flat, flat)})
+	t.flat = flat
+	t.fps = append(t.fps, digestFlat(flat))
 }
 
 // finish sums up a schedule.
 func (r *runner) finish(cut bool) *Schedule {
-	sc := &Schedule{Index: r.idx, Style: r.style, Reconciles: r.runs, Steps: len(r.steps), Cut: cut,
-		Final: r.flat, Digest: r.fps[len(r.fps)-1], Errors: map[string]string{}, state: r.st, calls: r.calls, Actions: r.acts}
-	for _, name := range r.st.SortedUnits() {
-		if u := r.st.Units[name]; u.Error != nil {
+	sc := &Schedule{Index: r.idx, Style: r.style, Reconciles: r.hooks.runs, Steps: len(r.trail.steps), Cut: cut,
+		Final: r.trail.flat, Digest: r.trail.fps[len(r.trail.fps)-1], Errors: map[string]string{}, state: r.fsm.st, calls: r.trail.calls, Actions: r.trail.acts}
+	for _, name := range r.fsm.st.SortedUnits() {
+		if u := r.fsm.st.Units[name]; u.Error != nil {
 			sc.Errors[name] = u.Error.Message
 		}
 	}
 	sc.Converged = !cut && len(sc.Errors) == 0
 	if r.s.opts.Trace {
-		sc.Trace = r.steps
+		sc.Trace = r.trail.steps
 	}
 	if !sc.Converged {
-		sc.Cycle = findCycle(r.steps, r.fps)
+		sc.Cycle = findCycle(r.trail.steps, r.trail.fps)
 		if sc.Cycle == nil {
-			sc.Churn = recentChurn(r.steps, 4*max(len(r.st.Units), 1))
+			sc.Churn = recentChurn(r.trail.steps, 4*max(len(r.fsm.st.Units), 1))
 		}
 	}
 	return sc

@@ -11,6 +11,10 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
+// DiagClient reads what happened, for diagnosis: the debug log, the
+// events and the run history.
+type DiagClient struct{ *conn }
+
 // DebugLogQuery is what a debug-log read asks for.
 type DebugLogQuery struct {
 	Filter model.LogFilter
@@ -23,7 +27,7 @@ type DebugLogQuery struct {
 }
 
 // DebugLog reads the debug log (operator).
-func (c *Client) DebugLog(ctx context.Context, q DebugLogQuery) (*DebugLog, error) {
+func (c *DiagClient) DebugLog(ctx context.Context, q DebugLogQuery) (*DebugLog, error) {
 	v := url.Values{}
 	if len(q.Filter.Include) > 0 {
 		v.Set("include", strings.Join(q.Filter.Include, ","))
@@ -41,7 +45,7 @@ func (c *Client) DebugLog(ctx context.Context, q DebugLogQuery) (*DebugLog, erro
 }
 
 // Events reads the unit events of of (a unit, a service, or "" for all).
-func (c *Client) Events(ctx context.Context, of string, after uint64, tail int, wait time.Duration) (*Events, error) {
+func (c *DiagClient) Events(ctx context.Context, of string, after uint64, tail int, wait time.Duration) (*Events, error) {
 	v := url.Values{}
 	if of != "" {
 		v.Set("of", of)
@@ -64,7 +68,22 @@ func readValues(v url.Values, after uint64, tail int, wait time.Duration) {
 	}
 }
 
-// ShipLogs posts a batch of the machine's log lines (agent).
-func (c *Client) ShipLogs(ctx context.Context, machine string, lines []model.LogLine) error {
-	return c.postJSON(ctx, "/v1/agent/logs?machine="+url.QueryEscape(machine), model.LogBatch{Lines: lines}, nil)
+// Logs returns the leader's recent hook runs of unit (a unit, a service, or
+// "" for all) after run number after, the last limit of them (0: all kept).
+// With wait > 0 it blocks until there is one or wait passes.
+func (c *DiagClient) Logs(ctx context.Context, unit string, after uint64, limit int, wait time.Duration) (*Logs, error) {
+	v := url.Values{}
+	if unit != "" {
+		v.Set("unit", unit)
+	}
+	v.Set("after", strconv.FormatUint(after, 10))
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	if wait > 0 {
+		v.Set("wait", wait.String())
+	}
+	var out Logs
+	_, err := c.do(ctx, http.MethodGet, c.withReveal("/v1/logs?"+v.Encode()), nil, &out)
+	return &out, err
 }
