@@ -32,13 +32,13 @@ func credentialGet(s *session, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	cred := s.u.Credential
+	cred := s.in.u.Credential
 	if cred == nil {
 		return nil, errPermission
 	}
 	var attrs map[string]string
-	for i := range s.u.Secrets {
-		sec := &s.u.Secrets[i]
+	for i := range s.in.u.Secrets {
+		sec := &s.in.u.Secrets[i]
 		if sec.ID != cred.Secret {
 			continue
 		}
@@ -50,7 +50,7 @@ func credentialGet(s *session, c *call) (any, error) {
 		}
 	}
 	if attrs == nil {
-		return nil, fmt.Errorf("cannot read the cloud credential: its secret %s is not granted to %s", cred.Secret, s.u.Service)
+		return nil, fmt.Errorf("cannot read the cloud credential: its secret %s is not granted to %s", cred.Secret, s.in.u.Service)
 	}
 	return cloudSpec{Type: cred.Type, Name: cred.Name, Region: cred.Region, Endpoint: cred.Endpoint,
 		Credential: &cloudCredential{AuthType: cred.AuthType, Attributes: maps.Clone(attrs)}}, nil

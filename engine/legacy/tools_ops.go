@@ -12,21 +12,21 @@ import (
 
 // setState writes one key of the unit's private state.
 func (s *session) setState(key, value string) {
-	st := make(map[string]string, len(s.state)+1)
-	for k, v := range s.state {
+	st := make(map[string]string, len(s.writes.state)+1)
+	for k, v := range s.writes.state {
 		st[k] = v
 	}
 	st[key] = value
-	s.state, s.stateSet = st, true
+	s.writes.state, s.writes.stateSet = st, true
 }
 
 // applicationStatus is the status the leader set for its application, in
 // this call or an earlier one; nil if none.
 func (s *session) applicationStatus() *charmapi.Status {
-	if s.appStatus != nil {
-		return s.appStatus
+	if s.writes.appStatus != nil {
+		return s.writes.appStatus
 	}
-	raw, ok := s.state[model.StateAppStatus]
+	raw, ok := s.writes.state[model.StateAppStatus]
 	if !ok {
 		return nil
 	}
@@ -113,7 +113,7 @@ func networkGet(s *session, c *call) (any, error) {
 	}
 	// The interface carrying the address on the unit's machine, as
 	// Juju's machine agent reports its link-layer devices.
-	if nic, cidr, ok := bindNIC(s.net, addr); ok {
+	if nic, cidr, ok := bindNIC(s.in.net, addr); ok {
 		ni.BindAddresses[0].InterfaceName, ni.BindAddresses[0].MACAddress = nic.Name, nic.MAC
 		if cidr != "" {
 			ni.BindAddresses[0].Addresses[0].CIDR = cidr
@@ -170,14 +170,14 @@ func goalStateTool(s *session, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	since := s.started.Format(time.RFC3339)
+	since := s.in.started.Format(time.RFC3339)
 	gs := goalState{Units: map[string]goalStatus{}, Relations: map[string]map[string]goalStatus{}}
 	self := "active"
-	if s.u.Life == "dying" {
+	if s.in.u.Life == "dying" {
 		self = "dying"
 	}
-	gs.Units[s.u.Unit] = goalStatus{Status: self, Since: since}
-	for _, r := range s.u.Relations {
+	gs.Units[s.in.u.Unit] = goalStatus{Status: self, Since: since}
+	for _, r := range s.in.u.Relations {
 		if s.isPeer(r.Ident) {
 			for u := range r.Units {
 				gs.Units[u] = goalStatus{Status: "active", Since: since}
@@ -208,5 +208,5 @@ func relationModelGet(s *session, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	return map[string]string{"uuid": s.modelUUID}, nil
+	return map[string]string{"uuid": s.in.modelUUID}, nil
 }

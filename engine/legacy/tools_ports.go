@@ -22,12 +22,12 @@ func openPort(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	if len(eps) == 0 {
-		s.ports[p] = true
+		s.writes.ports[p] = true
 	}
 	for _, ep := range eps {
-		s.ports[p+model.PortEndpointSep+ep] = true
+		s.writes.ports[p+model.PortEndpointSep+ep] = true
 	}
-	s.portsSet = true
+	s.writes.portsSet = true
 	return noOutput{}, nil
 }
 
@@ -39,16 +39,16 @@ func closePort(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	if len(eps) == 0 {
-		for entry := range s.ports {
+		for entry := range s.writes.ports {
 			if port, _, _ := model.SplitPortEndpoint(entry); port == p {
-				delete(s.ports, entry)
+				delete(s.writes.ports, entry)
 			}
 		}
 	}
 	for _, ep := range eps {
-		delete(s.ports, p+model.PortEndpointSep+ep)
+		delete(s.writes.ports, p+model.PortEndpointSep+ep)
 	}
-	s.portsSet = true
+	s.writes.portsSet = true
 	return noOutput{}, nil
 }
 
@@ -61,7 +61,7 @@ func openedPorts(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	byPort := map[string][]string{}
-	for entry := range s.ports {
+	for entry := range s.writes.ports {
 		port, ep, scoped := model.SplitPortEndpoint(entry)
 		if !scoped {
 			ep = "*"

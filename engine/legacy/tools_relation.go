@@ -38,16 +38,16 @@ func (s *session) relationArg(c *call) (string, error) {
 
 // remoteService is the service on the other side of ident.
 func (s *session) remoteService(ident string) string {
-	if r, ok := s.rels[ident]; ok {
+	if r, ok := s.in.rels[ident]; ok {
 		return r.RemoteService
 	}
-	return s.ghosts[ident].remoteApp
+	return s.in.ghosts[ident].remoteApp
 }
 
 // isPeer reports whether ident is a peer relation.
 func (s *session) isPeer(ident string) bool {
-	r, ok := s.rels[ident]
-	return ok && (r.Role == "peer" || r.RemoteService == s.u.Service)
+	r, ok := s.in.rels[ident]
+	return ok && (r.Role == "peer" || r.RemoteService == s.in.u.Service)
 }
 
 // relationGet is `relation-get [-r ID] [--app] [KEY|-] [UNIT|APP]`: one
@@ -100,7 +100,7 @@ func relationGet(s *session, c *call) (any, error) {
 	} else {
 		bag, err = s.readUnit(c, ident, target)
 	}
-	if (app && target == s.u.Service) || (!app && target == s.u.Unit) {
+	if (app && target == s.in.u.Service) || (!app && target == s.in.u.Unit) {
 		// The hook may write these with relation-set.
 		c.keep = keepWrite
 	}
@@ -121,10 +121,10 @@ func relationGet(s *session, c *call) (any, error) {
 
 // readUnit returns a unit's settings in ident.
 func (s *session) readUnit(c *call, ident, unit string) (map[string]string, error) {
-	if unit == s.u.Unit {
+	if unit == s.in.u.Unit {
 		return s.localBag(ident), nil
 	}
-	if r, ok := s.rels[ident]; ok {
+	if r, ok := s.in.rels[ident]; ok {
 		if bag, ok := r.Units[unit]; ok {
 			return bag, nil
 		}
@@ -137,7 +137,7 @@ func (s *session) readUnit(c *call, ident, unit string) (map[string]string, erro
 	// A unit whose settings are gone altogether (its relation is gone
 	// too) reads as empty in its departed hook.
 	ev := c.event()
-	if _, gone := s.ghosts[ident]; gone || (ev.Relation == ident && (ev.Departing == unit || ev.RemoteUnit == unit)) {
+	if _, gone := s.in.ghosts[ident]; gone || (ev.Relation == ident && (ev.Departing == unit || ev.RemoteUnit == unit)) {
 		return map[string]string{}, nil
 	}
 	return nil, fmt.Errorf("cannot read settings for unit %q in relation %q: unit is not a member", unit, ident)
@@ -146,23 +146,23 @@ func (s *session) readUnit(c *call, ident, unit string) (map[string]string, erro
 // readApp returns a service's bag in ident: the unit's own service's
 // (with the leader's writes) or the remote one's.
 func (s *session) readApp(ident, app string) (map[string]string, error) {
-	r, ok := s.rels[ident]
+	r, ok := s.in.rels[ident]
 	if !ok {
-		if s.ghosts[ident].remoteApp == app || app == s.u.Service {
+		if s.in.ghosts[ident].remoteApp == app || app == s.in.u.Service {
 			return map[string]string{}, nil
 		}
 		return nil, fmt.Errorf("cannot read settings for application %q in relation %q: not in the relation", app, ident)
 	}
 	switch {
-	case app == s.u.Service && !s.u.Leader && !s.isPeer(ident):
+	case app == s.in.u.Service && !s.in.u.Leader && !s.isPeer(ident):
 		// Juju's controller lets only the leader read its own
 		// application's bag over a provider-requirer relation
 		// (uniter facade, readLocalApplicationSettings: ErrPerm).
 		return nil, errPermission
-	case app == s.u.Service:
+	case app == s.in.u.Service:
 		// Over a peer relation the remote service is the unit's own; a
 		// universe may carry that bag as app or as remote_app.
-		if _, written := s.app[ident]; !written && len(r.App) == 0 && s.isPeer(ident) {
+		if _, written := s.writes.app[ident]; !written && len(r.App) == 0 && s.isPeer(ident) {
 			return r.RemoteApp, nil
 		}
 		return s.appBag(ident), nil
@@ -185,18 +185,18 @@ func relationSet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	app := c.f.bool("app")
-	if app && !s.u.Leader {
+	if app && !s.in.u.Leader {
 		return nil, fmt.Errorf("cannot write application settings: not the leader")
 	}
-	if _, gone := s.ghosts[ident]; gone {
+	if _, gone := s.in.ghosts[ident]; gone {
 		// The relation is being torn down: there is no bag left to write.
 		s.log.Debug("dropped settings written to a relation that is gone", "hook", c.event().Hook, "relation", ident)
 		return noOutput{}, nil
 	}
 	if app {
-		s.app[ident] = write(s.appBag(ident), settings)
+		s.writes.app[ident] = write(s.appBag(ident), settings)
 	} else {
-		s.local[ident] = write(s.localBag(ident), settings)
+		s.writes.local[ident] = write(s.localBag(ident), settings)
 	}
 	return noOutput{}, nil
 }
@@ -219,12 +219,12 @@ func relationIDs(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	ids := []string{}
-	for _, r := range s.u.Relations {
+	for _, r := range s.in.u.Relations {
 		if r.Name == name {
 			ids = append(ids, r.Ident)
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return s.rels[ids[i]].ID < s.rels[ids[j]].ID })
+	sort.Slice(ids, func(i, j int) bool { return s.in.rels[ids[i]].ID < s.in.rels[ids[j]].ID })
 	return ids, nil
 }
 

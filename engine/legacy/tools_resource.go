@@ -26,7 +26,7 @@ func resourceGet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	name := args[0]
-	path, ok := s.resources[name]
+	path, ok := s.in.resources[name]
 	if !ok {
 		return nil, fmt.Errorf("could not download resource: resource %q not found", name)
 	}

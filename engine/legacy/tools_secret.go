@@ -60,8 +60,8 @@ func (s *session) secrets() *secretWork {
 		return s.sec
 	}
 	w := &secretWork{byID: map[string]*charmapi.Secret{}}
-	for i := range s.u.Secrets {
-		c := s.u.Secrets[i]
+	for i := range s.in.u.Secrets {
+		c := s.in.u.Secrets[i]
 		w.byID[c.ID] = &c
 	}
 	s.sec = w
@@ -124,10 +124,10 @@ func (s *session) ownedSecret(w *secretWork, uri string) (*charmapi.Secret, erro
 func (s *session) owned(sec *charmapi.Secret) error {
 	switch sec.Owner {
 	case "":
-		return fmt.Errorf("permission denied: %s does not own secret %s", s.u.Unit, sec.ID)
+		return fmt.Errorf("permission denied: %s does not own secret %s", s.in.u.Unit, sec.ID)
 	case model.SecretOwnerApp:
-		if !s.u.Leader {
-			return fmt.Errorf("permission denied: secret %s is owned by %s and this unit is not the leader", sec.ID, s.u.Service)
+		if !s.in.u.Leader {
+			return fmt.Errorf("permission denied: secret %s is owned by %s and this unit is not the leader", sec.ID, s.in.u.Service)
 		}
 	}
 	return nil
@@ -271,7 +271,7 @@ func secretAdd(s *session, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if owner == model.SecretOwnerApp && !s.u.Leader {
+	if owner == model.SecretOwnerApp && !s.in.u.Leader {
 		return nil, errors.New("cannot create secret owned by the application: this unit is not the leader")
 	}
 	w := s.secrets()
@@ -457,11 +457,11 @@ func secretAccess(s *session, c *call, op string) (any, error) {
 	switch {
 	case c.f.has("relation"):
 		ident, ok := s.relationByID(c.f.str("relation"))
-		if _, live := s.rels[ident]; !ok || !live {
+		if _, live := s.in.rels[ident]; !ok || !live {
 			return nil, fmt.Errorf("relation %q not found", c.f.str("relation"))
 		}
 		ch.Relation = ident
-		if u := ch.Unit; u != "" && model.ServiceOf(u) != s.rels[ident].RemoteService {
+		if u := ch.Unit; u != "" && model.ServiceOf(u) != s.in.rels[ident].RemoteService {
 			return nil, fmt.Errorf("unit %q is not in relation %s", u, ident)
 		}
 	case op == model.SecretOpGrant:

@@ -30,7 +30,7 @@ var stateGetFlags = []flagDef{formatFlag, {name: "strict", isBool: true}}
 // the hook's writes, keys without the prefix.
 func (s *session) charmState() map[string]string {
 	out := map[string]string{}
-	for k, v := range s.state {
+	for k, v := range s.writes.state {
 		if key, ok := strings.CutPrefix(k, model.StateCharmPrefix); ok {
 			out[key] = v
 		}
@@ -48,7 +48,7 @@ func stateGet(s *session, c *call) (any, error) {
 	if key == "" {
 		return s.charmState(), nil
 	}
-	v, ok := s.state[model.StateCharmPrefix+key]
+	v, ok := s.writes.state[model.StateCharmPrefix+key]
 	if !ok && c.f.bool("strict") {
 		return nil, fmt.Errorf("%q not found", key)
 	}
@@ -70,7 +70,7 @@ func stateSet(s *session, c *call) (any, error) {
 			return nil, fmt.Errorf("max allowed value length (%d) exceeded", maxCharmStateValue)
 		}
 	}
-	next := maps.Clone(s.state)
+	next := maps.Clone(s.writes.state)
 	if next == nil {
 		next = map[string]string{}
 	}
@@ -83,7 +83,7 @@ func stateSet(s *session, c *call) (any, error) {
 	if _, err := model.CheckSettings(next); err != nil {
 		return nil, fmt.Errorf("max allowed charm state size (%d bytes, keys and values of the unit's state together) exceeded: %v", model.MaxSettingsBytes, err)
 	}
-	s.state, s.stateSet = next, true
+	s.writes.state, s.writes.stateSet = next, true
 	return noOutput{}, nil
 }
 
@@ -98,11 +98,11 @@ func stateDelete(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	k := model.StateCharmPrefix + args[0]
-	if _, ok := s.state[k]; !ok {
+	if _, ok := s.writes.state[k]; !ok {
 		return noOutput{}, nil
 	}
-	next := maps.Clone(s.state)
+	next := maps.Clone(s.writes.state)
 	delete(next, k)
-	s.state, s.stateSet = next, true
+	s.writes.state, s.writes.stateSet = next, true
 	return noOutput{}, nil
 }

@@ -37,7 +37,7 @@ func storageEnv(env map[string]string, all []charmapi.Storage, id string) {
 
 // storage finds one of the unit's instances by id.
 func (s *session) storage(id string) (charmapi.Storage, bool) {
-	for _, st := range s.u.Storage {
+	for _, st := range s.in.u.Storage {
 		if st.ID == id {
 			return st, true
 		}
@@ -85,7 +85,7 @@ func storageList(s *session, c *call) (any, error) {
 		return nil, checkEmpty(c.f.args[1:])
 	}
 	ids := []string{}
-	for _, st := range s.u.Storage {
+	for _, st := range s.in.u.Storage {
 		if len(c.f.args) == 0 || st.Name == c.f.args[0] {
 			ids = append(ids, st.ID)
 		}
@@ -129,19 +129,19 @@ func storageAdd(s *session, c *call) (any, error) {
 			// Juju's state refuses it when the hook's context is
 			// flushed; here the call itself fails, before anything is
 			// recorded, so that the hook sees it where it asked.
-			return nil, fmt.Errorf("adding %q storage to %s: charm storage %q not found", name, s.u.Unit, name)
+			return nil, fmt.Errorf("adding %q storage to %s: charm storage %q not found", name, s.in.u.Unit, name)
 		}
 	}
 	for name, n := range add {
-		if total := s.storageAdd[name] + n; total > model.MaxUnitStorage {
+		if total := s.writes.storageAdd[name] + n; total > model.MaxUnitStorage {
 			return nil, usagef("storage-add %s: %d instances asked for in one hook run; the limit is %d", name, total, model.MaxUnitStorage)
 		}
 	}
-	if s.storageAdd == nil {
-		s.storageAdd = map[string]int{}
+	if s.writes.storageAdd == nil {
+		s.writes.storageAdd = map[string]int{}
 	}
 	for name, n := range add {
-		s.storageAdd[name] += n
+		s.writes.storageAdd[name] += n
 	}
 	return noOutput{}, nil
 }
@@ -149,19 +149,19 @@ func storageAdd(s *session, c *call) (any, error) {
 // declaredStores are the stores the charm's metadata declares, read once
 // per session.
 func (s *session) declaredStores() (map[string]bool, error) {
-	if s.stores != nil {
-		return s.stores, nil
+	if s.in.stores != nil {
+		return s.in.stores, nil
 	}
-	if s.charmDir == "" {
+	if s.in.charmDir == "" {
 		return nil, fmt.Errorf("storage-add: the charm's directory is not known, so its stores are not")
 	}
-	meta, err := schemas.LoadCharmMeta(s.charmDir)
+	meta, err := schemas.LoadCharmMeta(s.in.charmDir)
 	if err != nil {
 		return nil, fmt.Errorf("storage-add: read the charm's metadata: %w", err)
 	}
-	s.stores = map[string]bool{}
+	s.in.stores = map[string]bool{}
 	for name := range meta.Storage {
-		s.stores[name] = true
+		s.in.stores[name] = true
 	}
-	return s.stores, nil
+	return s.in.stores, nil
 }

@@ -28,10 +28,10 @@ func configGet(s *session, c *call) (any, error) {
 		if c.f.bool("all") {
 			return nil, usagef("cannot use argument --all together with key %q", key)
 		}
-		return s.u.Config[key], nil
+		return s.in.u.Config[key], nil
 	}
 	out := map[string]any{}
-	for k, v := range s.u.Config {
+	for k, v := range s.in.u.Config {
 		if v != nil || c.f.bool("all") {
 			out[k] = v
 		}
@@ -59,10 +59,10 @@ func unitGet(s *session, c *call) (any, error) {
 // address is the unit's address: the universe's, else the private-address
 // the engine put in the unit's own relation settings.
 func (s *session) address() string {
-	if s.u.Address != "" {
-		return s.u.Address
+	if s.in.u.Address != "" {
+		return s.in.u.Address
 	}
-	for _, r := range s.u.Relations {
+	for _, r := range s.in.u.Relations {
 		if a := r.Local["private-address"]; a != "" {
 			return a
 		}
@@ -75,15 +75,15 @@ func isLeader(s *session, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	return s.u.Leader, nil
+	return s.in.u.Leader, nil
 }
 
 // leaderData is the service's leader data with this unit's writes.
 func (s *session) currentLeaderData() map[string]string {
-	if s.leaderData != nil {
-		return s.leaderData
+	if s.writes.leaderData != nil {
+		return s.writes.leaderData
 	}
-	return s.u.LeaderData
+	return s.in.u.LeaderData
 }
 
 // keyArg is the one optional KEY of leader-get and state-get: "" for
@@ -125,10 +125,10 @@ func leaderSet(s *session, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s.u.Leader {
+	if !s.in.u.Leader {
 		return nil, fmt.Errorf("cannot write leadership settings: cannot write settings: not the leader")
 	}
-	s.leaderData = write(s.currentLeaderData(), settings)
+	s.writes.leaderData = write(s.currentLeaderData(), settings)
 	return noOutput{}, nil
 }
 
@@ -156,7 +156,7 @@ func statusSet(s *session, c *call) (any, error) {
 		}
 	}
 	if c.f.bool("application") {
-		if !s.u.Leader {
+		if !s.in.u.Leader {
 			return nil, fmt.Errorf("this unit is not the leader")
 		}
 		// The result has no application status: it is kept in the
@@ -166,11 +166,11 @@ func statusSet(s *session, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.appStatus = st
+		s.writes.appStatus = st
 		s.setState(model.StateAppStatus, string(b))
 		return noOutput{}, nil
 	}
-	s.status, s.statusSet = st, true
+	s.writes.status, s.writes.statusSet = st, true
 	return noOutput{}, nil
 }
 
@@ -179,9 +179,9 @@ func statusGet(s *session, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	st := s.status
+	st := s.writes.status
 	if c.f.bool("application") {
-		if !s.u.Leader {
+		if !s.in.u.Leader {
 			return nil, fmt.Errorf("finding application status: this unit is not the leader")
 		}
 		st = s.applicationStatus()
@@ -228,6 +228,6 @@ func jujuLog(s *session, c *call) (any, error) {
 			s.log.Warn("juju-log: unknown log level, using INFO", "level", c.f.str("log-level"))
 		}
 	}
-	s.log.Log(level, msg, "unit", s.u.Unit, "hook", c.event().Hook)
+	s.log.Log(level, msg, "unit", s.in.u.Unit, "hook", c.event().Hook)
 	return noOutput{}, nil
 }

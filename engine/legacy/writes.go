@@ -1,0 +1,52 @@
+package legacy
+
+import (
+	"fmt"
+
+	"github.com/fixpoint/fixpoint/charmapi"
+)
+
+// hookWrites are what the run's hooks wrote, as the hooks read it back
+// and as the result carries it.
+type hookWrites struct {
+	local      map[string]map[string]string // ident → resulting own bag, once written
+	app        map[string]map[string]string // ident → resulting service bag, once written
+	leaderData map[string]string            // resulting leader data, once written
+	status     *charmapi.Status             // current, for status-get
+	statusSet  bool                         // status-set was called: status goes in the result
+	appStatus  *charmapi.Status
+	ports      map[string]bool
+	portsSet   bool
+	// state is the unit's private map with this call's writes
+	// (application status and version live there: the result has no
+	// field of its own for them); stateSet says it was written.
+	state    map[string]string
+	stateSet bool
+	// storageAdd is what storage-add asked for, per store.
+	storageAdd map[string]int
+	// boot is what juju-reboot asked (tools_reboot.go).
+	boot reboot
+}
+
+// newHookWrites starts from the unit's private state, its current status
+// and its open ports.
+func newHookWrites(state map[string]string, status *charmapi.Status, ports []string) (hookWrites, error) {
+	w := hookWrites{
+		local: map[string]map[string]string{},
+		app:   map[string]map[string]string{},
+		ports: map[string]bool{},
+		state: state,
+	}
+	if status != nil {
+		st := *status
+		w.status = &st
+	}
+	for _, p := range ports {
+		norm, err := parseEntry(p)
+		if err != nil {
+			return hookWrites{}, fmt.Errorf("current ports: %w", err)
+		}
+		w.ports[norm] = true
+	}
+	return w, nil
+}
