@@ -73,3 +73,27 @@ func newInputs(u *charmapi.Universe) (inputs, error) {
 	}
 	return in, nil
 }
+
+// relationByID finds a relation (or ghost) by "endpoint:id" or bare id;
+// like Juju, only the number counts.
+func (in *inputs) relationByID(value string) (string, bool) {
+	num := value
+	if i := strings.LastIndexByte(value, ':'); i >= 0 {
+		num = value[i+1:]
+	}
+	id, err := strconv.Atoi(num)
+	if err != nil {
+		return "", false
+	}
+	for ident, r := range in.rels {
+		if r.ID == id {
+			return ident, true
+		}
+	}
+	for ident := range in.ghosts {
+		if strings.HasSuffix(ident, ":"+strconv.Itoa(id)) {
+			return ident, true
+		}
+	}
+	return "", false
+}

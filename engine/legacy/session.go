@@ -1,10 +1,9 @@
 package legacy
 
 import (
+	"context"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -79,28 +78,19 @@ func (s *session) end() {
 	s.cur = nil
 }
 
-// relationByID finds a relation (or ghost) by "endpoint:id" or bare id;
-// like Juju, only the number counts.
-func (s *session) relationByID(value string) (string, bool) {
-	num := value
-	if i := strings.LastIndexByte(value, ':'); i >= 0 {
-		num = value[i+1:]
-	}
-	id, err := strconv.Atoi(num)
-	if err != nil {
-		return "", false
-	}
-	for ident, r := range s.in.rels {
-		if r.ID == id {
-			return ident, true
-		}
-	}
-	for ident := range s.in.ghosts {
-		if strings.HasSuffix(ident, ":"+strconv.Itoa(id)) {
-			return ident, true
-		}
-	}
-	return "", false
+// killWith makes cancel what juju-reboot --now calls to kill the hook
+// about to run; nil clears it.
+func (s *session) killWith(cancel context.CancelFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writes.boot.kill = cancel
+}
+
+// rebootingNow reports whether juju-reboot --now ran: the Run stops.
+func (s *session) rebootingNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes.boot.now
 }
 
 // localBag is the unit's own settings in ident, with its writes.
@@ -180,4 +170,12 @@ func (s *session) result() *charmapi.Result {
 	}
 	res.Reboot = s.writes.boot.asked
 	return res
+}
+
+// leaderData is the service's leader data with this unit's writes.
+func (s *session) currentLeaderData() map[string]string {
+	if s.writes.leaderData != nil {
+		return s.writes.leaderData
+	}
+	return s.in.u.LeaderData
 }

@@ -11,22 +11,22 @@ import (
 )
 
 // setState writes one key of the unit's private state.
-func (s *session) setState(key, value string) {
-	st := make(map[string]string, len(s.writes.state)+1)
-	for k, v := range s.writes.state {
+func (w *hookWrites) setState(key, value string) {
+	st := make(map[string]string, len(w.state)+1)
+	for k, v := range w.state {
 		st[k] = v
 	}
 	st[key] = value
-	s.writes.state, s.writes.stateSet = st, true
+	w.state, w.stateSet = st, true
 }
 
 // applicationStatus is the status the leader set for its application, in
 // this call or an earlier one; nil if none.
-func (s *session) applicationStatus() *charmapi.Status {
-	if s.writes.appStatus != nil {
-		return s.writes.appStatus
+func (w *hookWrites) applicationStatus() *charmapi.Status {
+	if w.appStatus != nil {
+		return w.appStatus
 	}
-	raw, ok := s.writes.state[model.StateAppStatus]
+	raw, ok := w.state[model.StateAppStatus]
 	if !ok {
 		return nil
 	}
@@ -48,7 +48,7 @@ func applicationVersionSet(s *session, c *call) (any, error) {
 	if err := checkEmpty(args[1:]); err != nil {
 		return nil, err
 	}
-	s.setState(model.StateAppVersion, args[0])
+	s.writes.setState(model.StateAppVersion, args[0])
 	return noOutput{}, nil
 }
 
@@ -91,11 +91,11 @@ func networkGet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	if c.f.has("relation") {
-		if _, err := s.relationArg(c); err != nil {
+		if _, err := s.in.relationArg(c); err != nil {
 			return nil, err
 		}
 	}
-	addr := s.address()
+	addr := s.in.address()
 	if addr == "" {
 		return nil, fmt.Errorf("no network config found for binding %q", binding)
 	}
@@ -178,7 +178,7 @@ func goalStateTool(s *session, c *call) (any, error) {
 	}
 	gs.Units[s.in.u.Unit] = goalStatus{Status: self, Since: since}
 	for _, r := range s.in.u.Relations {
-		if s.isPeer(r.Ident) {
+		if s.in.isPeer(r.Ident) {
 			for u := range r.Units {
 				gs.Units[u] = goalStatus{Status: "active", Since: since}
 			}
@@ -202,7 +202,7 @@ func goalStateTool(s *session, c *call) (any, error) {
 // relationModelGet is `relation-model-get [-r ID]`: the model on the
 // other side of a relation, always this one here.
 func relationModelGet(s *session, c *call) (any, error) {
-	if _, err := s.relationArg(c); err != nil {
+	if _, err := s.in.relationArg(c); err != nil {
 		return nil, err
 	}
 	if err := checkEmpty(c.f.args); err != nil {

@@ -41,18 +41,3 @@ func jujuReboot(s *session, c *call) (any, error) {
 	}
 	return noOutput{}, nil
 }
-
-// killWith makes cancel what juju-reboot --now calls to kill the hook
-// about to run; nil clears it.
-func (s *session) killWith(cancel context.CancelFunc) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.writes.boot.kill = cancel
-}
-
-// rebootingNow reports whether juju-reboot --now ran: the Run stops.
-func (s *session) rebootingNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writes.boot.now
-}

@@ -21,10 +21,10 @@ var (
 
 // relationArg is the relation a relation tool works on: -r, or the hook's
 // own relation (JUJU_RELATION_ID), as in Juju.
-func (s *session) relationArg(c *call) (string, error) {
+func (in *inputs) relationArg(c *call) (string, error) {
 	if c.f.has("relation") {
 		v := c.f.str("relation")
-		ident, ok := s.relationByID(v)
+		ident, ok := in.relationByID(v)
 		if !ok {
 			return "", usagef("invalid value %q for flag -r: relation not found", v)
 		}
@@ -37,17 +37,17 @@ func (s *session) relationArg(c *call) (string, error) {
 }
 
 // remoteService is the service on the other side of ident.
-func (s *session) remoteService(ident string) string {
-	if r, ok := s.in.rels[ident]; ok {
+func (in *inputs) remoteService(ident string) string {
+	if r, ok := in.rels[ident]; ok {
 		return r.RemoteService
 	}
-	return s.in.ghosts[ident].remoteApp
+	return in.ghosts[ident].remoteApp
 }
 
 // isPeer reports whether ident is a peer relation.
-func (s *session) isPeer(ident string) bool {
-	r, ok := s.in.rels[ident]
-	return ok && (r.Role == "peer" || r.RemoteService == s.in.u.Service)
+func (in *inputs) isPeer(ident string) bool {
+	r, ok := in.rels[ident]
+	return ok && (r.Role == "peer" || r.RemoteService == in.u.Service)
 }
 
 // relationGet is `relation-get [-r ID] [--app] [KEY|-] [UNIT|APP]`: one
@@ -55,7 +55,7 @@ func (s *session) isPeer(ident string) bool {
 // settings are those of the universe when the reconcile began, plus this
 // unit's own writes ("consistent but not necessarily accurate").
 func relationGet(s *session, c *call) (any, error) {
-	ident, err := s.relationArg(c)
+	ident, err := s.in.relationArg(c)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func relationGet(s *session, c *call) (any, error) {
 			target = charmapi.ServiceOf(target)
 		}
 	case app:
-		target = s.remoteService(ident)
+		target = s.in.remoteService(ident)
 	case ev.RemoteUnit != "":
 		target = ev.RemoteUnit
 	case ev.RemoteApp != "":
@@ -154,7 +154,7 @@ func (s *session) readApp(ident, app string) (map[string]string, error) {
 		return nil, fmt.Errorf("cannot read settings for application %q in relation %q: not in the relation", app, ident)
 	}
 	switch {
-	case app == s.in.u.Service && !s.in.u.Leader && !s.isPeer(ident):
+	case app == s.in.u.Service && !s.in.u.Leader && !s.in.isPeer(ident):
 		// Juju's controller lets only the leader read its own
 		// application's bag over a provider-requirer relation
 		// (uniter facade, readLocalApplicationSettings: ErrPerm).
@@ -162,7 +162,7 @@ func (s *session) readApp(ident, app string) (map[string]string, error) {
 	case app == s.in.u.Service:
 		// Over a peer relation the remote service is the unit's own; a
 		// universe may carry that bag as app or as remote_app.
-		if _, written := s.writes.app[ident]; !written && len(r.App) == 0 && s.isPeer(ident) {
+		if _, written := s.writes.app[ident]; !written && len(r.App) == 0 && s.in.isPeer(ident) {
 			return r.RemoteApp, nil
 		}
 		return s.appBag(ident), nil
@@ -176,7 +176,7 @@ func (s *session) readApp(ident, app string) (map[string]string, error) {
 // empty value deletes the key; key=value arguments override the file, as
 // in Juju. --app writes the unit's service's bag and is leader only.
 func relationSet(s *session, c *call) (any, error) {
-	ident, err := s.relationArg(c)
+	ident, err := s.in.relationArg(c)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func relationIDs(s *session, c *call) (any, error) {
 // the unit's view of the relation (see remoteUnits), or with --app the
 // remote service's name.
 func relationList(s *session, c *call) (any, error) {
-	ident, err := s.relationArg(c)
+	ident, err := s.in.relationArg(c)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func relationList(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	if c.f.bool("app") {
-		return s.remoteService(ident), nil
+		return s.in.remoteService(ident), nil
 	}
 	return s.remoteUnits(ident, c.event()), nil
 }

@@ -109,25 +109,25 @@ func (w *secretWork) find(id, label string) (*charmapi.Secret, error) {
 // ownedSecret finds secret uri in w and refuses it unless the unit may
 // manage it: what secret-set, secret-remove, secret-grant and
 // secret-revoke act on.
-func (s *session) ownedSecret(w *secretWork, uri string) (*charmapi.Secret, error) {
+func (w *secretWork) ownedSecret(in *inputs, uri string) (*charmapi.Secret, error) {
 	sec, err := w.find(uri, "")
 	if err != nil {
 		return nil, err
 	}
-	if err := s.owned(sec); err != nil {
+	if err := in.mayManage(sec); err != nil {
 		return nil, err
 	}
 	return sec, nil
 }
 
-// owned refuses a secret the unit may not manage.
-func (s *session) owned(sec *charmapi.Secret) error {
+// mayManage refuses a secret the unit may not manage.
+func (in *inputs) mayManage(sec *charmapi.Secret) error {
 	switch sec.Owner {
 	case "":
-		return fmt.Errorf("permission denied: %s does not own secret %s", s.in.u.Unit, sec.ID)
+		return fmt.Errorf("permission denied: %s does not own secret %s", in.u.Unit, sec.ID)
 	case model.SecretOwnerApp:
-		if !s.in.u.Leader {
-			return fmt.Errorf("permission denied: secret %s is owned by %s and this unit is not the leader", sec.ID, s.in.u.Service)
+		if !in.u.Leader {
+			return fmt.Errorf("permission denied: secret %s is owned by %s and this unit is not the leader", sec.ID, in.u.Service)
 		}
 	}
 	return nil
@@ -306,7 +306,7 @@ func secretSet(s *session, c *call) (any, error) {
 		return nil, usagef("at least one attribute to update must be specified")
 	}
 	w := s.secrets()
-	sec, err := s.ownedSecret(w, c.f.args[0])
+	sec, err := w.ownedSecret(&s.in, c.f.args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +375,7 @@ func secretGet(s *session, c *call) (any, error) {
 			})
 		}
 	} else if id != "" && label != "" && sec.Label != label {
-		if err := s.owned(sec); err != nil {
+		if err := s.in.mayManage(sec); err != nil {
 			return nil, err
 		}
 		ch := w.change(model.SecretOpSet, sec.ID)
@@ -411,7 +411,7 @@ func secretRemove(s *session, c *call) (any, error) {
 	if bare, err := model.ParseSecretURI(c.f.args[0]); err == nil && w.removed["secret:"+bare] {
 		return noOutput{}, nil
 	}
-	sec, err := s.ownedSecret(w, c.f.args[0])
+	sec, err := w.ownedSecret(&s.in, c.f.args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -449,14 +449,14 @@ func secretAccess(s *session, c *call, op string) (any, error) {
 		return nil, usagef("give one secret URI")
 	}
 	w := s.secrets()
-	sec, err := s.ownedSecret(w, c.f.args[0])
+	sec, err := w.ownedSecret(&s.in, c.f.args[0])
 	if err != nil {
 		return nil, err
 	}
 	ch := charmapi.SecretChange{Op: op, ID: sec.ID, Unit: c.f.str("unit")}
 	switch {
 	case c.f.has("relation"):
-		ident, ok := s.relationByID(c.f.str("relation"))
+		ident, ok := s.in.relationByID(c.f.str("relation"))
 		if _, live := s.in.rels[ident]; !ok || !live {
 			return nil, fmt.Errorf("relation %q not found", c.f.str("relation"))
 		}

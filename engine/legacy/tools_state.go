@@ -28,9 +28,9 @@ var stateGetFlags = []flagDef{formatFlag, {name: "strict", isBool: true}}
 
 // charmState is the charm's state as the hook sees it: the unit's with
 // the hook's writes, keys without the prefix.
-func (s *session) charmState() map[string]string {
+func (w *hookWrites) charmState() map[string]string {
 	out := map[string]string{}
-	for k, v := range s.writes.state {
+	for k, v := range w.state {
 		if key, ok := strings.CutPrefix(k, model.StateCharmPrefix); ok {
 			out[key] = v
 		}
@@ -46,7 +46,7 @@ func stateGet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	if key == "" {
-		return s.charmState(), nil
+		return s.writes.charmState(), nil
 	}
 	v, ok := s.writes.state[model.StateCharmPrefix+key]
 	if !ok && c.f.bool("strict") {

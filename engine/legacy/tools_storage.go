@@ -36,8 +36,8 @@ func storageEnv(env map[string]string, all []charmapi.Storage, id string) {
 }
 
 // storage finds one of the unit's instances by id.
-func (s *session) storage(id string) (charmapi.Storage, bool) {
-	for _, st := range s.in.u.Storage {
+func (in *inputs) storage(id string) (charmapi.Storage, bool) {
+	for _, st := range in.u.Storage {
 		if st.ID == id {
 			return st, true
 		}
@@ -54,7 +54,7 @@ func storageGet(s *session, c *call) (any, error) {
 		if model.CheckStorageID(id) != nil {
 			return nil, usagef("invalid value %q for option -s: invalid storage ID %q", id, id)
 		}
-		if _, ok := s.storage(id); !ok {
+		if _, ok := s.in.storage(id); !ok {
 			return nil, usagef("invalid value %q for option -s: storage %s not found", id, id)
 		}
 	}
@@ -64,7 +64,7 @@ func storageGet(s *session, c *call) (any, error) {
 	if len(c.f.args) > 1 {
 		return nil, checkEmpty(c.f.args[1:])
 	}
-	st, ok := s.storage(id)
+	st, ok := s.in.storage(id)
 	if !ok {
 		return nil, usagef("storage %s not found", id)
 	}
@@ -120,7 +120,7 @@ func storageAdd(s *session, c *call) (any, error) {
 		}
 		add[name] += n
 	}
-	stores, err := s.declaredStores()
+	stores, err := s.in.declaredStores()
 	if err != nil {
 		return nil, err
 	}
@@ -148,20 +148,20 @@ func storageAdd(s *session, c *call) (any, error) {
 
 // declaredStores are the stores the charm's metadata declares, read once
 // per session.
-func (s *session) declaredStores() (map[string]bool, error) {
-	if s.in.stores != nil {
-		return s.in.stores, nil
+func (in *inputs) declaredStores() (map[string]bool, error) {
+	if in.stores != nil {
+		return in.stores, nil
 	}
-	if s.in.charmDir == "" {
+	if in.charmDir == "" {
 		return nil, fmt.Errorf("storage-add: the charm's directory is not known, so its stores are not")
 	}
-	meta, err := schemas.LoadCharmMeta(s.in.charmDir)
+	meta, err := schemas.LoadCharmMeta(in.charmDir)
 	if err != nil {
 		return nil, fmt.Errorf("storage-add: read the charm's metadata: %w", err)
 	}
-	s.in.stores = map[string]bool{}
+	in.stores = map[string]bool{}
 	for name := range meta.Storage {
-		s.in.stores[name] = true
+		in.stores[name] = true
 	}
-	return s.in.stores, nil
+	return in.stores, nil
 }

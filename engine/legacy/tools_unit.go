@@ -51,18 +51,18 @@ func unitGet(s *session, c *call) (any, error) {
 	}
 	switch args[0] {
 	case "private-address", "public-address":
-		return s.address(), nil
+		return s.in.address(), nil
 	}
 	return nil, usagef("unknown setting %q", args[0])
 }
 
 // address is the unit's address: the universe's, else the private-address
 // the engine put in the unit's own relation settings.
-func (s *session) address() string {
-	if s.in.u.Address != "" {
-		return s.in.u.Address
+func (in *inputs) address() string {
+	if in.u.Address != "" {
+		return in.u.Address
 	}
-	for _, r := range s.in.u.Relations {
+	for _, r := range in.u.Relations {
 		if a := r.Local["private-address"]; a != "" {
 			return a
 		}
@@ -76,14 +76,6 @@ func isLeader(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	return s.in.u.Leader, nil
-}
-
-// leaderData is the service's leader data with this unit's writes.
-func (s *session) currentLeaderData() map[string]string {
-	if s.writes.leaderData != nil {
-		return s.writes.leaderData
-	}
-	return s.in.u.LeaderData
 }
 
 // keyArg is the one optional KEY of leader-get and state-get: "" for
@@ -167,7 +159,7 @@ func statusSet(s *session, c *call) (any, error) {
 			return nil, err
 		}
 		s.writes.appStatus = st
-		s.setState(model.StateAppStatus, string(b))
+		s.writes.setState(model.StateAppStatus, string(b))
 		return noOutput{}, nil
 	}
 	s.writes.status, s.writes.statusSet = st, true
@@ -184,7 +176,7 @@ func statusGet(s *session, c *call) (any, error) {
 		if !s.in.u.Leader {
 			return nil, fmt.Errorf("finding application status: this unit is not the leader")
 		}
-		st = s.applicationStatus()
+		st = s.writes.applicationStatus()
 	}
 	if st == nil {
 		st = &charmapi.Status{State: "unknown"}
