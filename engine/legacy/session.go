@@ -134,41 +134,15 @@ func write(cur map[string]string, settings map[string]string) map[string]string 
 	return out
 }
 
-// result is what the hooks wrote, in the reconcile result's terms: every
-// relation written is listed with its whole resulting bag (a listed bag
-// replaces the stored one), leader data and ports likewise, status as
-// last set. The unit's private state is listed whole once a tool wrote it
-// (state-set, status-set --application, application-version-set).
+// result is what the run's hooks wrote (hookWrites.result) with the
+// secrets' changes.
 func (s *session) result() *charmapi.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res := &charmapi.Result{}
-	for _, ident := range slices.Sorted(maps.Keys(s.writes.local)) {
-		res.SetLocal(ident, maps.Clone(s.writes.local[ident]))
-	}
-	for _, ident := range slices.Sorted(maps.Keys(s.writes.app)) {
-		res.SetApp(ident, maps.Clone(s.writes.app[ident]))
-	}
-	if s.writes.leaderData != nil {
-		res.LeaderData = maps.Clone(s.writes.leaderData)
-	}
-	if s.writes.status != nil && s.writes.statusSet {
-		st := *s.writes.status
-		res.Status = &st
-	}
-	if s.writes.portsSet {
-		res.Ports = sortPorts(s.writes.ports)
-	}
-	if s.writes.stateSet {
-		res.State = maps.Clone(s.writes.state)
-	}
-	if len(s.writes.storageAdd) > 0 {
-		res.StorageAdd = maps.Clone(s.writes.storageAdd)
-	}
+	res := s.writes.result()
 	if s.sec != nil && len(s.sec.changes) > 0 {
 		res.Secrets = slices.Clone(s.sec.changes)
 	}
-	res.Reboot = s.writes.boot.asked
 	return res
 }
 

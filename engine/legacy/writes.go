@@ -2,6 +2,8 @@ package legacy
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 )
@@ -49,4 +51,37 @@ func newHookWrites(state map[string]string, status *charmapi.Status, ports []str
 		w.ports[norm] = true
 	}
 	return w, nil
+}
+
+// result is what the hooks wrote, in the reconcile result's terms: every
+// relation written is listed with its whole resulting bag (a listed bag
+// replaces the stored one), leader data and ports likewise, status as
+// last set. The unit's private state is listed whole once a tool wrote it
+// (state-set, status-set --application, application-version-set).
+func (w *hookWrites) result() *charmapi.Result {
+	res := &charmapi.Result{}
+	for _, ident := range slices.Sorted(maps.Keys(w.local)) {
+		res.SetLocal(ident, maps.Clone(w.local[ident]))
+	}
+	for _, ident := range slices.Sorted(maps.Keys(w.app)) {
+		res.SetApp(ident, maps.Clone(w.app[ident]))
+	}
+	if w.leaderData != nil {
+		res.LeaderData = maps.Clone(w.leaderData)
+	}
+	if w.status != nil && w.statusSet {
+		st := *w.status
+		res.Status = &st
+	}
+	if w.portsSet {
+		res.Ports = sortPorts(w.ports)
+	}
+	if w.stateSet {
+		res.State = maps.Clone(w.state)
+	}
+	if len(w.storageAdd) > 0 {
+		res.StorageAdd = maps.Clone(w.storageAdd)
+	}
+	res.Reboot = w.boot.asked
+	return res
 }
