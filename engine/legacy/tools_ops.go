@@ -17,7 +17,7 @@ func (w *hookWrites) setState(key, value string) {
 		st[k] = v
 	}
 	st[key] = value
-	w.state, w.stateSet = st, true
+	w.state, w.stateWritten = st, true
 }
 
 // applicationStatus is the status the leader set for its application, in
@@ -40,7 +40,7 @@ func (w *hookWrites) applicationStatus() *charmapi.Status {
 // applicationVersionSet is `application-version-set VERSION`: the version
 // of the workload, as `juju status` would show it; kept in the unit's
 // private state.
-func applicationVersionSet(s *session, c *call) (any, error) {
+func (w *hookWrites) applicationVersionSet(c *call) (any, error) {
 	args := c.f.args
 	if len(args) == 0 {
 		return nil, usagef("no version specified")
@@ -48,7 +48,7 @@ func applicationVersionSet(s *session, c *call) (any, error) {
 	if err := checkEmpty(args[1:]); err != nil {
 		return nil, err
 	}
-	s.writes.setState(model.StateAppVersion, args[0])
+	w.setState(model.StateAppVersion, args[0])
 	return noOutput{}, nil
 }
 

@@ -21,13 +21,19 @@ type hookWrites struct {
 	portsSet   bool
 	// state is the unit's private map with this call's writes
 	// (application status and version live there: the result has no
-	// field of its own for them); stateSet says it was written.
-	state    map[string]string
-	stateSet bool
+	// field of its own for them); stateWritten says a tool wrote it.
+	state        map[string]string
+	stateWritten bool
 	// storageAdd is what storage-add asked for, per store.
 	storageAdd map[string]int
 	// boot is what juju-reboot asked (tools_reboot.go).
 	boot reboot
+}
+
+// writesTool runs a hook tool that reads and writes only the hooks'
+// writes.
+func writesTool(run func(w *hookWrites, c *call) (any, error)) func(s *session, c *call) (any, error) {
+	return func(s *session, c *call) (any, error) { return run(&s.writes, c) }
 }
 
 // newHookWrites starts from the unit's private state, its current status
@@ -76,7 +82,7 @@ func (w *hookWrites) result() *charmapi.Result {
 	if w.portsSet {
 		res.Ports = sortPorts(w.ports)
 	}
-	if w.stateSet {
+	if w.stateWritten {
 		res.State = maps.Clone(w.state)
 	}
 	if len(w.storageAdd) > 0 {
