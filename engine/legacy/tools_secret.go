@@ -44,8 +44,7 @@ func init() {
 }
 
 // secretWork is a call's secrets, whose tools are its methods: the
-// universe's, as this call changed
-// them, and the changes for the result.
+// universe's, as this call changed them, and the changes for the result.
 type secretWork struct {
 	byID    map[string]*charmapi.Secret // by "secret:<id>"
 	changes []charmapi.SecretChange
