@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // inputs are what a run reads and never writes: the universe as it was
 // when the call began, its relations by ident, and where the unit's charm,
-// resources and network are.
+// resources and network are. The tools that only read them are its
+// methods.
 type inputs struct {
 	u    *charmapi.Universe
 	rels map[string]*charmapi.Relation // by ident
@@ -36,6 +38,11 @@ type inputs struct {
 
 // ghost is a relation known only from an event.
 type ghost struct{ endpoint, remoteApp string }
+
+// inputsTool runs a hook tool that only reads the run's inputs.
+func inputsTool(run func(in *inputs, c *call) (any, error)) func(s *session, c *call) (any, error) {
+	return func(s *session, c *call) (any, error) { return run(&s.in, c) }
+}
 
 // newInputs copies u, so that the hooks read the universe as it was when
 // the call began whatever the caller does with it meanwhile.
@@ -96,4 +103,48 @@ func (in *inputs) relationByID(value string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// relationArg is the relation a relation tool works on: -r, or the hook's
+// own relation (JUJU_RELATION_ID), as in Juju.
+func (in *inputs) relationArg(c *call) (string, error) {
+	if c.f.has("relation") {
+		v := c.f.str("relation")
+		ident, ok := in.relationByID(v)
+		if !ok {
+			return "", usagef("invalid value %q for flag -r: relation not found", v)
+		}
+		return ident, nil
+	}
+	if ident := c.event().Relation; ident != "" {
+		return ident, nil
+	}
+	return "", usagef("no relation id specified")
+}
+
+// remoteService is the service on the other side of ident.
+func (in *inputs) remoteService(ident string) string {
+	if r, ok := in.rels[ident]; ok {
+		return r.RemoteService
+	}
+	return in.ghosts[ident].remoteApp
+}
+
+// isPeer reports whether ident is a peer relation.
+func (in *inputs) isPeer(ident string) bool {
+	r, ok := in.rels[ident]
+	return ok && (r.Role == "peer" || r.RemoteService == in.u.Service)
+}
+
+// mayManage refuses a secret the unit may not manage.
+func (in *inputs) mayManage(sec *charmapi.Secret) error {
+	switch sec.Owner {
+	case "":
+		return fmt.Errorf("permission denied: %s does not own secret %s", in.u.Unit, sec.ID)
+	case model.SecretOwnerApp:
+		if !in.u.Leader {
+			return fmt.Errorf("permission denied: secret %s is owned by %s and this unit is not the leader", sec.ID, in.u.Service)
+		}
+	}
+	return nil
 }

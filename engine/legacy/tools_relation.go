@@ -19,37 +19,6 @@ var (
 	errPermission = errors.New("permission denied")
 )
 
-// relationArg is the relation a relation tool works on: -r, or the hook's
-// own relation (JUJU_RELATION_ID), as in Juju.
-func (in *inputs) relationArg(c *call) (string, error) {
-	if c.f.has("relation") {
-		v := c.f.str("relation")
-		ident, ok := in.relationByID(v)
-		if !ok {
-			return "", usagef("invalid value %q for flag -r: relation not found", v)
-		}
-		return ident, nil
-	}
-	if ident := c.event().Relation; ident != "" {
-		return ident, nil
-	}
-	return "", usagef("no relation id specified")
-}
-
-// remoteService is the service on the other side of ident.
-func (in *inputs) remoteService(ident string) string {
-	if r, ok := in.rels[ident]; ok {
-		return r.RemoteService
-	}
-	return in.ghosts[ident].remoteApp
-}
-
-// isPeer reports whether ident is a peer relation.
-func (in *inputs) isPeer(ident string) bool {
-	r, ok := in.rels[ident]
-	return ok && (r.Role == "peer" || r.RemoteService == in.u.Service)
-}
-
 // relationGet is `relation-get [-r ID] [--app] [KEY|-] [UNIT|APP]`: one
 // key or every key of a unit's (or with --app a service's) settings. The
 // settings are those of the universe when the reconcile began, plus this

@@ -126,19 +126,6 @@ func (w *secretWork) ownedSecret(in *inputs, uri string) (*charmapi.Secret, erro
 	return sec, nil
 }
 
-// mayManage refuses a secret the unit may not manage.
-func (in *inputs) mayManage(sec *charmapi.Secret) error {
-	switch sec.Owner {
-	case "":
-		return fmt.Errorf("permission denied: %s does not own secret %s", in.u.Unit, sec.ID)
-	case model.SecretOwnerApp:
-		if !in.u.Leader {
-			return fmt.Errorf("permission denied: secret %s is owned by %s and this unit is not the leader", sec.ID, in.u.Service)
-		}
-	}
-	return nil
-}
-
 // secretMeta reads the metadata flags of secret-add and secret-set into
 // ch and sec.
 func secretMeta(c *call, ch *charmapi.SecretChange, sec *charmapi.Secret, now time.Time) error {

@@ -19,8 +19,8 @@ import (
 // storage-attached hooks.
 
 func init() {
-	tools["storage-get"] = tool{flags: []flagDef{{name: "s"}, formatFlag}, run: storageGet, keep: keepHook}
-	tools["storage-list"] = tool{flags: []flagDef{formatFlag}, run: storageList, keep: keepHook}
+	tools["storage-get"] = tool{flags: []flagDef{{name: "s"}, formatFlag}, run: inputsTool((*inputs).storageGet), keep: keepHook}
+	tools["storage-list"] = tool{flags: []flagDef{formatFlag}, run: inputsTool((*inputs).storageList), keep: keepHook}
 	tools["storage-add"] = tool{run: storageAdd, write: true}
 }
 
@@ -47,14 +47,14 @@ func (in *inputs) storage(id string) (charmapi.Storage, bool) {
 
 // storageGet is `storage-get [-s ID] [KEY]`: the instance of the running
 // storage hook, or the one -s names; kind and location, or the one KEY.
-func storageGet(s *session, c *call) (any, error) {
+func (in *inputs) storageGet(c *call) (any, error) {
 	id := c.event().Storage
 	if c.f.has("s") {
 		id = c.f.str("s")
 		if model.CheckStorageID(id) != nil {
 			return nil, usagef("invalid value %q for option -s: invalid storage ID %q", id, id)
 		}
-		if _, ok := s.in.storage(id); !ok {
+		if _, ok := in.storage(id); !ok {
 			return nil, usagef("invalid value %q for option -s: storage %s not found", id, id)
 		}
 	}
@@ -64,7 +64,7 @@ func storageGet(s *session, c *call) (any, error) {
 	if len(c.f.args) > 1 {
 		return nil, checkEmpty(c.f.args[1:])
 	}
-	st, ok := s.in.storage(id)
+	st, ok := in.storage(id)
 	if !ok {
 		return nil, usagef("storage %s not found", id)
 	}
@@ -80,12 +80,12 @@ func storageGet(s *session, c *call) (any, error) {
 }
 
 // storageList is `storage-list [NAME]`: the ids of the unit's instances.
-func storageList(s *session, c *call) (any, error) {
+func (in *inputs) storageList(c *call) (any, error) {
 	if len(c.f.args) > 1 {
 		return nil, checkEmpty(c.f.args[1:])
 	}
 	ids := []string{}
-	for _, st := range s.in.u.Storage {
+	for _, st := range in.u.Storage {
 		if len(c.f.args) == 0 || st.Name == c.f.args[0] {
 			ids = append(ids, st.ID)
 		}

@@ -15,7 +15,7 @@ import (
 // configGet is `config-get [KEY] [--all]`: one option, or every option
 // that has a value (--all: null ones too). A missing key prints nothing,
 // never an error, as in Juju.
-func configGet(s *session, c *call) (any, error) {
+func (in *inputs) configGet(c *call) (any, error) {
 	args := c.f.args
 	key := ""
 	if len(args) > 0 {
@@ -28,10 +28,10 @@ func configGet(s *session, c *call) (any, error) {
 		if c.f.bool("all") {
 			return nil, usagef("cannot use argument --all together with key %q", key)
 		}
-		return s.in.u.Config[key], nil
+		return in.u.Config[key], nil
 	}
 	out := map[string]any{}
-	for k, v := range s.in.u.Config {
+	for k, v := range in.u.Config {
 		if v != nil || c.f.bool("all") {
 			out[k] = v
 		}
@@ -41,7 +41,7 @@ func configGet(s *session, c *call) (any, error) {
 
 // unitGet is `unit-get private-address|public-address`. A unit has one
 // address here, so both give it.
-func unitGet(s *session, c *call) (any, error) {
+func (in *inputs) unitGet(c *call) (any, error) {
 	args := c.f.args
 	if len(args) == 0 {
 		return nil, usagef("no setting specified")
@@ -51,7 +51,7 @@ func unitGet(s *session, c *call) (any, error) {
 	}
 	switch args[0] {
 	case "private-address", "public-address":
-		return s.in.address(), nil
+		return in.address(), nil
 	}
 	return nil, usagef("unknown setting %q", args[0])
 }
@@ -71,11 +71,11 @@ func (in *inputs) address() string {
 }
 
 // isLeader is `is-leader`: True or False.
-func isLeader(s *session, c *call) (any, error) {
+func (in *inputs) isLeader(c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	return s.in.u.Leader, nil
+	return in.u.Leader, nil
 }
 
 // keyArg is the one optional KEY of leader-get and state-get: "" for
