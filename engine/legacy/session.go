@@ -93,30 +93,6 @@ func (s *session) rebootingNow() bool {
 	return s.writes.boot.now
 }
 
-// localBag is the unit's own settings in ident, with its writes.
-func (s *session) localBag(ident string) map[string]string {
-	if b, ok := s.writes.local[ident]; ok {
-		return b
-	}
-	if r, ok := s.in.rels[ident]; ok {
-		return r.Local
-	}
-	// A relation the unit is leaving: its own data while it is still in
-	// it, as Juju's relation-get answers in -departed and -broken.
-	return s.in.u.Leaving[ident]
-}
-
-// appBag is the unit's own service's bag in ident, with its writes.
-func (s *session) appBag(ident string) map[string]string {
-	if b, ok := s.writes.app[ident]; ok {
-		return b
-	}
-	if r, ok := s.in.rels[ident]; ok {
-		return r.App
-	}
-	return nil
-}
-
 // write applies settings to a bag copy-on-write: an empty value deletes,
 // as relation-set and leader-set do in Juju.
 func write(cur map[string]string, settings map[string]string) map[string]string {
@@ -144,12 +120,4 @@ func (s *session) result() *charmapi.Result {
 		res.Secrets = slices.Clone(s.sec.changes)
 	}
 	return res
-}
-
-// leaderData is the service's leader data with this unit's writes.
-func (s *session) currentLeaderData() map[string]string {
-	if s.writes.leaderData != nil {
-		return s.writes.leaderData
-	}
-	return s.in.u.LeaderData
 }

@@ -91,7 +91,7 @@ func relationGet(s *session, c *call) (any, error) {
 // readUnit returns a unit's settings in ident.
 func (s *session) readUnit(c *call, ident, unit string) (map[string]string, error) {
 	if unit == s.in.u.Unit {
-		return s.localBag(ident), nil
+		return s.writes.localBag(&s.in, ident), nil
 	}
 	if r, ok := s.in.rels[ident]; ok {
 		if bag, ok := r.Units[unit]; ok {
@@ -134,7 +134,7 @@ func (s *session) readApp(ident, app string) (map[string]string, error) {
 		if _, written := s.writes.app[ident]; !written && len(r.App) == 0 && s.in.isPeer(ident) {
 			return r.RemoteApp, nil
 		}
-		return s.appBag(ident), nil
+		return s.writes.appBag(&s.in, ident), nil
 	case app == r.RemoteService:
 		return r.RemoteApp, nil
 	}
@@ -163,9 +163,9 @@ func relationSet(s *session, c *call) (any, error) {
 		return noOutput{}, nil
 	}
 	if app {
-		s.writes.app[ident] = write(s.appBag(ident), settings)
+		s.writes.app[ident] = write(s.writes.appBag(&s.in, ident), settings)
 	} else {
-		s.writes.local[ident] = write(s.localBag(ident), settings)
+		s.writes.local[ident] = write(s.writes.localBag(&s.in, ident), settings)
 	}
 	return noOutput{}, nil
 }

@@ -97,7 +97,7 @@ func leaderGet(s *session, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := s.currentLeaderData()
+	data := s.writes.currentLeaderData(&s.in)
 	if key != "" {
 		if v, ok := data[key]; ok {
 			return v, nil
@@ -120,7 +120,7 @@ func leaderSet(s *session, c *call) (any, error) {
 	if !s.in.u.Leader {
 		return nil, fmt.Errorf("cannot write leadership settings: cannot write settings: not the leader")
 	}
-	s.writes.leaderData = write(s.currentLeaderData(), settings)
+	s.writes.leaderData = write(s.writes.currentLeaderData(&s.in), settings)
 	return noOutput{}, nil
 }
 

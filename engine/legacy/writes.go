@@ -9,7 +9,8 @@ import (
 )
 
 // hookWrites are what the run's hooks wrote, as the hooks read it back
-// and as the result carries it.
+// over the inputs and as the result carries it. The tools that touch
+// nothing else are its methods.
 type hookWrites struct {
 	local      map[string]map[string]string // ident → resulting own bag, once written
 	app        map[string]map[string]string // ident → resulting service bag, once written
@@ -90,4 +91,36 @@ func (w *hookWrites) result() *charmapi.Result {
 	}
 	res.Reboot = w.boot.asked
 	return res
+}
+
+// localBag is the unit's own settings in ident, with its writes.
+func (w *hookWrites) localBag(in *inputs, ident string) map[string]string {
+	if b, ok := w.local[ident]; ok {
+		return b
+	}
+	if r, ok := in.rels[ident]; ok {
+		return r.Local
+	}
+	// A relation the unit is leaving: its own data while it is still in
+	// it, as Juju's relation-get answers in -departed and -broken.
+	return in.u.Leaving[ident]
+}
+
+// appBag is the unit's own service's bag in ident, with its writes.
+func (w *hookWrites) appBag(in *inputs, ident string) map[string]string {
+	if b, ok := w.app[ident]; ok {
+		return b
+	}
+	if r, ok := in.rels[ident]; ok {
+		return r.App
+	}
+	return nil
+}
+
+// currentLeaderData is the service's leader data with this unit's writes.
+func (w *hookWrites) currentLeaderData(in *inputs) map[string]string {
+	if w.leaderData != nil {
+		return w.leaderData
+	}
+	return in.u.LeaderData
 }
