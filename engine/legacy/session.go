@@ -2,7 +2,6 @@ package legacy
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 
@@ -13,7 +12,9 @@ import (
 
 // session is the hook context of one Run: what the run reads, what its
 // hooks wrote, and which hook is running. Tool calls arrive concurrently
-// (a hook may background them), so everything is behind mu.
+// (a hook may background them), so everything is behind mu. A tool whose
+// concern is one part (inputs, hookWrites, secretWork, actionContext) is
+// that part's method; the tools that span parts take the session.
 type session struct {
 	mu  sync.Mutex
 	log hclog.Logger
@@ -45,8 +46,8 @@ type hookContext struct {
 	event charmapi.Event
 }
 
-// newSession copies u, so that the hooks read the universe as it was when
-// the call began whatever the caller does with it meanwhile.
+// newSession starts a Run's session over a copy of u (newInputs), the
+// unit's current status and its open ports.
 func newSession(u *charmapi.Universe, status *charmapi.Status, ports []string, log hclog.Logger) (*session, error) {
 	in, err := newInputs(u)
 	if err != nil {
@@ -91,23 +92,6 @@ func (s *session) rebootingNow() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writes.boot.now
-}
-
-// write applies settings to a bag copy-on-write: an empty value deletes,
-// as relation-set and leader-set do in Juju.
-func write(cur map[string]string, settings map[string]string) map[string]string {
-	out := maps.Clone(cur)
-	if out == nil {
-		out = map[string]string{}
-	}
-	for k, v := range settings {
-		if v == "" {
-			delete(out, k)
-		} else {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // result is what the run's hooks wrote (hookWrites.result) with the

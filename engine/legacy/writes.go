@@ -31,6 +31,23 @@ type hookWrites struct {
 	boot reboot
 }
 
+// write applies settings to a bag copy-on-write: an empty value deletes,
+// as relation-set and leader-set do in Juju.
+func write(cur map[string]string, settings map[string]string) map[string]string {
+	out := maps.Clone(cur)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k, v := range settings {
+		if v == "" {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // writesTool runs a hook tool that reads and writes only the hooks'
 // writes.
 func writesTool(run func(w *hookWrites, c *call) (any, error)) func(s *session, c *call) (any, error) {
