@@ -27,7 +27,7 @@ func (w *hookWrites) openPort(c *call) (any, error) {
 	for _, ep := range eps {
 		w.ports[p+model.PortEndpointSep+ep] = true
 	}
-	w.portsSet = true
+	w.portsWritten = true
 	return noOutput{}, nil
 }
 
@@ -48,7 +48,7 @@ func (w *hookWrites) closePort(c *call) (any, error) {
 	for _, ep := range eps {
 		delete(w.ports, p+model.PortEndpointSep+ep)
 	}
-	w.portsSet = true
+	w.portsWritten = true
 	return noOutput{}, nil
 }
 

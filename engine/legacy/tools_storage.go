@@ -21,7 +21,7 @@ import (
 func init() {
 	tools["storage-get"] = tool{flags: []flagDef{{name: "s"}, formatFlag}, run: inputsTool((*inputs).storageGet), keep: keepHook}
 	tools["storage-list"] = tool{flags: []flagDef{formatFlag}, run: inputsTool((*inputs).storageList), keep: keepHook}
-	tools["storage-add"] = tool{run: storageAdd, write: true}
+	tools["storage-add"] = tool{run: writesOverInputsTool((*hookWrites).storageAdd), write: true}
 }
 
 // storageEnv sets a storage hook's variables as Juju's context does.
@@ -97,7 +97,7 @@ func (in *inputs) storageList(c *call) (any, error) {
 // each store (default 1), carried by the result. Juju's directives also
 // take a pool and a size; a unit's instances here are directories, so
 // only a count is accepted, as Juju's own storage-add insists.
-func storageAdd(s *session, c *call) (any, error) {
+func (w *hookWrites) storageAdd(in *inputs, c *call) (any, error) {
 	if len(c.f.args) == 0 {
 		return nil, usagef("storage add requires a storage directive")
 	}
@@ -120,7 +120,7 @@ func storageAdd(s *session, c *call) (any, error) {
 		}
 		add[name] += n
 	}
-	stores, err := s.in.declaredStores()
+	stores, err := in.declaredStores()
 	if err != nil {
 		return nil, err
 	}
@@ -129,19 +129,19 @@ func storageAdd(s *session, c *call) (any, error) {
 			// Juju's state refuses it when the hook's context is
 			// flushed; here the call itself fails, before anything is
 			// recorded, so that the hook sees it where it asked.
-			return nil, fmt.Errorf("adding %q storage to %s: charm storage %q not found", name, s.in.u.Unit, name)
+			return nil, fmt.Errorf("adding %q storage to %s: charm storage %q not found", name, in.u.Unit, name)
 		}
 	}
 	for name, n := range add {
-		if total := s.writes.storageAdd[name] + n; total > model.MaxUnitStorage {
+		if total := w.storageAsked[name] + n; total > model.MaxUnitStorage {
 			return nil, usagef("storage-add %s: %d instances asked for in one hook run; the limit is %d", name, total, model.MaxUnitStorage)
 		}
 	}
-	if s.writes.storageAdd == nil {
-		s.writes.storageAdd = map[string]int{}
+	if w.storageAsked == nil {
+		w.storageAsked = map[string]int{}
 	}
 	for name, n := range add {
-		s.writes.storageAdd[name] += n
+		w.storageAsked[name] += n
 	}
 	return noOutput{}, nil
 }

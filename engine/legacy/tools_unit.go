@@ -92,12 +92,12 @@ func keyArg(args []string) (string, error) {
 }
 
 // leaderGet is `leader-get [KEY|-]`.
-func leaderGet(s *session, c *call) (any, error) {
+func (w *hookWrites) leaderGet(in *inputs, c *call) (any, error) {
 	key, err := keyArg(c.f.args)
 	if err != nil {
 		return nil, err
 	}
-	data := s.writes.currentLeaderData(&s.in)
+	data := w.currentLeaderData(in)
 	if key != "" {
 		if v, ok := data[key]; ok {
 			return v, nil
@@ -112,15 +112,15 @@ func leaderGet(s *session, c *call) (any, error) {
 }
 
 // leaderSet is `leader-set K=V...`, leader only; an empty value deletes.
-func leaderSet(s *session, c *call) (any, error) {
+func (w *hookWrites) leaderSet(in *inputs, c *call) (any, error) {
 	settings, err := parseKeyValues(c.f.args)
 	if err != nil {
 		return nil, err
 	}
-	if !s.in.u.Leader {
+	if !in.u.Leader {
 		return nil, fmt.Errorf("cannot write leadership settings: cannot write settings: not the leader")
 	}
-	s.writes.leaderData = write(s.writes.currentLeaderData(&s.in), settings)
+	w.leaderData = write(w.currentLeaderData(in), settings)
 	return noOutput{}, nil
 }
 
@@ -128,7 +128,7 @@ func leaderSet(s *session, c *call) (any, error) {
 var workloadStates = []string{"maintenance", "blocked", "waiting", "active"}
 
 // statusSet is `status-set [--application] STATE [MSG]`.
-func statusSet(s *session, c *call) (any, error) {
+func (w *hookWrites) statusSet(in *inputs, c *call) (any, error) {
 	args := c.f.args
 	if len(args) < 1 {
 		return nil, usagef("invalid args, require <status> [message]")
@@ -148,7 +148,7 @@ func statusSet(s *session, c *call) (any, error) {
 		}
 	}
 	if c.f.bool("application") {
-		if !s.in.u.Leader {
+		if !in.u.Leader {
 			return nil, fmt.Errorf("this unit is not the leader")
 		}
 		// The result has no application status: it is kept in the
@@ -158,25 +158,25 @@ func statusSet(s *session, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.writes.appStatus = st
-		s.writes.setState(model.StateAppStatus, string(b))
+		w.appStatus = st
+		w.setState(model.StateAppStatus, string(b))
 		return noOutput{}, nil
 	}
-	s.writes.status, s.writes.statusSet = st, true
+	w.status, w.statusWritten = st, true
 	return noOutput{}, nil
 }
 
 // statusGet is `status-get [--include-data] [--application]`.
-func statusGet(s *session, c *call) (any, error) {
+func (w *hookWrites) statusGet(in *inputs, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	st := s.writes.status
+	st := w.status
 	if c.f.bool("application") {
-		if !s.in.u.Leader {
+		if !in.u.Leader {
 			return nil, fmt.Errorf("finding application status: this unit is not the leader")
 		}
-		st = s.writes.applicationStatus()
+		st = w.applicationStatus()
 	}
 	if st == nil {
 		st = &charmapi.Status{State: "unknown"}

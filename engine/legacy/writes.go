@@ -9,24 +9,24 @@ import (
 )
 
 // hookWrites are what the run's hooks wrote, as the hooks read it back
-// over the inputs and as the result carries it. The tools that touch
-// nothing else are its methods.
+// over the inputs and as the result carries it. The tools that change it,
+// or read it back, reading at most the inputs beside it, are its methods.
 type hookWrites struct {
-	local      map[string]map[string]string // ident → resulting own bag, once written
-	app        map[string]map[string]string // ident → resulting service bag, once written
-	leaderData map[string]string            // resulting leader data, once written
-	status     *charmapi.Status             // current, for status-get
-	statusSet  bool                         // status-set was called: status goes in the result
-	appStatus  *charmapi.Status
-	ports      map[string]bool
-	portsSet   bool
+	local         map[string]map[string]string // ident → resulting own bag, once written
+	app           map[string]map[string]string // ident → resulting service bag, once written
+	leaderData    map[string]string            // resulting leader data, once written
+	status        *charmapi.Status             // current, for status-get
+	statusWritten bool                         // status-set was called: status goes in the result
+	appStatus     *charmapi.Status
+	ports         map[string]bool
+	portsWritten  bool
 	// state is the unit's private map with this call's writes
 	// (application status and version live there: the result has no
 	// field of its own for them); stateWritten says a tool wrote it.
 	state        map[string]string
 	stateWritten bool
-	// storageAdd is what storage-add asked for, per store.
-	storageAdd map[string]int
+	// storageAsked is what storage-add asked for, per store.
+	storageAsked map[string]int
 	// boot is what juju-reboot asked (tools_reboot.go).
 	boot reboot
 }
@@ -52,6 +52,12 @@ func write(cur map[string]string, settings map[string]string) map[string]string 
 // writes.
 func writesTool(run func(w *hookWrites, c *call) (any, error)) func(s *session, c *call) (any, error) {
 	return func(s *session, c *call) (any, error) { return run(&s.writes, c) }
+}
+
+// writesOverInputsTool runs a hook tool that reads and writes the hooks'
+// writes, reading the run's inputs beneath them.
+func writesOverInputsTool(run func(w *hookWrites, in *inputs, c *call) (any, error)) func(s *session, c *call) (any, error) {
+	return func(s *session, c *call) (any, error) { return run(&s.writes, &s.in, c) }
 }
 
 // newHookWrites starts from the unit's private state, its current status
@@ -93,18 +99,18 @@ func (w *hookWrites) result() *charmapi.Result {
 	if w.leaderData != nil {
 		res.LeaderData = maps.Clone(w.leaderData)
 	}
-	if w.status != nil && w.statusSet {
+	if w.status != nil && w.statusWritten {
 		st := *w.status
 		res.Status = &st
 	}
-	if w.portsSet {
+	if w.portsWritten {
 		res.Ports = sortPorts(w.ports)
 	}
 	if w.stateWritten {
 		res.State = maps.Clone(w.state)
 	}
-	if len(w.storageAdd) > 0 {
-		res.StorageAdd = maps.Clone(w.storageAdd)
+	if len(w.storageAsked) > 0 {
+		res.StorageAdd = maps.Clone(w.storageAsked)
 	}
 	res.Reboot = w.boot.asked
 	return res
