@@ -58,7 +58,7 @@ func RunAction(ctx context.Context, opts Options, u *charmapi.Universe, act Acti
 	if err != nil {
 		return nil, fmt.Errorf("operation %d of %s: %w", act.ID, u.Unit, err)
 	}
-	sess.action = &actionContext{params: act.Params, results: map[string]any{}}
+	sess.action = newActionContext(act.Params, log)
 	rc, err := prepare(opts, u, sess)
 	if err != nil {
 		return nil, err

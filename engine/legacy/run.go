@@ -353,7 +353,7 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 		return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
 	}
 	rc := &runContext{}
-	sess.charmDir = opts.CharmDir
+	sess.in.charmDir = opts.CharmDir
 	rc.cleanup = append(rc.cleanup, func() { os.RemoveAll(runDir) })
 	toolsDir := filepath.Join(runDir, "bin")
 	if err := linkTools(toolsDir, opts.ToolsBinary); err != nil {
@@ -386,15 +386,15 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 			return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
 		}
 	}
-	sess.modelUUID = modelUUID(opts.Model)
-	sess.resources = opts.Resources
+	sess.in.modelUUID = modelUUID(opts.Model)
+	sess.in.resources = opts.Resources
 	rc.srv, rc.charmDir, rc.token = srv, charmDir, token
 	rc.env = &runEnv{
 		base:     append(hookrun.BaseEnv(), opts.Env...),
 		unit:     u.Unit,
 		machine:  machineID(u),
 		model:    opts.Model,
-		uuid:     sess.modelUUID,
+		uuid:     sess.in.modelUUID,
 		zone:     opts.AvailabilityZone,
 		princ:    opts.PrincipalUnit,
 		charmDir: charmDir,

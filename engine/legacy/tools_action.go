@@ -8,14 +8,17 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/hashicorp/go-hclog"
 )
 
 // The action tools, as Juju's (worker/uniter/runner/jujuc action-*.go):
 // they work only while an action runs (RunAction); in a hook they fail as
 // Juju's do, "not running an action".
 
-// actionContext is the running action as its tools see it.
+// actionContext is the running action as its tools see it; the action
+// tools are its methods.
 type actionContext struct {
+	logger  hclog.Logger // where action-log's lines also go
 	params  map[string]any
 	results map[string]any
 	log     []ActionLogLine
@@ -41,32 +44,45 @@ var errNoAction = fmt.Errorf("not running an action")
 
 func init() {
 	for name, t := range map[string]tool{
-		"action-get":  {flags: []flagDef{formatFlag}, run: actionGet, keep: keepHook},
-		"action-set":  {run: actionSet, write: true},
-		"action-log":  {run: actionLog, write: true},
-		"action-fail": {run: actionFail, write: true},
+		"action-get":  {flags: []flagDef{formatFlag}, run: actionTool((*actionContext).get), keep: keepHook},
+		"action-set":  {run: actionTool((*actionContext).set), write: true},
+		"action-log":  {run: actionTool((*actionContext).logLine), write: true},
+		"action-fail": {run: actionTool((*actionContext).fail), write: true},
 	} {
 		tools[name] = t
 	}
 }
 
-// actionGet is `action-get [KEY[.KEY...]]`: every param, or the one at a
-// dotted path (nothing when there is none).
-func actionGet(s *session, c *call) (any, error) {
-	if s.action == nil {
-		return nil, errNoAction
+// newActionContext starts an action with params and no results.
+func newActionContext(params map[string]any, logger hclog.Logger) *actionContext {
+	return &actionContext{logger: logger, params: params, results: map[string]any{}}
+}
+
+// actionTool runs an action tool on the running action; in a hook, where
+// no action runs, it fails as Juju's do.
+func actionTool(run func(a *actionContext, c *call) (any, error)) func(s *session, c *call) (any, error) {
+	return func(s *session, c *call) (any, error) {
+		if s.action == nil {
+			return nil, errNoAction
+		}
+		return run(s.action, c)
 	}
+}
+
+// get is `action-get [KEY[.KEY...]]`: every param, or the one at a
+// dotted path (nothing when there is none).
+func (a *actionContext) get(c *call) (any, error) {
 	args := c.f.args
 	if len(args) > 1 {
 		return nil, usagef("unrecognized args: %q", args[1:])
 	}
 	if len(args) == 0 {
-		if s.action.params == nil {
+		if a.params == nil {
 			return map[string]any{}, nil
 		}
-		return s.action.params, nil
+		return a.params, nil
 	}
-	var cur any = s.action.params
+	var cur any = a.params
 	for _, k := range strings.Split(args[0], ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
@@ -106,17 +122,14 @@ func ParseActionSet(args []string) ([][]string, error) {
 	return out, nil
 }
 
-// actionSet is `action-set KEY[.KEY...]=VALUE ...`: each value is set at
+// set is `action-set KEY[.KEY...]=VALUE ...`: each value is set at
 // its dotted path of the results, a value in the way replaced by a map.
-func actionSet(s *session, c *call) (any, error) {
-	if s.action == nil {
-		return nil, errNoAction
-	}
+func (a *actionContext) set(c *call) (any, error) {
 	paths, err := ParseActionSet(c.f.args)
 	if err != nil {
 		return nil, err
 	}
-	results := cloneResults(s.action.results)
+	results := cloneResults(a.results)
 	for _, p := range paths {
 		charmapi.SetPath(results, p[:len(p)-1], p[len(p)-1])
 	}
@@ -127,7 +140,7 @@ func actionSet(s *session, c *call) (any, error) {
 	if len(b) > model.MaxActionBytes {
 		return nil, fmt.Errorf("results of %d bytes; the limit is %d", len(b), model.MaxActionBytes)
 	}
-	s.action.results, s.action.size = results, len(b)
+	a.results, a.size = results, len(b)
 	return noOutput{}, nil
 }
 
@@ -144,37 +157,31 @@ func cloneResults(m map[string]any) map[string]any {
 	return out
 }
 
-// actionLog is `action-log MESSAGE...`: a line the operator sees as the
+// logLine is `action-log MESSAGE...`: a line the operator sees as the
 // action runs and after.
-func actionLog(s *session, c *call) (any, error) {
-	if s.action == nil {
-		return nil, errNoAction
-	}
+func (a *actionContext) logLine(c *call) (any, error) {
 	if len(c.f.args) == 0 {
 		return nil, usagef("no message specified")
 	}
-	if len(s.action.log) >= model.MaxActionLog {
-		return nil, fmt.Errorf("the action logged %d lines already; the limit is %d", len(s.action.log), model.MaxActionLog)
+	if len(a.log) >= model.MaxActionLog {
+		return nil, fmt.Errorf("the action logged %d lines already; the limit is %d", len(a.log), model.MaxActionLog)
 	}
 	msg := model.Truncate(strings.Join(c.f.args, " "), model.MaxActionLogLine)
-	s.action.log = append(s.action.log, ActionLogLine{Time: time.Now().UTC(), Message: msg})
-	s.log.Info("action-log", "message", msg)
+	a.log = append(a.log, ActionLogLine{Time: time.Now().UTC(), Message: msg})
+	a.logger.Info("action-log", "message", msg)
 	return noOutput{}, nil
 }
 
-// actionFail is `action-fail [MESSAGE]`: the action ends failed, with
+// fail is `action-fail [MESSAGE]`: the action ends failed, with
 // MESSAGE or Juju's default.
-func actionFail(s *session, c *call) (any, error) {
-	if s.action == nil {
-		return nil, errNoAction
-	}
+func (a *actionContext) fail(c *call) (any, error) {
 	if len(c.f.args) > 1 {
 		return nil, usagef("unrecognized args: %q", c.f.args[1:])
 	}
-	s.action.failed = true
-	s.action.message = "action failed without reason given, check action for errors"
+	a.failed = true
+	a.message = "action failed without reason given, check action for errors"
 	if len(c.f.args) == 1 {
-		s.action.message = model.Truncate(c.f.args[0], model.MaxErrorBytes)
+		a.message = model.Truncate(c.f.args[0], model.MaxErrorBytes)
 	}
 	return noOutput{}, nil
 }

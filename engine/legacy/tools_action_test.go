@@ -17,7 +17,7 @@ func actionSession(t *testing.T, params map[string]any) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.action = &actionContext{params: params, results: map[string]any{}}
+	s.action = newActionContext(params, hclog.NewNullLogger())
 	s.begin("ctx", charmapi.Event{Hook: "backup-action"})
 	return s
 }

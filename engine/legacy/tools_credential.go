@@ -28,17 +28,17 @@ type cloudCredential struct {
 // credentialGet is `credential-get [--format]`: the environment's cloud
 // credential for a trusted service's unit, its attributes from the secret
 // the universe names; for any other unit Juju's "permission denied".
-func credentialGet(s *session, c *call) (any, error) {
+func (in *inputs) credentialGet(c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	cred := s.u.Credential
+	cred := in.u.Credential
 	if cred == nil {
 		return nil, errPermission
 	}
 	var attrs map[string]string
-	for i := range s.u.Secrets {
-		sec := &s.u.Secrets[i]
+	for i := range in.u.Secrets {
+		sec := &in.u.Secrets[i]
 		if sec.ID != cred.Secret {
 			continue
 		}
@@ -50,7 +50,7 @@ func credentialGet(s *session, c *call) (any, error) {
 		}
 	}
 	if attrs == nil {
-		return nil, fmt.Errorf("cannot read the cloud credential: its secret %s is not granted to %s", cred.Secret, s.u.Service)
+		return nil, fmt.Errorf("cannot read the cloud credential: its secret %s is not granted to %s", cred.Secret, in.u.Service)
 	}
 	return cloudSpec{Type: cred.Type, Name: cred.Name, Region: cred.Region, Endpoint: cred.Endpoint,
 		Credential: &cloudCredential{AuthType: cred.AuthType, Attributes: maps.Clone(attrs)}}, nil

@@ -11,22 +11,22 @@ import (
 )
 
 // setState writes one key of the unit's private state.
-func (s *session) setState(key, value string) {
-	st := make(map[string]string, len(s.state)+1)
-	for k, v := range s.state {
+func (w *hookWrites) setState(key, value string) {
+	st := make(map[string]string, len(w.state)+1)
+	for k, v := range w.state {
 		st[k] = v
 	}
 	st[key] = value
-	s.state, s.stateSet = st, true
+	w.state, w.stateWritten = st, true
 }
 
 // applicationStatus is the status the leader set for its application, in
 // this call or an earlier one; nil if none.
-func (s *session) applicationStatus() *charmapi.Status {
-	if s.appStatus != nil {
-		return s.appStatus
+func (w *hookWrites) applicationStatus() *charmapi.Status {
+	if w.appStatus != nil {
+		return w.appStatus
 	}
-	raw, ok := s.state[model.StateAppStatus]
+	raw, ok := w.state[model.StateAppStatus]
 	if !ok {
 		return nil
 	}
@@ -40,7 +40,7 @@ func (s *session) applicationStatus() *charmapi.Status {
 // applicationVersionSet is `application-version-set VERSION`: the version
 // of the workload, as `juju status` would show it; kept in the unit's
 // private state.
-func applicationVersionSet(s *session, c *call) (any, error) {
+func (w *hookWrites) applicationVersionSet(c *call) (any, error) {
 	args := c.f.args
 	if len(args) == 0 {
 		return nil, usagef("no version specified")
@@ -48,7 +48,7 @@ func applicationVersionSet(s *session, c *call) (any, error) {
 	if err := checkEmpty(args[1:]); err != nil {
 		return nil, err
 	}
-	s.setState(model.StateAppVersion, args[0])
+	w.setState(model.StateAppVersion, args[0])
 	return noOutput{}, nil
 }
 
@@ -78,7 +78,7 @@ type interfaceAddr struct {
 // one address here, so every binding answers with it: bound to, reached
 // at, and egressing from that address (a /32 or /128 subnet), on the
 // host interface that carries it (bindNIC).
-func networkGet(s *session, c *call) (any, error) {
+func (in *inputs) networkGet(c *call) (any, error) {
 	args := c.f.args
 	if len(args) < 1 {
 		return nil, usagef("no arguments specified")
@@ -91,11 +91,11 @@ func networkGet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	if c.f.has("relation") {
-		if _, err := s.relationArg(c); err != nil {
+		if _, err := in.relationArg(c); err != nil {
 			return nil, err
 		}
 	}
-	addr := s.address()
+	addr := in.address()
 	if addr == "" {
 		return nil, fmt.Errorf("no network config found for binding %q", binding)
 	}
@@ -113,7 +113,7 @@ func networkGet(s *session, c *call) (any, error) {
 	}
 	// The interface carrying the address on the unit's machine, as
 	// Juju's machine agent reports its link-layer devices.
-	if nic, cidr, ok := bindNIC(s.net, addr); ok {
+	if nic, cidr, ok := bindNIC(in.net, addr); ok {
 		ni.BindAddresses[0].InterfaceName, ni.BindAddresses[0].MACAddress = nic.Name, nic.MAC
 		if cidr != "" {
 			ni.BindAddresses[0].Addresses[0].CIDR = cidr
@@ -162,23 +162,23 @@ type goalState struct {
 	Relations map[string]map[string]goalStatus `json:"relations" yaml:"relations"`
 }
 
-// goalStateTool is `goal-state [--format yaml|json]`. The goal here is
+// goalState is `goal-state [--format yaml|json]`. The goal here is
 // what the universe holds: the unit and its peers, and every relation's
 // remote service ("joined") and remote units. Units are "active", or
 // "dying" for the unit on its way out.
-func goalStateTool(s *session, c *call) (any, error) {
+func (in *inputs) goalState(c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	since := s.started.Format(time.RFC3339)
+	since := in.started.Format(time.RFC3339)
 	gs := goalState{Units: map[string]goalStatus{}, Relations: map[string]map[string]goalStatus{}}
 	self := "active"
-	if s.u.Life == "dying" {
+	if in.u.Life == "dying" {
 		self = "dying"
 	}
-	gs.Units[s.u.Unit] = goalStatus{Status: self, Since: since}
-	for _, r := range s.u.Relations {
-		if s.isPeer(r.Ident) {
+	gs.Units[in.u.Unit] = goalStatus{Status: self, Since: since}
+	for _, r := range in.u.Relations {
+		if in.isPeer(r.Ident) {
 			for u := range r.Units {
 				gs.Units[u] = goalStatus{Status: "active", Since: since}
 			}
@@ -201,12 +201,12 @@ func goalStateTool(s *session, c *call) (any, error) {
 
 // relationModelGet is `relation-model-get [-r ID]`: the model on the
 // other side of a relation, always this one here.
-func relationModelGet(s *session, c *call) (any, error) {
-	if _, err := s.relationArg(c); err != nil {
+func (in *inputs) relationModelGet(c *call) (any, error) {
+	if _, err := in.relationArg(c); err != nil {
 		return nil, err
 	}
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	return map[string]string{"uuid": s.modelUUID}, nil
+	return map[string]string{"uuid": in.modelUUID}, nil
 }

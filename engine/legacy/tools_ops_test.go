@@ -66,7 +66,7 @@ func sessionFor(t *testing.T, u *charmapi.Universe, e charmapi.Event) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.modelUUID = modelUUID("shop")
+	s.in.modelUUID = modelUUID("shop")
 	s.begin("ctx", e)
 	return s
 }

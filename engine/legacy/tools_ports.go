@@ -16,39 +16,39 @@ import (
 var endpointsFlag = flagDef{name: "endpoints"}
 
 // openPort is `open-port [--endpoints EP,...] PORT[/PROTO] | FROM-TO[/PROTO] | icmp`.
-func openPort(s *session, c *call) (any, error) {
+func (w *hookWrites) openPort(c *call) (any, error) {
 	p, eps, err := portArgs(c)
 	if err != nil {
 		return nil, err
 	}
 	if len(eps) == 0 {
-		s.ports[p] = true
+		w.ports[p] = true
 	}
 	for _, ep := range eps {
-		s.ports[p+model.PortEndpointSep+ep] = true
+		w.ports[p+model.PortEndpointSep+ep] = true
 	}
-	s.portsSet = true
+	w.portsWritten = true
 	return noOutput{}, nil
 }
 
 // closePort is `close-port [--endpoints EP,...] PORT[/PROTO] | FROM-TO[/PROTO] | icmp`:
 // for the endpoints named, or, without them, for every endpoint.
-func closePort(s *session, c *call) (any, error) {
+func (w *hookWrites) closePort(c *call) (any, error) {
 	p, eps, err := portArgs(c)
 	if err != nil {
 		return nil, err
 	}
 	if len(eps) == 0 {
-		for entry := range s.ports {
+		for entry := range w.ports {
 			if port, _, _ := model.SplitPortEndpoint(entry); port == p {
-				delete(s.ports, entry)
+				delete(w.ports, entry)
 			}
 		}
 	}
 	for _, ep := range eps {
-		delete(s.ports, p+model.PortEndpointSep+ep)
+		delete(w.ports, p+model.PortEndpointSep+ep)
 	}
-	s.portsSet = true
+	w.portsWritten = true
 	return noOutput{}, nil
 }
 
@@ -56,12 +56,12 @@ func closePort(s *session, c *call) (any, error) {
 // this reconcile's changes, each once; --endpoints adds the endpoints each
 // applies to, as Juju prints them: "80/tcp (*)" for all of them,
 // "8080/tcp (db, website)" for some.
-func openedPorts(s *session, c *call) (any, error) {
+func (w *hookWrites) openedPorts(c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
 	byPort := map[string][]string{}
-	for entry := range s.ports {
+	for entry := range w.ports {
 		port, ep, scoped := model.SplitPortEndpoint(entry)
 		if !scoped {
 			ep = "*"

@@ -32,27 +32,12 @@ func jujuReboot(s *session, c *call) (any, error) {
 	if s.action != nil {
 		return nil, errRebootInAction
 	}
-	s.boot.asked = true
+	s.writes.boot.asked = true
 	if c.f.bool("now") {
-		s.boot.now = true
-		if s.boot.kill != nil {
-			s.boot.kill()
+		s.writes.boot.now = true
+		if s.writes.boot.kill != nil {
+			s.writes.boot.kill()
 		}
 	}
 	return noOutput{}, nil
-}
-
-// killWith makes cancel what juju-reboot --now calls to kill the hook
-// about to run; nil clears it.
-func (s *session) killWith(cancel context.CancelFunc) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.boot.kill = cancel
-}
-
-// rebootingNow reports whether juju-reboot --now ran: the Run stops.
-func (s *session) rebootingNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.boot.now
 }

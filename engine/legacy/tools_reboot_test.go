@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/hashicorp/go-hclog"
 )
 
 // TestJujuReboot: juju-reboot asks for the machine's reboot in the result
@@ -41,7 +42,7 @@ func TestJujuReboot(t *testing.T) {
 		}
 	})
 	s := secretSession(t, testUniverse())
-	s.action = &actionContext{params: map[string]any{}, results: map[string]any{}}
+	s.action = newActionContext(map[string]any{}, hclog.NewNullLogger())
 	if r := s.call(&request{Context: "ctx", Tool: "juju-reboot"}); r.Code != 1 || r.Stderr != "ERROR juju-reboot is not supported when running an action\n" {
 		t.Errorf("juju-reboot in an action: %+v", r)
 	}

@@ -19,43 +19,12 @@ var (
 	errPermission = errors.New("permission denied")
 )
 
-// relationArg is the relation a relation tool works on: -r, or the hook's
-// own relation (JUJU_RELATION_ID), as in Juju.
-func (s *session) relationArg(c *call) (string, error) {
-	if c.f.has("relation") {
-		v := c.f.str("relation")
-		ident, ok := s.relationByID(v)
-		if !ok {
-			return "", usagef("invalid value %q for flag -r: relation not found", v)
-		}
-		return ident, nil
-	}
-	if ident := c.event().Relation; ident != "" {
-		return ident, nil
-	}
-	return "", usagef("no relation id specified")
-}
-
-// remoteService is the service on the other side of ident.
-func (s *session) remoteService(ident string) string {
-	if r, ok := s.rels[ident]; ok {
-		return r.RemoteService
-	}
-	return s.ghosts[ident].remoteApp
-}
-
-// isPeer reports whether ident is a peer relation.
-func (s *session) isPeer(ident string) bool {
-	r, ok := s.rels[ident]
-	return ok && (r.Role == "peer" || r.RemoteService == s.u.Service)
-}
-
 // relationGet is `relation-get [-r ID] [--app] [KEY|-] [UNIT|APP]`: one
 // key or every key of a unit's (or with --app a service's) settings. The
 // settings are those of the universe when the reconcile began, plus this
 // unit's own writes ("consistent but not necessarily accurate").
 func relationGet(s *session, c *call) (any, error) {
-	ident, err := s.relationArg(c)
+	ident, err := s.in.relationArg(c)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +47,7 @@ func relationGet(s *session, c *call) (any, error) {
 			target = charmapi.ServiceOf(target)
 		}
 	case app:
-		target = s.remoteService(ident)
+		target = s.in.remoteService(ident)
 	case ev.RemoteUnit != "":
 		target = ev.RemoteUnit
 	case ev.RemoteApp != "":
@@ -100,7 +69,7 @@ func relationGet(s *session, c *call) (any, error) {
 	} else {
 		bag, err = s.readUnit(c, ident, target)
 	}
-	if (app && target == s.u.Service) || (!app && target == s.u.Unit) {
+	if (app && target == s.in.u.Service) || (!app && target == s.in.u.Unit) {
 		// The hook may write these with relation-set.
 		c.keep = keepWrite
 	}
@@ -121,10 +90,10 @@ func relationGet(s *session, c *call) (any, error) {
 
 // readUnit returns a unit's settings in ident.
 func (s *session) readUnit(c *call, ident, unit string) (map[string]string, error) {
-	if unit == s.u.Unit {
-		return s.localBag(ident), nil
+	if unit == s.in.u.Unit {
+		return s.writes.localBag(&s.in, ident), nil
 	}
-	if r, ok := s.rels[ident]; ok {
+	if r, ok := s.in.rels[ident]; ok {
 		if bag, ok := r.Units[unit]; ok {
 			return bag, nil
 		}
@@ -137,7 +106,7 @@ func (s *session) readUnit(c *call, ident, unit string) (map[string]string, erro
 	// A unit whose settings are gone altogether (its relation is gone
 	// too) reads as empty in its departed hook.
 	ev := c.event()
-	if _, gone := s.ghosts[ident]; gone || (ev.Relation == ident && (ev.Departing == unit || ev.RemoteUnit == unit)) {
+	if _, gone := s.in.ghosts[ident]; gone || (ev.Relation == ident && (ev.Departing == unit || ev.RemoteUnit == unit)) {
 		return map[string]string{}, nil
 	}
 	return nil, fmt.Errorf("cannot read settings for unit %q in relation %q: unit is not a member", unit, ident)
@@ -146,26 +115,26 @@ func (s *session) readUnit(c *call, ident, unit string) (map[string]string, erro
 // readApp returns a service's bag in ident: the unit's own service's
 // (with the leader's writes) or the remote one's.
 func (s *session) readApp(ident, app string) (map[string]string, error) {
-	r, ok := s.rels[ident]
+	r, ok := s.in.rels[ident]
 	if !ok {
-		if s.ghosts[ident].remoteApp == app || app == s.u.Service {
+		if s.in.ghosts[ident].remoteApp == app || app == s.in.u.Service {
 			return map[string]string{}, nil
 		}
 		return nil, fmt.Errorf("cannot read settings for application %q in relation %q: not in the relation", app, ident)
 	}
 	switch {
-	case app == s.u.Service && !s.u.Leader && !s.isPeer(ident):
+	case app == s.in.u.Service && !s.in.u.Leader && !s.in.isPeer(ident):
 		// Juju's controller lets only the leader read its own
 		// application's bag over a provider-requirer relation
 		// (uniter facade, readLocalApplicationSettings: ErrPerm).
 		return nil, errPermission
-	case app == s.u.Service:
+	case app == s.in.u.Service:
 		// Over a peer relation the remote service is the unit's own; a
 		// universe may carry that bag as app or as remote_app.
-		if _, written := s.app[ident]; !written && len(r.App) == 0 && s.isPeer(ident) {
+		if _, written := s.writes.app[ident]; !written && len(r.App) == 0 && s.in.isPeer(ident) {
 			return r.RemoteApp, nil
 		}
-		return s.appBag(ident), nil
+		return s.writes.appBag(&s.in, ident), nil
 	case app == r.RemoteService:
 		return r.RemoteApp, nil
 	}
@@ -176,7 +145,7 @@ func (s *session) readApp(ident, app string) (map[string]string, error) {
 // empty value deletes the key; key=value arguments override the file, as
 // in Juju. --app writes the unit's service's bag and is leader only.
 func relationSet(s *session, c *call) (any, error) {
-	ident, err := s.relationArg(c)
+	ident, err := s.in.relationArg(c)
 	if err != nil {
 		return nil, err
 	}
@@ -185,18 +154,18 @@ func relationSet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	app := c.f.bool("app")
-	if app && !s.u.Leader {
+	if app && !s.in.u.Leader {
 		return nil, fmt.Errorf("cannot write application settings: not the leader")
 	}
-	if _, gone := s.ghosts[ident]; gone {
+	if _, gone := s.in.ghosts[ident]; gone {
 		// The relation is being torn down: there is no bag left to write.
 		s.log.Debug("dropped settings written to a relation that is gone", "hook", c.event().Hook, "relation", ident)
 		return noOutput{}, nil
 	}
 	if app {
-		s.app[ident] = write(s.appBag(ident), settings)
+		s.writes.app[ident] = write(s.writes.appBag(&s.in, ident), settings)
 	} else {
-		s.local[ident] = write(s.localBag(ident), settings)
+		s.writes.local[ident] = write(s.writes.localBag(&s.in, ident), settings)
 	}
 	return noOutput{}, nil
 }
@@ -219,12 +188,12 @@ func relationIDs(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	ids := []string{}
-	for _, r := range s.u.Relations {
+	for _, r := range s.in.u.Relations {
 		if r.Name == name {
 			ids = append(ids, r.Ident)
 		}
 	}
-	sort.Slice(ids, func(i, j int) bool { return s.rels[ids[i]].ID < s.rels[ids[j]].ID })
+	sort.Slice(ids, func(i, j int) bool { return s.in.rels[ids[i]].ID < s.in.rels[ids[j]].ID })
 	return ids, nil
 }
 
@@ -232,7 +201,7 @@ func relationIDs(s *session, c *call) (any, error) {
 // the unit's view of the relation (see remoteUnits), or with --app the
 // remote service's name.
 func relationList(s *session, c *call) (any, error) {
-	ident, err := s.relationArg(c)
+	ident, err := s.in.relationArg(c)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +209,7 @@ func relationList(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	if c.f.bool("app") {
-		return s.remoteService(ident), nil
+		return s.in.remoteService(ident), nil
 	}
 	return s.remoteUnits(ident, c.event()), nil
 }

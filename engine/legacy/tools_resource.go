@@ -5,7 +5,7 @@ import (
 )
 
 func init() {
-	tools["resource-get"] = tool{run: resourceGet, keep: keepHook}
+	tools["resource-get"] = tool{run: inputsTool((*inputs).resourceGet), keep: keepHook}
 }
 
 // rawText is a tool's output printed as it is, without the newline the
@@ -17,7 +17,7 @@ type rawText string
 // newline as Juju prints it. A resource the environment does not provide
 // fails as Juju's does for a local charm deployed without it: Juju's
 // controller has no file to serve, and the tool annotates its not-found.
-func resourceGet(s *session, c *call) (any, error) {
+func (in *inputs) resourceGet(c *call) (any, error) {
 	args := c.f.args
 	if len(args) < 1 {
 		return nil, usagef("missing required resource name")
@@ -26,7 +26,7 @@ func resourceGet(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	name := args[0]
-	path, ok := s.resources[name]
+	path, ok := in.resources[name]
 	if !ok {
 		return nil, fmt.Errorf("could not download resource: resource %q not found", name)
 	}

@@ -30,21 +30,21 @@ var (
 
 func init() {
 	for name, t := range map[string]tool{
-		"secret-add":      {flags: secretMetaFlags, run: secretAdd, write: true},
-		"secret-set":      {flags: secretMetaFlags, run: secretSet, write: true},
-		"secret-get":      {flags: []flagDef{labelFlag, {name: "peek", isBool: true}, {name: "refresh", isBool: true}, formatFlag}, run: secretGet, write: true},
-		"secret-remove":   {flags: []flagDef{{name: "revision"}}, run: secretRemove, write: true},
-		"secret-grant":    {flags: []flagDef{relationFlag, {name: "unit"}}, run: secretGrant, write: true},
-		"secret-revoke":   {flags: []flagDef{relationFlag, {name: "app"}, {name: "unit"}}, run: secretRevoke, write: true},
-		"secret-ids":      {flags: []flagDef{formatFlag}, run: secretIDs, keep: keepWrite},
-		"secret-info-get": {flags: []flagDef{labelFlag, formatFlag}, run: secretInfoGet, keep: keepWrite},
+		"secret-add":      {flags: secretMetaFlags, run: secretTool((*secretWork).add), write: true},
+		"secret-set":      {flags: secretMetaFlags, run: secretTool((*secretWork).set), write: true},
+		"secret-get":      {flags: []flagDef{labelFlag, {name: "peek", isBool: true}, {name: "refresh", isBool: true}, formatFlag}, run: secretTool((*secretWork).get), write: true},
+		"secret-remove":   {flags: []flagDef{{name: "revision"}}, run: secretTool((*secretWork).remove), write: true},
+		"secret-grant":    {flags: []flagDef{relationFlag, {name: "unit"}}, run: secretTool((*secretWork).grant), write: true},
+		"secret-revoke":   {flags: []flagDef{relationFlag, {name: "app"}, {name: "unit"}}, run: secretTool((*secretWork).revoke), write: true},
+		"secret-ids":      {flags: []flagDef{formatFlag}, run: secretTool((*secretWork).ids), keep: keepWrite},
+		"secret-info-get": {flags: []flagDef{labelFlag, formatFlag}, run: secretTool((*secretWork).infoGet), keep: keepWrite},
 	} {
 		tools[name] = t
 	}
 }
 
-// secretWork is a call's secrets: the universe's, as this call changed
-// them, and the changes for the result.
+// secretWork is a call's secrets, whose tools are its methods: the
+// universe's, as this call changed them, and the changes for the result.
 type secretWork struct {
 	byID    map[string]*charmapi.Secret // by "secret:<id>"
 	changes []charmapi.SecretChange
@@ -60,12 +60,18 @@ func (s *session) secrets() *secretWork {
 		return s.sec
 	}
 	w := &secretWork{byID: map[string]*charmapi.Secret{}}
-	for i := range s.u.Secrets {
-		c := s.u.Secrets[i]
+	for i := range s.in.u.Secrets {
+		c := s.in.u.Secrets[i]
 		w.byID[c.ID] = &c
 	}
 	s.sec = w
 	return w
+}
+
+// secretTool runs a secret tool on the call's secrets, which it reads
+// and writes, and the run's inputs.
+func secretTool(run func(w *secretWork, in *inputs, c *call) (any, error)) func(s *session, c *call) (any, error) {
+	return func(s *session, c *call) (any, error) { return run(s.secrets(), &s.in, c) }
 }
 
 // change returns the pending change op of id, adding one if there is none:
@@ -109,28 +115,15 @@ func (w *secretWork) find(id, label string) (*charmapi.Secret, error) {
 // ownedSecret finds secret uri in w and refuses it unless the unit may
 // manage it: what secret-set, secret-remove, secret-grant and
 // secret-revoke act on.
-func (s *session) ownedSecret(w *secretWork, uri string) (*charmapi.Secret, error) {
+func (w *secretWork) ownedSecret(in *inputs, uri string) (*charmapi.Secret, error) {
 	sec, err := w.find(uri, "")
 	if err != nil {
 		return nil, err
 	}
-	if err := s.owned(sec); err != nil {
+	if err := in.mayManage(sec); err != nil {
 		return nil, err
 	}
 	return sec, nil
-}
-
-// owned refuses a secret the unit may not manage.
-func (s *session) owned(sec *charmapi.Secret) error {
-	switch sec.Owner {
-	case "":
-		return fmt.Errorf("permission denied: %s does not own secret %s", s.u.Unit, sec.ID)
-	case model.SecretOwnerApp:
-		if !s.u.Leader {
-			return fmt.Errorf("permission denied: secret %s is owned by %s and this unit is not the leader", sec.ID, s.u.Service)
-		}
-	}
-	return nil
 }
 
 // secretMeta reads the metadata flags of secret-add and secret-set into
@@ -253,10 +246,10 @@ func readSecretFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// secretAdd is `secret-add [--owner application|unit] [--label L]
+// add is `secret-add [--owner application|unit] [--label L]
 // [--description D] [--expire E] [--rotate P] key=value...`: it prints
 // the new secret's URI.
-func secretAdd(s *session, c *call) (any, error) {
+func (w *secretWork) add(in *inputs, c *call) (any, error) {
 	owner := c.f.str("owner")
 	if owner == "" {
 		owner = model.SecretOwnerApp
@@ -271,10 +264,9 @@ func secretAdd(s *session, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if owner == model.SecretOwnerApp && !s.u.Leader {
+	if owner == model.SecretOwnerApp && !in.u.Leader {
 		return nil, errors.New("cannot create secret owned by the application: this unit is not the leader")
 	}
-	w := s.secrets()
 	sec := &charmapi.Secret{Owner: owner, Revision: 1, Latest: 1, Revisions: []int{1}, Content: content}
 	ch := charmapi.SecretChange{Op: model.SecretOpAdd, Owner: owner, Content: content}
 	if err := secretMeta(c, &ch, sec, time.Now()); err != nil {
@@ -295,18 +287,17 @@ func secretAdd(s *session, c *call) (any, error) {
 	return sec.ID, nil
 }
 
-// secretSet is `secret-set ID [flags] [key=value...]`: a new revision
+// set is `secret-set ID [flags] [key=value...]`: a new revision
 // when content is given (one per hook however often it is called), and
 // new metadata.
-func secretSet(s *session, c *call) (any, error) {
+func (w *secretWork) set(in *inputs, c *call) (any, error) {
 	if len(c.f.args) == 0 {
 		return nil, usagef("missing secret URI")
 	}
 	if len(c.f.args) == 1 && len(c.f.values) == 0 {
 		return nil, usagef("at least one attribute to update must be specified")
 	}
-	w := s.secrets()
-	sec, err := s.ownedSecret(w, c.f.args[0])
+	sec, err := w.ownedSecret(in, c.f.args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -329,8 +320,8 @@ func secretSet(s *session, c *call) (any, error) {
 	return noOutput{}, nil
 }
 
-// secretGet is `secret-get [ID] [--label L] [--peek|--refresh] [KEY]`.
-func secretGet(s *session, c *call) (any, error) {
+// get is `secret-get [ID] [--label L] [--peek|--refresh] [KEY]`.
+func (w *secretWork) get(in *inputs, c *call) (any, error) {
 	args := c.f.args
 	id, key := "", ""
 	if len(args) > 0 && (!c.f.has("label") || strings.HasPrefix(args[0], "secret:") || model.CheckSecretID(args[0]) == nil) {
@@ -346,7 +337,6 @@ func secretGet(s *session, c *call) (any, error) {
 	if c.f.bool("peek") && c.f.bool("refresh") {
 		return nil, usagef("specify one of --peek or --refresh but not both")
 	}
-	w := s.secrets()
 	label := c.f.str("label")
 	sec, err := w.find(id, label)
 	if err != nil {
@@ -375,7 +365,7 @@ func secretGet(s *session, c *call) (any, error) {
 			})
 		}
 	} else if id != "" && label != "" && sec.Label != label {
-		if err := s.owned(sec); err != nil {
+		if err := in.mayManage(sec); err != nil {
 			return nil, err
 		}
 		ch := w.change(model.SecretOpSet, sec.ID)
@@ -394,8 +384,8 @@ func secretGet(s *session, c *call) (any, error) {
 	return maps.Clone(content), nil
 }
 
-// secretRemove is `secret-remove ID [--revision N]`.
-func secretRemove(s *session, c *call) (any, error) {
+// remove is `secret-remove ID [--revision N]`.
+func (w *secretWork) remove(in *inputs, c *call) (any, error) {
 	if len(c.f.args) != 1 {
 		return nil, usagef("give one secret URI")
 	}
@@ -407,11 +397,10 @@ func secretRemove(s *session, c *call) (any, error) {
 		}
 		rev = n
 	}
-	w := s.secrets()
 	if bare, err := model.ParseSecretURI(c.f.args[0]); err == nil && w.removed["secret:"+bare] {
 		return noOutput{}, nil
 	}
-	sec, err := s.ownedSecret(w, c.f.args[0])
+	sec, err := w.ownedSecret(in, c.f.args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -434,34 +423,33 @@ func secretRemove(s *session, c *call) (any, error) {
 	return noOutput{}, nil
 }
 
-// secretGrant is `secret-grant ID -r RELATION [--unit UNIT]`.
-func secretGrant(s *session, c *call) (any, error) {
-	return secretAccess(s, c, model.SecretOpGrant)
+// grant is `secret-grant ID -r RELATION [--unit UNIT]`.
+func (w *secretWork) grant(in *inputs, c *call) (any, error) {
+	return w.access(in, c, model.SecretOpGrant)
 }
 
-// secretRevoke is `secret-revoke ID [-r RELATION] [--app APP] [--unit UNIT]`.
-func secretRevoke(s *session, c *call) (any, error) {
-	return secretAccess(s, c, model.SecretOpRevoke)
+// revoke is `secret-revoke ID [-r RELATION] [--app APP] [--unit UNIT]`.
+func (w *secretWork) revoke(in *inputs, c *call) (any, error) {
+	return w.access(in, c, model.SecretOpRevoke)
 }
 
-func secretAccess(s *session, c *call, op string) (any, error) {
+func (w *secretWork) access(in *inputs, c *call, op string) (any, error) {
 	if len(c.f.args) != 1 {
 		return nil, usagef("give one secret URI")
 	}
-	w := s.secrets()
-	sec, err := s.ownedSecret(w, c.f.args[0])
+	sec, err := w.ownedSecret(in, c.f.args[0])
 	if err != nil {
 		return nil, err
 	}
 	ch := charmapi.SecretChange{Op: op, ID: sec.ID, Unit: c.f.str("unit")}
 	switch {
 	case c.f.has("relation"):
-		ident, ok := s.relationByID(c.f.str("relation"))
-		if _, live := s.rels[ident]; !ok || !live {
+		ident, ok := in.relationByID(c.f.str("relation"))
+		if _, live := in.rels[ident]; !ok || !live {
 			return nil, fmt.Errorf("relation %q not found", c.f.str("relation"))
 		}
 		ch.Relation = ident
-		if u := ch.Unit; u != "" && model.ServiceOf(u) != s.rels[ident].RemoteService {
+		if u := ch.Unit; u != "" && model.ServiceOf(u) != in.rels[ident].RemoteService {
 			return nil, fmt.Errorf("unit %q is not in relation %s", u, ident)
 		}
 	case op == model.SecretOpGrant:
@@ -475,13 +463,12 @@ func secretAccess(s *session, c *call, op string) (any, error) {
 	return noOutput{}, nil
 }
 
-// secretIDs is `secret-ids`: the URIs of the secrets the unit owns, its
+// ids is `secret-ids`: the URIs of the secrets the unit owns, its
 // own and, all units of it, its application's.
-func secretIDs(s *session, c *call) (any, error) {
+func (w *secretWork) ids(in *inputs, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	w := s.secrets()
 	out := []string{}
 	for _, id := range slices.Sorted(maps.Keys(w.byID)) {
 		if w.byID[id].Owner != "" {
@@ -491,9 +478,9 @@ func secretIDs(s *session, c *call) (any, error) {
 	return out, nil
 }
 
-// secretInfoGet is `secret-info-get [ID] [--label L]`: an owner's view of
+// infoGet is `secret-info-get [ID] [--label L]`: an owner's view of
 // a secret's metadata, keyed by its bare id, as Juju prints it.
-func secretInfoGet(s *session, c *call) (any, error) {
+func (w *secretWork) infoGet(in *inputs, c *call) (any, error) {
 	id := ""
 	if len(c.f.args) > 0 {
 		id = c.f.args[0]
@@ -504,7 +491,7 @@ func secretInfoGet(s *session, c *call) (any, error) {
 	if id != "" && c.f.has("label") {
 		return nil, usagef("specify either a secret URI or label but not both")
 	}
-	sec, err := s.secrets().find(id, c.f.str("label"))
+	sec, err := w.find(id, c.f.str("label"))
 	if err != nil {
 		return nil, err
 	}

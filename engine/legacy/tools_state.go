@@ -28,9 +28,9 @@ var stateGetFlags = []flagDef{formatFlag, {name: "strict", isBool: true}}
 
 // charmState is the charm's state as the hook sees it: the unit's with
 // the hook's writes, keys without the prefix.
-func (s *session) charmState() map[string]string {
+func (w *hookWrites) charmState() map[string]string {
 	out := map[string]string{}
-	for k, v := range s.state {
+	for k, v := range w.state {
 		if key, ok := strings.CutPrefix(k, model.StateCharmPrefix); ok {
 			out[key] = v
 		}
@@ -40,15 +40,15 @@ func (s *session) charmState() map[string]string {
 
 // stateGet is `state-get [KEY|-] [--strict]`: one value ("" for a key
 // not set, an error with --strict), or every key and value.
-func stateGet(s *session, c *call) (any, error) {
+func (w *hookWrites) stateGet(c *call) (any, error) {
 	key, err := keyArg(c.f.args)
 	if err != nil {
 		return nil, err
 	}
 	if key == "" {
-		return s.charmState(), nil
+		return w.charmState(), nil
 	}
-	v, ok := s.state[model.StateCharmPrefix+key]
+	v, ok := w.state[model.StateCharmPrefix+key]
 	if !ok && c.f.bool("strict") {
 		return nil, fmt.Errorf("%q not found", key)
 	}
@@ -57,7 +57,7 @@ func stateGet(s *session, c *call) (any, error) {
 
 // stateSet is `state-set [--file F|-] KEY=VALUE...`: the file's YAML map,
 // then the arguments over it. An empty value is kept as one, as Juju's.
-func stateSet(s *session, c *call) (any, error) {
+func (w *hookWrites) stateSet(c *call) (any, error) {
 	values, err := settingsArgs(c)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func stateSet(s *session, c *call) (any, error) {
 			return nil, fmt.Errorf("max allowed value length (%d) exceeded", maxCharmStateValue)
 		}
 	}
-	next := maps.Clone(s.state)
+	next := maps.Clone(w.state)
 	if next == nil {
 		next = map[string]string{}
 	}
@@ -83,13 +83,13 @@ func stateSet(s *session, c *call) (any, error) {
 	if _, err := model.CheckSettings(next); err != nil {
 		return nil, fmt.Errorf("max allowed charm state size (%d bytes, keys and values of the unit's state together) exceeded: %v", model.MaxSettingsBytes, err)
 	}
-	s.state, s.stateSet = next, true
+	w.state, w.stateWritten = next, true
 	return noOutput{}, nil
 }
 
 // stateDelete is `state-delete KEY`; a key not set, or none, changes
 // nothing.
-func stateDelete(s *session, c *call) (any, error) {
+func (w *hookWrites) stateDelete(c *call) (any, error) {
 	args := c.f.args
 	if len(args) == 0 {
 		return noOutput{}, nil
@@ -98,11 +98,11 @@ func stateDelete(s *session, c *call) (any, error) {
 		return nil, err
 	}
 	k := model.StateCharmPrefix + args[0]
-	if _, ok := s.state[k]; !ok {
+	if _, ok := w.state[k]; !ok {
 		return noOutput{}, nil
 	}
-	next := maps.Clone(s.state)
+	next := maps.Clone(w.state)
 	delete(next, k)
-	s.state, s.stateSet = next, true
+	w.state, w.stateWritten = next, true
 	return noOutput{}, nil
 }

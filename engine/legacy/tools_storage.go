@@ -19,9 +19,9 @@ import (
 // storage-attached hooks.
 
 func init() {
-	tools["storage-get"] = tool{flags: []flagDef{{name: "s"}, formatFlag}, run: storageGet, keep: keepHook}
-	tools["storage-list"] = tool{flags: []flagDef{formatFlag}, run: storageList, keep: keepHook}
-	tools["storage-add"] = tool{run: storageAdd, write: true}
+	tools["storage-get"] = tool{flags: []flagDef{{name: "s"}, formatFlag}, run: inputsTool((*inputs).storageGet), keep: keepHook}
+	tools["storage-list"] = tool{flags: []flagDef{formatFlag}, run: inputsTool((*inputs).storageList), keep: keepHook}
+	tools["storage-add"] = tool{run: writesOverInputsTool((*hookWrites).storageAdd), write: true}
 }
 
 // storageEnv sets a storage hook's variables as Juju's context does.
@@ -36,8 +36,8 @@ func storageEnv(env map[string]string, all []charmapi.Storage, id string) {
 }
 
 // storage finds one of the unit's instances by id.
-func (s *session) storage(id string) (charmapi.Storage, bool) {
-	for _, st := range s.u.Storage {
+func (in *inputs) storage(id string) (charmapi.Storage, bool) {
+	for _, st := range in.u.Storage {
 		if st.ID == id {
 			return st, true
 		}
@@ -47,14 +47,14 @@ func (s *session) storage(id string) (charmapi.Storage, bool) {
 
 // storageGet is `storage-get [-s ID] [KEY]`: the instance of the running
 // storage hook, or the one -s names; kind and location, or the one KEY.
-func storageGet(s *session, c *call) (any, error) {
+func (in *inputs) storageGet(c *call) (any, error) {
 	id := c.event().Storage
 	if c.f.has("s") {
 		id = c.f.str("s")
 		if model.CheckStorageID(id) != nil {
 			return nil, usagef("invalid value %q for option -s: invalid storage ID %q", id, id)
 		}
-		if _, ok := s.storage(id); !ok {
+		if _, ok := in.storage(id); !ok {
 			return nil, usagef("invalid value %q for option -s: storage %s not found", id, id)
 		}
 	}
@@ -64,7 +64,7 @@ func storageGet(s *session, c *call) (any, error) {
 	if len(c.f.args) > 1 {
 		return nil, checkEmpty(c.f.args[1:])
 	}
-	st, ok := s.storage(id)
+	st, ok := in.storage(id)
 	if !ok {
 		return nil, usagef("storage %s not found", id)
 	}
@@ -80,12 +80,12 @@ func storageGet(s *session, c *call) (any, error) {
 }
 
 // storageList is `storage-list [NAME]`: the ids of the unit's instances.
-func storageList(s *session, c *call) (any, error) {
+func (in *inputs) storageList(c *call) (any, error) {
 	if len(c.f.args) > 1 {
 		return nil, checkEmpty(c.f.args[1:])
 	}
 	ids := []string{}
-	for _, st := range s.u.Storage {
+	for _, st := range in.u.Storage {
 		if len(c.f.args) == 0 || st.Name == c.f.args[0] {
 			ids = append(ids, st.ID)
 		}
@@ -97,7 +97,7 @@ func storageList(s *session, c *call) (any, error) {
 // each store (default 1), carried by the result. Juju's directives also
 // take a pool and a size; a unit's instances here are directories, so
 // only a count is accepted, as Juju's own storage-add insists.
-func storageAdd(s *session, c *call) (any, error) {
+func (w *hookWrites) storageAdd(in *inputs, c *call) (any, error) {
 	if len(c.f.args) == 0 {
 		return nil, usagef("storage add requires a storage directive")
 	}
@@ -120,7 +120,7 @@ func storageAdd(s *session, c *call) (any, error) {
 		}
 		add[name] += n
 	}
-	stores, err := s.declaredStores()
+	stores, err := in.declaredStores()
 	if err != nil {
 		return nil, err
 	}
@@ -129,39 +129,39 @@ func storageAdd(s *session, c *call) (any, error) {
 			// Juju's state refuses it when the hook's context is
 			// flushed; here the call itself fails, before anything is
 			// recorded, so that the hook sees it where it asked.
-			return nil, fmt.Errorf("adding %q storage to %s: charm storage %q not found", name, s.u.Unit, name)
+			return nil, fmt.Errorf("adding %q storage to %s: charm storage %q not found", name, in.u.Unit, name)
 		}
 	}
 	for name, n := range add {
-		if total := s.storageAdd[name] + n; total > model.MaxUnitStorage {
+		if total := w.storageAsked[name] + n; total > model.MaxUnitStorage {
 			return nil, usagef("storage-add %s: %d instances asked for in one hook run; the limit is %d", name, total, model.MaxUnitStorage)
 		}
 	}
-	if s.storageAdd == nil {
-		s.storageAdd = map[string]int{}
+	if w.storageAsked == nil {
+		w.storageAsked = map[string]int{}
 	}
 	for name, n := range add {
-		s.storageAdd[name] += n
+		w.storageAsked[name] += n
 	}
 	return noOutput{}, nil
 }
 
 // declaredStores are the stores the charm's metadata declares, read once
 // per session.
-func (s *session) declaredStores() (map[string]bool, error) {
-	if s.stores != nil {
-		return s.stores, nil
+func (in *inputs) declaredStores() (map[string]bool, error) {
+	if in.stores != nil {
+		return in.stores, nil
 	}
-	if s.charmDir == "" {
+	if in.charmDir == "" {
 		return nil, fmt.Errorf("storage-add: the charm's directory is not known, so its stores are not")
 	}
-	meta, err := schemas.LoadCharmMeta(s.charmDir)
+	meta, err := schemas.LoadCharmMeta(in.charmDir)
 	if err != nil {
 		return nil, fmt.Errorf("storage-add: read the charm's metadata: %w", err)
 	}
-	s.stores = map[string]bool{}
+	in.stores = map[string]bool{}
 	for name := range meta.Storage {
-		s.stores[name] = true
+		in.stores[name] = true
 	}
-	return s.stores, nil
+	return in.stores, nil
 }

@@ -31,7 +31,7 @@ func callStorage(t *testing.T, e charmapi.Event, tool string, args ...string) re
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.charmDir = storeCharm
+	s.in.charmDir = storeCharm
 	s.begin("ctx", e)
 	r := s.call(&request{Context: "ctx", Tool: tool, Args: args})
 	r.Keep, r.Gen = 0, 0
@@ -83,7 +83,7 @@ func TestStorageAddGoesIntoTheResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.charmDir = storeCharm
+	s.in.charmDir = storeCharm
 	s.begin("ctx", charmapi.Event{Hook: "config-changed"})
 	for _, args := range [][]string{{"logs"}, {"logs=2", "data=1"}, {"logs=40"}, {"logs", "nosuch"}} {
 		s.call(&request{Context: "ctx", Tool: "storage-add", Args: args})

@@ -21,7 +21,7 @@ func callIn(t *testing.T, u *charmapi.Universe, e charmapi.Event, tool string, a
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.net = testNet
+	s.in.net = testNet
 	s.begin("ctx", e)
 	r := s.call(&request{Context: "ctx", Tool: tool, Args: args})
 	// What the tool prints and its status: how long it may be kept is

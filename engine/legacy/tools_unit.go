@@ -15,7 +15,7 @@ import (
 // configGet is `config-get [KEY] [--all]`: one option, or every option
 // that has a value (--all: null ones too). A missing key prints nothing,
 // never an error, as in Juju.
-func configGet(s *session, c *call) (any, error) {
+func (in *inputs) configGet(c *call) (any, error) {
 	args := c.f.args
 	key := ""
 	if len(args) > 0 {
@@ -28,10 +28,10 @@ func configGet(s *session, c *call) (any, error) {
 		if c.f.bool("all") {
 			return nil, usagef("cannot use argument --all together with key %q", key)
 		}
-		return s.u.Config[key], nil
+		return in.u.Config[key], nil
 	}
 	out := map[string]any{}
-	for k, v := range s.u.Config {
+	for k, v := range in.u.Config {
 		if v != nil || c.f.bool("all") {
 			out[k] = v
 		}
@@ -41,7 +41,7 @@ func configGet(s *session, c *call) (any, error) {
 
 // unitGet is `unit-get private-address|public-address`. A unit has one
 // address here, so both give it.
-func unitGet(s *session, c *call) (any, error) {
+func (in *inputs) unitGet(c *call) (any, error) {
 	args := c.f.args
 	if len(args) == 0 {
 		return nil, usagef("no setting specified")
@@ -51,18 +51,18 @@ func unitGet(s *session, c *call) (any, error) {
 	}
 	switch args[0] {
 	case "private-address", "public-address":
-		return s.address(), nil
+		return in.address(), nil
 	}
 	return nil, usagef("unknown setting %q", args[0])
 }
 
 // address is the unit's address: the universe's, else the private-address
 // the engine put in the unit's own relation settings.
-func (s *session) address() string {
-	if s.u.Address != "" {
-		return s.u.Address
+func (in *inputs) address() string {
+	if in.u.Address != "" {
+		return in.u.Address
 	}
-	for _, r := range s.u.Relations {
+	for _, r := range in.u.Relations {
 		if a := r.Local["private-address"]; a != "" {
 			return a
 		}
@@ -71,19 +71,11 @@ func (s *session) address() string {
 }
 
 // isLeader is `is-leader`: True or False.
-func isLeader(s *session, c *call) (any, error) {
+func (in *inputs) isLeader(c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	return s.u.Leader, nil
-}
-
-// leaderData is the service's leader data with this unit's writes.
-func (s *session) currentLeaderData() map[string]string {
-	if s.leaderData != nil {
-		return s.leaderData
-	}
-	return s.u.LeaderData
+	return in.u.Leader, nil
 }
 
 // keyArg is the one optional KEY of leader-get and state-get: "" for
@@ -100,12 +92,12 @@ func keyArg(args []string) (string, error) {
 }
 
 // leaderGet is `leader-get [KEY|-]`.
-func leaderGet(s *session, c *call) (any, error) {
+func (w *hookWrites) leaderGet(in *inputs, c *call) (any, error) {
 	key, err := keyArg(c.f.args)
 	if err != nil {
 		return nil, err
 	}
-	data := s.currentLeaderData()
+	data := w.currentLeaderData(in)
 	if key != "" {
 		if v, ok := data[key]; ok {
 			return v, nil
@@ -120,15 +112,15 @@ func leaderGet(s *session, c *call) (any, error) {
 }
 
 // leaderSet is `leader-set K=V...`, leader only; an empty value deletes.
-func leaderSet(s *session, c *call) (any, error) {
+func (w *hookWrites) leaderSet(in *inputs, c *call) (any, error) {
 	settings, err := parseKeyValues(c.f.args)
 	if err != nil {
 		return nil, err
 	}
-	if !s.u.Leader {
+	if !in.u.Leader {
 		return nil, fmt.Errorf("cannot write leadership settings: cannot write settings: not the leader")
 	}
-	s.leaderData = write(s.currentLeaderData(), settings)
+	w.leaderData = write(w.currentLeaderData(in), settings)
 	return noOutput{}, nil
 }
 
@@ -136,7 +128,7 @@ func leaderSet(s *session, c *call) (any, error) {
 var workloadStates = []string{"maintenance", "blocked", "waiting", "active"}
 
 // statusSet is `status-set [--application] STATE [MSG]`.
-func statusSet(s *session, c *call) (any, error) {
+func (w *hookWrites) statusSet(in *inputs, c *call) (any, error) {
 	args := c.f.args
 	if len(args) < 1 {
 		return nil, usagef("invalid args, require <status> [message]")
@@ -156,7 +148,7 @@ func statusSet(s *session, c *call) (any, error) {
 		}
 	}
 	if c.f.bool("application") {
-		if !s.u.Leader {
+		if !in.u.Leader {
 			return nil, fmt.Errorf("this unit is not the leader")
 		}
 		// The result has no application status: it is kept in the
@@ -166,25 +158,25 @@ func statusSet(s *session, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.appStatus = st
-		s.setState(model.StateAppStatus, string(b))
+		w.appStatus = st
+		w.setState(model.StateAppStatus, string(b))
 		return noOutput{}, nil
 	}
-	s.status, s.statusSet = st, true
+	w.status, w.statusWritten = st, true
 	return noOutput{}, nil
 }
 
 // statusGet is `status-get [--include-data] [--application]`.
-func statusGet(s *session, c *call) (any, error) {
+func (w *hookWrites) statusGet(in *inputs, c *call) (any, error) {
 	if err := checkEmpty(c.f.args); err != nil {
 		return nil, err
 	}
-	st := s.status
+	st := w.status
 	if c.f.bool("application") {
-		if !s.u.Leader {
+		if !in.u.Leader {
 			return nil, fmt.Errorf("finding application status: this unit is not the leader")
 		}
-		st = s.applicationStatus()
+		st = w.applicationStatus()
 	}
 	if st == nil {
 		st = &charmapi.Status{State: "unknown"}
@@ -228,6 +220,6 @@ func jujuLog(s *session, c *call) (any, error) {
 			s.log.Warn("juju-log: unknown log level, using INFO", "level", c.f.str("log-level"))
 		}
 	}
-	s.log.Log(level, msg, "unit", s.u.Unit, "hook", c.event().Hook)
+	s.log.Log(level, msg, "unit", s.in.u.Unit, "hook", c.event().Hook)
 	return noOutput{}, nil
 }

@@ -79,17 +79,17 @@ func (s *session) before(ev charmapi.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case ev.Hook == hookInstall && !s.statusSet:
+	case ev.Hook == hookInstall && !s.writes.statusWritten:
 		st := statusInstalling
-		s.status = &st
+		s.writes.status = &st
 		s.gen++
-	case ev.Hook == hookStop && s.u.Life != "alive":
+	case ev.Hook == hookStop && s.in.u.Life != "alive":
 		st := statusStopping
-		s.status, s.statusSet = &st, true
+		s.writes.status, s.writes.statusWritten = &st, true
 		s.gen++
 	case ev.Hook == hookRemove:
 		st := statusCleaning
-		s.status, s.statusSet = &st, true
+		s.writes.status, s.writes.statusWritten = &st, true
 		s.gen++
 	}
 }
@@ -109,9 +109,9 @@ func (s *session) after(ev charmapi.Event) {
 			delete(set, ev.RemoteUnit)
 		}
 	}
-	if ev.Hook == hookStart && !s.statusSet {
+	if ev.Hook == hookStart && !s.writes.statusWritten {
 		st := statusUnknown
-		s.status, s.statusSet = &st, true
+		s.writes.status, s.writes.statusWritten = &st, true
 		s.gen++
 	}
 }
