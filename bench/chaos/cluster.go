@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/bench/release"
+	"github.com/fixpoint/fixpoint/engine/api"
 )
 
 // server is one `fixpoint server` and where it keeps its data.
