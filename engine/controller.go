@@ -36,10 +36,12 @@ type Controller struct {
 func NewController(store Store, opts Options) *Controller {
 	opts.defaults()
 	o := &opts
-	l := ledger.New(ledger.Options{Backoff: o.Backoff, Lease: o.Lease, UpdateStatus: o.UpdateStatus, Now: o.Now},
+	told := &statusTold{}
+	l := ledger.New(ledger.Options{Backoff: o.Backoff, Lease: o.Lease, UpdateStatus: o.UpdateStatus, Now: o.Now, Status: told},
 		ledger.Builder{Build: Build, BuildHashed: buildHashed, Result: ResultOf})
 	stat := newStatusState(o.Now, l.Views())
-	work := newHandout(store, o, l, stat.changed, &stat.inbox)
+	told.changed, told.inbox = stat.changed, &stat.inbox
+	work := newHandout(store, o, l)
 	return &Controller{store: store, opts: o, work: work, stat: stat, reads: &reads{store: store, opts: o, work: work, stat: stat, views: l.Views()}}
 }
 

@@ -26,14 +26,10 @@ type handout struct {
 	passes   *passq.Queue[*pollLook]
 	contacts *liveness.Contacts
 	leases   leaseWatch
-	// changed and inbox are status's: its generation, and the units to
-	// recount, which the ledger's changes move.
-	changed *generation
-	inbox   *recountInbox
 }
 
-func newHandout(store Store, opts *Options, l *ledger.Ledger, changed *generation, inbox *recountInbox) *handout {
-	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*pollLook](), contacts: liveness.New(), changed: changed, inbox: inbox}
+func newHandout(store Store, opts *Options, l *ledger.Ledger) *handout {
+	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*pollLook](), contacts: liveness.New()}
 	h.passes = passq.New(maxPass, h.servePass, opts.Served)
 	return h
 }
@@ -49,15 +45,6 @@ func (h *handout) apply(w *ledger.Owed) {
 		return
 	}
 	defer w.Done()
-	switch {
-	case w.RecountAll:
-		h.inbox.markAll()
-	case len(w.Recount) > 0:
-		h.inbox.mark(w.Recount...)
-	}
-	if w.Status {
-		h.changed.note()
-	}
 	if !w.LeaseBy.IsZero() {
 		h.leases.by(w.LeaseBy, w.LeaseAt, h.expireLeases)
 	}

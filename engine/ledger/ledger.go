@@ -18,10 +18,12 @@ import (
 // consumes their notes, and rebuilds views, under mu and the store's read
 // lock.
 //
-// It wakes nobody and tells nobody itself: each method that moves what a
-// poll or status would find returns what it owes (Owed), which the
-// caller acts on once mu is released. Under mu it takes only the views'
-// lock, a leaf.
+// It wakes nobody itself: each method that moves what a poll would find
+// returns what it owes (Owed), which the caller acts on once mu is
+// released. Status it tells under mu (Options.Status), so that a reader
+// that finds the views brought up to its state finds status told of what
+// moved too. Under mu it takes only leaf locks: the views' and those of
+// the Status it is given.
 type Ledger struct {
 	mu    sync.Mutex
 	opts  Options
@@ -54,6 +56,17 @@ type Options struct {
 	// positive turns the timer off.
 	UpdateStatus time.Duration
 	Now          func() time.Time
+	// Status is told what the ledger's changes move in status.
+	Status Status
+}
+
+// Status is what the ledger tells status, under its lock: the units to
+// recount, every unit to recount, and that its long polls must look
+// again. Its methods take only leaf locks and call nothing back.
+type Status interface {
+	Recount(units ...string)
+	RecountAll()
+	Changed()
 }
 
 // Builder builds the universes the ledger hands out and hashes: Build
@@ -90,7 +103,11 @@ type claim struct {
 }
 
 // New returns a ledger with no view: the first Refresh builds them all.
+// A nil opts.Status tells nobody.
 func New(opts Options, build Builder) *Ledger {
+	if opts.Status == nil {
+		opts.Status = noStatus{}
+	}
 	return &Ledger{
 		opts:   opts,
 		build:  build,
@@ -107,15 +124,11 @@ func (l *Ledger) Views() *Staleness { return l.stale }
 
 // Owed is what a change of the ledger owes once its lock is released:
 // the machines whose work polls must look again (every machine's, if
-// All), the units status must recount (every unit, if RecountAll),
-// whether status's long polls must look again, and the earliest new
-// lease end to watch. The caller acts on it and hands it back (Done).
+// All), and the earliest new lease end to watch. The caller acts on it
+// and hands it back (Done).
 type Owed struct {
-	All        bool
-	Machines   []string
-	Recount    []string
-	RecountAll bool
-	Status     bool
+	All      bool
+	Machines []string
 	// LeaseBy is the earliest lease end to watch for, and LeaseAt the
 	// ledger's clock when it was owed, so that the watch is set with no
 	// clock read of its own.
@@ -135,8 +148,7 @@ func (w *Owed) Done() {
 	}
 	clear(w.named)
 	clear(w.Machines)
-	clear(w.Recount)
-	*w = Owed{Machines: w.Machines[:0], Recount: w.Recount[:0], named: w.named}
+	*w = Owed{Machines: w.Machines[:0], named: w.named}
 	select {
 	case owedFree <- w:
 	default:
@@ -173,24 +185,18 @@ func (l *Ledger) wake(machine string) {
 	w.Machines = append(w.Machines, machine)
 }
 
-// recount owes status a recount of names. Called with mu.
+// recount tells status to recount names. Called with mu.
 func (l *Ledger) recount(names ...string) {
-	w := l.owe()
-	if !w.RecountAll {
-		w.Recount = append(w.Recount, names...)
+	if len(names) > 0 {
+		l.opts.Status.Recount(names...)
 	}
 }
 
-// recountAll owes status a recount of every unit. Called with mu.
-func (l *Ledger) recountAll() {
-	w := l.owe()
-	w.RecountAll = true
-	clear(w.Recount)
-	w.Recount = w.Recount[:0]
-}
+// recountAll tells status to recount every unit. Called with mu.
+func (l *Ledger) recountAll() { l.opts.Status.RecountAll() }
 
-// noteStatus owes status's long polls a look. Called with mu.
-func (l *Ledger) noteStatus() { l.owe().Status = true }
+// noteStatus tells status's long polls to look again. Called with mu.
+func (l *Ledger) noteStatus() { l.opts.Status.Changed() }
 
 // lock takes mu.
 func (l *Ledger) lock() { l.mu.Lock() }
@@ -291,3 +297,10 @@ func (l *Ledger) ClaimEach(st *model.State, ahead *BuiltAhead, looks func(claim 
 	})
 	return l.unlock()
 }
+
+// noStatus is the Status of a ledger that no status reads.
+type noStatus struct{}
+
+func (noStatus) Recount(...string) {}
+func (noStatus) RecountAll()       {}
+func (noStatus) Changed()          {}
