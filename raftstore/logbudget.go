@@ -43,8 +43,8 @@ type LogBudget struct {
 
 // DefaultLogBudget is what a busy agent does not reach: the lines a
 // second are Juju's log sink's rate per agent, the batch an agent's own
-// (engine/agent.ShipperOptions), the bytes a second what a thousand
-// agents at it write to each node's disk in under 128 MiB a second.
+// (engine/agent.ShipperOptions), the bytes a second such that a thousand
+// agents at it stay within what one disk writes.
 var DefaultLogBudget = LogBudget{BytesPerSecond: 128 << 10, LinesPerSecond: 1000, BatchBytes: 256 << 10, BatchLines: model.MaxLogBatch}
 
 // Check says which bound is out of range.

@@ -1,6 +1,6 @@
 // Command logflood measures what an agent flooding the debug log costs a
 // three-node control plane: one machine's agent posts batches as large as
-// a command takes (512 lines of 2 KiB, about 1 MiB) to every node at
+// a command takes (model.MaxLogBatch lines of the longest kept) to every node at
 // once, as fast as the nodes answer, while a writer beside it renews
 // another machine's registration (one Raft entry each) through the
 // leader. It runs the writer alone, then beside the flood, and prints
@@ -30,6 +30,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
 	"github.com/fixpoint/fixpoint/bench/internal/servers"
+	"github.com/fixpoint/fixpoint/raftstore"
 )
 
 type result struct {
@@ -114,8 +115,8 @@ func main() {
 		FloodPostedMiB:  float64(posted.Load()) / (1 << 20),
 		FloodDropped:    int(dropped.Load()),
 		RaftEntries:     entries,
-		// The default budget: one batch's worth, then 128 KiB a second.
-		BudgetMiB: (256<<10 + 128<<10*elapsed.Seconds()) / (1 << 20),
+		// The default budget: one batch's worth, then its rate.
+		BudgetMiB: (float64(raftstore.DefaultLogBudget.BatchBytes) + float64(raftstore.DefaultLogBudget.BytesPerSecond)*elapsed.Seconds()) / (1 << 20),
 	}
 	if r.QuietWritesPerS > 0 {
 		r.Ratio = r.FloodWritesPerS / r.QuietWritesPerS
@@ -225,7 +226,7 @@ func lastIndex(c *servers.Cluster, addr string) uint64 {
 }
 
 // raftSizes is the bytes under each node's raft directory: the log's
-// segment files grow a segment (64 MiB) at a time.
+// segment files grow a whole segment at a time.
 func raftSizes(c *servers.Cluster) []int64 {
 	out := make([]int64, len(c.Servers))
 	for i, s := range c.Servers {

@@ -4,7 +4,7 @@
 // -machines machines; n3 is killed and its data dir removed; `fixpoint
 // cluster remove n3` takes it out; `fixpoint cluster snapshot` on n1 and
 // n2 compacts their logs (raft keeps its 10,240 trailing entries, and the
-// WAL drops the rest a 16 MiB segment at a time: at the default size a
+// WAL drops the rest a whole segment at a time: at the default size a
 // new node can no longer catch up from the log); and n4 joins with an
 // empty data dir. One writer registers machines one
 // after another through the live servers throughout.
