@@ -125,8 +125,8 @@ func transient(err error, seen bool) bool {
 	return seen && errors.As(err, &ue)
 }
 
-// waitRetry spaces a waiter's polls while the control plane cannot answer:
-// 200 ms doubling to 5 s.
+// waitRetry spaces a waiter's polls while the control plane cannot answer,
+// doubling from a fraction of a second to a few seconds.
 var waitRetry = backoff.Policy{Min: 200 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.5}.Delay
 
 // statusPace spaces a waiter's polls. Every hand-out and every result
@@ -137,9 +137,9 @@ var waitRetry = backoff.Policy{Min: 200 * time.Millisecond, Max: 5 * time.Second
 const statusPace = 100 * time.Millisecond
 
 // paceFor is the pace after the summary last: statusPace per 10,000 units.
-// The summary is computed by one walk of the units (20-50 ms of the
-// leader's CPU at 100,000), so a waiter on a large environment asks once a
-// second rather than spend a core of the leader on being told.
+// The summary is computed by one walk of the units, which grows with the
+// environment, so a waiter on a large environment asks less often rather
+// than spend a core of the leader on being told.
 func paceFor(last *engine.Summary) time.Duration {
 	if last == nil {
 		return statusPace

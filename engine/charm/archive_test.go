@@ -239,7 +239,8 @@ func TestExtractArchiveCaps(t *testing.T) {
 		}
 	})
 	t.Run("bytes", func(t *testing.T) {
-		// A deflated bomb: 4 MiB of one byte compresses to a few KiB.
+		// A deflated bomb: four files of a mebibyte of one byte each,
+		// compressed to almost nothing.
 		data := buildZip(t, entries(4, 1<<20))
 		if len(data) > 64<<10 {
 			t.Fatalf("the bomb is %d bytes", len(data))
