@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fixpoint/fixpoint/bench/internal/servers"
 	"github.com/fixpoint/fixpoint/bench/release"
 	"github.com/fixpoint/fixpoint/engine/api"
 )
@@ -335,24 +336,11 @@ func (c *cluster) waitVoters(ctx context.Context) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	var last string
 	for time.Now().Before(deadline) {
-		var ms []struct {
-			ID    string `json:"id"`
-			Role  string `json:"role"`
-			Voter bool   `json:"voter"`
-		}
+		var ms []servers.Member
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err := c.call(cctx, 0, http.MethodGet, "/v1/raft/members", nil, nil, &ms)
 		cancel()
-		voters, leaders := 0, 0
-		for _, m := range ms {
-			if m.Voter && m.Role != "unknown" {
-				voters++
-			}
-			if m.Role == "leader" {
-				leaders++
-			}
-		}
-		if err == nil && voters == 3 && leaders == 1 {
+		if err == nil && servers.Led(ms, 3) {
 			return nil
 		}
 		last = fmt.Sprintf("%+v %v", ms, err)

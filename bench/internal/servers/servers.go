@@ -113,6 +113,21 @@ type Member struct {
 	Voter    bool   `json:"voter"`
 }
 
+// Led reports whether n members are voters that answer, one of them the
+// leader: a cluster ready for a bench's writes.
+func Led(ms []Member, n int) bool {
+	voters, leaders := 0, 0
+	for _, m := range ms {
+		if m.Voter && m.Role != "unknown" {
+			voters++
+		}
+		if m.Role == "leader" {
+			leaders++
+		}
+	}
+	return voters == n && leaders == 1
+}
+
 // Members asks the first server for the members.
 func (c *Cluster) Members() ([]Member, error) {
 	data, err := c.Get(c.Servers[0].Addr + "/v1/raft/members")
@@ -129,16 +144,7 @@ func (c *Cluster) waitVoters() error {
 	var last string
 	for time.Now().Before(deadline) {
 		ms, err := c.Members()
-		voters, leaders := 0, 0
-		for _, m := range ms {
-			if m.Voter && m.Role != "unknown" {
-				voters++
-			}
-			if m.Role == "leader" {
-				leaders++
-			}
-		}
-		if err == nil && voters == 3 && leaders == 1 {
+		if err == nil && Led(ms, 3) {
 			return nil
 		}
 		last = fmt.Sprintf("%+v %v", ms, err)
