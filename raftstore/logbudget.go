@@ -1,7 +1,9 @@
 package raftstore
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,12 +80,35 @@ type logMeter struct {
 }
 
 // logTank is one source's budget: what it may still take now, and what
-// it lost since its last count line.
+// it lost since its last count lines, by the unit whose lines they were
+// ("" for the source's own), so that a count stands where its gap is.
 type logTank struct {
 	bytes, lines float64
 	at           time.Time
-	dropped      int
-	lastDrop     int64
+	dropped      map[string]*lostLines
+}
+
+// lostLines counts one unit's dropped lines and when the last one was.
+type lostLines struct {
+	n        int
+	lastDrop int64
+}
+
+// owed reports whether t holds a count not yet put in.
+func (t *logTank) owed() bool { return len(t.dropped) > 0 }
+
+// lose counts n lines of unit dropped at time at.
+func (t *logTank) lose(unit string, n int, at int64) {
+	if t.dropped == nil {
+		t.dropped = map[string]*lostLines{}
+	}
+	d := t.dropped[unit]
+	if d == nil {
+		d = &lostLines{}
+		t.dropped[unit] = d
+	}
+	d.n += n
+	d.lastDrop = at
 }
 
 func newLogMeter(b LogBudget) *logMeter {
@@ -123,7 +148,7 @@ func (m *logMeter) forget(now time.Time) {
 	for src, t := range m.tanks {
 		full := now.Sub(t.at).Seconds()*float64(m.budget.LinesPerSecond)+t.lines >= float64(m.budget.BatchLines) &&
 			now.Sub(t.at).Seconds()*float64(m.budget.BytesPerSecond)+t.bytes >= float64(m.budget.BatchBytes)
-		if full && t.dropped == 0 {
+		if full && !t.owed() {
 			delete(m.tanks, src)
 		}
 	}
@@ -143,20 +168,18 @@ func (m *logMeter) admit(b *model.LogBatch, now time.Time) (kept *model.LogBatch
 		size := float64(len(l.Message))
 		if t.lines < 1 || t.bytes < size {
 			// A count another node put in goes on in this one's.
-			if n, ok := droppedCount(&l); ok {
-				t.dropped += n
-			} else {
-				t.dropped++
+			n, ok := droppedCount(&l)
+			if !ok {
+				n = 1
 			}
-			t.lastDrop = l.Time
+			t.lose(l.Unit, n, l.Time)
 			dropped++
 			continue
 		}
-		// The count goes in while the batch has room for it beside
+		// The counts go in while the batch has room for them beside
 		// every line still to come.
-		if t.dropped > 0 && len(out)+len(b.Lines)-i < model.MaxLogBatch {
-			out = append(out, m.countLine(src, &l, t))
-			t.dropped = 0
+		if t.owed() && len(out)+len(t.dropped)+len(b.Lines)-i <= model.MaxLogBatch {
+			out = m.appendCounts(out, src, &l, t)
 		}
 		t.lines--
 		t.bytes -= size
@@ -168,9 +191,10 @@ func (m *logMeter) admit(b *model.LogBatch, now time.Time) (kept *model.LogBatch
 	return &model.LogBatch{Lines: out}, dropped
 }
 
-// wait is how long src waits, from now, until a line and size bytes (at
-// most a batch's) fit its budget: 0 when they fit now.
-func (m *logMeter) wait(src string, size int, now time.Time) time.Duration {
+// wait is how long src waits, from now, until lines lines and size bytes
+// (each at most a batch's, a line at least) fit its budget: 0 when they
+// fit now.
+func (m *logMeter) wait(src string, size, lines int, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tanks[src] == nil {
@@ -178,22 +202,24 @@ func (m *logMeter) wait(src string, size int, now time.Time) time.Duration {
 	}
 	t := m.tank(src, now)
 	need := float64(min(max(size, 1), m.budget.BatchBytes))
-	secs := max((1-t.lines)/float64(m.budget.LinesPerSecond), (need-t.bytes)/float64(m.budget.BytesPerSecond), 0)
+	count := float64(min(max(lines, 1), m.budget.BatchLines))
+	secs := max((count-t.lines)/float64(m.budget.LinesPerSecond), (need-t.bytes)/float64(m.budget.BytesPerSecond), 0)
 	return time.Duration(secs * float64(time.Second))
 }
 
-// LogWait is how long machine's agent waits before a line and size bytes
-// of its lines (at most a batch's) fit the budget this node holds it to
-// (the leader's, or a follower's for what it relays): 0 when they fit
-// now. The API holds a post that comes sooner before it reads its body,
-// so that a flood costs the node its held connections, not the decoding
-// of its batches.
-func (s *Store) LogWait(machine string, size int) time.Duration {
+// LogWait is how long machine's agent waits before a post of lines lines
+// and size bytes of its lines (each at most a batch's) fits the budget
+// this node holds it to (the leader's, or a follower's for what it
+// relays): 0 when it fits now. The API holds a post that comes sooner
+// before it reads its body, so that a flood costs the node its held
+// connections, not the decoding of its batches, and an agent that says
+// what it posts loses no line to the budget.
+func (s *Store) LogWait(machine string, size, lines int) time.Duration {
 	m := s.relayMeter
 	if s.IsLeader() {
 		m = s.logMeter
 	}
-	return m.wait("machine "+machine, size, time.Now())
+	return m.wait("machine "+machine, size, lines, time.Now())
 }
 
 // countSuffix ends every count line's first clause; droppedCount reads
@@ -215,17 +241,31 @@ func droppedCount(l *model.LogLine) (int, bool) {
 	return n, true
 }
 
-// countLine is the warning that t's lines were dropped, of the source of
-// l (a machine's own line: a unit's lines are counted with its machine).
-func (m *logMeter) countLine(src string, l *model.LogLine, t *logTank) model.LogLine {
-	c := model.LogLine{Machine: l.Machine, Node: l.Node, Level: "warning", Origin: model.OriginAgent, Time: t.lastDrop}
-	if l.Machine == "" {
-		c.Origin = model.OriginNode
+// appendCounts appends to out the warnings that t's lines were dropped,
+// one per unit that lost lines (and one of the source's own), in the
+// order of their last drop, each of that unit and l's machine or node;
+// t owes none after.
+func (m *logMeter) appendCounts(out []model.LogLine, src string, l *model.LogLine, t *logTank) []model.LogLine {
+	units := make([]string, 0, len(t.dropped))
+	for u := range t.dropped {
+		units = append(units, u)
 	}
-	if c.Time <= 0 {
-		c.Time = l.Time
+	slices.SortFunc(units, func(a, b string) int {
+		return cmp.Or(cmp.Compare(t.dropped[a].lastDrop, t.dropped[b].lastDrop), cmp.Compare(a, b))
+	})
+	for _, u := range units {
+		d := t.dropped[u]
+		c := model.LogLine{Unit: u, Machine: l.Machine, Node: l.Node, Level: "warning", Origin: model.OriginAgent, Time: d.lastDrop}
+		if l.Machine == "" {
+			c.Origin = model.OriginNode
+		}
+		if c.Time <= 0 {
+			c.Time = l.Time
+		}
+		c.Message = fmt.Sprintf("%d%s%s is over its debug-log budget of %d bytes and %d lines a second (the servers' --agent-log-* flags)",
+			d.n, countSuffix, src, m.budget.BytesPerSecond, m.budget.LinesPerSecond)
+		out = append(out, c)
 	}
-	c.Message = fmt.Sprintf("%d%s%s is over its debug-log budget of %d bytes and %d lines a second (the servers' --agent-log-* flags)",
-		t.dropped, countSuffix, src, m.budget.BytesPerSecond, m.budget.LinesPerSecond)
-	return c
+	clear(t.dropped)
+	return out
 }

@@ -245,7 +245,7 @@ func TestLogMeterSaysHowLongASourceWaits(t *testing.T) {
 	b := LogBudget{BytesPerSecond: 1000, LinesPerSecond: 100, BatchBytes: 4000, BatchLines: 100}
 	m := newLogMeter(b)
 	now := time.Unix(1_700_000_000, 0)
-	if d := m.wait("machine m1", 1<<20, now); d != 0 {
+	if d := m.wait("machine m1", 1<<20, 1, now); d != 0 {
 		t.Fatalf("a source never seen waits %v; want 0", d)
 	}
 	m.admit(floodBatch("m1", 40, 100, now), now) // all 4000 bytes
@@ -253,11 +253,48 @@ func TestLogMeterSaysHowLongASourceWaits(t *testing.T) {
 		size int
 		want time.Duration
 	}{{500, 500 * time.Millisecond}, {1 << 20, 4 * time.Second}} {
-		if d := m.wait("machine m1", c.size, now); d < c.want-time.Millisecond || d > c.want+time.Millisecond {
+		if d := m.wait("machine m1", c.size, 1, now); d < c.want-time.Millisecond || d > c.want+time.Millisecond {
 			t.Errorf("after spending its budget, a post of %d bytes waits %v; want %v", c.size, d, c.want)
 		}
 	}
-	if d := m.wait("machine m1", 500, now.Add(time.Second)); d != 0 {
+	if d := m.wait("machine m1", 500, 1, now.Add(time.Second)); d != 0 {
 		t.Errorf("a second later, a post of 500 bytes waits %v; want 0", d)
+	}
+	// Lines bind as bytes do: the 60 lines spent take 0.6 s to come back
+	// for a post of 100 (a batch's), whatever its bytes.
+	m.admit(floodBatch("m1", 60, 1, now.Add(5*time.Second)), now.Add(5*time.Second))
+	if d := m.wait("machine m1", 1, 100, now.Add(5*time.Second)); d < 599*time.Millisecond || d > 601*time.Millisecond {
+		t.Errorf("after spending 60 of 100 lines, a post of 100 lines waits %v; want 0.6s", d)
+	}
+}
+
+// A machine's budget is shared by its units, but what the budget drops is
+// counted for the unit that lost it: the count line of a quiet unit
+// beside a flooding one is that unit's, so its gap shows in its own log.
+func TestLogMeterCountsEachUnitsDrops(t *testing.T) {
+	b := LogBudget{BytesPerSecond: 1000, LinesPerSecond: 10, BatchBytes: 4000, BatchLines: 20}
+	m := newLogMeter(b)
+	now := time.Unix(1_700_000_000, 0)
+	batch := floodBatch("m1", 30, 10, now)
+	for i := range batch.Lines {
+		batch.Lines[i].Unit = "flood/0"
+	}
+	batch.Lines[25].Unit = "chatty/1"
+	if _, d := m.admit(batch, now); d != 10 {
+		t.Fatalf("dropped %d of 30 lines over a 20-line batch budget; want 10", d)
+	}
+	later := now.Add(2 * time.Second)
+	kept, _ := m.admit(floodBatch("m1", 1, 10, later), later)
+	counts := map[string]int{}
+	for i := range kept.Lines {
+		if n, ok := isCount(&kept.Lines[i]); ok {
+			if err := kept.Lines[i].Check(); err != nil {
+				t.Fatalf("count line %+v: %v", kept.Lines[i], err)
+			}
+			counts[kept.Lines[i].Unit] += n
+		}
+	}
+	if counts["flood/0"] != 9 || counts["chatty/1"] != 1 || len(counts) != 2 {
+		t.Fatalf("counts by unit %v; want flood/0's 9 and chatty/1's 1", counts)
 	}
 }

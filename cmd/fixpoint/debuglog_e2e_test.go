@@ -99,9 +99,10 @@ func TestDebugLogFloodFiltersAndReplay(t *testing.T) {
 		all = parseLogLines(t, dl("--replay", "-o", "json"))
 		again := parseLogLines(t, dl("--replay", "-o", "json"))
 		still := len(again) == len(all) && (len(all) == 0 || again[len(again)-1].Seq == all[len(all)-1].Seq)
-		return holds(still && sources(all)["chatty/0"] && floodDone(all),
-			fmt.Sprintf("%d lines, the same in two replays: %v, chatty/0's among them: %v, flood/0's last hook line: %q",
-				len(all), still, sources(all)["chatty/0"], lastHookLine(all, "flood/0")))
+		src := sources(all)
+		return holds(still && src["chatty/0"] && src["chatty/1"] && floodDone(all),
+			fmt.Sprintf("%d lines, the same in two replays: %v, chatty/0's and chatty/1's among them: %v %v, flood/0's last hook line: %q",
+				len(all), still, src["chatty/0"], src["chatty/1"], lastHookLine(all, "flood/0")))
 	})
 	var floodBytes, total, dropped int
 	for i, l := range all {

@@ -19,8 +19,9 @@ import (
 // with back-pressure: lines wait in a bounded buffer, one batch is in
 // flight at a time and batches leave at most every Pace, so a hook that
 // floods its output costs the control plane a bounded rate of small Raft
-// entries, never more. What the buffer cannot hold is dropped on arrival
-// and counted per source; the count travels as a warning line "N lines
+// entries, never more. What the buffer cannot hold, or what would give
+// one source more than half of it, is dropped on arrival and counted per
+// source, so that a flooding hook leaves its neighbours room; the count travels as a warning line "N lines
 // dropped" of that source, ahead of the next batch, so a reader sees
 // where the gap is. Add never blocks: a hook's output is read at its own
 // pace whatever the control plane does.
@@ -32,7 +33,11 @@ type Shipper struct {
 	buf     []model.LogLine
 	bytes   int
 	dropped map[string]*model.LogLine // per source: the dropped-lines line
-	wake    chan struct{}
+	// held is what each source holds of buf: a source may hold at most
+	// half of it, so that a flooding hook leaves room for its neighbours'
+	// lines.
+	held map[string]*share
+	wake chan struct{}
 	// failed counts batches the control plane refused or lost; the
 	// shipper never logs its own failures, which it would ship again.
 	failed int
@@ -71,8 +76,14 @@ func NewShipper(send func(ctx context.Context, lines []model.LogLine) error, opt
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Shipper{send: send, opts: opts, dropped: map[string]*model.LogLine{}, wake: make(chan struct{}, 1)}
+	return &Shipper{send: send, opts: opts, dropped: map[string]*model.LogLine{}, held: map[string]*share{}, wake: make(chan struct{}, 1)}
 }
+
+// share is what one source holds of a Shipper's buffer.
+type share struct{ lines, bytes int }
+
+// sourceKey names l's source in a Shipper's maps.
+func sourceKey(l *model.LogLine) string { return l.Unit + "\x00" + l.Machine + "\x00" + l.Node }
 
 // Add queues a line (its Time set now when zero), or counts it dropped
 // when the buffer is full. A count goes in as a line "N lines dropped" at
@@ -84,10 +95,10 @@ func (s *Shipper) Add(l model.LogLine) {
 	l.Message = model.CleanLogMessage(l.Message)
 	s.mu.Lock()
 	if len(s.dropped) > 0 && s.roomLocked(0) {
-		s.noteDropsLocked()
+		s.noteDropsLocked(false)
 	}
-	if !s.roomLocked(len(l.Message)) {
-		key := l.Unit + "\x00" + l.Machine + "\x00" + l.Node
+	key := sourceKey(&l)
+	if !s.roomLocked(len(l.Message)) || !s.shareLeftLocked(key, len(l.Message)) {
 		d := s.dropped[key]
 		if d == nil {
 			d = &model.LogLine{Unit: l.Unit, Machine: l.Machine, Node: l.Node, Level: "warning", Origin: l.Origin}
@@ -112,26 +123,45 @@ func (s *Shipper) roomLocked(n int) bool {
 	return len(s.buf) < s.opts.MaxLines && s.bytes+n <= s.opts.MaxBytes
 }
 
+// shareLeftLocked reports whether source key may queue a line of n bytes
+// without holding more than half the buffer.
+func (s *Shipper) shareLeftLocked(key string, n int) bool {
+	h := s.held[key]
+	return h == nil || (h.lines < s.opts.MaxLines/2 && h.bytes+n <= s.opts.MaxBytes/2)
+}
+
 func (s *Shipper) appendLocked(l model.LogLine) {
 	s.buf = append(s.buf, l)
 	s.bytes += len(l.Message)
+	key := sourceKey(&l)
+	h := s.held[key]
+	if h == nil {
+		h = &share{}
+		s.held[key] = h
+	}
+	h.lines++
+	h.bytes += len(l.Message)
 }
 
 // noteDropsLocked queues a "N lines dropped" line per source that lost
-// lines, in the order of their last drop.
-func (s *Shipper) noteDropsLocked() {
-	ds := make([]*model.LogLine, 0, len(s.dropped))
-	for _, d := range s.dropped {
-		ds = append(ds, d)
+// lines and has room in its share again (every such source when all), in
+// the order of their last drop: the count stands where its source's gap
+// ends.
+func (s *Shipper) noteDropsLocked(all bool) {
+	ds := make([]string, 0, len(s.dropped))
+	for key := range s.dropped {
+		if all || s.shareLeftLocked(key, 0) {
+			ds = append(ds, key)
+		}
 	}
-	slices.SortFunc(ds, func(a, b *model.LogLine) int { return cmp.Compare(a.Time, b.Time) })
-	for _, d := range ds {
-		l := *d
-		l.Message = fmt.Sprintf("%d lines dropped: the agent's log buffer was full", d.Seq)
+	slices.SortFunc(ds, func(a, b string) int { return cmp.Compare(s.dropped[a].Time, s.dropped[b].Time) })
+	for _, key := range ds {
+		l := *s.dropped[key]
+		l.Message = fmt.Sprintf("%d lines dropped: the agent's log buffer was full", l.Seq)
 		l.Seq = 0
 		s.appendLocked(l)
+		delete(s.dropped, key)
 	}
-	clear(s.dropped)
 }
 
 // Failed counts the batches the control plane did not take.
@@ -147,14 +177,23 @@ func (s *Shipper) take() []model.LogLine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.dropped) > 0 && len(s.buf) == 0 {
-		s.noteDropsLocked()
+		s.noteDropsLocked(true)
 	}
 	var out []model.LogLine
 	size := 0
 	n := 0
 	for n < len(s.buf) && len(out) < model.MaxLogBatch && (n == 0 || size+len(s.buf[n].Message) <= s.opts.BatchBytes) {
-		size += len(s.buf[n].Message)
-		out = append(out, s.buf[n])
+		l := &s.buf[n]
+		size += len(l.Message)
+		out = append(out, *l)
+		key := sourceKey(l)
+		if h := s.held[key]; h != nil {
+			if h.lines--; h.lines <= 0 {
+				delete(s.held, key)
+			} else {
+				h.bytes -= len(l.Message)
+			}
+		}
 		n++
 	}
 	s.bytes -= size

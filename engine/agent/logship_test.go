@@ -89,6 +89,41 @@ func TestShipperFloodIsBoundedAndCounted(t *testing.T) {
 	}
 }
 
+// A source that fills its half of the buffer leaves the other half to its
+// neighbours: a quiet unit's lines written in the middle of a flood are
+// shipped, not counted dropped.
+func TestShipperFloodLeavesRoomForNeighbours(t *testing.T) {
+	s := NewShipper(func(context.Context, []model.LogLine) error { return nil }, ShipperOptions{MaxLines: 100})
+	flood := s.Lines("flood/0", "m1", model.OriginHook, "info")
+	quiet := s.Lines("chatty/1", "m1", model.OriginHook, "info")
+	for i := range 1000 {
+		fmt.Fprintf(flood, "flood %d\n", i)
+		if i == 500 {
+			fmt.Fprintf(quiet, "hello\n")
+		}
+	}
+	var got []model.LogLine
+	for b := s.take(); len(b) > 0; b = s.take() {
+		got = append(got, b...)
+	}
+	kept := map[string]int{}
+	dropped := map[string]int{}
+	for _, l := range got {
+		var n int
+		if _, err := fmt.Sscanf(l.Message, "%d lines dropped", &n); err == nil {
+			dropped[l.Unit] += n
+			continue
+		}
+		kept[l.Unit]++
+	}
+	if kept["chatty/1"] != 1 || dropped["chatty/1"] != 0 {
+		t.Errorf("the quiet unit's line: %d kept, %d dropped; want it kept", kept["chatty/1"], dropped["chatty/1"])
+	}
+	if kept["flood/0"] != 50 || kept["flood/0"]+dropped["flood/0"] != 1000 {
+		t.Errorf("the flood: %d kept, %d dropped of 1000; want half the buffer kept and the rest counted", kept["flood/0"], dropped["flood/0"])
+	}
+}
+
 // The sink sorts an agent's lines: a logger named after a unit is that
 // unit's hook output, a "unit" and "hook" argument juju-log, the rest the
 // machine's, which go below the sink's level no further.

@@ -214,9 +214,11 @@ func (c *AgentClient) FinishAction(ctx context.Context, machine string, rep *wir
 	return c.postJSON(ctx, "/v1/agent/actions/finish?machine="+url.QueryEscape(machine), rep, nil)
 }
 
-// ShipLogs posts a batch of the machine's log lines (agent).
+// ShipLogs posts a batch of the machine's log lines (agent), saying how
+// many, so that the node holds it until the whole batch fits its budget.
 func (c *AgentClient) ShipLogs(ctx context.Context, machine string, lines []model.LogLine) error {
-	return c.postJSON(ctx, "/v1/agent/logs?machine="+url.QueryEscape(machine), model.LogBatch{Lines: lines}, nil)
+	path := fmt.Sprintf("/v1/agent/logs?machine=%s&lines=%d", url.QueryEscape(machine), max(len(lines), 1))
+	return c.postJSON(ctx, path, model.LogBatch{Lines: lines}, nil)
 }
 
 // hashWriter writes to a file and a hash at once.

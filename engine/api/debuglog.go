@@ -170,7 +170,7 @@ func (s *diagAPI) postLogs(w http.ResponseWriter, r *http.Request) {
 // logWaiter is a Node that holds agents' log lines to a budget;
 // raftstore.Store is one.
 type logWaiter interface {
-	LogWait(machine string, size int) time.Duration
+	LogWait(machine string, size, lines int) time.Duration
 }
 
 // maxLogHold bounds how long a post over its machine's budget is held.
@@ -178,7 +178,8 @@ const maxLogHold = 2 * time.Second
 
 // logBudgetLeft holds a post of machine's lines, before its body is read,
 // until its size (the body's, which its lines' messages do not exceed;
-// the largest a post may be when the body does not say) would fit its
+// the largest a post may be when the body does not say) and its lines
+// (as the query's lines= says; one when it does not) would fit its
 // debug-log budget, for at most maxLogHold; a post of which
 // not one line would fit then is answered 503 unread. An agent that keeps
 // one batch in flight is slowed to its budget; one that floods costs the
@@ -194,7 +195,16 @@ func (s *diagAPI) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine 
 		// Of unknown length: held as the largest a post may be.
 		size = model.MaxCommandBytes
 	}
-	d := lw.LogWait(machine, size)
+	lines := 1
+	if v := r.URL.Query().Get("lines"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > model.MaxLogBatch {
+			writeKind(w, fault.KindBadRequest, "lines=%s: the lines a post holds, from 1 to %d", model.Quote(v, 24), model.MaxLogBatch)
+			return false
+		}
+		lines = n
+	}
+	d := lw.LogWait(machine, size, lines)
 	if d <= 0 {
 		return true
 	}
@@ -205,7 +215,7 @@ func (s *diagAPI) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine 
 	case <-r.Context().Done():
 		return false
 	}
-	if lw.LogWait(machine, 0) <= 0 {
+	if lw.LogWait(machine, 0, 1) <= 0 {
 		return true
 	}
 	writeKind(w, fault.KindUnavailable, "machine %s is over its debug-log budget (the servers' --agent-log-* flags); keep the lines and send them again later", machine)
