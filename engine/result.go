@@ -13,16 +13,6 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// ResultError is a hook result that breaks the contract; its message names
-// the field and why. Nothing of such a result is applied.
-type ResultError struct{ Msg string }
-
-func (e *ResultError) Error() string { return "bad result: " + e.Msg }
-
-func badResult(format string, args ...any) error {
-	return &ResultError{Msg: fmt.Sprintf(format, args...)}
-}
-
 // DecodeResult parses and checks a hook's stdout against the universe it
 // was given, and translates relation idents to ids. The rules for each
 // field are model's (CheckPort, CheckStatus, CheckSettings), the same the
