@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -137,16 +136,4 @@ func orNone(xs []string) string {
 		return "none"
 	}
 	return strings.Join(xs, ", ")
-}
-
-// ident is how the unit's hook names relation id: "<endpoint>:<id>".
-func ident(st *model.State, service string, id int) string {
-	if rel := st.Relations[id]; rel != nil {
-		for _, ep := range rel.Endpoints {
-			if ep.Service == service {
-				return fmt.Sprintf("%s:%d", ep.Name, id)
-			}
-		}
-	}
-	return fmt.Sprintf("relation:%d", id)
 }
