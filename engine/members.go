@@ -80,6 +80,8 @@ func newMember(name string, b *model.Bag, addr string) *member {
 	return &member{name: name, bag: b, addr: addr, data: withAddress(bagData(b), addr)}
 }
 
+// bagData is b's settings as a universe shows them: {} for none, never
+// nil.
 func bagData(b *model.Bag) map[string]string {
 	if b == nil || b.Data == nil {
 		return map[string]string{}

@@ -258,6 +258,11 @@ func (s *Status) FirstError() (string, string) {
 	return names[0], s.Units[names[0]].Error
 }
 
+// SetApplying is Summary.SetApplying for the full status.
+func (s *Status) SetApplying() {
+	s.Applying, s.Converged, s.Summary = true, false, applyingSummary
+}
+
 // retryIn says when a failed unit runs again, d from now, at a precision
 // that keeps a sub-second backoff from reading as "0s".
 func retryIn(d time.Duration) string {
@@ -268,9 +273,4 @@ func retryIn(d time.Duration) string {
 		return "retrying in " + d.Round(100*time.Millisecond).String()
 	}
 	return "retrying in " + d.Round(time.Second).String()
-}
-
-// SetApplying is Summary.SetApplying for the full status.
-func (s *Status) SetApplying() {
-	s.Applying, s.Converged, s.Summary = true, false, applyingSummary
 }

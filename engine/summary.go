@@ -66,6 +66,13 @@ func (p *PhaseCounts) converged() bool {
 	return p.Pending == 0 && p.Reconciling == 0 && p.Error == 0
 }
 
+// lostOn says whether u's machine agent is lost: nothing runs there until
+// it is back, and the unit does not count against the fixed point.
+func lostOn(st *model.State, u *model.Unit) bool {
+	m := st.Machines[u.Machine]
+	return m != nil && m.Lost
+}
+
 // ServiceCounts is one service's line in a Summary.
 type ServiceCounts struct {
 	Leader string `json:"leader,omitempty"`
@@ -138,40 +145,36 @@ func (s *Summary) SetApplying() {
 // applyingSummary is status's first line while `up` applies.
 const applyingSummary = "applying environment"
 
-func briefByName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
-
-// bySince orders the longest out of settled first, then by name.
-func bySince(a, b UnitBrief) bool {
-	if !a.Since.Equal(b.Since) {
-		return a.Since.Before(b.Since)
-	}
-	return model.UnitLess(a.Unit, b.Unit)
+// LostMachine is a machine whose agent is lost, with the units that wait
+// on it: nothing runs there until the agent is back, so the environment
+// can reach its fixed point only over its other units.
+type LostMachine struct {
+	Machine string `json:"machine"`
+	// Units are the units placed on the machine, by name (in a Summary
+	// the first SummaryLimit; MoreUnits counts the others).
+	Units     []string `json:"units"`
+	MoreUnits int      `json:"more_units,omitempty"`
 }
 
-// keepFirst inserts u into list, kept sorted by less and at most n long:
-// the first n of a walk in any order, in O(n) per unit and no allocation
-// once the list is full.
-func keepFirst(list []UnitBrief, u UnitBrief, n int, less func(a, b UnitBrief) bool) []UnitBrief {
-	if len(list) == n && !less(u, list[n-1]) {
-		return list
-	}
-	i := len(list)
-	for i > 0 && less(u, list[i-1]) {
-		i--
-	}
-	if len(list) < n {
-		list = append(list, UnitBrief{})
-	}
-	copy(list[i+1:], list[i:len(list)-1])
-	list[i] = u
-	return list
+// UnreachableNode is a control-plane node that stopped answering the
+// leader, and when it last did (as the leader saw it): status shows it
+// under its first line, since the cluster has one failure fewer to spare.
+type UnreachableNode struct {
+	ID       string    `json:"id"`
+	LastSeen time.Time `json:"last_seen"`
 }
 
-// lostOn says whether u's machine agent is lost: nothing runs there until
-// it is back, and the unit does not count against the fixed point.
-func lostOn(st *model.State, u *model.Unit) bool {
-	m := st.Machines[u.Machine]
-	return m != nil && m.Lost
+// UnreachableNodes lists nodes (id to when each last answered) by id.
+func UnreachableNodes(nodes map[string]time.Time) []UnreachableNode {
+	if len(nodes) == 0 {
+		return nil
+	}
+	out := make([]UnreachableNode, 0, len(nodes))
+	for id, t := range nodes {
+		out = append(out, UnreachableNode{ID: id, LastSeen: t})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // firstLine is status's first line, and a Summary's. Converged is never
@@ -222,34 +225,32 @@ func firstLine(st *model.State, counts PhaseCounts) string {
 	return out
 }
 
-// LostMachine is a machine whose agent is lost, with the units that wait
-// on it: nothing runs there until the agent is back, so the environment
-// can reach its fixed point only over its other units.
-type LostMachine struct {
-	Machine string `json:"machine"`
-	// Units are the units placed on the machine, by name (in a Summary
-	// the first SummaryLimit; MoreUnits counts the others).
-	Units     []string `json:"units"`
-	MoreUnits int      `json:"more_units,omitempty"`
+// briefByName orders units by name, as model.UnitLess does.
+func briefByName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
+
+// bySince orders the longest out of settled first, then by name.
+func bySince(a, b UnitBrief) bool {
+	if !a.Since.Equal(b.Since) {
+		return a.Since.Before(b.Since)
+	}
+	return model.UnitLess(a.Unit, b.Unit)
 }
 
-// UnreachableNode is a control-plane node that stopped answering the
-// leader, and when it last did (as the leader saw it): status shows it
-// under its first line, since the cluster has one failure fewer to spare.
-type UnreachableNode struct {
-	ID       string    `json:"id"`
-	LastSeen time.Time `json:"last_seen"`
-}
-
-// UnreachableNodes lists nodes (id to when each last answered) by id.
-func UnreachableNodes(nodes map[string]time.Time) []UnreachableNode {
-	if len(nodes) == 0 {
-		return nil
+// keepFirst inserts u into list, kept sorted by less and at most n long:
+// the first n of a walk in any order, in O(n) per unit and no allocation
+// once the list is full.
+func keepFirst(list []UnitBrief, u UnitBrief, n int, less func(a, b UnitBrief) bool) []UnitBrief {
+	if len(list) == n && !less(u, list[n-1]) {
+		return list
 	}
-	out := make([]UnreachableNode, 0, len(nodes))
-	for id, t := range nodes {
-		out = append(out, UnreachableNode{ID: id, LastSeen: t})
+	i := len(list)
+	for i > 0 && less(u, list[i-1]) {
+		i--
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	if len(list) < n {
+		list = append(list, UnitBrief{})
+	}
+	copy(list[i+1:], list[i:len(list)-1])
+	list[i] = u
+	return list
 }
