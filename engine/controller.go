@@ -6,6 +6,9 @@ import (
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/ledger"
+	"github.com/fixpoint/fixpoint/engine/liveness"
+	"github.com/fixpoint/fixpoint/engine/passq"
+	"github.com/fixpoint/fixpoint/engine/waiters"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -43,6 +46,14 @@ func NewController(store Store, opts Options) *Controller {
 	told.changed, told.inbox = stat.changed, &stat.inbox
 	work := newHandout(store, o, l)
 	return &Controller{store: store, opts: o, work: work, stat: stat, reads: &reads{store: store, opts: o, work: work, stat: stat, views: l.Views()}}
+}
+
+// newHandout returns the pipeline between l and the agents, its pass
+// queue serving the looks a pass at a time (servePass).
+func newHandout(store Store, opts *Options, l *ledger.Ledger) *handout {
+	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*pollLook](), contacts: liveness.New()}
+	h.passes = passq.New(maxPass, h.servePass, opts.Served)
+	return h
 }
 
 // Start runs the controller's loops until ctx ends: following the state
@@ -161,3 +172,38 @@ func (c *Controller) NoteChange() { c.stat.changed.note() }
 
 // Stats returns the work done so far.
 func (c *Controller) Stats() WorkStats { return c.reads.stats() }
+
+// runLoops runs c's loops until ctx ends (Controller.Start); the channel is
+// closed once every one has returned. A loop that fails is logged: the
+// node serves on, as a follower does.
+func runLoops(ctx context.Context, c *Controller) <-chan struct{} {
+	isLeader := c.opts.IsLeader
+	if isLeader == nil {
+		isLeader = func() bool { return true }
+	}
+	done := make(chan struct{})
+	loops := []func(){
+		func() {
+			if err := c.Run(ctx); err != nil {
+				c.opts.Log.Error("controller stopped", "error", err)
+			}
+		},
+		func() { c.SampleTimeline(ctx) },
+		func() { c.WatchAgents(ctx, isLeader) },
+		func() { c.WatchSecrets(ctx, isLeader) },
+	}
+	left := make(chan struct{}, len(loops))
+	for _, loop := range loops {
+		go func() {
+			defer func() { left <- struct{}{} }()
+			loop()
+		}()
+	}
+	go func() {
+		for range loops {
+			<-left
+		}
+		close(done)
+	}()
+	return done
+}

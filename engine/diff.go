@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
@@ -106,6 +107,34 @@ func Diff(before, after *charmapi.Universe) []Change {
 		}
 	}
 	return append(out, secretChanges(before, after)...)
+}
+
+// secretChanges lists, for Diff, the secrets that appeared, went or moved
+// to another revision: by id and revision number, never content.
+func secretChanges(before, after *charmapi.Universe) []Change {
+	revs := func(u *charmapi.Universe) map[string]string {
+		m := map[string]string{}
+		for _, s := range u.Secrets {
+			m[s.ID] = "revision " + strconv.Itoa(s.Revision) + " of " + strconv.Itoa(s.Latest)
+		}
+		return m
+	}
+	o, n := revs(before), revs(after)
+	var out []Change
+	for _, id := range unionKeys(o, n) {
+		ov, ok := o[id]
+		if !ok {
+			ov = "(absent)"
+		}
+		nv, ok := n[id]
+		if !ok {
+			nv = "(absent)"
+		}
+		if ov != nv {
+			out = append(out, Change{Key: "secrets." + id, Old: ov, New: nv})
+		}
+	}
+	return out
 }
 
 func unionKeys[V any](a, b map[string]V) []string {

@@ -45,17 +45,3 @@ func (g *generation) since(gen uint64) <-chan struct{} {
 	defer g.mu.Unlock()
 	return g.b.Since(gen)
 }
-
-// statusTold is status as the ledger tells it what moved (ledger.Status),
-// under the ledger's lock: its inbox of units to recount and its
-// generation, both leaf-locked. Told there rather than after the lock,
-// a summary that finds the views brought up to its state finds the marks
-// of what they moved.
-type statusTold struct {
-	changed *generation
-	inbox   *recountInbox
-}
-
-func (t *statusTold) Recount(units ...string) { t.inbox.mark(units...) }
-func (t *statusTold) RecountAll()             { t.inbox.markAll() }
-func (t *statusTold) Changed()                { t.changed.note() }

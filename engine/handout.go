@@ -28,12 +28,6 @@ type handout struct {
 	leases   leaseWatch
 }
 
-func newHandout(store Store, opts *Options, l *ledger.Ledger) *handout {
-	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*pollLook](), contacts: liveness.New()}
-	h.passes = passq.New(maxPass, h.servePass, opts.Served)
-	return h
-}
-
 // apply makes the wakes a change of the ledger owes, with the ledger's
 // lock released: status's long polls, the lease watch, and the work polls
 // of the machines named. The log is read before the waiters' lock is

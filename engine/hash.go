@@ -112,6 +112,18 @@ func hashWith(u *charmapi.Universe, members [][]*member) (string, int) {
 	return hex.EncodeToString(sum[:16]), len(e.buf)
 }
 
+// hashEncoding returns the member's part of a universe's hash encoding.
+func (m *member) hashEncoding() []byte {
+	return kept(&m.hashed, func() []byte {
+		e := encoders.Get().(*encoder)
+		defer encoders.Put(e)
+		e.buf = e.buf[:0]
+		e.str(m.name)
+		e.bag(m.data)
+		return slices.Clone(e.buf)
+	})
+}
+
 // secrets encodes what tells one view of the secrets from another: a
 // revision's content never changes, so its number stands for it and no
 // secret value is hashed.

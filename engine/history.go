@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -225,14 +226,14 @@ func resultChanges(st *model.State, res *model.Result) []Change {
 		out = append(out, Change{Key: "status", Old: statusText(u.Status), New: statusText(*res.Status)})
 	}
 	for _, id := range sortedInts(res.Settings) {
-		diff("relations."+ident(st, u.Service, id)+".local.", bagData(u.Settings[id]), res.Settings[id])
+		diff("relations."+relationIdent(st, u.Service, id)+".local.", bagData(u.Settings[id]), res.Settings[id])
 	}
 	for _, id := range sortedInts(res.App) {
 		var old *model.Bag
 		if rel := st.Relations[id]; rel != nil {
 			old = rel.App[u.Service]
 		}
-		diff("relations."+ident(st, u.Service, id)+".app.", bagData(old), res.App[id])
+		diff("relations."+relationIdent(st, u.Service, id)+".app.", bagData(old), res.App[id])
 	}
 	if res.LeaderData != nil && svc != nil {
 		diff("leader_data.", bagData(svc.LeaderData), res.LeaderData)
@@ -299,4 +300,16 @@ func (r Run) Redacted(secrets []string) Run {
 	r.Error = model.Scrub(r.Error, secrets)
 	r.Stderr = model.Scrub(r.Stderr, secrets)
 	return r
+}
+
+// relationIdent is how the unit's hook names relation id: "<endpoint>:<id>".
+func relationIdent(st *model.State, service string, id int) string {
+	if rel := st.Relations[id]; rel != nil {
+		for _, ep := range rel.Endpoints {
+			if ep.Service == service {
+				return fmt.Sprintf("%s:%d", ep.Name, id)
+			}
+		}
+	}
+	return fmt.Sprintf("relation:%d", id)
 }

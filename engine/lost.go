@@ -1,20 +1,6 @@
 package engine
 
-import (
-	"sort"
-	"time"
-)
-
-// LostMachine is a machine whose agent is lost, with the units that wait
-// on it: nothing runs there until the agent is back, so the environment
-// can reach its fixed point only over its other units.
-type LostMachine struct {
-	Machine string `json:"machine"`
-	// Units are the units placed on the machine, by name (in a Summary
-	// the first SummaryLimit; MoreUnits counts the others).
-	Units     []string `json:"units"`
-	MoreUnits int      `json:"more_units,omitempty"`
-}
+import "sort"
 
 // lostUnits gathers the units on lost machines, machine by machine,
 // keeping the first limit units of each by name (all when limit <= 0).
@@ -65,26 +51,5 @@ func (l *lostUnits) list() []LostMachine {
 		out = append(out, LostMachine{Machine: name, Units: units, MoreUnits: m.n - len(units)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Machine < out[j].Machine })
-	return out
-}
-
-// UnreachableNode is a control-plane node that stopped answering the
-// leader, and when it last did (as the leader saw it): status shows it
-// under its first line, since the cluster has one failure fewer to spare.
-type UnreachableNode struct {
-	ID       string    `json:"id"`
-	LastSeen time.Time `json:"last_seen"`
-}
-
-// UnreachableNodes lists nodes (id to when each last answered) by id.
-func UnreachableNodes(nodes map[string]time.Time) []UnreachableNode {
-	if len(nodes) == 0 {
-		return nil
-	}
-	out := make([]UnreachableNode, 0, len(nodes))
-	for id, t := range nodes {
-		out = append(out, UnreachableNode{ID: id, LastSeen: t})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }

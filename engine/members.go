@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -37,18 +38,6 @@ type member struct {
 	// shared by every universe that shows the member, so encoding a
 	// universe appends its members' bytes rather than encoding them.
 	encoded atomic.Pointer[[]byte]
-}
-
-// hashEncoding returns the member's part of a universe's hash encoding.
-func (m *member) hashEncoding() []byte {
-	return kept(&m.hashed, func() []byte {
-		e := encoders.Get().(*encoder)
-		defer encoders.Put(e)
-		e.buf = e.buf[:0]
-		e.str(m.name)
-		e.bag(m.data)
-		return slices.Clone(e.buf)
-	})
 }
 
 // jsonEncoding returns the member's part of a universe's JSON
@@ -89,6 +78,29 @@ func appendUnits(members [][]*member) unijson.Units {
 
 func newMember(name string, b *model.Bag, addr string) *member {
 	return &member{name: name, bag: b, addr: addr, data: withAddress(bagData(b), addr)}
+}
+
+// bagData is b's settings as a universe shows them: {} for none, never
+// nil.
+func bagData(b *model.Bag) map[string]string {
+	if b == nil || b.Data == nil {
+		return map[string]string{}
+	}
+	return b.Data
+}
+
+// withAddress fills in private-address, as Juju does, unless the unit set
+// its own.
+func withAddress(data map[string]string, addr string) map[string]string {
+	if addr == "" {
+		return data
+	}
+	if _, ok := data["private-address"]; ok {
+		return data
+	}
+	out := maps.Clone(data)
+	out["private-address"] = addr
+	return out
 }
 
 // side is one side of a relation: the units of one service, as the

@@ -218,7 +218,7 @@ func TestSummaryLineCountsBlockedBeforeTheFixedPoint(t *testing.T) {
 	st := model.NewState()
 	st.Index = 7
 	for counts, want := range cases {
-		if got := summarize(st, counts); got != want {
+		if got := firstLine(st, counts); got != want {
 			t.Errorf("%+v: %q, want %q", counts, got, want)
 		}
 	}

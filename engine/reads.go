@@ -151,38 +151,3 @@ func (r *reads) stats() WorkStats {
 	w.Recounted = r.stat.recounted()
 	return w
 }
-
-// runLoops runs c's loops until ctx ends (Controller.Start); the channel is
-// closed once every one has returned. A loop that fails is logged: the
-// node serves on, as a follower does.
-func runLoops(ctx context.Context, c *Controller) <-chan struct{} {
-	isLeader := c.opts.IsLeader
-	if isLeader == nil {
-		isLeader = func() bool { return true }
-	}
-	done := make(chan struct{})
-	loops := []func(){
-		func() {
-			if err := c.Run(ctx); err != nil {
-				c.opts.Log.Error("controller stopped", "error", err)
-			}
-		},
-		func() { c.SampleTimeline(ctx) },
-		func() { c.WatchAgents(ctx, isLeader) },
-		func() { c.WatchSecrets(ctx, isLeader) },
-	}
-	left := make(chan struct{}, len(loops))
-	for _, loop := range loops {
-		go func() {
-			defer func() { left <- struct{}{} }()
-			loop()
-		}()
-	}
-	go func() {
-		for range loops {
-			<-left
-		}
-		close(done)
-	}()
-	return done
-}

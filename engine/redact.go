@@ -109,6 +109,31 @@ func redactUnits(m map[string]map[string]string) map[string]map[string]string {
 	return out
 }
 
+// redactSecrets is ss with every content value redacted: all of a Juju
+// secret is secret, whatever its keys are called.
+func redactSecrets(ss []charmapi.Secret) []charmapi.Secret {
+	if ss == nil {
+		return nil
+	}
+	out := make([]charmapi.Secret, len(ss))
+	for i, s := range ss {
+		s.Content, s.LatestContent = redactAll(s.Content), redactAll(s.LatestContent)
+		out[i] = s
+	}
+	return out
+}
+
+func redactAll(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = model.Redact(v)
+	}
+	return out
+}
+
 // OptionsOf is the config options of the charm a universe names, from st:
 // what RedactUniverse needs.
 func OptionsOf(st *model.State, charm string) map[string]model.Option {

@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -12,16 +11,6 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
-
-// ResultError is a hook result that breaks the contract; its message names
-// the field and why. Nothing of such a result is applied.
-type ResultError struct{ Msg string }
-
-func (e *ResultError) Error() string { return "bad result: " + e.Msg }
-
-func badResult(format string, args ...any) error {
-	return &ResultError{Msg: fmt.Sprintf(format, args...)}
-}
 
 // DecodeResult parses and checks a hook's stdout against the universe it
 // was given, and translates relation idents to ids. The rules for each
@@ -147,16 +136,4 @@ func orNone(xs []string) string {
 		return "none"
 	}
 	return strings.Join(xs, ", ")
-}
-
-// ident is how the unit's hook names relation id: "<endpoint>:<id>".
-func ident(st *model.State, service string, id int) string {
-	if rel := st.Relations[id]; rel != nil {
-		for _, ep := range rel.Endpoints {
-			if ep.Service == service {
-				return fmt.Sprintf("%s:%d", ep.Name, id)
-			}
-		}
-	}
-	return fmt.Sprintf("relation:%d", id)
 }

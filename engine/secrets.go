@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"strconv"
-
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -65,57 +63,4 @@ func withSchedule(s *model.Secret, cs *charmapi.Secret, ss *model.SeenSecret) {
 		}
 	}
 	ss.RotateDue, ss.Expired = s.RotateDue, s.Expired()
-}
-
-// redactSecrets is ss with every content value redacted: all of a Juju
-// secret is secret, whatever its keys are called.
-func redactSecrets(ss []charmapi.Secret) []charmapi.Secret {
-	if ss == nil {
-		return nil
-	}
-	out := make([]charmapi.Secret, len(ss))
-	for i, s := range ss {
-		s.Content, s.LatestContent = redactAll(s.Content), redactAll(s.LatestContent)
-		out[i] = s
-	}
-	return out
-}
-
-func redactAll(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = model.Redact(v)
-	}
-	return out
-}
-
-// secretChanges lists, for Diff, the secrets that appeared, went or moved
-// to another revision: by id and revision number, never content.
-func secretChanges(before, after *charmapi.Universe) []Change {
-	revs := func(u *charmapi.Universe) map[string]string {
-		m := map[string]string{}
-		for _, s := range u.Secrets {
-			m[s.ID] = "revision " + strconv.Itoa(s.Revision) + " of " + strconv.Itoa(s.Latest)
-		}
-		return m
-	}
-	o, n := revs(before), revs(after)
-	var out []Change
-	for _, id := range unionKeys(o, n) {
-		ov, ok := o[id]
-		if !ok {
-			ov = "(absent)"
-		}
-		nv, ok := n[id]
-		if !ok {
-			nv = "(absent)"
-		}
-		if ov != nv {
-			out = append(out, Change{Key: "secrets." + id, Old: ov, New: nv})
-		}
-	}
-	return out
 }

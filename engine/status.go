@@ -4,19 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
-)
-
-// Phases of a unit.
-const (
-	Pending     = "pending"
-	Reconciling = "reconciling"
-	Settled     = "settled"
-	Error       = "error"
 )
 
 // Status is the environment as `fixpoint status` shows it.
@@ -116,12 +107,6 @@ type UnitStatus struct {
 	Since time.Time `json:"since"`
 }
 
-// phaseEntry is when the controller first reported a unit in a phase.
-type phaseEntry struct {
-	phase string
-	since time.Time
-}
-
 // MachineStatus is one machine's line in status.
 type MachineStatus struct {
 	// ID is the machine's Juju id (model.Machine.ID).
@@ -191,7 +176,7 @@ func (ss *statusState) statusLocked(st *model.State) *Status {
 	ss.prunePhasesLocked(st)
 	s.Relations = relationsStatus(st)
 	s.Converged = counts.converged()
-	s.Summary = summarize(st, counts)
+	s.Summary = firstLine(st, counts)
 	return s
 }
 
@@ -239,122 +224,6 @@ func (ss *statusState) unitStatusLocked(st *model.State, name string, u *model.U
 	return us
 }
 
-// phaseLocked is unit name's phase, the one rule status and its summary
-// share; cl is its claim, if any. Called with mu.
-func (ss *statusState) phaseLocked(name string, u *model.Unit, cl ledger.ClaimSnapshot, now time.Time) string {
-	v, vs := ss.stale.ViewOf(name)
-	switch {
-	case cl.Claimed && now.Before(cl.Until) && !cl.Timer:
-		// An update-status run leaves a settled unit settled.
-		return Reconciling
-	case u.Error != nil && u.Resolved == nil && errorStands(u.Error, v, vs):
-		return Error
-	case u.Error != nil:
-		// Resolved, or what it sees changed since: it runs again.
-		return Pending
-	case v == nil || vs == ledger.ViewHashUnknown || v.Hash != u.Reconciled:
-		return Pending
-	default:
-		return Settled
-	}
-}
-
-// errorStands says whether a unit's error e is its phase, given its view
-// v and how far that is behind (vs): a diverged unit stays in error until
-// an operator acts, a failed hook only while the unit sees the universe
-// that failed. Once what it sees changed (an operator's apply, a
-// neighbour's settings) it runs again, and an error from before is no
-// answer about the environment after.
-func errorStands(e *model.UnitError, v *ledger.View, vs ledger.ViewState) bool {
-	if e.Kind == model.ErrDiverged {
-		return true
-	}
-	return v != nil && vs != ledger.ViewHashUnknown && v.Hash == e.Hash
-}
-
-// lostOn says whether u's machine agent is lost: nothing runs there until
-// it is back, and the unit does not count against the fixed point.
-func lostOn(st *model.State, u *model.Unit) bool {
-	m := st.Machines[u.Machine]
-	return m != nil && m.Lost
-}
-
-// prunePhasesLocked forgets the phase marks of units that are gone.
-// Called with mu.
-func (ss *statusState) prunePhasesLocked(st *model.State) {
-	for name := range ss.phases {
-		if st.Units[name] == nil {
-			delete(ss.phases, name)
-		}
-	}
-}
-
-// phaseSinceLocked is when unit name entered phase: the hand-out time of a
-// reconciling unit, otherwise the first status that showed the phase.
-func (ss *statusState) phaseSinceLocked(name, phase string, now time.Time, cl ledger.ClaimSnapshot) time.Time {
-	if ss.phases == nil {
-		ss.phases = map[string]phaseEntry{}
-	}
-	if phase == Reconciling && cl.Claimed {
-		ss.phases[name] = phaseEntry{phase, cl.At}
-		return cl.At
-	}
-	m, ok := ss.phases[name]
-	if !ok || m.phase != phase {
-		m = phaseEntry{phase, now}
-		ss.phases[name] = m
-	}
-	return m.since
-}
-
-// summarize is status's first line. Converged is never said plainly when
-// units are blocked or wait on a lost machine: "converged at index 9; 3
-// blocked", "converged over 5 of 7 units at index 9; machine m1 lost";
-// before the fixed point blocked units are counted too ("2 of 7 units
-// pending, 1 error, 1 blocked").
-func summarize(st *model.State, counts PhaseCounts) string {
-	total := counts.Units
-	if !counts.converged() {
-		var parts []string
-		if n := counts.Pending + counts.Reconciling; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d of %d units pending", n, total))
-		}
-		if n := counts.Error; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d error", n))
-		}
-		if n := counts.Blocked; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d blocked", n))
-		}
-		return strings.Join(parts, ", ")
-	}
-	out := fmt.Sprintf("converged at index %d", st.Index)
-	if n := counts.Lost; n > 0 {
-		// The machines whose loss holds units back: a lost machine with
-		// nothing on it (one a join token registered and no agent ever
-		// ran on) holds nothing.
-		held := map[string]bool{}
-		for _, u := range st.Units {
-			if lostOn(st, u) {
-				held[u.Machine] = true
-			}
-		}
-		var lost []string
-		for name := range held {
-			lost = append(lost, name)
-		}
-		sort.Strings(lost)
-		word := "machine"
-		if len(lost) > 1 {
-			word = "machines"
-		}
-		out = fmt.Sprintf("converged over %d of %d units at index %d; %s %s lost", total-n, total, st.Index, word, strings.Join(lost, ", "))
-	}
-	if n := counts.Blocked; n > 0 {
-		out += fmt.Sprintf("; %d blocked", n)
-	}
-	return out
-}
-
 // relationsStatus lists the relations by id with their current members.
 func relationsStatus(st *model.State) []*RelationStatus {
 	out := []*RelationStatus{}
@@ -387,6 +256,11 @@ func (s *Status) FirstError() (string, string) {
 	}
 	sort.Slice(names, func(i, j int) bool { return model.UnitLess(names[i], names[j]) })
 	return names[0], s.Units[names[0]].Error
+}
+
+// SetApplying is Summary.SetApplying for the full status.
+func (s *Status) SetApplying() {
+	s.Applying, s.Converged, s.Summary = true, false, applyingSummary
 }
 
 // retryIn says when a failed unit runs again, d from now, at a precision

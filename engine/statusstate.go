@@ -26,9 +26,10 @@ type statusState struct {
 	// stale is where status reads the views.
 	stale *ledger.Staleness
 	// lastSummary is the last status summary, shared by the waiters
-	// that ask at the same index, generation and marks (summary.go).
+	// that ask at the same index, generation and marks (summarize.go).
 	lastSummary *cachedSummary
-	// tally keeps the summary's counts between summaries (recount.go).
+	// tally keeps the summary's counts between summaries (tally.go,
+	// recount.go).
 	tally tally
 	// phases is when status first showed each unit in its phase.
 	phases map[string]phaseEntry
@@ -57,3 +58,32 @@ func (ss *statusState) recounted() int64 {
 	defer ss.mu.Unlock()
 	return ss.tally.recounted
 }
+
+// phaseEntry is when the controller first reported a unit in a phase.
+type phaseEntry struct {
+	phase string
+	since time.Time
+}
+
+// cachedSummary is the last summary computed, for the limit it was asked
+// with. Its lists are shared by the copies handed out, and never changed.
+type cachedSummary struct {
+	*Summary
+	limit int
+	// marks is the inbox's count of marks the summary took in.
+	marks uint64
+}
+
+// statusTold is status as the ledger tells it what moved (ledger.Status),
+// under the ledger's lock: its inbox of units to recount and its
+// generation, both leaf-locked. Told there rather than after the lock,
+// a summary that finds the views brought up to its state finds the marks
+// of what they moved.
+type statusTold struct {
+	changed *generation
+	inbox   *recountInbox
+}
+
+func (t *statusTold) Recount(units ...string) { t.inbox.mark(units...) }
+func (t *statusTold) RecountAll()             { t.inbox.markAll() }
+func (t *statusTold) Changed()                { t.changed.note() }

@@ -1,10 +1,20 @@
 package engine
 
 import (
+	"fmt"
+	"sort"
+	"strings"
 	"time"
 
-	"github.com/fixpoint/fixpoint/engine/ledger"
 	"github.com/fixpoint/fixpoint/model"
+)
+
+// Phases of a unit.
+const (
+	Pending     = "pending"
+	Reconciling = "reconciling"
+	Settled     = "settled"
+	Error       = "error"
 )
 
 // SummaryLimit bounds the units a Summary names in each of its lists: a
@@ -54,6 +64,13 @@ func (p *PhaseCounts) count(phase string, lost, blocked bool, d int) {
 // (units on a lost machine wait for it and do not hold it back).
 func (p *PhaseCounts) converged() bool {
 	return p.Pending == 0 && p.Reconciling == 0 && p.Error == 0
+}
+
+// lostOn says whether u's machine agent is lost: nothing runs there until
+// it is back, and the unit does not count against the fixed point.
+func lostOn(st *model.State, u *model.Unit) bool {
+	m := st.Machines[u.Machine]
+	return m != nil && m.Lost
 }
 
 // ServiceCounts is one service's line in a Summary.
@@ -125,115 +142,90 @@ func (s *Summary) SetApplying() {
 	s.Applying, s.Converged, s.Summary = true, false, applyingSummary
 }
 
-// SetApplying is Summary.SetApplying for the full status.
-func (s *Status) SetApplying() {
-	s.Applying, s.Converged, s.Summary = true, false, applyingSummary
-}
-
 // applyingSummary is status's first line while `up` applies.
 const applyingSummary = "applying environment"
 
-// summary is Controller.Summary at st; claims are the ledger's, read
-// with the views it brought up to st. Waiters woken by one change share one
-// summary: everything a summary shows moves the index, the generation
-// (a lease that ends included) or the marks of units to recount.
-func (ss *statusState) summary(st *model.State, limit int, claims map[string]ledger.ClaimSnapshot) *Summary {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	gen, marks := ss.changed.current(), ss.inbox.seq()
-	last := ss.lastSummary
-	if last == nil || last.Index != st.Index || last.Generation != gen || last.marks != marks || last.limit != limit {
-		ss.claims = claims
-		defer func() { ss.claims = nil }()
-		last = &cachedSummary{Summary: ss.summaryLocked(st, limit), limit: limit, marks: marks}
-		last.Generation = gen
-		ss.lastSummary = last
-		ss.timeline.record(st.EnvIndex, st.Index, ss.now(), last.Phases)
-	}
-	out := *last.Summary
-	return &out
+// LostMachine is a machine whose agent is lost, with the units that wait
+// on it: nothing runs there until the agent is back, so the environment
+// can reach its fixed point only over its other units.
+type LostMachine struct {
+	Machine string `json:"machine"`
+	// Units are the units placed on the machine, by name (in a Summary
+	// the first SummaryLimit; MoreUnits counts the others).
+	Units     []string `json:"units"`
+	MoreUnits int      `json:"more_units,omitempty"`
 }
 
-// cachedSummary is the last summary computed, for the limit it was asked
-// with. Its lists are shared by the copies handed out, and never changed.
-type cachedSummary struct {
-	*Summary
-	limit int
-	// marks is the inbox's count of marks the summary took in.
-	marks uint64
+// UnreachableNode is a control-plane node that stopped answering the
+// leader, and when it last did (as the leader saw it): status shows it
+// under its first line, since the cluster has one failure fewer to spare.
+type UnreachableNode struct {
+	ID       string    `json:"id"`
+	LastSeen time.Time `json:"last_seen"`
 }
 
-func (ss *statusState) summaryLocked(st *model.State, limit int) *Summary {
-	now := ss.now()
-	t := &ss.tally
-	s := &Summary{
-		Index:       st.Index,
-		Environment: st.Name,
-		Services:    make(map[string]*ServiceCounts, len(st.Services)),
-		Errors:      []UnitBrief{},
-		Blocked:     []UnitBrief{},
-		Stuck:       []UnitBrief{},
+// UnreachableNodes lists nodes (id to when each last answered) by id.
+func UnreachableNodes(nodes map[string]time.Time) []UnreachableNode {
+	if len(nodes) == 0 {
+		return nil
 	}
-	for name, svc := range st.Services {
-		s.Services[name] = &ServiceCounts{Leader: svc.Leader}
+	out := make([]UnreachableNode, 0, len(nodes))
+	for id, t := range nodes {
+		out = append(out, UnreachableNode{ID: id, LastSeen: t})
 	}
-	units := ss.walkLocked(st, now, s)
-	if ss.recountLocked(st, now) {
-		s.Phases = t.phases
-		for name, sc := range s.Services {
-			if pc := t.services[name]; pc != nil {
-				sc.PhaseCounts = *pc
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// firstLine is status's first line, and a Summary's. Converged is never
+// said plainly when units are blocked or wait on a lost machine:
+// "converged at index 9; 3 blocked", "converged over 5 of 7 units at
+// index 9; machine m1 lost"; before the fixed point blocked units are
+// counted too ("2 of 7 units pending, 1 error, 1 blocked").
+func firstLine(st *model.State, counts PhaseCounts) string {
+	total := counts.Units
+	if !counts.converged() {
+		var parts []string
+		if n := counts.Pending + counts.Reconciling; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d units pending", n, total))
+		}
+		if n := counts.Error; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d error", n))
+		}
+		if n := counts.Blocked; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d blocked", n))
+		}
+		return strings.Join(parts, ", ")
+	}
+	out := fmt.Sprintf("converged at index %d", st.Index)
+	if n := counts.Lost; n > 0 {
+		// The machines whose loss holds units back: a lost machine with
+		// nothing on it (one a join token registered and no agent ever
+		// ran on) holds nothing.
+		held := map[string]bool{}
+		for _, u := range st.Units {
+			if lostOn(st, u) {
+				held[u.Machine] = true
 			}
 		}
-		units = ss.listedLocked()
+		var lost []string
+		for name := range held {
+			lost = append(lost, name)
+		}
+		sort.Strings(lost)
+		word := "machine"
+		if len(lost) > 1 {
+			word = "machines"
+		}
+		out = fmt.Sprintf("converged over %d of %d units at index %d; %s %s lost", total-n, total, st.Index, word, strings.Join(lost, ", "))
 	}
-	var errs, blocked, stuck int
-	lostOn := lostUnits{limit: limit}
-	for name, n := range units {
-		phase, lost := n.phase(), n&tallyLost != 0
-		if lost {
-			lostOn.add(st.Units[name].Machine, name)
-		}
-		if n&tallyBlocked != 0 && !lost {
-			// Named without a since: blocked is the workload's word,
-			// not a phase, and most blocked units are settled.
-			blocked++
-			s.Blocked = keepFirst(s.Blocked, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Status.Message}, limit, briefByName)
-		}
-		if phase == Settled {
-			continue
-		}
-		since := ss.phaseSinceLocked(name, phase, now, ss.claims[name])
-		if phase == Error {
-			errs++
-			s.Errors = keepFirst(s.Errors, UnitBrief{Unit: name, Phase: phase, Message: st.Units[name].Error.Message, Since: since}, limit, briefByName)
-		}
-		stuck++
-		s.Stuck = keepFirst(s.Stuck, UnitBrief{Unit: name, Phase: phase, Since: since}, stuckLimit, bySince)
+	if n := counts.Blocked; n > 0 {
+		out += fmt.Sprintf("; %d blocked", n)
 	}
-	s.MoreErrors = errs - len(s.Errors)
-	s.MoreBlocked = blocked - len(s.Blocked)
-	s.MoreStuck = stuck - len(s.Stuck)
-	s.LostMachines = lostOn.list()
-	if len(ss.phases) > len(st.Units) {
-		// Marks of removed units: only then is the walk of the marks
-		// worth it (the full status walks them every time).
-		ss.prunePhasesLocked(st)
-	}
-	s.Converged = s.Phases.converged()
-	s.Summary = summarize(st, s.Phases)
-	return s
+	return out
 }
 
-// noteSettledLocked keeps a settled unit's phase entry right for the full
-// status, without adding marks: a unit status has shown in another phase
-// is settled from now. Called with mu.
-func (ss *statusState) noteSettledLocked(name string, now time.Time) {
-	if m, ok := ss.phases[name]; ok && m.phase != Settled {
-		ss.phases[name] = phaseEntry{Settled, now}
-	}
-}
-
+// briefByName orders units by name, as model.UnitLess does.
 func briefByName(a, b UnitBrief) bool { return model.UnitLess(a.Unit, b.Unit) }
 
 // bySince orders the longest out of settled first, then by name.

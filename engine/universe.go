@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"maps"
-
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -146,25 +144,4 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 	}
 	uni.Leaving = st.LeavingSettings(u, seen.Relations, uni.Address)
 	return uni, seen, members
-}
-
-func bagData(b *model.Bag) map[string]string {
-	if b == nil || b.Data == nil {
-		return map[string]string{}
-	}
-	return b.Data
-}
-
-// withAddress fills in private-address, as Juju does, unless the unit set
-// its own.
-func withAddress(data map[string]string, addr string) map[string]string {
-	if addr == "" {
-		return data
-	}
-	if _, ok := data["private-address"]; ok {
-		return data
-	}
-	out := maps.Clone(data)
-	out["private-address"] = addr
-	return out
 }
