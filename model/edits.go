@@ -102,6 +102,10 @@ func checkRemoveUnits(s *State, d *Desired) error {
 	return nil
 }
 
+// CheckRemoveUnits is checkRemoveUnits, for a plan made outside a
+// deploy (POST /v1/plan).
+func (s *State) CheckRemoveUnits(d *Desired) error { return checkRemoveUnits(s, d) }
+
 // sortedUnits is the units of set, in unit order.
 func sortedUnits(set map[string]bool) []string {
 	out := make([]string, 0, len(set))
