@@ -303,6 +303,9 @@ func TestRedactDocumentAndUnredact(t *testing.T) {
 	if strings.Contains(string(data), "pw-plain-xyzzy") || s.Document.Services["web"].Config["dbpass"] != "pw-plain-xyzzy" {
 		t.Fatalf("redacted %s; document %v", data, s.Document.Services["web"].Config)
 	}
+	if data, _ := json.Marshal(s.Redacted()); strings.Contains(string(data), "pw-plain-xyzzy") || s.Document.Services["web"].Config["dbpass"] != "pw-plain-xyzzy" {
+		t.Fatalf("the redacted state shows the document's secret value, or redacting it changed the state: %s", data)
+	}
 	var back Environment
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
