@@ -164,7 +164,14 @@ func TestMovedEnvironmentIsRefused(t *testing.T) {
 	apply(t, s, 1, deployCmd(env(nil)))
 	c := deployCmd(env(nil))
 	c.Deploy.BaseIndex = 7
-	_, err := s.Apply(2, c)
+	desired, err := c.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admit(c, desired); !errors.Is(err, ErrEnvMoved) {
+		t.Fatalf("admit = %v; a moved environment is refused before proposal", err)
+	}
+	_, err = s.Apply(2, c)
 	if !errors.Is(err, ErrEnvMoved) || !strings.Contains(err.Error(), "environment moved: this change was planned against revision 7 and the environment is at 1; read it again and retry") {
 		t.Fatalf("err = %v", err)
 	}
