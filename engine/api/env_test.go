@@ -16,15 +16,17 @@ import (
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
-// recording waits for n, alone, to raise its cluster's level to one that
-// keeps the environment's document (it does so when it starts).
+// recording waits for n's cluster to be at a level that keeps the
+// environment's document: a server alone raises it when it starts; a
+// cluster formed before that is upgraded, as an operator would.
 func recording(t *testing.T, n *testNode) {
 	t.Helper()
 	rafttest.Eventually(t, time.Minute, "the cluster's level keeps documents", func() error {
-		if l := n.store.ClusterLevel().Level; l < model.LevelRecorded {
-			return fmt.Errorf("level %d", l)
+		if l := n.store.ClusterLevel().Level; l >= model.LevelRecorded {
+			return nil
 		}
-		return nil
+		l, err := n.store.Upgrade(ctxT(t))
+		return fmt.Errorf("level %d after an upgrade (%v)", l, err)
 	})
 }
 
@@ -267,5 +269,42 @@ func TestRemoveUnitsByName(t *testing.T) {
 	doc, err := op.Env(ctxT(t))
 	if err != nil || *doc.Env.Services["db"].Units != 2 {
 		t.Fatalf("document after the removal: %+v, %v", doc, err)
+	}
+}
+
+// Through a follower: the document reads the same, an edit of it deploys
+// (forwarded to the leader, with the record flag the follower sets), and
+// an edit of a revision the environment left is a conflict.
+func TestEnvEditThroughAFollower(t *testing.T) {
+	leader, follower := cluster(t)
+	lop := api.NewClient([]string{leader.addr}, operatorToken, nil)
+	fop := api.NewClient([]string{follower.addr}, operatorToken, nil)
+	ch := envCharm(t, leader)
+	// The test nodes know no peers to fetch a charm from: each has it.
+	envCharm(t, follower)
+	if _, err := lop.Deploy(ctxT(t), envDeploy(ch, 1)); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := fop.Env(ctxT(t))
+	if err != nil || doc.Name != "docs" || doc.Charms[ch.Hash] == nil {
+		t.Fatalf("the document through the follower: %+v, %v", doc, err)
+	}
+	edit := editOf(doc)
+	two := 2
+	db := edit.Env.Services["db"]
+	db.Units = &two
+	edit.Env.Services["db"] = db
+	if resp, err := fop.Deploy(ctxT(t), edit); err != nil || len(resp.Changes) != 1 || resp.Changes[0].Kind != model.AddUnits {
+		t.Fatalf("an edit through the follower: %+v, %v", resp, err)
+	}
+	_ = leader.store.View(func(st *model.State) error {
+		if st.Document == nil || *st.Document.Services["db"].Units != 2 {
+			t.Errorf("the edit's document was not recorded: %+v", st.Document)
+		}
+		return nil
+	})
+	_, err = fop.Deploy(ctxT(t), edit)
+	if !errors.Is(err, api.ErrConflict) || !strings.Contains(err.Error(), "environment moved") {
+		t.Fatalf("the same edit again: %v, want a conflict", err)
 	}
 }
