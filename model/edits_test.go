@@ -334,3 +334,23 @@ func TestRedactDocumentAndUnredact(t *testing.T) {
 		t.Fatalf("reference shown as %v", got)
 	}
 }
+
+// A subordinate unit goes with its principal or its relation, never by
+// name.
+func TestRemoveUnitsRefusesASubordinate(t *testing.T) {
+	s := placedState(t)
+	e := richEnv()
+	apply(t, s, 2, deployCmd(e))
+	var sub string
+	for _, u := range s.UnitsOf("log") {
+		sub = u.Name
+	}
+	if sub == "" {
+		t.Fatal("no subordinate unit to remove")
+	}
+	c := deployCmd(e)
+	c.Deploy.RemoveUnits = []string{sub}
+	if _, err := s.Apply(3, c); err == nil || !strings.Contains(err.Error(), "unit "+sub+" is subordinate") {
+		t.Fatalf("removing %s: %v", sub, err)
+	}
+}
