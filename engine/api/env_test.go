@@ -74,7 +74,7 @@ func TestEnvDocumentReadAndDeployedBack(t *testing.T) {
 	if !errors.Is(err, api.ErrNotFound) || !strings.Contains(err.Error(), "no environment applied yet; run fixpoint apply -f FILE") {
 		t.Fatalf("before any apply: %v", err)
 	}
-	if code, e, _ := call(t, http.MethodGet, n.addr+"/v1/env", operatorToken, nil); code != http.StatusNotFound || e.Kind != "not_found" {
+	if code, e, _ := call(t, http.MethodGet, n.addr+"/v1/env", operatorToken, nil); code != http.StatusNotFound || e.Kind != "not_found" || e.Message != "no environment applied yet; run fixpoint apply -f FILE" {
 		t.Fatalf("before any apply: %d %+v", code, e)
 	}
 
@@ -306,5 +306,30 @@ func TestEnvEditThroughAFollower(t *testing.T) {
 	_, err = fop.Deploy(ctxT(t), edit)
 	if !errors.Is(err, api.ErrConflict) || !strings.Contains(err.Error(), "environment moved") {
 		t.Fatalf("the same edit again: %v, want a conflict", err)
+	}
+}
+
+// An environment deployed without its document (as a v0.3.0 server did)
+// whose user secrets the state cannot say where to read: GET /v1/env
+// names what is missing and how to fix it, and shows no value.
+func TestEnvDocumentNamesWhatTheStateLacks(t *testing.T) {
+	n := startNode(t, "n1")
+	op := api.NewClient([]string{n.addr}, operatorToken, nil)
+	ch := envCharm(t, n)
+	d := envDeploy(ch, 1)
+	d.Env.Secrets = map[string]model.UserSecretSpec{"db-pass": {Content: map[string]model.SecretSource{"password": {File: "./db.pass"}}}}
+	err := n.store.View(func(st *model.State) (err error) {
+		d.SecretRevisions, err = model.ReviseUserSecrets(st, &d.Env, map[string]map[string]string{"db-pass": {"password": "pw-sealed-xyzzy"}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.store.Apply(ctxT(t), &model.Command{Op: model.OpDeploy, Deploy: d}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = op.Env(ctxT(t))
+	if !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "secrets.db-pass.content") || !strings.Contains(err.Error(), "fixpoint apply -f FILE") || strings.Contains(err.Error(), "xyzzy") {
+		t.Fatalf("the document of an environment with user secrets, never recorded: %v", err)
 	}
 }
