@@ -354,3 +354,20 @@ func TestRemoveUnitsRefusesASubordinate(t *testing.T) {
 		t.Fatalf("removing %s: %v", sub, err)
 	}
 }
+
+// A deploy retried across a raise of the cluster's level, which sets its
+// record flag, asks what its first send asked: it is a duplicate, not a
+// request id reused for another command.
+func TestRecordFlagIsNotPartOfTheRequest(t *testing.T) {
+	s := NewState()
+	first := deployCmd(env(nil))
+	first.RequestID = "req-1"
+	first.Digest = first.Fingerprint()
+	apply(t, s, 1, first)
+	retry := deployCmd(env(nil))
+	retry.RequestID, retry.Deploy.Record = "req-1", true
+	retry.Digest = retry.Fingerprint()
+	if resp := apply(t, s, 2, retry); !resp.Duplicate || resp.Index != 1 {
+		t.Fatalf("the retry: %+v", resp)
+	}
+}
