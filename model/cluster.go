@@ -93,6 +93,25 @@ func (c *Cluster) Normalize() {
 	}
 }
 
+// SyncCopies makes every other environment's copy of the cluster's
+// fields the default environment's: a document holds them once, in the
+// default environment (raftstore's snapshots), and a reader fills the
+// copies.
+func (c *Cluster) SyncCopies() {
+	for _, e := range c.Envs {
+		e.State.copyClusterFields(c.Default)
+	}
+}
+
+// WithoutCopies returns a shallow copy of s without the cluster's fields,
+// for a document that holds them once (SyncCopies). It shares the rest of
+// s, which it must not outlive changes to.
+func (s *State) WithoutCopies() *State {
+	cp := *s
+	cp.Machines, cp.NextMachine, cp.Auth, cp.Limits = nil, 0, nil, nil
+	return &cp
+}
+
 // Names returns the other environments' names, sorted: the order every
 // fan-out applies in.
 func (c *Cluster) Names() []string { return sortedKeys(c.Envs) }

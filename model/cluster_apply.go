@@ -247,7 +247,7 @@ func (c *Cluster) checkDeployIn(st *State, d *Desired) error {
 	}
 	if len(c.Envs) > 0 {
 		units, services := units, len(d.Services)
-		for _, o := range c.all() {
+		for _, o := range c.States() {
 			if o != st {
 				units = addCapped(units, len(o.Units), l.Units+1)
 				services = addCapped(services, len(o.Services), l.Services+1)
@@ -266,9 +266,9 @@ func (c *Cluster) checkDeployIn(st *State, d *Desired) error {
 	return nil
 }
 
-// all returns every environment's State, the default one first, then by
+// States returns every environment's State, the default one first, then by
 // name.
-func (c *Cluster) all() []*State {
+func (c *Cluster) States() []*State {
 	out := make([]*State, 0, c.Count())
 	out = append(out, c.Default)
 	for _, name := range c.Names() {

@@ -286,7 +286,7 @@ func TestClusterStaysDeterministic(t *testing.T) {
 		idx++
 		capply(t, cl, idx, &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "m1", Address: "10.0.0.1", Number: true}})
 		var b strings.Builder
-		for _, st := range cl.all() {
+		for _, st := range cl.States() {
 			b.WriteString(stateJSON(t, st))
 		}
 		return b.String()
