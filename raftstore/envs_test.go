@@ -348,3 +348,78 @@ func sortedNames(m map[string]*model.Machine) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestNewClusterFromBackupKeepsEnvironments: a backup of several
+// environments, staged with replaced credentials (cluster restore
+// --new-tokens), starts a new cluster holding every environment, each
+// with the new credentials and the machines, and a new node that joins by
+// snapshot holds them alike.
+func TestNewClusterFromBackupKeepsEnvironments(t *testing.T) {
+	log := testLogger(t)
+	ctx := ctxT(t, 2*time.Minute)
+	old := newNode(t, log, "n1")
+	old.start(true, nil)
+	settled(t, old)
+	if _, err := old.s.AddEnv(ctx, "dev", &model.EnvShare{Units: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*model.Command{deployCmd(), deployIn("dev"), machineCmd("m1", "10.0.0.1")} {
+		if _, err := old.s.Apply(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var backup bytes.Buffer
+	if err := old.s.SaveBackup(ctx, &backup); err != nil {
+		t.Fatal(err)
+	}
+	want := clusterBytes(t, old.s)
+	old.stop()
+
+	b, err := ReadBackup(bytes.NewReader(backup.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &model.Auth{Operator: strings.Repeat("1", 64), Join: strings.Repeat("2", 64)}
+	b.State().Auth = fresh
+	r1 := newNode(t, log, "r1")
+	if err := StageRestore(r1.dir, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	r1.start(true, nil)
+	settled(t, r1)
+	check := func(n *node) error {
+		return n.s.ViewCluster(func(c *model.Cluster) error {
+			dev, ok := c.Envs["dev"]
+			if !ok {
+				return fmt.Errorf("%s holds no dev: %v", n.id, c.Names())
+			}
+			for _, st := range c.States() {
+				if st.Auth == nil || *st.Auth != *fresh {
+					return fmt.Errorf("%s: environment %q holds credentials %+v, not the restored ones", n.id, st.Name, st.Auth)
+				}
+				if u := st.Units["db/0"]; u == nil || u.Machine != "m1" {
+					return fmt.Errorf("%s: environment %q's db/0 is %+v", n.id, st.Name, u)
+				}
+			}
+			if dev.Share == nil || dev.Share.Units != 5 {
+				return fmt.Errorf("%s: dev's share %+v", n.id, dev.Share)
+			}
+			return nil
+		})
+	}
+	if err := check(r1); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(want, `"operator":"`+fresh.Operator) {
+		t.Fatal("the old cluster already held the new credentials")
+	}
+	r2 := newNode(t, log, "r2")
+	r2.start(false, []string{r1.httpAddr})
+	nodes := []*node{r1, r2}
+	rafttest.Eventually(t, time.Minute, "the joiner holds every environment", func() error {
+		if err := converged(t, nodes...); err != nil {
+			return err
+		}
+		return check(r2)
+	})
+}
