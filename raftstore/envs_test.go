@@ -121,6 +121,29 @@ func TestEnvironmentsSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 	same("restored")
+
+	// The same document restored as a backup, through the log, replaces
+	// a cluster of one environment with both.
+	d, err := decodeDocument(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := encodeEntry(entryReplace, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &applier{tb: t, f: newFSM(hclog.NewNullLogger())}
+	r.apply(machineCmd("m9", "10.0.0.9"))
+	r.index++
+	if out := r.f.ApplyBatch([]*raft.Log{{Type: raft.LogCommand, Index: r.index, Data: data}}); out[0] != nil {
+		if err, ok := out[0].(error); ok {
+			t.Fatal(err)
+		}
+	}
+	if e := r.f.cluster.Envs["dev"]; e == nil || e.UUID != testUUID || len(e.State.Units) != 1 || e.State.ClusterFieldsDiffer(r.f.cluster.Default) != "" || r.f.cluster.Default.Machines["m9"] != nil {
+		t.Fatalf("after restoring the backup: environments %v, machines %v", r.f.cluster.Names(), sortedNames(r.f.cluster.Default.Machines))
+	}
+
 	lost := &model.Command{Op: model.OpLiveness, Liveness: &model.SetLiveness{Lost: map[string]bool{"m1": true}}}
 	a.apply(lost, deployIn("dev"))
 	b.apply(lost, deployIn("dev"))
