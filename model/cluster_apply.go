@@ -86,7 +86,18 @@ func (c *Cluster) Apply(index uint64, cmd *Command) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return (&applying{State: st, now: cmd.Time, gate: c.gateFor(st)}).apply(index, cmd)
+	resp, err := (&applying{State: st, now: cmd.Time, gate: c.gateFor(st)}).apply(index, cmd)
+	if err == nil && st != c.Default {
+		stampEnv(resp.events, st.Name)
+	}
+	return resp, err
+}
+
+// stampEnv names env in events of an environment other than the default.
+func stampEnv(events []Event, env string) {
+	for i := range events {
+		events[i].Env = env
+	}
 }
 
 // fanOut applies a command on the cluster's fields to the default
@@ -108,6 +119,7 @@ func (c *Cluster) fanOut(index uint64, cmd *Command) (*Response, error) {
 			st.copyClusterFields(c.Default)
 			continue
 		}
+		stampEnv(r.events, name)
 		resp.events = append(resp.events, r.events...)
 	}
 	return resp, nil

@@ -320,3 +320,32 @@ func TestPerEnvOpsHaveEnvLevelRows(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsNameTheirEnvironment: events of another environment's units
+// name it, and the event store keeps them apart from the default
+// environment's unit of the same name.
+func TestEventsNameTheirEnvironment(t *testing.T) {
+	cl := NewCluster()
+	store := NewEventStore()
+	apply := func(idx uint64, c *Command) {
+		t.Helper()
+		store.Add(capply(t, cl, idx, c).Events())
+	}
+	apply(1, &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "m1", Address: "10.0.0.1"}})
+	apply(2, deployTo("", "shop", 1))
+	apply(3, envAdd("dev", uuidA))
+	apply(4, deployTo("dev", "dev", 1))
+	apply(5, &Command{Op: OpLiveness, Liveness: &SetLiveness{Lost: map[string]bool{"m1": true}}})
+	envsOf := func(key string) map[string]int {
+		out := map[string]int{}
+		evs, _ := store.Read(0, func(k string) bool { return k == key }, nil, 0, false)
+		for _, e := range evs {
+			out[e.Env]++
+		}
+		return out
+	}
+	def, dev := envsOf("db/0"), envsOf("dev/db/0")
+	if len(def) != 1 || def[""] == 0 || len(dev) != 1 || dev["dev"] == 0 {
+		t.Fatalf("events kept as db/0 by environment: %v; as dev/db/0: %v; want each environment's own", def, dev)
+	}
+}
