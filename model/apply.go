@@ -118,7 +118,7 @@ func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 		}
 	case OpLogs:
 		return nil, fmt.Errorf("log lines are kept beside the state, not in it: raftstore applies them")
-	case OpEnvAdd, OpEnvRemove:
+	case OpEnvAdd, OpEnvRemove, OpTokenCreate, OpTokenRevoke:
 		return nil, fmt.Errorf("%s changes the cluster, not one environment: Cluster.Apply applies it", c.Op)
 	case OpAuth:
 		if _, err := s.checkAuth(c.Auth); err != nil {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -31,6 +32,9 @@ type Cluster struct {
 	DefaultUUID string
 	// Envs are the other environments, by name.
 	Envs map[string]*Env
+	// Tokens are the environment tokens by the sha256 hex of the token
+	// (tokens.go); each record is replaced whole, never edited.
+	Tokens map[string]*EnvToken
 }
 
 // Env is one environment other than the default.
@@ -189,7 +193,7 @@ func (c *Cluster) NumberMachines(index uint64) {
 
 // Clone copies every environment (State.Clone) for a snapshot.
 func (c *Cluster) Clone() *Cluster {
-	out := &Cluster{Default: c.Default.Clone(), DefaultUUID: c.DefaultUUID, Envs: make(map[string]*Env, len(c.Envs))}
+	out := &Cluster{Default: c.Default.Clone(), DefaultUUID: c.DefaultUUID, Envs: make(map[string]*Env, len(c.Envs)), Tokens: maps.Clone(c.Tokens)}
 	for name, e := range c.Envs {
 		cp := *e
 		cp.State = e.State.Clone()

@@ -35,6 +35,10 @@ var clusterWide = map[Op]bool{
 	OpJoin: true, OpLimits: true, OpClusterKey: true,
 }
 
+// ofCluster are the ops on the cluster itself: its environments and their
+// tokens.
+var ofCluster = map[Op]bool{OpEnvAdd: true, OpEnvRemove: true, OpTokenCreate: true, OpTokenRevoke: true}
+
 // PerEnv reports whether op applies to one environment (Command.Env).
 func PerEnv(op Op) bool { return perEnv[op] }
 
@@ -77,7 +81,7 @@ func (r *EnvRemove) check() error { return CheckName(KindEnv, r.Name) }
 func (c *Cluster) Apply(index uint64, cmd *Command) (*Response, error) {
 	c.SetIndex(index)
 	switch {
-	case cmd.Op == OpEnvAdd || cmd.Op == OpEnvRemove:
+	case ofCluster[cmd.Op]:
 		return c.applyEnvOp(index, cmd)
 	case clusterWide[cmd.Op]:
 		return c.fanOut(index, cmd)
@@ -125,8 +129,9 @@ func (c *Cluster) fanOut(index uint64, cmd *Command) (*Response, error) {
 	return resp, nil
 }
 
-// applyEnvOp makes or drops an environment. Its request is remembered in
-// the default environment, as the cluster's other requests are.
+// applyEnvOp makes or drops an environment, or keeps its tokens. Its
+// request is remembered in the default environment, as the cluster's
+// other requests are.
 func (c *Cluster) applyEnvOp(index uint64, cmd *Command) (*Response, error) {
 	if _, err := cmd.Check(); err != nil {
 		return nil, err
@@ -157,16 +162,25 @@ func (c *Cluster) applyEnvOp(index uint64, cmd *Command) (*Response, error) {
 			c.Envs[a.Name] = &Env{Name: a.Name, UUID: a.UUID, Created: index, Share: share, State: st}
 		case OpEnvRemove:
 			delete(c.Envs, cmd.EnvRemove.Name)
+			c.dropTokensOf(cmd.EnvRemove.Name)
+		case OpTokenCreate, OpTokenRevoke:
+			c.applyToken(index, cmd)
 		}
 	}
 	c.Default.remember(cmd, index)
 	return &Response{Index: index}, nil
 }
 
-// admitEnvOp judges env-add and env-remove: refused, a no-op, or to apply.
+// admitEnvOp judges an op of the cluster itself: refused, a no-op, or to
+// apply.
 func (c *Cluster) admitEnvOp(cmd *Command) (noop bool, err error) {
-	if cmd.Op == OpEnvRemove {
+	switch cmd.Op {
+	case OpEnvRemove:
 		return false, c.checkEnvRemove(cmd.EnvRemove)
+	case OpTokenCreate:
+		return c.checkTokenCreate(cmd.TokenCreate)
+	case OpTokenRevoke:
+		return false, c.checkTokenRevoke(cmd.TokenRevoke)
 	}
 	return c.checkEnvAdd(cmd.EnvAdd)
 }
@@ -293,7 +307,7 @@ func (c *Cluster) States() []*State {
 // (State.Admit, routed as Apply routes it).
 func (c *Cluster) Admit(cmd *Command, desired *Desired) (noop bool, err error) {
 	switch {
-	case cmd.Op == OpEnvAdd || cmd.Op == OpEnvRemove:
+	case ofCluster[cmd.Op]:
 		return c.admitEnvOp(cmd)
 	case clusterWide[cmd.Op]:
 		return c.Default.Admit(cmd, desired)

@@ -14,7 +14,14 @@ import (
 func randomClusterCommand(rng *rand.Rand, cl *Cluster, added *int) *Command {
 	envs := []string{"", "a", "b", "c"}
 	machine := fmt.Sprintf("m%d", rng.Intn(4))
-	switch rng.Intn(9) {
+	switch rng.Intn(10) {
+	case 8:
+		env, name := envs[1+rng.Intn(3)], fmt.Sprintf("t%d", rng.Intn(3))
+		if rng.Intn(2) == 0 {
+			return &Command{Op: OpTokenRevoke, TokenRevoke: &TokenRevoke{Env: env, Name: name}}
+		}
+		*added++
+		return &Command{Op: OpTokenCreate, TokenCreate: &TokenCreate{Hash: fmt.Sprintf("%064x", *added), Env: env, Name: name, Role: RoleReader}}
 	case 0:
 		return &Command{Op: OpMachine, Machine: &RegisterMachine{Name: machine, Address: "10.0.0." + machine[1:], Number: rng.Intn(2) == 0}}
 	case 1:
@@ -70,6 +77,9 @@ func reopen(t *testing.T, cl *Cluster) *Cluster {
 		return &out
 	}
 	out := &Cluster{Default: decode(cl.Default), DefaultUUID: cl.DefaultUUID, Envs: map[string]*Env{}}
+	if data, err := json.Marshal(cl.Tokens); err != nil || json.Unmarshal(data, &out.Tokens) != nil {
+		t.Fatalf("tokens through JSON: %v", err)
+	}
 	for name, e := range cl.Envs {
 		cp := *e
 		cp.State = decode(e.State.WithoutCopies())
@@ -88,6 +98,8 @@ func clusterJSON(t *testing.T, cl *Cluster) string {
 		st, _ := cl.Lookup(name)
 		fmt.Fprintf(&b, "%s %s\n", name, stateJSON(t, st))
 	}
+	tokens, _ := json.Marshal(cl.Tokens)
+	b.Write(tokens)
 	return b.String()
 }
 
@@ -140,7 +152,7 @@ func TestClusterRandomHistories(t *testing.T) {
 			}
 		}
 	}
-	for _, kind := range []string{"env-add", "env-remove", "deploy in an environment", "results in an environment", "register-machine", "liveness", "reset-machine"} {
+	for _, kind := range []string{"env-add", "env-remove", "deploy in an environment", "results in an environment", "register-machine", "liveness", "reset-machine", "token-create", "token-revoke"} {
 		if applied[kind] < 5 {
 			t.Errorf("the histories applied %d of %s; the test needs more to mean anything: %v", applied[kind], kind, applied)
 		}

@@ -48,6 +48,9 @@ type Command struct {
 	// EnvAdd and EnvRemove make and drop an environment (cluster_apply.go).
 	EnvAdd    *EnvAdd    `json:"env_add,omitempty"`
 	EnvRemove *EnvRemove `json:"env_remove,omitempty"`
+	// TokenCreate and TokenRevoke keep environment tokens (tokens.go).
+	TokenCreate *TokenCreate `json:"token_create,omitempty"`
+	TokenRevoke *TokenRevoke `json:"token_revoke,omitempty"`
 }
 
 // Op names a command.
@@ -80,6 +83,10 @@ const (
 	// the default one (cluster_apply.go).
 	OpEnvAdd    Op = "env-add"
 	OpEnvRemove Op = "env-remove"
+	// OpTokenCreate and OpTokenRevoke keep an environment's tokens
+	// (tokens.go).
+	OpTokenCreate Op = "token-create"
+	OpTokenRevoke Op = "token-revoke"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -281,7 +288,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil, c.ClusterKey != nil, c.SecretDue != nil, c.EnvAdd != nil, c.EnvRemove != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil, c.ClusterKey != nil, c.SecretDue != nil, c.EnvAdd != nil, c.EnvRemove != nil, c.TokenCreate != nil, c.TokenRevoke != nil} {
 		if p {
 			set++
 		}
@@ -397,6 +404,16 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, missing()
 		}
 		return nil, c.EnvRemove.check()
+	case OpTokenCreate:
+		if c.TokenCreate == nil {
+			return nil, missing()
+		}
+		return nil, c.TokenCreate.check()
+	case OpTokenRevoke:
+		if c.TokenRevoke == nil {
+			return nil, missing()
+		}
+		return nil, c.TokenRevoke.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

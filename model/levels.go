@@ -103,6 +103,8 @@ var features = []Feature{
 	{Kind: KindLeveled, Level: LevelRecorded, What: "an entry that names the level it needs"},
 	{Kind: CommandKind(OpEnvAdd), Level: LevelRecorded, What: "make an environment (fixpoint env add)"},
 	{Kind: CommandKind(OpEnvRemove), Level: LevelRecorded, What: "drop an emptied environment (fixpoint env remove)"},
+	{Kind: CommandKind(OpTokenCreate), Level: LevelRecorded, What: "an environment's token (fixpoint token create --env)"},
+	{Kind: CommandKind(OpTokenRevoke), Level: LevelRecorded, What: "revoke an environment's token"},
 	{Kind: CommandKind(OpLimits), Field: "environments", Level: LevelRecorded, What: "the cluster's limit on environments",
 		set: func(c *Command) bool { return c.Limits != nil && c.Limits.Environments != 0 }},
 }

@@ -66,7 +66,8 @@ func fsmEnvs(t *testing.T) *applier {
 	a := &applier{tb: t, f: newFSM(hclog.NewNullLogger())}
 	a.apply(machineCmd("m1", "10.0.0.1"), deployCmd(),
 		&model.Command{Op: model.OpEnvAdd, EnvAdd: &model.EnvAdd{Name: "dev", UUID: testUUID, Share: &model.EnvShare{Units: 10}}},
-		deployIn("dev"), machineCmd("m2", "10.0.0.2"))
+		deployIn("dev"), machineCmd("m2", "10.0.0.2"),
+		&model.Command{Op: model.OpTokenCreate, TokenCreate: &model.TokenCreate{Hash: strings.Repeat("7", 64), Env: "dev", Name: "ci", Role: model.RoleReader}})
 	return a
 }
 
@@ -118,6 +119,9 @@ func TestEnvironmentsSnapshotRoundTrip(t *testing.T) {
 		}
 		if e := b.f.cluster.Envs["dev"]; e.UUID != testUUID || e.Created != 3 || e.Share == nil || e.Share.Units != 10 {
 			t.Fatalf("%s: dev restored as %+v", when, e)
+		}
+		if tok, ok := b.f.cluster.Token(strings.Repeat("7", 64)); !ok || tok.Env != "dev" || tok.Role != model.RoleReader || len(b.f.cluster.Tokens) != 1 {
+			t.Fatalf("%s: dev's token restored as %+v", when, b.f.cluster.Tokens)
 		}
 	}
 	same("restored")

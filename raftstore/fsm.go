@@ -53,6 +53,8 @@ type document struct {
 	DefaultUUID string `json:"default_uuid,omitempty"`
 	// Envs are the other environments, by name (model.Cluster).
 	Envs map[string]*model.Env `json:"environments,omitempty"`
+	// Tokens are the environments' tokens, by hash (model.Cluster).
+	Tokens map[string]*model.EnvToken `json:"tokens,omitempty"`
 	// Logs and Events are the diagnostics kept beside the state (diag.go).
 	Logs   *model.BoundedDump[model.LogLine] `json:"logs,omitempty"`
 	Events *model.BoundedDump[model.Event]   `json:"events,omitempty"`
@@ -71,7 +73,7 @@ func encodeEntry(tag byte, v any) ([]byte, error) {
 // document written before environments existed is one default
 // environment.
 func (d *document) cluster() *model.Cluster {
-	c := &model.Cluster{Default: d.State, DefaultUUID: d.DefaultUUID, Envs: d.Envs}
+	c := &model.Cluster{Default: d.State, DefaultUUID: d.DefaultUUID, Envs: d.Envs, Tokens: d.Tokens}
 	c.Normalize()
 	// The document holds the cluster's fields once, in the default
 	// environment; a caller may have replaced its credentials.

@@ -60,18 +60,34 @@ func writeDocument(w io.Writer, index uint64, level model.Level, nodes map[strin
 	return nil
 }
 
-// writeEnvs writes the default environment's uuid and the other
-// environments, as json.Marshal of document writes them, each State a map
-// entry at a time.
+// writeEnvs writes the default environment's uuid, the other
+// environments and their tokens, as json.Marshal of document writes them,
+// each State a map entry at a time.
 func writeEnvs(w *bufio.Writer, c *model.Cluster) error {
 	if c.DefaultUUID != "" {
 		b, _ := json.Marshal(c.DefaultUUID)
 		w.WriteString(`,"default_uuid":`)
 		w.Write(b)
 	}
-	if len(c.Envs) == 0 {
-		return nil
+	if len(c.Envs) > 0 {
+		if err := writeEnvStates(w, c); err != nil {
+			return err
+		}
 	}
+	if len(c.Tokens) > 0 {
+		b, err := json.Marshal(c.Tokens)
+		if err != nil {
+			return fmt.Errorf("encode tokens: %w", err)
+		}
+		w.WriteString(`,"tokens":`)
+		w.Write(b)
+	}
+	return nil
+}
+
+// writeEnvStates writes the environments other than the default, each
+// State a map entry at a time.
+func writeEnvStates(w *bufio.Writer, c *model.Cluster) error {
 	w.WriteString(`,"environments":{`)
 	for i, name := range c.Names() {
 		e := *c.Envs[name]
@@ -281,6 +297,8 @@ func readDocument(r io.Reader) (*document, error) {
 			var err error
 			d.Envs, err = readEnvs(dec)
 			return err
+		case "tokens":
+			return dec.Decode(&d.Tokens)
 		case "logs":
 			return dec.Decode(&d.Logs)
 		case "events":

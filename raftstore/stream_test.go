@@ -109,7 +109,7 @@ func marshalled(t testing.TB, f *fsm) []byte {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	d := document{Version: snapshotVersion, Index: f.appliedIndex(), Nodes: f.nodes, State: f.cluster.Default,
-		DefaultUUID: f.cluster.DefaultUUID, Logs: f.diag.logs.Dump(), Events: f.diag.events.Dump()}
+		DefaultUUID: f.cluster.DefaultUUID, Tokens: f.cluster.Tokens, Logs: f.diag.logs.Dump(), Events: f.diag.events.Dump()}
 	for name, e := range f.cluster.Envs {
 		if d.Envs == nil {
 			d.Envs = map[string]*model.Env{}
