@@ -61,25 +61,54 @@ type Replica interface {
 // a linearizable read first; where that read fails, the command is to be
 // proposed and the FSM judges it.
 func AdmitOn(ctx context.Context, r Replica, c *Command, desired *Desired) (*Response, error) {
+	view := func(fn func(judge)) { _ = r.View(func(st *State) error { fn(st); return nil }) }
+	return admitOn(ctx, r.Linearize, view, c, desired)
+}
+
+// ClusterReplica is what AdmitClusterOn needs of a node: its applied
+// cluster, and a way to bring it up to everything committed.
+type ClusterReplica interface {
+	ViewCluster(fn func(*Cluster) error) error
+	Linearize(ctx context.Context) error
+}
+
+// AdmitClusterOn is AdmitOn for a command of any environment, or of the
+// cluster (Cluster.Admit).
+func AdmitClusterOn(ctx context.Context, r ClusterReplica, c *Command, desired *Desired) (*Response, error) {
+	view := func(fn func(judge)) { _ = r.ViewCluster(func(cl *Cluster) error { fn(cl); return nil }) }
+	return admitOn(ctx, r.Linearize, view, c, desired)
+}
+
+// judge is what admitOn asks: a State, or a Cluster that routes.
+type judge interface {
+	CheckRequest(c *Command) (at uint64, dup bool, err error)
+	Admit(c *Command, desired *Desired) (noop bool, err error)
+	appliedIndex() uint64
+}
+
+func (s *State) appliedIndex() uint64   { return s.Index }
+func (c *Cluster) appliedIndex() uint64 { return c.Default.Index }
+
+// admitOn is AdmitOn over any judge.
+func admitOn(ctx context.Context, linearize func(context.Context) error, view func(func(judge)), c *Command, desired *Desired) (*Response, error) {
 	check := func() (noop *Response, err error) {
-		_ = r.View(func(st *State) error {
+		view(func(j judge) {
 			var dup, same bool
-			if _, dup, err = st.CheckRequest(c); err != nil || dup {
+			if _, dup, err = j.CheckRequest(c); err != nil || dup {
 				// A retry is answered by the FSM, with the index the
 				// first send was applied at.
-				return nil
+				return
 			}
-			if same, err = st.Admit(c, desired); same && err == nil {
-				noop = &Response{Index: st.Index}
+			if same, err = j.Admit(c, desired); same && err == nil {
+				noop = &Response{Index: j.appliedIndex()}
 			}
-			return nil
 		})
 		return noop, err
 	}
 	if noop, err := check(); noop == nil && err == nil {
 		return nil, nil
 	}
-	if err := r.Linearize(ctx); err != nil {
+	if err := linearize(ctx); err != nil {
 		return nil, nil
 	}
 	return check()

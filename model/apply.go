@@ -30,6 +30,9 @@ type applying struct {
 	// far (events.go), which Apply hands back in its Response.
 	now     int64
 	pending []Event
+	// gate, when set, judges a command the cluster routes here before
+	// anything changes (Cluster.Apply): a duplicate is answered first.
+	gate func(c *Command, desired *Desired) error
 }
 
 func (s *applying) apply(index uint64, c *Command) (*Response, error) {
@@ -43,6 +46,11 @@ func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 		return nil, err
 	} else if dup {
 		return &Response{Index: at, Duplicate: true, Action: s.enqueuedBy(c)}, nil
+	}
+	if s.gate != nil {
+		if err := s.gate(c, desired); err != nil {
+			return nil, err
+		}
 	}
 	resp := &Response{Index: index}
 	t := &Touched{Index: index}
@@ -110,6 +118,8 @@ func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 		}
 	case OpLogs:
 		return nil, fmt.Errorf("log lines are kept beside the state, not in it: raftstore applies them")
+	case OpEnvAdd, OpEnvRemove, OpTokenCreate, OpTokenRevoke:
+		return nil, fmt.Errorf("%s changes the cluster, not one environment: Cluster.Apply applies it", c.Op)
 	case OpAuth:
 		if _, err := s.checkAuth(c.Auth); err != nil {
 			return nil, err

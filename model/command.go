@@ -20,6 +20,10 @@ type Command struct {
 	// Time is the proposer's clock (unix nanoseconds): the FSM never reads
 	// its own.
 	Time int64 `json:"time,omitempty"`
+	// Env names the environment a per-environment command applies to;
+	// empty is the default environment (cluster.go). Commands on the
+	// cluster's machines, credentials and limits carry none.
+	Env string `json:"env,omitempty"`
 
 	Deploy   *Deploy          `json:"deploy,omitempty"`
 	Machine  *RegisterMachine `json:"machine,omitempty"`
@@ -41,6 +45,12 @@ type Command struct {
 	// SecretDue records rotations and expiries that came due
 	// (secrets_due.go).
 	SecretDue *SecretDue `json:"secret_due,omitempty"`
+	// EnvAdd and EnvRemove make and drop an environment (cluster_apply.go).
+	EnvAdd    *EnvAdd    `json:"env_add,omitempty"`
+	EnvRemove *EnvRemove `json:"env_remove,omitempty"`
+	// TokenCreate and TokenRevoke keep environment tokens (tokens.go).
+	TokenCreate *TokenCreate `json:"token_create,omitempty"`
+	TokenRevoke *TokenRevoke `json:"token_revoke,omitempty"`
 }
 
 // Op names a command.
@@ -69,6 +79,14 @@ const (
 	// OpSecretDue records secrets' rotations and expiries that came due
 	// at its Time: the leader's engine proposes it.
 	OpSecretDue Op = "secret-due"
+	// OpEnvAdd and OpEnvRemove make and drop an environment other than
+	// the default one (cluster_apply.go).
+	OpEnvAdd    Op = "env-add"
+	OpEnvRemove Op = "env-remove"
+	// OpTokenCreate and OpTokenRevoke keep an environment's tokens
+	// (tokens.go).
+	OpTokenCreate Op = "token-create"
+	OpTokenRevoke Op = "token-revoke"
 )
 
 // Deploy makes the environment the desired one, as a whole or not at all.
@@ -281,7 +299,7 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("digest %s is not a sha256 hex digest", Quote(c.Digest, 24))
 	}
 	set := 0
-	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil, c.ClusterKey != nil, c.SecretDue != nil} {
+	for _, p := range []bool{c.Deploy != nil, c.Machine != nil, c.Results != nil, c.Resolve != nil, c.Liveness != nil, c.Auth != nil, c.Reset != nil, c.Join != nil, c.Limits != nil, c.Logs != nil, c.Enqueue != nil, c.StartAction != nil, c.Finish != nil, c.ClusterKey != nil, c.SecretDue != nil, c.EnvAdd != nil, c.EnvRemove != nil, c.TokenCreate != nil, c.TokenRevoke != nil} {
 		if p {
 			set++
 		}
@@ -290,6 +308,9 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("%s command carries %d payloads; exactly one matching its op is allowed", Quote(string(c.Op), 24), set)
 	}
 	missing := func() error { return fmt.Errorf("%s command without its payload", c.Op) }
+	if err := c.checkEnv(); err != nil {
+		return nil, err
+	}
 	switch c.Op {
 	case OpDeploy:
 		if c.Deploy == nil {
@@ -384,6 +405,26 @@ func (c *Command) Check() (*Desired, error) {
 			return nil, fmt.Errorf("secret-due command without its time: the proposer's clock says what came due")
 		}
 		return nil, c.SecretDue.check()
+	case OpEnvAdd:
+		if c.EnvAdd == nil {
+			return nil, missing()
+		}
+		return nil, c.EnvAdd.check()
+	case OpEnvRemove:
+		if c.EnvRemove == nil {
+			return nil, missing()
+		}
+		return nil, c.EnvRemove.check()
+	case OpTokenCreate:
+		if c.TokenCreate == nil {
+			return nil, missing()
+		}
+		return nil, c.TokenCreate.check()
+	case OpTokenRevoke:
+		if c.TokenRevoke == nil {
+			return nil, missing()
+		}
+		return nil, c.TokenRevoke.check()
 	default:
 		return nil, fmt.Errorf("unknown command %s", Quote(string(c.Op), 24))
 	}

@@ -49,8 +49,11 @@ type Event struct {
 	// Index is the Raft index of the command it comes from.
 	Index uint64 `json:"index"`
 	// Time is when it happened (unix nanoseconds), by the command's clock.
-	Time    int64  `json:"time"`
-	Unit    string `json:"unit"`
+	Time int64  `json:"time"`
+	Unit string `json:"unit"`
+	// Env is the unit's environment, "" for the default one
+	// (Cluster.Apply stamps it).
+	Env     string `json:"env,omitempty"`
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 	// Warning marks events that need attention (failures, a lost machine).
@@ -60,9 +63,21 @@ type Event struct {
 // NewEventStore returns the bounded store of unit events.
 func NewEventStore() *Bounded[Event] {
 	return NewBounded(EventBytesPerUnit, EventBytesTotal,
-		func(e *Event) (string, int) { return e.Unit, len(e.Message) + len(e.Unit) + eventOverhead },
+		func(e *Event) (string, int) {
+			return e.key(), len(e.Message) + len(e.Unit) + len(e.Env) + eventOverhead
+		},
 		func(e *Event, s uint64) { e.Seq = s },
 		func(e *Event) uint64 { return e.Seq })
+}
+
+// key is what the store bounds the event's unit by: its name, prefixed by
+// its environment's outside the default one ("dev/db/0": a unit name has
+// one slash, so no default unit's key is one of them).
+func (e *Event) key() string {
+	if e.Env == "" {
+		return e.Unit
+	}
+	return e.Env + "/" + e.Unit
 }
 
 // Events returns the events the last successful Apply derived, in order.

@@ -101,8 +101,26 @@ var features = []Feature{
 		set: func(c *Command) bool { return anyResult(c, scopesPorts) }},
 	{Kind: CommandKind(OpFinish), Field: "ports", Level: LevelRecorded, What: "an operation's port opened for chosen endpoints",
 		set: func(c *Command) bool { return anyResult(c, scopesPorts) }},
+	// The cluster-level entry also gives the default environment its uuid
+	// (env_uuid): a field of a kind of this same level.
 	{Kind: KindClusterLevel, Level: LevelRecorded, What: "raise the cluster's feature level (fixpoint cluster upgrade); at 2 the environment's document is made from the state"},
 	{Kind: KindLeveled, Level: LevelRecorded, What: "an entry that names the level it needs"},
+	{Kind: CommandKind(OpEnvAdd), Level: LevelRecorded, What: "make an environment (fixpoint env add)"},
+	{Kind: CommandKind(OpEnvRemove), Level: LevelRecorded, What: "drop an emptied environment (fixpoint env remove)"},
+	{Kind: CommandKind(OpTokenCreate), Level: LevelRecorded, What: "an environment's token (fixpoint token create --env)"},
+	{Kind: CommandKind(OpTokenRevoke), Level: LevelRecorded, What: "revoke an environment's token"},
+	{Kind: CommandKind(OpLimits), Field: "environments", Level: LevelRecorded, What: "the cluster's limit on environments",
+		set: func(c *Command) bool { return c.Limits != nil && c.Limits.Environments != 0 }},
+}
+
+func init() {
+	// A command of any environment but the default names it (Command.Env):
+	// a build that ignored the field would apply it to the default one.
+	for _, op := range []Op{OpDeploy, OpResults, OpResolve, OpEnqueue, OpStart, OpFinish, OpSecretDue} {
+		features = append(features, Feature{Kind: CommandKind(op), Field: "env", Level: LevelRecorded,
+			What: string(op) + " of an environment other than the default",
+			set:  func(c *Command) bool { return c.Env != "" }})
+	}
 }
 
 // deploysTrusted reports whether a deploy trusts a service with the

@@ -33,6 +33,11 @@ type Limits struct {
 	// Machines caps the registered machines: what join tokens may
 	// register before machines are forgotten.
 	Machines int `json:"machines"`
+	// Environments caps the environments of the cluster, the default one
+	// included; 0 is DefaultEnvironments (EnvironmentsInForce). It has no
+	// flag in LimitFields: a server proposes it only on a cluster whose
+	// level applies it (model.LevelRecorded).
+	Environments int `json:"environments,omitempty"`
 }
 
 // DefaultLimits are what a user does not hit by accident. A state that
@@ -95,6 +100,9 @@ func (l Limits) Validate() error {
 		if v < 1 || v > top {
 			return fmt.Errorf("limit --%s is %d; it must be between 1 and %d", f.Flag, v, top)
 		}
+	}
+	if l.Environments < 0 || l.Environments > CeilingEnvironments {
+		return fmt.Errorf("limit --max-environments is %d; it must be between 1 and %d (0 for the default, %d)", l.Environments, CeilingEnvironments, DefaultEnvironments)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func CheckName(kind NameKind, s string) error {
 	if len(s) > MaxNameLen {
 		return fmt.Errorf("%s name %s is %d bytes long; the limit is %d", kind, Quote(s, 24), len(s), MaxNameLen)
 	}
-	underscore := kind != KindService && kind != KindMachine
+	underscore := kind != KindService && kind != KindMachine && kind != KindEnv
 	prevSep := true // a separator may not lead
 	for i := 0; i < len(s); i++ {
 		c := s[i]

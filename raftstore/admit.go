@@ -17,7 +17,7 @@ func (s *Store) admitCommand(ctx context.Context, cmd *model.Command) (*model.Re
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	noop, err := model.AdmitOn(ctx, s, cmd, desired)
+	noop, err := model.AdmitClusterOn(ctx, s, cmd, desired)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}

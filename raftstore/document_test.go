@@ -61,9 +61,9 @@ func TestDocumentAcrossLevels(t *testing.T) {
 			}
 		}
 	}
-	a, _ := json.Marshal(old.state)
-	b, _ := json.Marshal(cur.state)
-	if string(a) != string(b) || old.state.Document != nil {
+	a, _ := json.Marshal(old.cluster.Default)
+	b, _ := json.Marshal(cur.cluster.Default)
+	if string(a) != string(b) || old.cluster.Default.Document != nil {
 		t.Fatalf("the builds disagree at the base level:\n%s\n%s", a, b)
 	}
 
@@ -75,7 +75,7 @@ func TestDocumentAcrossLevels(t *testing.T) {
 	if out := feed(old, 3, record); !errors.As(out[0].(error), &h) {
 		t.Fatalf("the base build applied a recorded deploy: %v", out[0])
 	}
-	if after, _ := json.Marshal(old.state); string(after) != string(a) {
+	if after, _ := json.Marshal(old.cluster.Default); string(after) != string(a) {
 		t.Fatal("the base build changed its state at an entry it cannot apply")
 	}
 
@@ -86,12 +86,12 @@ func TestDocumentAcrossLevels(t *testing.T) {
 	if out := feed(cur, 3, leveled(model.LevelRecorded, raise)); out[0] != nil {
 		t.Fatalf("raise: %v", out[0])
 	}
-	doc := cur.state.Document
+	doc := cur.cluster.Default.Document
 	if doc == nil || doc.Name != "test" || doc.Services["db"].CharmHash != "h1" || *doc.Services["db"].Units != 1 {
 		t.Fatalf("document made at the raise: %+v", doc)
 	}
 	// Deployed back against its revision, it changes nothing.
-	back := &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: *doc, Charms: deployCmd().Deploy.Charms, BaseIndex: cur.state.EnvIndex, Record: true}}
+	back := &model.Command{Op: model.OpDeploy, Deploy: &model.Deploy{Env: *doc, Charms: deployCmd().Deploy.Charms, BaseIndex: cur.cluster.Default.EnvIndex, Record: true}}
 	data, _ := proposed(t, back)
 	resp, ok := feed(cur, 4, data)[0].(*model.Response)
 	if !ok || len(resp.Changes) != 0 {
@@ -107,8 +107,8 @@ func TestDocumentAcrossLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := feed(cur, 5, backup)[0].(*model.Response); !ok || cur.state.Document == nil || cur.state.Document.Services["db"].CharmHash != "h1" {
-		t.Fatalf("restored backup's document: %+v", cur.state.Document)
+	if _, ok := feed(cur, 5, backup)[0].(*model.Response); !ok || cur.cluster.Default.Document == nil || cur.cluster.Default.Document.Services["db"].CharmHash != "h1" {
+		t.Fatalf("restored backup's document: %+v", cur.cluster.Default.Document)
 	}
 }
 

@@ -45,8 +45,16 @@ type document struct {
 	Nodes   map[string]nodeInfo `json:"nodes"`
 	// Level is the cluster's recorded feature level; absent (0) for the
 	// base level.
-	Level model.Level  `json:"level,omitempty"`
+	Level model.Level `json:"level,omitempty"`
+	// State is the default environment's: all a document written before
+	// environments existed holds, and what a v0.3.0 server reads.
 	State *model.State `json:"state"`
+	// DefaultUUID is the default environment's uuid, once given.
+	DefaultUUID string `json:"default_uuid,omitempty"`
+	// Envs are the other environments, by name (model.Cluster).
+	Envs map[string]*model.Env `json:"environments,omitempty"`
+	// Tokens are the environments' tokens, by hash (model.Cluster).
+	Tokens map[string]*model.EnvToken `json:"tokens,omitempty"`
 	// Logs and Events are the diagnostics kept beside the state (diag.go).
 	Logs   *model.BoundedDump[model.LogLine] `json:"logs,omitempty"`
 	Events *model.BoundedDump[model.Event]   `json:"events,omitempty"`
@@ -61,14 +69,27 @@ func encodeEntry(tag byte, v any) ([]byte, error) {
 	return append([]byte{tag}, b...), nil
 }
 
-// fsm is the replicated state machine: model.State plus the node registry.
+// cluster is the document's environments as one model.Cluster; a
+// document written before environments existed is one default
+// environment.
+func (d *document) cluster() *model.Cluster {
+	c := &model.Cluster{Default: d.State, DefaultUUID: d.DefaultUUID, Envs: d.Envs, Tokens: d.Tokens}
+	c.Normalize()
+	// The document holds the cluster's fields once, in the default
+	// environment; a caller may have replaced its credentials.
+	c.SyncCopies()
+	return c
+}
+
+// fsm is the replicated state machine: the environments (model.Cluster)
+// plus the node registry.
 // The FSM goroutine of raft is its only writer.
 type fsm struct {
 	log hclog.Logger
 
-	// mu guards state and nodes: View reads under it.
-	mu    sync.RWMutex
-	state *model.State
+	// mu guards cluster and nodes: View reads under it.
+	mu      sync.RWMutex
+	cluster *model.Cluster
 	// sealer is the server's cluster key, given to every state the FSM
 	// holds (model.State.SetSealer).
 	sealer model.Sealer
@@ -118,7 +139,7 @@ func newFSM(log hclog.Logger) *fsm {
 	f := &fsm{
 		build:   model.BuildLevel,
 		log:     log,
-		state:   model.NewState(),
+		cluster: model.NewCluster(),
 		nodes:   map[string]nodeInfo{},
 		changed: make(chan struct{}),
 		diag:    newDiagnostics(),
@@ -132,7 +153,7 @@ func (f *fsm) setSealer(s model.Sealer) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sealer = s
-	f.state.SetSealer(s)
+	f.cluster.SetSealer(s)
 }
 
 // publishNodes makes a copy of the registry for lock-free readers. mu is
@@ -196,8 +217,8 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		// Every entry the FSM sees moves the state's index, configuration
 		// changes included: callers pass st.Index to WaitIndex, so the two
-		// must never differ.
-		f.state.Index = l.Index
+		// must never differ; so must every environment's.
+		f.cluster.SetIndex(l.Index)
 	}
 	if f.nodesDirty {
 		f.publishNodes()
@@ -268,11 +289,15 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 			f.level.Store(int64(r.Level))
 			f.log.Info("the cluster's feature level rose", "index", index, "level", r.Level)
 			if r.Level >= model.LevelRecorded {
-				f.state.NumberMachines(index)
+				f.cluster.NumberMachines(index)
 				// An environment applied before documents were kept
 				// gets its document now, on every server alike.
-				f.state.AdoptDocument()
+				f.cluster.AdoptDocuments()
 			}
+		}
+		if r.EnvUUID != "" && f.cluster.DefaultUUID == "" {
+			// Given once, by the first record that carries one.
+			f.cluster.DefaultUUID = r.EnvUUID
 		}
 		return nil
 	case entryReplace:
@@ -284,14 +309,15 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 			return fmt.Errorf("entry %d: backup holds no state", index)
 		}
 		// The registry is the running cluster's, not the backup's: a backup
-		// may be restored into a different cluster.
-		d.State.Normalize()
-		d.State.SetSealer(f.sealer)
+		// may be restored into a different cluster. Every environment is
+		// the backup's; one written before environments is the default.
+		c := d.cluster()
+		c.SetSealer(f.sealer)
 		if f.clusterLevel() >= model.LevelRecorded {
 			// A backup of a v0.3.0 cluster holds no document.
-			d.State.AdoptDocument()
+			c.AdoptDocuments()
 		}
-		f.state = d.State
+		f.cluster = c
 		f.replacedAt = index
 		f.restores.Add(1)
 		f.log.Info("state replaced from backup", "index", index, "backup_index", d.Index)
@@ -321,7 +347,7 @@ func (f *fsm) applyCommand(index uint64, c *model.Command) (out any) {
 	if c.Op == model.OpClusterKey && c.ClusterKey != nil {
 		f.adoptKey(c.ClusterKey)
 	}
-	resp, err := f.state.Apply(index, c)
+	resp, err := f.cluster.Apply(index, c)
 	if err != nil {
 		return err
 	}
@@ -346,7 +372,7 @@ func (f *fsm) frozen() *fsmSnapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	// Under mu nothing applies, so the index and the state agree.
-	return &fsmSnapshot{index: f.appliedIndex(), level: f.clusterLevelRecorded(), nodes: maps.Clone(f.nodes), state: f.state.Clone(), logs: f.diag.logs.Dump(), events: f.diag.events.Dump()}
+	return &fsmSnapshot{index: f.appliedIndex(), level: f.clusterLevelRecorded(), nodes: maps.Clone(f.nodes), cluster: f.cluster.Clone(), logs: f.diag.logs.Dump(), events: f.diag.events.Dump()}
 }
 
 // Restore replaces everything with a snapshot and wakes watchers with a
@@ -364,10 +390,11 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	d.State.SetSealer(f.sealer)
-	f.state = d.State
+	c := d.cluster()
+	c.SetSealer(f.sealer)
+	c.SetIndex(d.Index)
+	f.cluster = c
 	f.nodes = d.Nodes
-	f.state.Index = d.Index
 	f.level.Store(int64(d.Level))
 	f.diag.load(d)
 	f.publishNodes()
@@ -391,6 +418,15 @@ func decodeDocument(r io.Reader) (*document, error) {
 		return nil, errors.New("document holds no state")
 	}
 	d.State.Normalize()
+	for name, e := range d.Envs {
+		if e == nil || e.State == nil {
+			return nil, fmt.Errorf("environment %s holds no state", model.Quote(name, 72))
+		}
+		if e.Name != name {
+			return nil, fmt.Errorf("environment %s is filed under %s", model.Quote(e.Name, 72), model.Quote(name, 72))
+		}
+		e.State.Normalize()
+	}
 	if d.Nodes == nil {
 		d.Nodes = map[string]nodeInfo{}
 	}
@@ -465,12 +501,12 @@ func (f *fsm) registry() map[string]nodeInfo {
 
 // fsmSnapshot is a frozen copy of the state waiting to be written.
 type fsmSnapshot struct {
-	index  uint64
-	level  model.Level
-	nodes  map[string]nodeInfo
-	state  *model.State
-	logs   *model.BoundedDump[model.LogLine]
-	events *model.BoundedDump[model.Event]
+	index   uint64
+	level   model.Level
+	nodes   map[string]nodeInfo
+	cluster *model.Cluster
+	logs    *model.BoundedDump[model.LogLine]
+	events  *model.BoundedDump[model.Event]
 }
 
 // Persist streams the document to the sink: the encoded state is never
@@ -488,14 +524,14 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 
 // writeTo streams the document to w.
 func (s *fsmSnapshot) writeTo(w io.Writer) error {
-	if err := writeDocument(w, s.index, s.level, s.nodes, s.state, s.logs, s.events); err != nil {
+	if err := writeDocument(w, s.index, s.level, s.nodes, s.cluster, s.logs, s.events); err != nil {
 		return fmt.Errorf("at index %d: %w", s.index, err)
 	}
 	return nil
 }
 
 // Release drops the copy.
-func (s *fsmSnapshot) Release() { s.state, s.nodes, s.logs, s.events = nil, nil, nil, nil }
+func (s *fsmSnapshot) Release() { s.cluster, s.nodes, s.logs, s.events = nil, nil, nil, nil }
 
 // halt stops the FSM at h's entry, for good in this process, and says why.
 func (f *fsm) halt(h *haltError) {

@@ -196,8 +196,8 @@ func leaderOf(nodes ...*node) (*node, error) {
 	return leaders[0], nil
 }
 
-// converged reports an error unless all running nodes hold the same state
-// at the same index.
+// converged reports an error unless all running nodes hold the same
+// environments at the same index.
 func converged(t testing.TB, nodes ...*node) error {
 	var first *node
 	for _, n := range nodes {
@@ -211,7 +211,7 @@ func converged(t testing.TB, nodes ...*node) error {
 		if a, b := first.s.Index(), n.s.Index(); a != b {
 			return fmt.Errorf("%s at index %d, %s at %d", first.id, a, n.id, b)
 		}
-		if stateBytes(t, first.s) != stateBytes(t, n.s) {
+		if clusterBytes(t, first.s) != clusterBytes(t, n.s) {
 			return fmt.Errorf("%s and %s differ at index %d", first.id, n.id, n.s.Index())
 		}
 	}

@@ -31,6 +31,9 @@ const levelPoll = 5 * time.Second
 // levelRecord is the body of an entryClusterLevel.
 type levelRecord struct {
 	Level model.Level `json:"level"`
+	// EnvUUID, when the default environment has none, is the uuid its
+	// proposer gives it (model.Cluster.DefaultUUID).
+	EnvUUID string `json:"env_uuid,omitempty"`
 }
 
 // tagKind is the level table's name of an entry tag; "" for a tag this
@@ -305,7 +308,7 @@ func (s *Store) raiseLevel(ctx context.Context) (model.Level, error) {
 	if err := lagging(ms, want); err != nil {
 		return 0, err
 	}
-	if err := s.applyLeveled(ctx, want, entryClusterLevel, levelRecord{Level: want}); err != nil {
+	if err := s.applyLeveled(ctx, want, entryClusterLevel, levelRecord{Level: want, EnvUUID: s.defaultEnvUUID()}); err != nil {
 		return 0, fmt.Errorf("record feature level %d: %w", want, err)
 	}
 	s.log.Info("raised the cluster's feature level", "level", want)
@@ -364,6 +367,11 @@ func decodeLevelRecord(body []byte) (levelRecord, error) {
 	}
 	if r.Level < model.LevelBase {
 		return r, fmt.Errorf("cluster level %d is below the base level %d", r.Level, model.LevelBase)
+	}
+	if r.EnvUUID != "" {
+		if err := model.CheckUUID(r.EnvUUID); err != nil {
+			return r, fmt.Errorf("cluster level: %w", err)
+		}
 	}
 	return r, nil
 }

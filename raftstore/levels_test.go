@@ -232,7 +232,7 @@ func TestRestoreSnapshotOfNewerLevelHalts(t *testing.T) {
 	f := newFSM(testLogger(t))
 	f.nodeID = "n1"
 	var buf strings.Builder
-	if err := writeDocument(&buf, 42, model.BuildLevel+1, map[string]nodeInfo{}, model.NewState(), nil, nil); err != nil {
+	if err := writeDocument(&buf, 42, model.BuildLevel+1, map[string]nodeInfo{}, model.NewCluster(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Restore(io.NopCloser(strings.NewReader(buf.String()))); err != nil {
@@ -251,7 +251,7 @@ func TestRestoreSnapshotOfNewerLevelHalts(t *testing.T) {
 	// The level of a snapshot this build has is kept.
 	g := newFSM(testLogger(t))
 	buf.Reset()
-	if err := writeDocument(&buf, 7, model.BuildLevel, map[string]nodeInfo{}, model.NewState(), nil, nil); err != nil {
+	if err := writeDocument(&buf, 7, model.BuildLevel, map[string]nodeInfo{}, model.NewCluster(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Restore(io.NopCloser(strings.NewReader(buf.String()))); err != nil {

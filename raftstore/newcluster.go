@@ -61,18 +61,21 @@ func ReadBackup(r io.Reader) (*Backup, error) {
 // Index is the index the backed-up cluster had applied.
 func (b *Backup) Index() uint64 { return b.doc.Index }
 
-// State is the backed-up state, which StageRestore stages as it is then
-// (a caller may replace its credentials first).
+// State is the backed-up state of the default environment, which
+// StageRestore stages as it is then (a caller may replace its credentials
+// first: every other environment's copy of them is taken from it).
 func (b *Backup) State() *model.State { return b.doc.State }
 
-// sealedBy lists the ids of the keys st's secret contents are sealed
-// under.
-func sealedBy(st *model.State) []string {
+// sealedBy lists the ids of the keys the secret contents of d's
+// environments are sealed under.
+func sealedBy(d *document) []string {
 	var ids []string
-	for _, s := range st.Secrets {
-		for _, r := range s.Revisions {
-			if id := keyring.SealedBy(r.Sealed); !slices.Contains(ids, id) {
-				ids = append(ids, id)
+	for _, st := range d.cluster().States() {
+		for _, s := range st.Secrets {
+			for _, r := range s.Revisions {
+				if id := keyring.SealedBy(r.Sealed); !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
 			}
 		}
 	}
@@ -110,7 +113,7 @@ func StageRestore(dataDir string, b *Backup, keys []byte) error {
 	}
 	defer os.Remove(tmp.Name())
 	d := b.doc
-	err = writeDocument(tmp, d.Index, d.Level, nil, d.State, d.Logs, d.Events)
+	err = writeDocument(tmp, d.Index, d.Level, nil, d.cluster(), d.Logs, d.Events)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -130,7 +133,7 @@ func StageRestore(dataDir string, b *Backup, keys []byte) error {
 // new cluster that can not open them would hand units nothing.
 func checkKeys(b *Backup, keys []byte) error {
 	if keys == nil {
-		if ids := sealedBy(b.doc.State); len(ids) > 0 {
+		if ids := sealedBy(b.doc); len(ids) > 0 {
 			return fmt.Errorf("the backup holds secrets sealed under cluster key %s: give the %s file kept from the lost cluster (a server's data dir holds it as raft/%s)",
 				strings.Join(ids, ", "), KeyFile, KeyFile)
 		}
@@ -140,15 +143,22 @@ func checkKeys(b *Backup, keys []byte) error {
 	if err != nil {
 		return fmt.Errorf("the cluster key: %w", err)
 	}
-	return opensAll(b.doc.State, kr)
+	return opensAll(b.doc, kr)
 }
 
-// opensAll reports the first secret content of st that kr does not open.
-func opensAll(st *model.State, kr model.Sealer) error {
-	for _, id := range slices.Sorted(maps.Keys(st.Secrets)) {
-		for _, r := range st.Secrets[id].Revisions {
-			if _, err := model.OpenContent(kr, id, r.Sealed); err != nil {
-				return fmt.Errorf("secret %s revision %d: %w", id, r.Rev, err)
+// opensAll reports the first secret content of any of d's environments
+// that kr does not open.
+func opensAll(d *document, kr model.Sealer) error {
+	c := d.cluster()
+	for i, st := range c.States() {
+		for _, id := range slices.Sorted(maps.Keys(st.Secrets)) {
+			for _, r := range st.Secrets[id].Revisions {
+				if _, err := model.OpenContent(kr, id, r.Sealed); err != nil {
+					if i > 0 {
+						return fmt.Errorf("environment %s: secret %s revision %d: %w", st.Name, id, r.Rev, err)
+					}
+					return fmt.Errorf("secret %s revision %d: %w", id, r.Rev, err)
+				}
 			}
 		}
 	}
@@ -197,7 +207,7 @@ func readSeed(dataDir string) (*document, error) {
 // registry (see the comment at the top). The keyring is open: the key
 // staged with the backup may have been lost since.
 func (s *Store) plantSeed(d *document, snaps raft.SnapshotStore, trans raft.Transport) error {
-	if err := opensAll(d.State, s.keys); err != nil {
+	if err := opensAll(d, s.keys); err != nil {
 		return fmt.Errorf("node %s: the staged backup's secrets do not open with %s in %s (stage the backup again with the lost cluster's key): %w", s.cfg.NodeID, KeyFile, s.cfg.DataDir, err)
 	}
 	self := nodeInfo{ID: s.cfg.NodeID, RaftAddr: s.raftAddr, HTTPAddr: s.cfg.HTTPAddr}
@@ -209,7 +219,7 @@ func (s *Store) plantSeed(d *document, snaps raft.SnapshotStore, trans raft.Tran
 	if err != nil {
 		return fmt.Errorf("seed the new cluster: %w", err)
 	}
-	if err := writeDocument(sink, index, d.Level, map[string]nodeInfo{self.ID: self}, d.State, d.Logs, d.Events); err != nil {
+	if err := writeDocument(sink, index, d.Level, map[string]nodeInfo{self.ID: self}, d.cluster(), d.Logs, d.Events); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("seed the new cluster: %w", err)
 	}

@@ -24,7 +24,7 @@ func (s *Store) View(fn func(st *model.State) error) error {
 	}
 	s.fsm.mu.RLock()
 	defer s.fsm.mu.RUnlock()
-	return fn(s.fsm.state)
+	return fn(s.fsm.cluster.Default)
 }
 
 // Linearize makes the next View linearizable: it returns once this node has

@@ -94,8 +94,8 @@ func replayChild(t *testing.T, dir, raftAddr string) {
 		if err == nil || !strings.Contains(err.Error(), "--max-units-per-service") {
 			t.Fatalf("the FSM answered %v to a deploy of a billion units, want a refusal naming --max-units-per-service", out)
 		}
-		if len(f.state.Units) != 0 || f.state.Index != 7 {
-			t.Fatalf("the refused entry left %d units, index %d", len(f.state.Units), f.state.Index)
+		if len(f.cluster.Default.Units) != 0 || f.cluster.Default.Index != 7 {
+			t.Fatalf("the refused entry left %d units, index %d", len(f.cluster.Default.Units), f.cluster.Default.Index)
 		}
 		refusals = append(refusals, err.Error())
 	}

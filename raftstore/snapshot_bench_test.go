@@ -26,7 +26,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			a := &applier{tb: b, f: newFSM(testLogger(b))}
 			streamEnv(a, pairs, 50)
 			streamResults(a, 1)
-			units := float64(len(a.f.state.Units))
+			units := float64(len(a.f.cluster.Default.Units))
 			live := liveBytes()
 			var size int
 			for b.Loop() {
@@ -36,7 +36,7 @@ func BenchmarkSnapshot(b *testing.B) {
 				peakOld, allOld := peakHeap(func() {
 					t0 := time.Now()
 					a.f.mu.RLock()
-					data, err := json.Marshal(document{Version: snapshotVersion, Index: a.f.appliedIndex(), Nodes: a.f.nodes, State: a.f.state})
+					data, err := json.Marshal(document{Version: snapshotVersion, Index: a.f.appliedIndex(), Nodes: a.f.nodes, State: a.f.cluster.Default})
 					a.f.mu.RUnlock()
 					lockOld = time.Since(t0)
 					if err != nil {

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,8 +22,12 @@ import (
 // give (TestStreamedDocumentIsJSONMarshal), so snapshots, backups and
 // their readers of either kind agree.
 
-// writeDocument streams the snapshot document of st at index to w.
-func writeDocument(w io.Writer, index uint64, level model.Level, nodes map[string]nodeInfo, st *model.State, logs *model.BoundedDump[model.LogLine], events *model.BoundedDump[model.Event]) error {
+// writeDocument streams the snapshot document of the cluster c at index
+// to w: the default environment as "state", as a document written before
+// environments holds it, then the others, each without its copy of the
+// cluster's fields (model.State.WithoutCopies), which a reader fills from
+// the default environment's.
+func writeDocument(w io.Writer, index uint64, level model.Level, nodes map[string]nodeInfo, c *model.Cluster, logs *model.BoundedDump[model.LogLine], events *model.BoundedDump[model.Event]) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head, err := json.Marshal(struct {
 		Version int                 `json:"version"`
@@ -35,10 +40,15 @@ func writeDocument(w io.Writer, index uint64, level model.Level, nodes map[strin
 	}
 	bw.Write(head[:len(head)-1])
 	bw.WriteString(`,"state":`)
-	if st == nil {
+	if c == nil || c.Default == nil {
 		bw.WriteString("null")
-	} else if err := streamStruct(bw, reflect.ValueOf(st).Elem()); err != nil {
+	} else if err := streamStruct(bw, reflect.ValueOf(c.Default).Elem()); err != nil {
 		return fmt.Errorf("encode snapshot state: %w", err)
+	}
+	if c != nil {
+		if err := writeEnvs(bw, c); err != nil {
+			return err
+		}
 	}
 	if err := writeDiagnostics(bw, logs, events); err != nil {
 		return err
@@ -47,6 +57,64 @@ func writeDocument(w io.Writer, index uint64, level model.Level, nodes map[strin
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write snapshot: %w", err)
 	}
+	return nil
+}
+
+// writeEnvs writes the default environment's uuid, the other
+// environments and their tokens, as json.Marshal of document writes them,
+// each State a map entry at a time.
+func writeEnvs(w *bufio.Writer, c *model.Cluster) error {
+	if c.DefaultUUID != "" {
+		b, _ := json.Marshal(c.DefaultUUID)
+		w.WriteString(`,"default_uuid":`)
+		w.Write(b)
+	}
+	if len(c.Envs) > 0 {
+		if err := writeEnvStates(w, c); err != nil {
+			return err
+		}
+	}
+	if len(c.Tokens) > 0 {
+		b, err := json.Marshal(c.Tokens)
+		if err != nil {
+			return fmt.Errorf("encode tokens: %w", err)
+		}
+		w.WriteString(`,"tokens":`)
+		w.Write(b)
+	}
+	return nil
+}
+
+// writeEnvStates writes the environments other than the default, each
+// State a map entry at a time.
+func writeEnvStates(w *bufio.Writer, c *model.Cluster) error {
+	w.WriteString(`,"environments":{`)
+	for i, name := range c.Names() {
+		e := *c.Envs[name]
+		st := e.State.WithoutCopies()
+		e.State = nil
+		// The env's fields as json.Marshal writes them, "state" last.
+		head, err := json.Marshal(&e)
+		if err != nil {
+			return fmt.Errorf("encode environment %s: %w", name, err)
+		}
+		const tail = `null}`
+		if !bytes.HasSuffix(head, []byte(`"state":`+tail)) {
+			return fmt.Errorf("encode environment %s: state is not its last field", name)
+		}
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		key, _ := json.Marshal(name)
+		w.Write(key)
+		w.WriteByte(':')
+		w.Write(head[:len(head)-len(tail)])
+		if err := streamStruct(w, reflect.ValueOf(st).Elem()); err != nil {
+			return fmt.Errorf("encode environment %s: %w", name, err)
+		}
+		w.WriteByte('}')
+	}
+	w.WriteByte('}')
 	return nil
 }
 
@@ -223,6 +291,14 @@ func readDocument(r io.Reader) (*document, error) {
 				d.State = st
 			}
 			return err
+		case "default_uuid":
+			return dec.Decode(&d.DefaultUUID)
+		case "environments":
+			var err error
+			d.Envs, err = readEnvs(dec)
+			return err
+		case "tokens":
+			return dec.Decode(&d.Tokens)
 		case "logs":
 			return dec.Decode(&d.Logs)
 		case "events":
@@ -240,6 +316,43 @@ func readDocument(r io.Reader) (*document, error) {
 		return nil, fmt.Errorf("data after the document: %v", tok)
 	}
 	return &d, nil
+}
+
+// readEnvs reads the environments of a document, each State a map entry
+// at a time.
+func readEnvs(dec *json.Decoder) (map[string]*model.Env, error) {
+	envs := map[string]*model.Env{}
+	isNull, err := readObject(dec, func(name string) error {
+		e := &model.Env{}
+		isNull, err := readObject(dec, func(key string) error {
+			switch key {
+			case "name":
+				return dec.Decode(&e.Name)
+			case "uuid":
+				return dec.Decode(&e.UUID)
+			case "created":
+				return dec.Decode(&e.Created)
+			case "share":
+				return dec.Decode(&e.Share)
+			case "state":
+				st := &model.State{}
+				isNull, err := readStruct(dec, reflect.ValueOf(st).Elem())
+				if !isNull {
+					e.State = st
+				}
+				return err
+			}
+			return skipValue(dec)
+		})
+		if !isNull {
+			envs[name] = e
+		}
+		return err
+	})
+	if isNull {
+		return nil, err
+	}
+	return envs, err
 }
 
 // readObject reads an object, calling field for each key with the decoder

@@ -72,14 +72,14 @@ func envCmd(n, k, k0 int) *model.Command {
 // records, 64 results an entry.
 func streamResults(a *applier, round int) {
 	var names []string
-	names = append(names, a.f.state.SortedUnits()...)
+	names = append(names, a.f.cluster.Default.SortedUnits()...)
 	for len(names) > 0 {
 		batch := names[:min(64, len(names))]
 		names = names[len(batch):]
 		cmd := &model.Command{Op: model.OpResults}
 		for _, name := range batch {
-			u := a.f.state.Units[name]
-			uni, seen := engine.Build(a.f.state, name)
+			u := a.f.cluster.Default.Units[name]
+			uni, seen := engine.Build(a.f.cluster.Default, name)
 			res := model.Result{Unit: name, Hash: engine.Hash(uni), Seen: seen, Output: fmt.Sprint(round),
 				Settings: map[int]map[string]string{}, Churn: []string{"k"}}
 			for _, r := range uni.Relations {
@@ -108,8 +108,17 @@ func marshalled(t testing.TB, f *fsm) []byte {
 	t.Helper()
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	b, err := json.Marshal(document{Version: snapshotVersion, Index: f.appliedIndex(), Nodes: f.nodes, State: f.state,
-		Logs: f.diag.logs.Dump(), Events: f.diag.events.Dump()})
+	d := document{Version: snapshotVersion, Index: f.appliedIndex(), Nodes: f.nodes, State: f.cluster.Default,
+		DefaultUUID: f.cluster.DefaultUUID, Tokens: f.cluster.Tokens, Logs: f.diag.logs.Dump(), Events: f.diag.events.Dump()}
+	for name, e := range f.cluster.Envs {
+		if d.Envs == nil {
+			d.Envs = map[string]*model.Env{}
+		}
+		cp := *e
+		cp.State = e.State.WithoutCopies()
+		d.Envs[name] = &cp
+	}
+	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +216,7 @@ func TestRestoreSnapshotWithOldSeen(t *testing.T) {
 	if err := f.Restore(io.NopCloser(bytes.NewReader(doc))); err != nil {
 		t.Fatal(err)
 	}
-	u := f.state.Units["web0/0"]
+	u := f.cluster.Default.Units["web0/0"]
 	if u == nil || u.Seen == nil {
 		t.Fatalf("web0/0 = %+v", u)
 	}
