@@ -15,7 +15,7 @@ func inferMetas() map[string]*CharmMeta {
 		"cache": {Name: "memcached", Provides: map[string]Endpoint{"cache": ep("memcache")}},
 		"log": {Name: "rsyslog", Subordinate: true,
 			Requires: map[string]Endpoint{"host": {Interface: JujuInfo, Scope: Container}}},
-		"mon": {Name: "monitor", Requires: map[string]Endpoint{"target": ep(JujuInfo), "agent": {Interface: JujuInfo, Scope: Container}}},
+		"mon":  {Name: "monitor", Requires: map[string]Endpoint{"target": ep(JujuInfo), "agent": {Interface: JujuInfo, Scope: Container}}},
 		"twin": {Name: "twin", Provides: map[string]Endpoint{"a": ep("x"), "b": ep("x")}},
 		"sink": {Name: "sink", Requires: map[string]Endpoint{"in": ep("x")}},
 	}
