@@ -86,9 +86,9 @@ func EditAddUnits(env *Environment, name string, n int, meta *CharmMeta) error {
 
 // EditRemoveUnits lowers each named unit's service count by one unit per
 // name: the document's count is the number left once those exact units
-// are gone (Deploy.RemoveUnits names them). alive lists each service's
-// units that exist and are not dying; a unit not among them is refused.
-func EditRemoveUnits(env *Environment, units []string, alive map[string][]string) error {
+// are gone (Deploy.RemoveUnits names them). alive says whether a unit
+// exists and is not dying: one that is not is refused.
+func EditRemoveUnits(env *Environment, units []string, alive func(unit string) bool) error {
 	seen := map[string]bool{}
 	drop := map[string]int{}
 	for _, u := range units {
@@ -100,20 +100,17 @@ func EditRemoveUnits(env *Environment, units []string, alive map[string][]string
 			return fmt.Errorf("unit %s: %w", u, unknownService(env, svc))
 		}
 		if seen[u] {
-			return fmt.Errorf("unit %s is named twice", u)
+			return fmt.Errorf("unit %s is named twice; name each unit once", u)
 		}
 		seen[u] = true
-		if !slices.Contains(alive[svc], u) {
-			return fmt.Errorf("service %s has no unit %s that is not already going (its units: %s)", svc, u, listOr(alive[svc]))
+		if !alive(u) {
+			return fmt.Errorf("service %s has no unit %s, or it is already going; see fixpoint status %s", svc, u, svc)
 		}
 		drop[svc]++
 	}
 	for svc, n := range drop {
 		spec := env.Services[svc]
-		left := ServiceUnits(spec) - n
-		if left < 0 {
-			left = 0
-		}
+		left := max(ServiceUnits(spec)-n, 0)
 		spec.Units = &left
 		env.Services[svc] = spec
 	}
