@@ -96,6 +96,9 @@ type Desired struct {
 	Secrets map[string]*DesiredSecret
 	// Credential is the declared cloud credential, or nil.
 	Credential *Credential
+	// RemoveUnits are the units the deploy names to go dying
+	// (Deploy.RemoveUnits), checked against the state by planDeploy.
+	RemoveUnits []string
 }
 
 // DesiredService is a service with its charm bound and config complete.

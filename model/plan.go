@@ -103,6 +103,7 @@ func Plan(s *State, d *Desired) []Change {
 	var out []Change
 	unitsBy := unitsByService(s)
 	gone := map[string]bool{} // units this plan makes dying
+	removing := removeBySvc(d.RemoveUnits)
 	for _, name := range sortedKeys(d.Services) {
 		ds := d.Services[name]
 		cur, ok := s.Services[name]
@@ -139,7 +140,13 @@ func Plan(s *State, d *Desired) []Change {
 		if ds.Subordinate {
 			continue
 		}
-		alive := aliveUnits(unitsBy[name])
+		alive, named := namedRemovals(aliveUnits(unitsBy[name]), removing[name])
+		if len(named) > 0 {
+			for _, n := range named {
+				gone[n] = true
+			}
+			out = append(out, Change{Kind: RemoveUnits, Service: name, Units: named})
+		}
 		switch {
 		case len(alive) < ds.Units:
 			out = append(out, Change{Kind: AddUnits, Service: name, Units: unitNames(name, cur.NextUnit, ds.Units-len(alive))})
