@@ -144,14 +144,10 @@ func (o *editOpts) once(ctx context.Context, c *api.Client, e *edit) error {
 	if err != nil {
 		return exitf(exitFailed, "%s: %v\nnothing was changed", e.what, err)
 	}
-	// User secrets are read where the environment names them, as apply
-	// reads them: relative paths from here.
-	values, err := readSecretValues(checked.Env)
-	if err != nil {
-		return err
-	}
+	// No user secret's value is sent: each keeps its latest revision
+	// (the document does not say where its values were read).
 	p := &prepared{
-		env: checked.Env, paths: map[string]string{}, resources: checked.Resources, outside: checked.Outside, secretValues: values,
+		env: checked.Env, paths: map[string]string{}, resources: checked.Resources, outside: checked.Outside,
 		deploy: &model.Deploy{Env: *env, Charms: checked.Charms, BaseIndex: doc.Revision, RemoveUnits: e.removeUnits},
 	}
 	for _, packed := range checked.Packed {
