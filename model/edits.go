@@ -11,12 +11,21 @@ import (
 // client reads the environment again and retries, as kubectl apply does.
 var ErrEnvMoved = errors.New("environment moved")
 
-// movedError refuses a deploy planned against revision base while the
-// environment is at revision at. It keeps the words `fixpoint plan`'s
-// users know ("run plan again").
-func movedError(base, at uint64) error {
-	return fmt.Errorf("%w: this change was planned against revision %d and the environment is at %d; read it again and retry (with a plan: run plan again)", ErrEnvMoved, base, at)
+// MovedError refuses a deploy planned against revision Base while the
+// environment is at revision At; it is ErrEnvMoved (errors.Is). Its
+// words keep those `fixpoint plan`'s users know ("run plan again").
+type MovedError struct {
+	Base, At uint64
 }
+
+func (e *MovedError) Error() string {
+	return fmt.Sprintf("%v: this change was planned against revision %d and the environment is at %d; read it again and retry (with a plan: run plan again)", ErrEnvMoved, e.Base, e.At)
+}
+
+// Is makes errors.Is(err, ErrEnvMoved) hold.
+func (e *MovedError) Is(target error) bool { return target == ErrEnvMoved }
+
+func movedError(base, at uint64) error { return &MovedError{Base: base, At: at} }
 
 // MaxRemoveUnits caps the units one deploy names to remove.
 const MaxRemoveUnits = 4096
@@ -92,6 +101,10 @@ func checkRemoveUnits(s *State, d *Desired) error {
 	}
 	return nil
 }
+
+// CheckRemoveUnits is checkRemoveUnits, for a plan made outside a
+// deploy (POST /v1/plan).
+func (s *State) CheckRemoveUnits(d *Desired) error { return checkRemoveUnits(s, d) }
 
 // sortedUnits is the units of set, in unit order.
 func sortedUnits(set map[string]bool) []string {

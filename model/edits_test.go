@@ -311,6 +311,13 @@ func TestRedactDocumentAndUnredact(t *testing.T) {
 	if back.Services["web"].Config["dbpass"] != "pw-plain-xyzzy" {
 		t.Fatalf("unredacted %v", back.Services["web"].Config)
 	}
+	// A redaction that matches no value the service has is refused, never
+	// deployed as the value.
+	stray := back
+	stray.Services = map[string]ServiceSpec{"web": {CharmHash: "h-web", Config: map[string]any{"dbpass": Redact("another")}}, "db": back.Services["db"]}
+	if _, err := Resolve(&stray, cs); err == nil || !strings.Contains(err.Error(), "holds a redacted value") {
+		t.Fatalf("a stray redaction: %v", err)
+	}
 	// A reference says where a value is read: it is shown as written.
 	ref := secretEnv()
 	if got := RedactDocument(ref, cs).Services["web"].Config["dbpass"]; got != "secret:db-pass" {

@@ -30,6 +30,9 @@ func (s *changeAPI) deploy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := req.Deploy
+	unredact(s.node, &d)
+	// The document is kept only once every server keeps it alike.
+	d.Record = s.node.ClusterLevel().Level >= model.LevelRecorded
 	for h := range d.Charms {
 		// Uploaded to another node, or known from an earlier deploy
 		// that this node missed: fetch it from a peer.
@@ -61,4 +64,13 @@ func (s *changeAPI) resolved(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	propose(s.node, w, r, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: req.Unit, Service: req.Service, All: req.All, NoRetry: req.NoRetry}})
+}
+
+// unredact gives back the secret config values a document read redacted
+// (GET /v1/env) carries as their redactions (model.State.Unredact).
+func unredact(node Node, d *model.Deploy) {
+	_ = node.View(func(st *model.State) error {
+		st.Unredact(&d.Env, d.Charms)
+		return nil
+	})
 }

@@ -21,11 +21,14 @@ var (
 	ErrNotFound      = fault.ErrNotFound
 	ErrNotRegistered = fault.ErrNotRegistered
 	ErrRefused       = fault.ErrRefused
-	ErrTooLarge      = fault.ErrTooLarge
-	ErrNotLeader     = fault.ErrNotLeader
-	ErrNoLeader      = fault.ErrNoLeader
-	ErrUnavailable   = fault.ErrUnavailable
-	ErrTimeout       = fault.ErrTimeout
+	// ErrConflict is a deploy planned against a revision of the
+	// environment it is no longer at: read it again and retry.
+	ErrConflict    = fault.ErrConflict
+	ErrTooLarge    = fault.ErrTooLarge
+	ErrNotLeader   = fault.ErrNotLeader
+	ErrNoLeader    = fault.ErrNoLeader
+	ErrUnavailable = fault.ErrUnavailable
+	ErrTimeout     = fault.ErrTimeout
 )
 
 // writeError answers with an envelope of the kind that code stands for.
