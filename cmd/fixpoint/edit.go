@@ -89,6 +89,7 @@ func (o *editOpts) run(ctx context.Context, e *edit) error {
 		if attempt == maxEditAttempts {
 			return exitf(exitFailed, "%s: the environment changed under this edit %d times in a row (other edits landed first); nothing was changed by it: run it again", e.what, attempt)
 		}
+		fmt.Fprintf(os.Stderr, "%s: another change landed first; reading the environment again\n", e.what)
 	}
 	if err != nil || !o.wait {
 		return err

@@ -5,10 +5,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,4 +239,104 @@ func writeZip(t *testing.T, path string, files map[string]string) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// editResult is one edit a client made: what, and whether the CLI
+// acknowledged it (exit 0).
+type editResult struct {
+	args  []string
+	acked bool
+	out   string
+}
+
+// Two clients edit one environment at once, in random interleavings of
+// add-unit and config: the document at the end holds every edit either
+// was told was made, and none it was not (a lost edit, or one made twice,
+// shows as a wrong count or value).
+func TestConcurrentEditsNeverLoseOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs up; skipped in -short")
+	}
+	dir := editsDir(t)
+	data := filepath.Join(t.TempDir(), "data")
+	startUp(t, data, filepath.Join(dir, "env.cue")).waitConverged(t, 4*time.Minute)
+	c := upClient(t, data)
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	// Client a sets max_connections, client b port: each key's final
+	// value is its client's last acknowledged one.
+	keys := [2]string{"max_connections", "port"}
+	retries := 0
+	for round := range 3 {
+		var plans [2][][]string
+		for i := range plans {
+			for n := range 3 + rng.IntN(3) {
+				if rng.IntN(2) == 0 {
+					plans[i] = append(plans[i], []string{"add-unit", "db"})
+				} else {
+					plans[i] = append(plans[i], []string{"config", "db", fmt.Sprintf("%s=%d", keys[i], 1000*(round+1)+10*n+i)})
+				}
+			}
+		}
+		before := readDoc(t, c)
+		var results [2][]editResult
+		var wg sync.WaitGroup
+		for i := range plans {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, args := range plans[i] {
+					code, out := runQuiet(t, dir, append(args, "--data-dir", data)...)
+					results[i] = append(results[i], editResult{args: args, acked: code == 0, out: out})
+				}
+			}()
+		}
+		wg.Wait()
+		after := readDoc(t, c)
+		added := 0
+		for i, rs := range results {
+			last := ""
+			for _, r := range rs {
+				retries += strings.Count(r.out, "another change landed first")
+				if !r.acked {
+					t.Logf("round %d client %d: %v not acknowledged:\n%s", round, i, r.args, r.out)
+					continue
+				}
+				if r.args[0] == "add-unit" {
+					added++
+				} else {
+					last = strings.TrimPrefix(r.args[2], keys[i]+"=")
+				}
+			}
+			want := fmt.Sprint(before.Env.Services["db"].Config[keys[i]])
+			if last != "" {
+				want = last
+			}
+			if got := fmt.Sprint(after.Env.Services["db"].Config[keys[i]]); got != want {
+				t.Errorf("round %d: db %s is %s, want client %d's last acknowledged %s (edits %v)", round, keys[i], got, i, want, results[i])
+			}
+		}
+		if got, want := model.ServiceUnits(after.Env.Services["db"]), model.ServiceUnits(before.Env.Services["db"])+added; got != want {
+			t.Errorf("round %d: db has %d units, want %d: %d before and %d acknowledged add-units (edits %v)", round, got, want, model.ServiceUnits(before.Env.Services["db"]), added, results)
+		}
+	}
+	t.Logf("%d edit(s) read the environment again after another landed first", retries)
+}
+
+// runQuiet runs the binary in dir to completion from any goroutine and
+// returns its exit code (-1 when it could not run) and its output.
+func runQuiet(t *testing.T, dir string, args ...string) (int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := command(ctx, t, nil, append([]string{fixpointBin(t)}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		return -1, err.Error()
+	}
+	return 0, string(out)
 }
