@@ -25,7 +25,7 @@ func numUnitsFlag(cmd *cobra.Command, n *int) {
 func newDeployCmd() *cobra.Command {
 	var o editOpts
 	var n, revision int
-	var configs, resources, to []string
+	var configs, resources, to, relates []string
 	var configFile, channel string
 	var trust bool
 	cmd := &cobra.Command{
@@ -80,6 +80,8 @@ changes when the edit fails a check.`,
 			switch {
 			case meta.Subordinate && cmd.Flags().Changed("num-units"):
 				return exitf(exitFailed, "deploy %s: charm %s is subordinate: its units follow the principal units it is related to (relate it to one); leave -n out", name, meta.Name)
+			case meta.Subordinate && len(relates) == 0:
+				return exitf(exitFailed, "deploy %s: charm %s is subordinate: its units run beside a principal's over a container-scoped relation, which the environment declares with it; deploy it related: fixpoint deploy %s %s --relate PRINCIPAL", name, meta.Name, ref, name)
 			case !meta.Subordinate && n < 0:
 				return exitf(exitFailed, "deploy %s: -n %d: the number of units must be 0 or more", name, n)
 			case !meta.Subordinate:
@@ -104,11 +106,14 @@ changes when the edit fails a check.`,
 			}
 			return o.run(cmd.Context(), &edit{
 				what: "deploy " + name, fresh: []string{name}, allowOutside: allow,
-				change: func(_ context.Context, _ *api.EnvDoc, env *model.Environment) error {
+				change: func(_ context.Context, doc *api.EnvDoc, env *model.Environment) error {
 					if err := model.EditAddService(env, name, spec); err != nil {
 						return err
 					}
-					return model.EditConfig(env, name, meta, set, raw, nil)
+					if err := model.EditConfig(env, name, meta, set, raw, nil); err != nil {
+						return err
+					}
+					return relateNew(doc, env, name, meta, relates)
 				},
 			})
 		},
@@ -123,6 +128,7 @@ changes when the edit fails a check.`,
 	cmd.Flags().StringVar(&channel, "channel", "", "a charm store channel (Juju's; refused: no store)")
 	cmd.Flags().IntVar(&revision, "revision", 0, "a charm store revision (Juju's; refused: no store)")
 	cmd.Flags().BoolVar(&trust, "trust", false, "let the units read the environment's cloud credential")
+	cmd.Flags().StringArrayVar(&relates, "relate", nil, "SERVICE[:ENDPOINT] to relate the new service to in the same change, as relate infers it (repeatable; a subordinate needs its principal here)")
 	return cmd
 }
 
@@ -284,4 +290,30 @@ a script passes --yes (without it the exit code is 2 and nothing changes).`,
 	}
 	o.flags(cmd, true)
 	return cmd
+}
+
+// relateNew relates service name, just added to env with charm meta, to
+// each of others ("svc" or "svc:ep"), inferred as relate infers: deploy
+// --relate, in the same change, which a subordinate needs.
+func relateNew(doc *api.EnvDoc, env *model.Environment, name string, meta *model.CharmMeta, others []string) error {
+	if len(others) == 0 {
+		return nil
+	}
+	rels, metas, err := docRelations(doc)
+	if err != nil {
+		return err
+	}
+	metas[name] = meta
+	for _, o := range others {
+		ends, err := model.InferRelation(name, o, metas)
+		if err != nil {
+			return fmt.Errorf("--relate %s: %w", o, err)
+		}
+		rname, err := model.EditAddRelation(env, ends, rels)
+		if err != nil {
+			return fmt.Errorf("--relate %s: %w", o, err)
+		}
+		rels = append(rels, model.BoundRelation{Name: rname, Ends: ends})
+	}
+	return nil
 }

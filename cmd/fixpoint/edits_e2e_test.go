@@ -178,6 +178,25 @@ func TestEditsByCommandOnUp(t *testing.T) {
 	e.refused(exitFailed, `charm archive entry "../outside" is outside the charm directory`, "deploy", "./evil.charm")
 	e.refused(exitFailed, `charm directory "./nope" does not exist`, "deploy", "./nope")
 	editSequence(e, func() *engine.Status { return statusOf(t, data) })
+
+	// A subordinate is deployed with its container-scoped relation in the
+	// same change: alone the environment would not resolve.
+	writeFiles(t, dir, map[string]string{
+		"charms/logger/metadata.yaml": "name: logger\nsummary: a subordinate\nsubordinate: true\nrequires:\n  host: {interface: juju-info, scope: container}\n",
+		"charms/logger/hooks/install": "#!/bin/sh\nstatus-set active \"beside $JUJU_UNIT_NAME\"\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "charms/logger/hooks/install"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.refused(exitFailed, "deploy it related: fixpoint deploy ./charms/logger logger --relate PRINCIPAL", "deploy", "./charms/logger")
+	e.refused(exitFailed, `--relate db:db: no relations found for "logger db:db"`, "deploy", "./charms/logger", "--relate", "db:db")
+	e.must("deploy", "./charms/logger", "--relate", "web", "--wait", "--timeout", "4m")
+	if got := aliveUnits(statusOf(t, data), "logger"); len(got) != 1 {
+		t.Errorf("logger's units %v, want one beside web/1", got)
+	}
+	if out := e.must("export").stdout; !strings.Contains(out, `"logger-web": ["logger:host", "web:juju-info"]`) {
+		t.Errorf("export lacks the subordinate's relation:\n%s", out)
+	}
 }
 
 // readDoc reads the environment's document through c.
