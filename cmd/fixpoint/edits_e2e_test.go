@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -119,6 +120,10 @@ func editSequence(e *editor, status func() *engine.Status) {
 	}
 	if got := aliveUnits(st, "cache"); len(got) != 2 || !st.Converged {
 		t.Errorf("cache's units %v (converged %v), want 2 at the fixed point", got, st.Converged)
+	}
+	var doc api.EnvDoc
+	if r := e.must("export", "-o", "json"); json.Unmarshal([]byte(r.stdout), &doc) != nil || doc.Revision != e.doc().Revision || doc.Env.Services["cache"].CharmHash == "" || doc.Charms[doc.Env.Services["cache"].CharmHash] == nil {
+		t.Errorf("export -o json is not the document GET /v1/env serves:\n%s", r.stdout)
 	}
 	out := e.must("export").stdout
 	for _, want := range []string{`cache: {`, `charm: "./charms/classic-db"`, `max_connections: 9`, `"web-cache": ["web:db", "cache:db"]`} {
