@@ -164,7 +164,14 @@ func TestMovedEnvironmentIsRefused(t *testing.T) {
 	apply(t, s, 1, deployCmd(env(nil)))
 	c := deployCmd(env(nil))
 	c.Deploy.BaseIndex = 7
-	_, err := s.Apply(2, c)
+	desired, err := c.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Admit(c, desired); !errors.Is(err, ErrEnvMoved) {
+		t.Fatalf("admit = %v; a moved environment is refused before proposal", err)
+	}
+	_, err = s.Apply(2, c)
 	if !errors.Is(err, ErrEnvMoved) || !strings.Contains(err.Error(), "environment moved: this change was planned against revision 7 and the environment is at 1; read it again and retry") {
 		t.Fatalf("err = %v", err)
 	}
@@ -303,6 +310,9 @@ func TestRedactDocumentAndUnredact(t *testing.T) {
 	if strings.Contains(string(data), "pw-plain-xyzzy") || s.Document.Services["web"].Config["dbpass"] != "pw-plain-xyzzy" {
 		t.Fatalf("redacted %s; document %v", data, s.Document.Services["web"].Config)
 	}
+	if data, _ := json.Marshal(s.Redacted()); strings.Contains(string(data), "pw-plain-xyzzy") || s.Document.Services["web"].Config["dbpass"] != "pw-plain-xyzzy" {
+		t.Fatalf("the redacted state shows the document's secret value, or redacting it changed the state: %s", data)
+	}
 	var back Environment
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
@@ -322,5 +332,25 @@ func TestRedactDocumentAndUnredact(t *testing.T) {
 	ref := secretEnv()
 	if got := RedactDocument(ref, cs).Services["web"].Config["dbpass"]; got != "secret:db-pass" {
 		t.Fatalf("reference shown as %v", got)
+	}
+}
+
+// A subordinate unit goes with its principal or its relation, never by
+// name.
+func TestRemoveUnitsRefusesASubordinate(t *testing.T) {
+	s := placedState(t)
+	e := richEnv()
+	apply(t, s, 2, deployCmd(e))
+	var sub string
+	for _, u := range s.UnitsOf("log") {
+		sub = u.Name
+	}
+	if sub == "" {
+		t.Fatal("no subordinate unit to remove")
+	}
+	c := deployCmd(e)
+	c.Deploy.RemoveUnits = []string{sub}
+	if _, err := s.Apply(3, c); err == nil || !strings.Contains(err.Error(), "unit "+sub+" is subordinate") {
+		t.Fatalf("removing %s: %v", sub, err)
 	}
 }

@@ -96,7 +96,8 @@ func ShortHash(h string) string {
 	return h
 }
 
-// Plan lists the changes that take s to d, in a fixed order. It indexes
+// Plan lists the changes that take s to d, in a fixed order: the units d
+// names to remove (Desired.RemoveUnits) go first, then the newest. It indexes
 // the units by service once, so that it stays linear in the size of the
 // state: a plan against thousands of services runs on every apply.
 func Plan(s *State, d *Desired) []Change {
