@@ -20,6 +20,7 @@ import (
 // order the operator named the services.
 type RelationEnds [2]string
 
+// String is the ends as Juju writes a relation: "a:x b:y".
 func (r RelationEnds) String() string { return r[0] + " " + r[1] }
 
 // ParseEndpointArg splits an argument "svc" or "svc:ep" as relate takes
