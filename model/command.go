@@ -244,10 +244,12 @@ const (
 func (c *Command) Fingerprint() string {
 	cp := *c
 	cp.RequestID, cp.Time, cp.Digest = "", 0, ""
-	if cp.Deploy != nil && cp.Deploy.SecretRevisions != nil {
+	if cp.Deploy != nil && (cp.Deploy.SecretRevisions != nil || cp.Deploy.Record) {
 		// Sealing is randomised: a retry seals the same values anew.
+		// Record is the control plane's, not the client's: a retry
+		// across a raise of the cluster's level asks the same.
 		d := *cp.Deploy
-		d.SecretRevisions = nil
+		d.SecretRevisions, d.Record = nil, false
 		cp.Deploy = &d
 	}
 	data, err := json.Marshal(&cp)

@@ -3,6 +3,8 @@ package model
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 
@@ -352,5 +354,78 @@ func TestRemoveUnitsRefusesASubordinate(t *testing.T) {
 	c.Deploy.RemoveUnits = []string{sub}
 	if _, err := s.Apply(3, c); err == nil || !strings.Contains(err.Error(), "unit "+sub+" is subordinate") {
 		t.Fatalf("removing %s: %v", sub, err)
+	}
+}
+
+// A deploy retried across a raise of the cluster's level, which sets its
+// record flag, asks what its first send asked: it is a duplicate, not a
+// request id reused for another command.
+func TestRecordFlagIsNotPartOfTheRequest(t *testing.T) {
+	s := NewState()
+	first := deployCmd(env(nil))
+	first.RequestID = "req-1"
+	first.Digest = first.Fingerprint()
+	apply(t, s, 1, first)
+	retry := deployCmd(env(nil))
+	retry.RequestID, retry.Deploy.Record = "req-1", true
+	retry.Digest = retry.Fingerprint()
+	if resp := apply(t, s, 2, retry); !resp.Duplicate || resp.Index != 1 {
+		t.Fatalf("the retry: %+v", resp)
+	}
+}
+
+// Clients that each read the document, add their own service and deploy
+// it back against the revision read, retrying on ErrEnvMoved, never lose
+// an edit, however their steps interleave.
+func TestConcurrentEditsNeverLoseOne(t *testing.T) {
+	const clients = 4
+	moved := 0
+	for seed := int64(1); seed <= 50; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		s := NewState()
+		first := deployCmd(soloEnv(1))
+		first.Deploy.Record = true
+		apply(t, s, 1, first)
+		idx := uint64(2)
+		type client struct {
+			doc  *Environment
+			rev  uint64
+			done bool
+		}
+		cs := make([]client, clients)
+		for left := clients; left > 0; {
+			i := r.Intn(clients)
+			c := &cs[i]
+			switch {
+			case c.done:
+				continue
+			case c.doc == nil:
+				c.doc, c.rev = cloneEnvironment(s.Document), s.EnvIndex
+				continue
+			}
+			c.doc.Services[fmt.Sprintf("c%d", i)] = ServiceSpec{Charm: "./cache", CharmHash: "h-cache"}
+			cmd := &Command{Op: OpDeploy, Deploy: &Deploy{Env: *c.doc, Charms: charms(), BaseIndex: c.rev, Record: true}}
+			_, err := s.Apply(idx, cmd)
+			idx++
+			switch {
+			case errors.Is(err, ErrEnvMoved):
+				c.doc = nil
+				moved++
+			case err != nil:
+				t.Fatalf("seed %d: client %d: %v", seed, i, err)
+			default:
+				c.done = true
+				left--
+			}
+		}
+		for i := range clients {
+			name := fmt.Sprintf("c%d", i)
+			if _, ok := s.Document.Services[name]; !ok || s.Services[name] == nil {
+				t.Fatalf("seed %d: the edit of client %d was lost", seed, i)
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no interleaving made an edit meet a moved environment")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // changeAPI serves the operators' writes: deploys and their plans,
@@ -32,7 +33,14 @@ func (s *changeAPI) deploy(w http.ResponseWriter, r *http.Request) {
 	d := req.Deploy
 	unredact(s.node, &d)
 	// The document is kept only once every server keeps it alike.
-	d.Record = s.node.ClusterLevel().Level >= model.LevelRecorded
+	level := s.node.ClusterLevel().Level
+	d.Record = level >= model.LevelRecorded
+	if len(d.RemoveUnits) > 0 && !d.Record {
+		// The leader's gate would refuse it too, as a conflict a client
+		// might retry; this says what to do.
+		writeKind(w, fault.KindRefused, "removing units by name needs the cluster's feature level %d and it is at %d: run fixpoint cluster upgrade once every server runs this build", model.LevelRecorded, level)
+		return
+	}
 	for h := range d.Charms {
 		// Uploaded to another node, or known from an earlier deploy
 		// that this node missed: fetch it from a peer.

@@ -74,7 +74,8 @@ func (c *OperatorClient) Deploy(ctx context.Context, d *model.Deploy) (*model.Re
 
 // Env reads the environment's document (GET /v1/env): an edit of it
 // deploys back with BaseIndex set to its Revision and its Charms, and is
-// refused with ErrConflict when the environment moved meanwhile. It is
+// refused with ErrEnvMoved (a conflict) when the environment moved
+// meanwhile. It is
 // ErrNotFound before any apply.
 func (c *OperatorClient) Env(ctx context.Context) (*EnvDoc, error) {
 	var doc EnvDoc

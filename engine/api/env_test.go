@@ -186,7 +186,7 @@ func TestEditOfAMovedEnvironmentConflicts(t *testing.T) {
 	edit.Env.Services["db"] = db
 	want := fmt.Sprintf("environment moved: this change was planned against revision %d and the environment is at %d; read it again and retry", stale.Revision, now.Revision)
 	_, err = op.Deploy(ctxT(t), edit)
-	if !errors.Is(err, api.ErrConflict) || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, api.ErrConflict) || !errors.Is(err, api.ErrEnvMoved) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("deploy against a moved environment: %v, want conflict %q", err, want)
 	}
 	code, e, _ := call(t, http.MethodPost, n.addr+"/v1/deploy", operatorToken, mustJSON(t, edit))
@@ -304,7 +304,7 @@ func TestEnvEditThroughAFollower(t *testing.T) {
 		return nil
 	})
 	_, err = fop.Deploy(ctxT(t), edit)
-	if !errors.Is(err, api.ErrConflict) || !strings.Contains(err.Error(), "environment moved") {
+	if !errors.Is(err, api.ErrEnvMoved) || !strings.Contains(err.Error(), "environment moved") {
 		t.Fatalf("the same edit again: %v, want a conflict", err)
 	}
 }

@@ -154,8 +154,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Unwrap makes errors.Is(e, ErrRefused) and errors.As(e, &model.Problems)
-// work on a decoded answer.
+// Unwrap makes errors.Is(e, ErrRefused), errors.Is(e, model.ErrEnvMoved)
+// and errors.As(e, &model.Problems) work on a decoded answer.
 func (e *Error) Unwrap() []error {
 	var out []error
 	if ki, ok := kinds[e.Kind]; ok {
@@ -163,6 +163,12 @@ func (e *Error) Unwrap() []error {
 	}
 	if len(e.Problems) > 0 {
 		out = append(out, e.Problems)
+	}
+	if e.Kind == KindConflict && strings.Contains(e.Message, model.ErrEnvMoved.Error()+": ") {
+		// Of the conflicts, the one a client retries after reading the
+		// environment again: the others (a server's level, membership)
+		// do not pass by themselves.
+		out = append(out, model.ErrEnvMoved)
 	}
 	return out
 }

@@ -124,10 +124,13 @@ func TestMovedEnvironmentIsAConflict(t *testing.T) {
 	rec := httptest.NewRecorder()
 	Write(rec, e)
 	back := Decode(rec.Code, rec.Body.Bytes())
-	if !errors.Is(back, ErrConflict) || errors.Is(back, ErrRefused) {
+	if !errors.Is(back, ErrConflict) || !errors.Is(back, model.ErrEnvMoved) || errors.Is(back, ErrRefused) {
 		t.Fatalf("decoded %+v", back)
 	}
-	if again := From(fmt.Errorf("forwarded: %w", back), KindInternal); again.Kind != KindConflict || !strings.HasSuffix(again.Message, moved.Error()) {
+	if other := Errorf(KindConflict, "node n1 runs feature level 1, this command needs 2: upgrade n1 first"); errors.Is(other, model.ErrEnvMoved) {
+		t.Fatal("a conflict of levels reads as a moved environment")
+	}
+	if again := From(fmt.Errorf("forwarded: %w", back), KindInternal); again.Kind != KindConflict || !strings.HasSuffix(again.Message, moved.Error()) || !errors.Is(again, model.ErrEnvMoved) {
 		t.Fatalf("the next hop answers %+v", again)
 	}
 }
