@@ -15,7 +15,6 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/charm"
 	"github.com/fixpoint/fixpoint/model"
-	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // Edits by command change the environment's desired document, as the
@@ -162,9 +161,10 @@ func (o *editOpts) once(ctx context.Context, c *api.Client, e *edit) error {
 }
 
 // movedErr says whether err is the control plane's refusal of a change
-// stamped with a revision the environment has left.
+// stamped with a revision the environment has left: that conflict alone
+// passes by reading again (a refusal for the cluster's level does not).
 func movedErr(err error) bool {
-	return errors.Is(err, errEnvMoved) || errors.Is(err, fault.ErrConflict)
+	return errors.Is(err, errEnvMoved) || errors.Is(err, api.ErrEnvMoved)
 }
 
 // charmOf is the charm metadata of service name in doc.
