@@ -110,6 +110,10 @@ type Config struct {
 	// LogBudget bounds what each machine and node adds to the debug log
 	// while this node leads (logbudget.go); zero takes DefaultLogBudget.
 	LogBudget LogBudget
+	// Memory, when set, says the node's memory condition ("" when
+	// nothing is wrong, memgov.Governor.Condition): advertised with its
+	// status, it reaches cluster members and the cluster's warnings.
+	Memory func() string
 
 	// trailingLogs overrides how much log survives a snapshot, and
 	// walSegmentSize the size of the log's segment files, so that tests
