@@ -242,7 +242,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.wal, err = openLog(cfg.DataDir, bolt, segment, log); err != nil {
 		return nil, err
 	}
-	s.logs, err = raft.NewLogCache(logCacheSize, s.wal)
+	s.logs, err = newLogCache(logCacheSize, logCacheBytes, s.wal)
 	if err != nil {
 		return nil, fmt.Errorf("log cache: %w", err)
 	}
