@@ -138,3 +138,12 @@ func (c *logCache) cached() (entries, bytes int) {
 	}
 	return entries, c.bytes
 }
+
+// LogCache says what the node's Raft log cache holds in memory: its
+// entries and their bytes (entrySize), within logCacheBytes.
+func (s *Store) LogCache() (entries, bytes int) {
+	if c, ok := s.logs.(*logCache); ok {
+		return c.cached()
+	}
+	return 0, 0
+}
