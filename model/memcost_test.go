@@ -53,7 +53,7 @@ func heapOf(fill func() any) (uint64, any) {
 // held several times its cap.
 func TestFullStoresHeapWithinTheirBounds(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fills 24 MiB of stores")
+		t.Skip("fills the event store and the debug log to their caps")
 	}
 	const units = 20000
 	grown, kept := heapOf(func() any {

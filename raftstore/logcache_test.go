@@ -14,7 +14,7 @@ import (
 // bound, the Go heap retains about that much of them (the WAL keeps none
 // in memory), and every entry, cached or evicted, reads back whole.
 func TestLogCacheBoundedInBytes(t *testing.T) {
-	const maxBytes, entry, n = 4 << 20, 256 << 10, 128 // 32 MiB through a 4 MiB cache
+	const maxBytes, entry, n = 4 << 20, 256 << 10, 128 // eight times the cache's bound through it
 	data := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, entry) }
 	// fill stores the n entries into s, four a batch, and says how much
 	// the heap grew.
