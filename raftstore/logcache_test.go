@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -11,56 +12,57 @@ import (
 
 // TestLogCacheBoundedInBytes: entries far larger in all than the cache's
 // byte bound go through it into a real WAL; the cache holds at most its
-// bound, the Go heap retains about that much of them (the WAL keeps none
-// in memory), and every entry, cached or evicted, reads back whole.
+// bound, nothing (the WAL, the cache's evictions) keeps the bytes of an
+// entry it does not hold, which weak pointers to every entry's bytes see
+// after a collection whatever else the process allocates, and every
+// entry, cached or evicted, reads back whole.
 func TestLogCacheBoundedInBytes(t *testing.T) {
 	const maxBytes, entry, n = 4 << 20, 256 << 10, 128 // eight times the cache's bound through it
 	data := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, entry) }
-	// fill stores the n entries into s, four a batch, and says how much
-	// the heap grew.
-	fill := func(s raft.LogStore) int64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := 1; i <= n; i += 4 {
-			var batch []*raft.Log
-			for j := i; j < i+4; j++ {
-				batch = append(batch, &raft.Log{Index: uint64(j), Term: 1, Type: raft.LogCommand, Data: data(j)})
-			}
-			if err := s.StoreLogs(batch); err != nil {
-				t.Fatal(err)
-			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		return int64(after.HeapInuse) - int64(before.HeapInuse)
-	}
-	open := func() *walLog {
-		w, err := openWAL(t.TempDir(), 64<<20, hclog.NewNullLogger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = w.Close() })
-		return w
-	}
-	// What the WAL itself keeps (its index, its write buffer).
-	wal := fill(open())
-	c, err := newLogCache(512, maxBytes, open())
+	w, err := openWAL(t.TempDir(), 64<<20, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	grown := fill(c)
+	t.Cleanup(func() { _ = w.Close() })
+	c, err := newLogCache(512, maxBytes, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alive := make([]weak.Pointer[byte], n+1)
+	for i := 1; i <= n; i += 4 {
+		var batch []*raft.Log
+		for j := i; j < i+4; j++ {
+			d := data(j)
+			alive[j] = weak.Make(&d[0])
+			batch = append(batch, &raft.Log{Index: uint64(j), Term: 1, Type: raft.LogCommand, Data: d})
+		}
+		if err := c.StoreLogs(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	kept := 0
+	for i := 1; i <= n; i++ {
+		if alive[i].Value() != nil {
+			kept++
+			c.mu.RLock()
+			if l := c.slots[uint64(i)%uint64(len(c.slots))]; l == nil || l.Index != uint64(i) {
+				t.Errorf("entry %d is not cached and its bytes are still held", i)
+			}
+			c.mu.RUnlock()
+		}
+	}
+	if kept*entry > maxBytes {
+		t.Fatalf("%d entries of %d bytes are held after a collection; the bound is %d bytes", kept, entry, maxBytes)
+	}
+	runtime.KeepAlive(w)
 	entries, held := c.cached()
 	if held > maxBytes || entries == 0 || entries > maxBytes/entry {
 		t.Fatalf("the cache holds %d entries, %d bytes; want some, within %d bytes", entries, held, maxBytes)
 	}
-	// Tolerance: what the WAL alone keeps, and a quarter of the bound
-	// for the collector's accounting; a cache bounded by its count of
-	// entries would retain all of them.
-	if grown > wal+maxBytes+maxBytes/4 {
-		t.Fatalf("the heap grew by %d bytes storing %d entries through a cache of %d bytes (the WAL alone: %d)", grown, n, maxBytes, wal)
+	if entries != kept {
+		t.Fatalf("the cache holds %d entries, %d are alive", entries, kept)
 	}
-	t.Logf("heap grown: %d bytes through the cache, %d by the WAL alone, bound %d", grown, wal, maxBytes)
 	for i := 1; i <= n; i++ {
 		var l raft.Log
 		if err := c.GetLog(uint64(i), &l); err != nil {
