@@ -18,6 +18,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/api/cork"
 	"github.com/fixpoint/fixpoint/engine/api/cork/corktest"
+	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
@@ -85,6 +86,13 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // at join; it stops when the test ends.
 func startNode(t *testing.T, id string, join ...string) *testNode {
 	t.Helper()
+	return startNodeMem(t, id, nil, join...)
+}
+
+// startNodeMem is startNode with a memory governor, as `fixpoint server`
+// runs one (nil: none).
+func startNodeMem(t *testing.T, id string, mem *memgov.Governor, join ...string) *testNode {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +111,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 		NodeID: id, DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0", HTTPAddr: addr,
 		Bootstrap: len(join) == 0, Join: join, Logger: log.Named("store"),
 		HTTPClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
+		Memory:     mem.Condition,
 	})
 	if err != nil {
 		ln.Close()
@@ -116,6 +125,7 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 			Node: store, Controller: ctl, CharmDir: n.charms, Transport: transport,
 			PeerClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
 			Log:        log.Named("api"),
+			Memory:     mem,
 		}),
 		BaseContext: func(net.Listener) context.Context { return runCtx },
 		ConnContext: cork.ConnContext,

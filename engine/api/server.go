@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
@@ -67,6 +68,9 @@ type Config struct {
 	// serves as configured (its start-up records), "" once nothing; the
 	// health answers carry it.
 	Waiting func() string
+	// Memory, when set, paces the agents' intake under memory pressure
+	// (intake) and is reported in the metrics.
+	Memory *memgov.Governor
 }
 
 // Server serves the API of one control-plane node. It is the front:
@@ -104,12 +108,15 @@ func NewServer(cfg Config) *Server {
 	(&statusAPI{node: node, ctl: ctl, gate: g, applying: s.applying, log: log}).routes(s.mux)
 	(&changeAPI{node: node, gate: g, files: files}).routes(s.mux)
 	(&envAPI{node: node, gate: g, log: log}).routes(s.mux)
-	(&agentAPI{node: node, ctl: ctl, gate: g, proxy: proxy, log: log}).routes(s.mux)
+	(&agentAPI{node: node, ctl: ctl, gate: g, proxy: proxy, log: log, mem: cfg.Memory}).routes(s.mux)
 	(&actionAPI{node: node, ctl: ctl, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
 	(&secretAPI{node: node, gate: g, log: log}).routes(s.mux)
-	(&diagAPI{node: node, gate: g, log: log, logSlots: make(chan struct{}, logSlots)}).routes(s.mux)
+	(&diagAPI{node: node, gate: g, log: log, logSlots: make(chan struct{}, logSlots), mem: cfg.Memory}).routes(s.mux)
 	(&healthAPI{node: node, waiting: cfg.Waiting}).routes(s.mux)
 	uiRoutes(s.mux)
+	if cfg.Memory != nil {
+		s.metrics.reg.MustRegister(memoryCollector{cfg.Memory})
+	}
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.mux.Handle("/v1/raft/", node.Handler())
 	// Writes other nodes pass on for their callers, several to a request;
