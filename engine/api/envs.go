@@ -119,6 +119,11 @@ func (s *envsAPI) add(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("added environment", "env", req.Name, "principal", principalOf(r).String())
+	// A follower answers once it applied the env-add it passed on.
+	if err := s.node.Linearize(r.Context()); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "environment %s was added, but this node could not catch up to show it: %v; see it with `fixpoint env show %s`", req.Name, err, req.Name)
+		return
+	}
 	s.answerEnv(w, r, http.StatusCreated, req.Name)
 }
 

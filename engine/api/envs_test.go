@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -244,5 +245,35 @@ func TestEnvManagement(t *testing.T) {
 	}
 	if envs, err := op.Envs(ctxT(t)); err != nil || len(envs) != 1 {
 		t.Errorf("envs after removing dev: %+v, %v", envs, err)
+	}
+}
+
+// TestEnvTokenAtAFollower: a token made through the leader opens its
+// environment's reads at a follower right after (the follower catches up
+// before it refuses a token it does not know), the follower refuses it
+// the cluster's routes as the leader does, and environments made through
+// the follower are the leader's.
+func TestEnvTokenAtAFollower(t *testing.T) {
+	leader, follower := cluster(t)
+	op := api.NewClient([]string{leader.addr}, operatorToken, nil)
+	for i := 0; i < 3; i++ {
+		tok, err := op.CreateToken(ctxT(t), api.NewEnvToken{Role: "reader", Name: fmt.Sprintf("r%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := api.NewClient([]string{follower.addr}, tok.Token, nil)
+		if _, err := at.State(ctxT(t), true); err != nil {
+			t.Fatalf("reader %d at the follower right after its creation: %v", i, err)
+		}
+		if _, err := at.Envs(ctxT(t)); !errors.Is(err, api.ErrForbidden) {
+			t.Errorf("reader %d listing environments at the follower: %v, want 403", i, err)
+		}
+	}
+	viaFollower := api.NewClient([]string{follower.addr}, operatorToken, nil)
+	if _, err := viaFollower.AddEnv(ctxT(t), api.NewEnv{Name: "dev"}); err != nil {
+		t.Fatalf("add dev through the follower: %v", err)
+	}
+	if envs, err := op.Envs(ctxT(t)); err != nil || len(envs) != 2 || envs[1].Name != "dev" {
+		t.Errorf("the leader's environments: %+v, %v", envs, err)
 	}
 }
