@@ -229,8 +229,27 @@ func TestEnvManagement(t *testing.T) {
 			t.Errorf("add %+v: %v, want %v saying %q", tc.req, err, tc.want, tc.msg)
 		}
 	}
+	for _, tc := range []struct {
+		req  api.NewEnvToken
+		want error
+		msg  string
+	}{
+		{api.NewEnvToken{Env: "dev", Role: "admin", Name: "x"}, api.ErrBadRequest, `role "admin"`},
+		{api.NewEnvToken{Env: "dev", Role: "reader", Name: "Bad Name"}, api.ErrBadRequest, "is invalid"},
+		{api.NewEnvToken{Env: "nope", Role: "reader", Name: "x"}, api.ErrNotFound, "fixpoint env add nope"},
+	} {
+		if _, err := op.CreateToken(ctxT(t), tc.req); !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("create token %+v: %v, want %v saying %q", tc.req, err, tc.want, tc.msg)
+		}
+	}
+	if err := op.RevokeToken(ctxT(t), "dev", "nope"); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), `environment "dev" has no token named "nope"`) {
+		t.Errorf("revoke a token dev does not have: %v", err)
+	}
 	if got := n.store.Index(); got != before {
-		t.Errorf("refused adds moved the log from %d to %d", before, got)
+		t.Errorf("refused adds and tokens moved the log from %d to %d", before, got)
+	}
+	if tok, err := op.CreateToken(ctxT(t), api.NewEnvToken{Env: "dev", Role: "reader"}); err != nil || !strings.HasPrefix(tok.Name, "reader-") {
+		t.Errorf("a token without a name: %+v, %v", tok, err)
 	}
 	envs, err := op.Envs(ctxT(t))
 	if err != nil || len(envs) != 2 || !envs[0].Default || envs[1].Name != "dev" || envs[1].UUID != added.UUID {
