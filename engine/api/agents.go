@@ -26,7 +26,7 @@ type agentAPI struct {
 	mem *memgov.Governor
 }
 
-func (s *agentAPI) routes(mux *http.ServeMux) {
+func (s *agentAPI) routes(mux *router) {
 	mux.HandleFunc("POST /v1/agent/register", s.gate.leaderOnly(s.register))
 	mux.HandleFunc("GET /v1/agent/work", corked(s.gate.leaderOr(intake(s.mem, s.node, s.work), s.relayPoll)))
 	mux.HandleFunc("POST /v1/agent/heartbeat", s.gate.leaderOnly(s.heartbeat))

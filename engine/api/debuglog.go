@@ -61,7 +61,7 @@ type diagAPI struct {
 	mem *memgov.Governor
 }
 
-func (s *diagAPI) routes(mux *http.ServeMux) {
+func (s *diagAPI) routes(mux *router) {
 	// Profiles of a live node, for the operator only (see authorize).
 	mux.HandleFunc("GET /v1/debug/applied", s.gate.leaderOnly(s.applied))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

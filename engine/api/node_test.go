@@ -39,6 +39,7 @@ type testNode struct {
 	store *raftstore.Store
 	ctl   *engine.Controller
 	srv   *http.Server
+	api   *api.Server
 	// charms is the node's directory of charm archives.
 	charms string
 	// writes are the writes made on the node's HTTP connections, as
@@ -120,13 +121,14 @@ func startNodeMem(t *testing.T, id string, mem *memgov.Governor, join ...string)
 	runCtx, stop := context.WithCancel(context.Background())
 	ctl := engine.NewController(store, engine.Options{Log: log.Named("engine"), IsLeader: store.IsLeader})
 	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir(), writes: writes, warns: warns}
+	n.api = api.NewServer(api.Config{
+		Node: store, Controller: ctl, CharmDir: n.charms, Transport: transport,
+		PeerClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
+		Log:        log.Named("api"),
+		Memory:     mem,
+	})
 	n.srv = &http.Server{
-		Handler: api.NewServer(api.Config{
-			Node: store, Controller: ctl, CharmDir: n.charms, Transport: transport,
-			PeerClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
-			Log:        log.Named("api"),
-			Memory:     mem,
-		}),
+		Handler:     n.api,
 		BaseContext: func(net.Listener) context.Context { return runCtx },
 		ConnContext: cork.ConnContext,
 	}
