@@ -94,15 +94,7 @@ func (s *State) place(index uint64, sc *scope) bool {
 	changed := false
 	var load map[string]int
 	for _, name := range s.serviceNames(sc) {
-		if s.stats().unplaced[name] == 0 {
-			continue
-		}
-		var unplaced []*Unit
-		for _, u := range s.UnitsOf(name) {
-			if u.Machine == "" && u.Principal == "" && u.Life == Alive {
-				unplaced = append(unplaced, u)
-			}
-		}
+		unplaced := s.unplacedUnits(name)
 		if len(unplaced) == 0 {
 			continue
 		}
@@ -119,12 +111,8 @@ func (s *State) place(index uint64, sc *scope) bool {
 			changed = true
 			continue
 		}
-		own := map[string]int{}
-		for _, o := range s.UnitsOf(name) {
-			if o.Machine != "" {
-				own[o.Machine]++
-			}
-		}
+		// Read before anything of this service is placed.
+		own := s.stats().own[name]
 		h := &machineHeap{}
 		for m, mach := range s.Machines {
 			if !mach.Lost {

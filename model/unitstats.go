@@ -23,6 +23,9 @@ type unitStats struct {
 	unplaced map[string]int
 	// load counts the alive units on each machine.
 	load map[string]int
+	// own counts the units of each service on each machine, whatever
+	// their life: what spreads a service's units apart.
+	own map[string]map[string]int
 	// ended holds the units of each service that are not alive, ordered
 	// by number; nEnded is how many there are in all. Its slices are
 	// never changed in place, like the index's units.
@@ -38,7 +41,7 @@ type unitStats struct {
 
 func newUnitStats() unitStats {
 	return unitStats{alive: map[string]int{}, unplaced: map[string]int{}, load: map[string]int{},
-		ended: map[string][]*Unit{}, waving: map[string]bool{}}
+		own: map[string]map[string]int{}, ended: map[string][]*Unit{}, waving: map[string]bool{}}
 }
 
 // count adds u, as it is now, to the counts; uncount takes it out. A
@@ -49,6 +52,16 @@ func (st *unitStats) count(u *Unit) { st.add(u, 1) }
 func (st *unitStats) uncount(u *Unit) { st.add(u, -1) }
 
 func (st *unitStats) add(u *Unit, n int) {
+	if u.Machine != "" {
+		on := st.own[u.Service]
+		if on == nil {
+			on = map[string]int{}
+			st.own[u.Service] = on
+		}
+		if bump(on, u.Machine, n); len(on) == 0 {
+			delete(st.own, u.Service)
+		}
+	}
 	if u.Life != Alive {
 		st.nEnded += n
 		us := st.ended[u.Service]
@@ -99,6 +112,23 @@ func (s *State) endedUnits(svc string) []*Unit { return s.stats().ended[svc] }
 // machineLoad counts the alive units placed on each machine; the map is
 // the caller's.
 func (s *State) machineLoad() map[string]int { return maps.Clone(s.stats().load) }
+
+// unplacedUnits returns the alive principal units of svc on no machine,
+// by number. They are the newest as a rule (a unit gets a machine in the
+// command that adds it, unless none is registered): the walk starts from
+// the newest and stops once it has them all.
+func (s *State) unplacedUnits(svc string) []*Unit {
+	n := s.stats().unplaced[svc]
+	units := s.UnitsOf(svc)
+	var out []*Unit
+	for i := len(units) - 1; i >= 0 && len(out) < n; i-- {
+		if u := units[i]; u.Machine == "" && u.Principal == "" && u.Life == Alive {
+			out = append(out, u)
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
 
 // aliveUnits returns the alive units of svc, oldest (lowest number) first.
 func (s *State) aliveUnits(svc string) []*Unit {

@@ -124,6 +124,14 @@ func checkStats(t *testing.T, at string, s *State) {
 			t.Fatalf("%s: %s counts %v kept, %v built from the units", at, what, pair[0], pair[1])
 		}
 	}
+	if len(kept.own) != len(built.own) {
+		t.Fatalf("%s: units per machine of %d services kept, %d built", at, len(kept.own), len(built.own))
+	}
+	for svc, on := range built.own {
+		if !maps.Equal(kept.own[svc], on) {
+			t.Fatalf("%s: units of %s per machine %v kept, %v built", at, svc, kept.own[svc], on)
+		}
+	}
 	if kept.nEnded != built.nEnded || len(kept.ended) != len(built.ended) {
 		t.Fatalf("%s: %d units not alive kept (%d services), %d built (%d services)", at, kept.nEnded, len(kept.ended), built.nEnded, len(built.ended))
 	}
