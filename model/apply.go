@@ -200,19 +200,6 @@ func configOnly(changes []Change, t *Touched) bool {
 	return true
 }
 
-// diverged names the units declared diverging, whose error an operator
-// change clears, in order.
-func (s *State) diverged() []string {
-	var out []string
-	for name, u := range s.Units {
-		if u.Error != nil && u.Error.Kind == ErrDiverged {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // deploy makes desired, which check resolved from d, the environment.
 func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, error) {
 	changes, err := s.planDeploy(d, desired)
@@ -312,31 +299,20 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 	s.Name = desired.Name
 	s.EnvIndex = index
 	s.keepDocument(d)
-	s.newWaves()
-	for _, u := range s.Units {
-		if u.Error != nil && u.Error.Kind == ErrDiverged {
+	for name := range s.stats().waving {
+		if u := s.Units[name]; u != nil && u.Error != nil && u.Error.Kind == ErrDiverged {
 			u.Error, u.Resolved = nil, nil
 		}
 	}
+	s.newWaves()
 	return changes, nil
-}
-
-// newWaves starts every unit's wave over, as an operator change does: the
-// run count, the outputs seen per universe and the churn go. A universe
-// the operator's change brings back may rightly be answered otherwise than
-// before it (a legacy charm's hooks follow what happened, not only what
-// is).
-func (s *State) newWaves() {
-	for _, u := range s.Units {
-		u.Wave, u.WaveOutputs, u.Churn = 0, nil, nil
-	}
 }
 
 func (s *applying) killUnit(index uint64, u *Unit) {
 	if u == nil || u.Life != Alive {
 		return
 	}
-	u.Life, u.Index = Dying, index
+	s.changeUnit(u, func() { u.Life, u.Index = Dying, index })
 	s.note(u.Name, EventDying, false, "dying: removed from the environment; its hook runs once more to let go")
 }
 
@@ -360,6 +336,7 @@ func (s *applying) applyResult(index uint64, r *Result, t *Touched, sc *scope) s
 		return fmt.Sprintf("%s: failure of universe %s, already accepted as reconciled", r.Unit, ShortHash(r.Hash))
 	}
 	t.Units = append(t.Units, u.Name)
+	s.wavingUnit(u)
 	wasError, oldStatus := u.Error, u.Status
 	defer func() { s.noteResult(u, r, wasError, oldStatus) }()
 	u.Index = index

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -90,11 +91,10 @@ func checkRemoveUnits(s *State, d *Desired) error {
 			return fmt.Errorf("unit %s is already %s; see fixpoint status", name, u.Life)
 		}
 	}
-	unitsBy := unitsByService(s)
 	bySvc := removeBySvc(d.RemoveUnits)
 	for _, svc := range sortedKeys(bySvc) {
 		named := bySvc[svc]
-		left := len(aliveUnits(unitsBy[svc])) - len(named)
+		left := s.aliveCount(svc) - len(named)
 		if want := d.Services[svc].Units; want != left {
 			return fmt.Errorf("service %s: removing %s leaves %d units, but the environment asks for %d; set services.%s.units to %d", svc, UnitList(sortedUnits(named)), left, want, svc, left)
 		}
@@ -116,19 +116,22 @@ func sortedUnits(set map[string]bool) []string {
 	return out
 }
 
-// namedRemovals takes the units of alive that named lists out of it:
-// it returns those that stay and the names of those that go.
-func namedRemovals(alive []*Unit, named map[string]bool) (kept []*Unit, gone []string) {
+// namedRemovals returns the alive units of svc that named lists, by
+// number: those a deploy removes by name.
+func (s *State) namedRemovals(svc string, named map[string]bool) []string {
 	if len(named) == 0 {
-		return alive, nil
+		return nil
 	}
-	kept = make([]*Unit, 0, len(alive))
-	for _, u := range alive {
-		if named[u.Name] {
-			gone = append(gone, u.Name)
-			continue
+	var units []*Unit
+	for n := range named {
+		if u := s.Units[n]; u != nil && u.Service == svc && u.Life == Alive {
+			units = append(units, u)
 		}
-		kept = append(kept, u)
 	}
-	return kept, gone
+	slices.SortFunc(units, byNumber)
+	out := make([]string, len(units))
+	for i, u := range units {
+		out[i] = u.Name
+	}
+	return out
 }

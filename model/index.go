@@ -9,7 +9,7 @@ import (
 // settle step work per service, and scanning every unit for each would make
 // the engine's work grow with the environment instead of with what changed.
 // It is built once (lazily, after a decode) and then kept up to date by
-// addUnits, dropUnit, addRelation, dropRelation, putSecret and
+// addUnits, dropUnit, changeUnit, addRelation, dropRelation, putSecret and
 // dropSecret. Its slices are never changed in place, so a caller ranging
 // over one while the state changes keeps a consistent view; the secret
 // index's sets are, and are read only through secretCandidates, which
@@ -22,15 +22,21 @@ type index struct {
 	// secrets indexes the Juju secrets by who they show to
 	// (secrets_index.go).
 	secrets secretIndex
+	// stats counts the units by life and placement (unitstats.go).
+	stats unitStats
 }
 
 func (s *State) lookups() *index {
 	if s.idx != nil {
 		return s.idx
 	}
-	ix := &index{units: map[string][]*Unit{}, relations: map[string][]*Relation{}}
+	ix := &index{units: map[string][]*Unit{}, relations: map[string][]*Relation{}, stats: newUnitStats()}
 	for _, u := range s.Units {
 		ix.units[u.Service] = append(ix.units[u.Service], u)
+		ix.stats.count(u)
+		if u.holdsWave() {
+			ix.stats.waving[u.Name] = true
+		}
 	}
 	for _, us := range ix.units {
 		sort.Slice(us, func(i, j int) bool { return us[i].Number() < us[j].Number() })
@@ -64,9 +70,17 @@ func (s *applying) addUnits(svc string, us []*Unit) {
 	if s.idx == nil {
 		return
 	}
-	merged := append(slices.Clip(s.idx.units[svc]), us...)
-	sort.SliceStable(merged, func(i, j int) bool { return merged[i].Number() < merged[j].Number() })
+	old := s.idx.units[svc]
+	merged := append(slices.Clip(old), us...)
+	if len(old) > 0 && byNumber(old[len(old)-1], us[0]) > 0 || !slices.IsSortedFunc(us, byNumber) {
+		// New units are numbered after the others, as a rule: only
+		// units added out of order need a sort.
+		sort.SliceStable(merged, func(i, j int) bool { return merged[i].Number() < merged[j].Number() })
+	}
 	s.idx.units[svc] = merged
+	for _, u := range us {
+		s.idx.stats.count(u)
+	}
 }
 
 // dropUnit deletes a unit from the state.
@@ -76,9 +90,34 @@ func (s *State) dropUnit(u *Unit) {
 		return
 	}
 	us := s.idx.units[u.Service]
-	if i := slices.Index(us, u); i >= 0 {
+	if i := unitIndex(us, u); i >= 0 {
 		s.idx.units[u.Service] = slices.Delete(slices.Clone(us), i, i+1)
 	}
+	s.idx.stats.uncount(u)
+	delete(s.idx.stats.waving, u.Name)
+}
+
+// changeUnit runs change, which sets u's life or machine, and keeps the
+// index's counts of them.
+func (s *State) changeUnit(u *Unit, change func()) {
+	if s.idx == nil {
+		change()
+		return
+	}
+	s.idx.stats.uncount(u)
+	change()
+	s.idx.stats.count(u)
+}
+
+// unitIndex is the position of u in us, ordered by number, or -1.
+func unitIndex(us []*Unit, u *Unit) int {
+	i, _ := slices.BinarySearchFunc(us, u, byNumber)
+	// Numbers are unique within a service, but every unit of a malformed
+	// name numbers -1: look for u itself from there.
+	if j := slices.Index(us[i:], u); j >= 0 {
+		return i + j
+	}
+	return slices.Index(us[:i], u)
 }
 
 // addRelation adds a new relation; its id is the highest yet.

@@ -234,12 +234,7 @@ func raise(flag string) string {
 // changes' units are still dying: together they must fit the Units limit,
 // so that deploys made while agents are away cannot pile up units.
 func (s *State) checkDying(d *Desired, l Limits) error {
-	dying := 0
-	for _, u := range s.Units {
-		if u.Life != Alive {
-			dying++
-		}
-	}
+	dying := s.stats().nEnded
 	if dying == 0 {
 		return nil
 	}

@@ -98,11 +98,11 @@ func ShortHash(h string) string {
 
 // Plan lists the changes that take s to d, in a fixed order: the units d
 // names to remove (Desired.RemoveUnits) go first, then the newest. It indexes
-// the units by service once, so that it stays linear in the size of the
-// state: a plan against thousands of services runs on every apply.
+// the units by service (State.UnitsOf) and counts them (unitStats), so
+// that it costs what the services it changes hold, not every unit: a plan
+// runs on every apply, an edit by command's too.
 func Plan(s *State, d *Desired) []Change {
 	var out []Change
-	unitsBy := unitsByService(s)
 	gone := map[string]bool{} // units this plan makes dying
 	removing := removeBySvc(d.RemoveUnits)
 	for _, name := range sortedKeys(d.Services) {
@@ -141,20 +141,21 @@ func Plan(s *State, d *Desired) []Change {
 		if ds.Subordinate {
 			continue
 		}
-		alive, named := namedRemovals(aliveUnits(unitsBy[name]), removing[name])
+		named := s.namedRemovals(name, removing[name])
 		if len(named) > 0 {
 			for _, n := range named {
 				gone[n] = true
 			}
 			out = append(out, Change{Kind: RemoveUnits, Service: name, Units: named})
 		}
+		alive := s.aliveCount(name) - len(named)
 		switch {
-		case len(alive) < ds.Units:
-			out = append(out, Change{Kind: AddUnits, Service: name, Units: unitNames(name, cur.NextUnit, ds.Units-len(alive))})
-		case len(alive) > ds.Units:
+		case alive < ds.Units:
+			out = append(out, Change{Kind: AddUnits, Service: name, Units: unitNames(name, cur.NextUnit, ds.Units-alive)})
+		case alive > ds.Units:
 			// The newest units go first, as in Juju's remove-unit by scale.
 			var names []string
-			for _, u := range alive[ds.Units:] {
+			for _, u := range s.newestAlive(name, alive-ds.Units, removing[name]) {
 				names = append(names, u.Name)
 				gone[u.Name] = true
 			}
@@ -167,13 +168,13 @@ func Plan(s *State, d *Desired) []Change {
 			continue
 		}
 		var units []string
-		for _, u := range aliveUnits(unitsBy[name]) {
+		for _, u := range s.aliveUnits(name) {
 			units = append(units, u.Name)
 			gone[u.Name] = true
 		}
 		out = append(out, Change{Kind: RemoveService, Service: name, Units: units})
 	}
-	out = append(out, orphanedSubordinates(s, d, unitsBy, gone)...)
+	out = append(out, orphanedSubordinates(s, d, gone)...)
 	existing := map[RelationKey]*Relation{}
 	for _, r := range s.Relations {
 		if r.Life == Alive {
@@ -228,7 +229,7 @@ func CheckChanges(s *State, d *Desired, changes []Change) error {
 // goes, or no container-scoped relation of the desired environment ties
 // them to its service any more. settle would kill them anyway; listing
 // them shows the operator every unit a change takes away.
-func orphanedSubordinates(s *State, d *Desired, unitsBy map[string][]*Unit, gone map[string]bool) []Change {
+func orphanedSubordinates(s *State, d *Desired, gone map[string]bool) []Change {
 	var out []Change
 	for _, name := range sortedKeys(d.Services) {
 		cur, ok := s.Services[name]
@@ -248,7 +249,7 @@ func orphanedSubordinates(s *State, d *Desired, unitsBy map[string][]*Unit, gone
 			}
 		}
 		var units, of []string
-		for _, u := range aliveUnits(unitsBy[name]) {
+		for _, u := range s.aliveUnits(name) {
 			p := s.Units[u.Principal]
 			if p == nil || p.Life != Alive || gone[p.Name] || !principals[p.Service] {
 				units = append(units, u.Name)
@@ -275,28 +276,6 @@ func relLabel(name string) string {
 		return "peer"
 	}
 	return name
-}
-
-// unitsByService indexes the state's units by service.
-func unitsByService(s *State) map[string][]*Unit {
-	out := make(map[string][]*Unit, len(s.Services))
-	for _, u := range s.Units {
-		out[u.Service] = append(out[u.Service], u)
-	}
-	return out
-}
-
-// aliveUnits returns the alive units among units, oldest (lowest
-// number) first.
-func aliveUnits(units []*Unit) []*Unit {
-	var out []*Unit
-	for _, u := range units {
-		if u.Life == Alive {
-			out = append(out, u)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Number() < out[j].Number() })
-	return out
 }
 
 func unitNames(svc string, next, n int) []string {

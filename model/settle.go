@@ -94,12 +94,7 @@ func (s *State) place(index uint64, sc *scope) bool {
 	changed := false
 	var load map[string]int
 	for _, name := range s.serviceNames(sc) {
-		var unplaced []*Unit
-		for _, u := range s.UnitsOf(name) {
-			if u.Machine == "" && u.Principal == "" && u.Life == Alive {
-				unplaced = append(unplaced, u)
-			}
-		}
+		unplaced := s.unplacedUnits(name)
 		if len(unplaced) == 0 {
 			continue
 		}
@@ -111,17 +106,13 @@ func (s *State) place(index uint64, sc *scope) bool {
 		svc := s.Services[name]
 		if len(svc.Placement) > 0 {
 			for _, u := range unplaced {
-				u.Machine, u.Index = svc.Placement[u.Number()%len(svc.Placement)], index
+				s.changeUnit(u, func() { u.Machine, u.Index = svc.Placement[u.Number()%len(svc.Placement)], index })
 			}
 			changed = true
 			continue
 		}
-		own := map[string]int{}
-		for _, o := range s.UnitsOf(name) {
-			if o.Machine != "" {
-				own[o.Machine]++
-			}
-		}
+		// Read before anything of this service is placed.
+		own := s.stats().own[name]
 		h := &machineHeap{}
 		for m, mach := range s.Machines {
 			if !mach.Lost {
@@ -134,7 +125,7 @@ func (s *State) place(index uint64, sc *scope) bool {
 		heap.Init(h)
 		for _, u := range unplaced {
 			best := &h.slots[0]
-			u.Machine, u.Index = best.machine, index
+			s.changeUnit(u, func() { u.Machine, u.Index = best.machine, index })
 			load[best.machine]++
 			best.total++
 			best.own++
@@ -143,17 +134,6 @@ func (s *State) place(index uint64, sc *scope) bool {
 		changed = true
 	}
 	return changed
-}
-
-// machineLoad counts the alive units placed on each machine.
-func (s *State) machineLoad() map[string]int {
-	load := map[string]int{}
-	for _, u := range s.Units {
-		if u.Machine != "" && u.Life == Alive {
-			load[u.Machine]++
-		}
-	}
-	return load
 }
 
 // slot is a machine as placement weighs it for one service.
@@ -272,7 +252,7 @@ func sortedUnitKeys(m map[string]bool) []string {
 func (s *applying) removeFinished(sc *scope) bool {
 	changed := false
 	for _, name := range s.serviceNames(sc) {
-		for _, u := range s.UnitsOf(name) {
+		for _, u := range s.endedUnits(name) {
 			if u.Life == Dying && (u.Seen == nil || u.Machine == "") {
 				s.removeUnit(u)
 				changed = true
