@@ -28,6 +28,7 @@ import (
 // them, and shares them with the peers.
 type fileStore struct {
 	node       Node
+	catchUp    *catchUp
 	dir        string
 	peers      func(ctx context.Context) []string
 	peerClient *forward.Client

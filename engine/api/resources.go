@@ -21,15 +21,24 @@ func (s *fileStore) putResource(w http.ResponseWriter, r *http.Request) {
 }
 
 // getResource answers an agent only with a resource of a service that
-// has a unit on the agent's machine; the operator may fetch any.
+// has a unit on the agent's machine; the operator may fetch any. The
+// agent's work comes from the leader, so a node behind it catches up
+// once before it says no.
 func (s *fileStore) getResource(w http.ResponseWriter, r *http.Request) {
 	if p := principalOf(r); p.role == roleAgent {
 		hash := r.PathValue("hash")
-		ok := false
-		_ = s.node.View(func(st *model.State) error {
-			ok = st.UsesResource(p.machine, hash)
-			return nil
-		})
+		uses := func() bool {
+			ok := false
+			_ = s.node.View(func(st *model.State) error {
+				ok = st.UsesResource(p.machine, hash)
+				return nil
+			})
+			return ok
+		}
+		ok := uses()
+		if !ok && !s.node.IsLeader() && s.catchUp.wait(r.Context()) == nil {
+			ok = uses()
+		}
 		if !ok {
 			s.log.Warn("refused resource to agent", "machine", p.machine, "resource", hash, "remote", r.RemoteAddr)
 			writeError(w, http.StatusForbidden, "%s may not fetch resource %s: no unit on machine %s uses it", p, model.Quote(hash, 72), p.machine)

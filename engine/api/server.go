@@ -110,7 +110,7 @@ func NewServer(cfg Config) *Server {
 		metrics: newMetrics(node, ctl, log), catchUp: newCatchUp(node), applying: &applying{}}
 	proxy := forward.NewProxy(cfg.Transport, cfg.PeerClient, node.NodeID())
 	g := &gate{node: node, ctl: ctl, proxy: proxy, applying: s.applying}
-	files := &fileStore{node: node, dir: cfg.CharmDir, peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID()), log: log}
+	files := &fileStore{node: node, catchUp: s.catchUp, dir: cfg.CharmDir, peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID()), log: log}
 	files.routes(s.mux)
 	(&statusAPI{node: node, ctl: ctl, gate: g, applying: s.applying, log: log}).routes(s.mux)
 	(&changeAPI{node: node, gate: g, files: files}).routes(s.mux)
