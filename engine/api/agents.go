@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api/cork"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
@@ -16,11 +15,11 @@ import (
 // agentAPI serves the agents: registration, work polls, heartbeats and
 // results.
 type agentAPI struct {
-	node  Node
-	ctl   *engine.Controller
-	gate  *gate
-	proxy *forward.Proxy
-	log   hclog.Logger
+	node   Node
+	agents Agents
+	gate   *gate
+	proxy  *forward.Proxy
+	log    hclog.Logger
 }
 
 func (s *agentAPI) routes(mux *http.ServeMux) {
@@ -67,7 +66,12 @@ func (s *agentAPI) work(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	work, err := s.ctl.WaitForWork(r.Context(), machine, max, wait)
+	envs, err := pollEnvs(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	work, err := s.agents.WaitForWork(r.Context(), machine, max, wait, envs)
 	if err != nil && r.Context().Err() == nil {
 		writeError(w, http.StatusInternalServerError, "claim: %v", err)
 		return
@@ -123,9 +127,9 @@ func (s *agentAPI) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.ctl.Heartbeat(machine)
+	s.agents.Heartbeat(machine)
 	if hb.Running != nil {
-		s.ctl.ReleaseExcept(machine, hb.Running)
+		s.agents.ReleaseExcept(machine, hb.Running)
 	}
 	// Whether a unit's storage may go is answered from the latest
 	// committed state only: an answer from a state behind the one that
@@ -164,7 +168,7 @@ func (s *agentAPI) results(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &reports) {
 		return
 	}
-	resp, err := s.ctl.Accept(r.Context(), machine, reports)
+	resp, err := s.agents.Accept(r.Context(), machine, reports)
 	if err != nil {
 		writeStoreError(w, err, "")
 		return
