@@ -184,9 +184,16 @@ func (f *Fleet) run(ctx context.Context, m *member) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		if err := m.ctl.Run(mctx); err != nil && mctx.Err() == nil {
-			f.opts.Log.Error("controller stopped", "env", m.name, "error", err)
+		err := m.ctl.Run(mctx)
+		if err == nil || mctx.Err() != nil {
+			return
 		}
+		// A controller whose environment was just removed fails to
+		// read it before the fleet stops it: that is no failure.
+		if m.name != "" && f.gone(m) {
+			return
+		}
+		f.opts.Log.Error("controller stopped", "env", m.name, "error", err)
 	}()
 	go func() { defer wg.Done(); m.ctl.SampleTimeline(mctx) }()
 	go func() { defer wg.Done(); m.ctl.WatchSecrets(mctx, isLeader) }()
@@ -263,12 +270,13 @@ func (f *Fleet) Sync() error {
 	return nil
 }
 
-// uuidOf is environment name's uuid as the fleet last saw it.
-func (f *Fleet) uuidOf(name string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if m := f.members[name]; m != nil {
-		return m.uuid
-	}
-	return ""
+// gone says whether m's environment is no longer in the cluster.
+func (f *Fleet) gone(m *member) bool {
+	gone := false
+	_ = f.cluster.ViewCluster(func(c *model.Cluster) error {
+		env := c.Envs[m.name]
+		gone = env == nil || env.UUID != m.uuid
+		return nil
+	})
+	return gone
 }
