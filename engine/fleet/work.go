@@ -41,6 +41,10 @@ func (f *Fleet) WaitForWork(ctx context.Context, machine string, max int, wait t
 			break
 		}
 		work, err := m.ctl.WaitForWork(ctx, machine, max-len(out), 0)
+		if err != nil && m.name != "" && ctx.Err() == nil && f.gone(m) {
+			// Removed since the poll began: it has no work.
+			continue
+		}
 		if err != nil {
 			f.giveBack(machine, out)
 			return nil, err
@@ -78,6 +82,10 @@ func (f *Fleet) waitAll(ctx context.Context, machine string, max int, wait time.
 	var firstErr error
 	for range ms {
 		a := <-answers
+		if a.err != nil && wctx.Err() == nil && ms[a.at].name != "" && f.gone(ms[a.at]) {
+			// Removed since the poll began: it has no work.
+			a.err = nil
+		}
 		if a.err != nil && wctx.Err() == nil && firstErr == nil {
 			firstErr = a.err
 		}

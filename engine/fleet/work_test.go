@@ -156,18 +156,43 @@ func TestChangeInOneEnvironmentCostsOthersNothing(t *testing.T) {
 }
 
 // TestFleetFollowsEnvironments: an environment added gets a controller,
-// one removed loses it.
+// one removed loses it, and a poll waiting on it meanwhile is answered by
+// the others as if it had never been.
 func TestFleetFollowsEnvironments(t *testing.T) {
 	ctx, s, f, _ := setup(t)
 	addEnv(t, ctx, s, f, "tmp")
 	if got := f.Envs(); len(got) != 3 {
 		t.Fatalf("fleet runs %q; want the default environment, dev and tmp", got)
 	}
+	for handed := 0; handed < 2; {
+		work, err := f.WaitForWork(ctx, "m1", 10, 30*time.Second, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handed += len(work)
+	}
+	polled := make(chan error, 1)
+	var work []wire.Work
+	go func() {
+		var err error
+		work, err = f.WaitForWork(ctx, "m1", 10, time.Minute, true)
+		polled <- err
+	}()
+	rafttest.Until(t, time.Minute, "the poll asleep in tmp", func() bool { return f.Stats()["tmp"].Asleep == 1 })
 	if err := s.RemoveEnv(ctx, "tmp"); err != nil {
 		t.Fatal(err)
 	}
 	rafttest.Until(t, time.Minute, "tmp's controller stopped", func() bool { return f.Controller("tmp") == nil })
 	if f.Controller("dev") == nil || f.Default() == nil {
 		t.Fatalf("fleet runs %q after tmp's removal; want the default environment and dev", f.Envs())
+	}
+	if _, err := s.Env("").Apply(ctx, deployIn("", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-polled; err != nil {
+		t.Fatalf("a poll waiting while tmp was removed: %v", err)
+	}
+	if got := envsOf(work); len(got) != 1 || got[0] != ":db/1" {
+		t.Fatalf("the poll was handed %v; want the default environment's db/1", got)
 	}
 }
