@@ -1,11 +1,18 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/raftstore"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
 // BenchmarkMemoryPerUnit converges 2,000 units (20 pairs of 50-unit
@@ -95,4 +102,134 @@ func TestSeenDoesNotGrowWithRelations(t *testing.T) {
 	if size[1000] > size[10]+16 {
 		t.Errorf("Seen is %d bytes at 10 units a service, %d at 1,000", size[10], size[1000])
 	}
+}
+
+// BenchmarkBytesPerUnit converges 10,000 units (100 pairs of 50-unit
+// services with peers) through a real single-node raftstore.Store and
+// reports, per retained structure, the Go heap it holds per unit at the
+// fixed point ("bytes/unit"), to hold against the budget of
+// docs/memory.md:
+//
+//   - state: the replicated state, as a node restores it from a snapshot;
+//   - events: the unit events' bounded store, as a snapshot restores it;
+//   - raftlog: the Raft log cache's entries;
+//   - views: a leader's controller (universes, phases, ledgers, queues),
+//     as a new leader builds it at the fixed point;
+//   - history: the run history of the leader's controller.
+//
+// Each measures space: one run of its body says it, so its b.N matters
+// not.
+func BenchmarkBytesPerUnit(b *testing.B) {
+	const pairsN, k = 100, 50
+	units := float64(2 * pairsN * k)
+	store, err := raftstore.Open(context.Background(), raftstore.Config{
+		NodeID: "n1", DataDir: b.TempDir(), RaftAddr: "127.0.0.1:0", HTTPAddr: "http://127.0.0.1:1",
+		Bootstrap: true, Logger: hclog.NewNullLogger(),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	rafttest.Eventually(b, time.Minute, "n1 leads", func() error {
+		if !store.IsLeader() {
+			return errors.New("not the leader yet")
+		}
+		return nil
+	})
+	pairs(b, store, pairsN, k)
+	ctl := NewController(store, Options{Window: 1, IsLeader: store.IsLeader})
+	if runs := converge(b, ctl); runs < int(units) {
+		b.Fatalf("%d runs for %.0f units", runs, units)
+	}
+	perUnit := func(b *testing.B, bytes uint64) {
+		b.ReportMetric(float64(bytes)/units, "bytes/unit")
+	}
+	b.Run("state", func(b *testing.B) {
+		var data []byte
+		_ = store.View(func(st *model.State) error {
+			data, err = json.Marshal(st)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range b.N {
+			grown, st := heapOf(func() any {
+				var st model.State
+				if err := json.Unmarshal(data, &st); err != nil {
+					b.Fatal(err)
+				}
+				st.Normalize()
+				return &st
+			})
+			runtime.KeepAlive(st)
+			perUnit(b, grown)
+		}
+	})
+	b.Run("events", func(b *testing.B) {
+		data, err := json.Marshal(store.EventStore().Dump())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range b.N {
+			grown, s := heapOf(func() any {
+				var d model.BoundedDump[model.Event]
+				if err := json.Unmarshal(data, &d); err != nil {
+					b.Fatal(err)
+				}
+				s := model.NewEventStore()
+				s.Load(&d)
+				return s
+			})
+			runtime.KeepAlive(s)
+			perUnit(b, grown)
+		}
+	})
+	b.Run("raftlog", func(b *testing.B) {
+		for range b.N {
+			_, bytes := store.LogCache()
+			perUnit(b, uint64(bytes))
+		}
+	})
+	b.Run("views", func(b *testing.B) {
+		for range b.N {
+			grown, c := heapOf(func() any {
+				c := NewController(store, Options{Window: 1, IsLeader: store.IsLeader})
+				if err := c.Refresh(); err != nil {
+					b.Fatal(err)
+				}
+				if work, err := c.WaitForWork(context.Background(), "m", 64, 0); err != nil || len(work) > 0 {
+					b.Fatalf("a new leader at the fixed point: %d runs to hand out, %v", len(work), err)
+				}
+				return c
+			})
+			runtime.KeepAlive(c)
+			perUnit(b, grown)
+		}
+	})
+	// Last, as it takes the history away: what the heap frees when the
+	// leader's run history lets its runs go.
+	h := ctl.History()
+	with := liveHeap()
+	h.mu.Lock()
+	h.units = map[string][]Run{}
+	h.mu.Unlock()
+	without := liveHeap()
+	runtime.KeepAlive(ctl)
+	b.Run("history", func(b *testing.B) {
+		for range b.N {
+			perUnit(b, with-min(with, without))
+		}
+	})
+}
+
+// heapOf is how much the live heap grows by what fill makes and keeps.
+func heapOf(fill func() any) (uint64, any) {
+	before := liveHeap()
+	kept := fill()
+	after := liveHeap()
+	if after < before {
+		return 0, kept
+	}
+	return after - before, kept
 }

@@ -12,7 +12,9 @@ import (
 
 // pairs deploys n pairs of services, db<i> (k units, peers) related to
 // web<i> (k units, peers): 2·n·k units in all, each seeing about 2·k.
-func pairs(tb testing.TB, s *memStore, n, k int) {
+func pairs(tb testing.TB, s interface {
+	Apply(context.Context, *model.Command) (*model.Response, error)
+}, n, k int) {
 	charms := map[string]*model.Charm{
 		"h-db":  {Hash: "h-db", Meta: model.CharmMeta{Name: "db", Provides: map[string]model.Endpoint{"db": {Interface: "kv"}}, Peers: map[string]model.Endpoint{"cluster": {Interface: "c"}}}},
 		"h-web": {Hash: "h-web", Meta: model.CharmMeta{Name: "web", Requires: map[string]model.Endpoint{"db": {Interface: "kv"}}, Peers: map[string]model.Endpoint{"cluster": {Interface: "w"}}}},

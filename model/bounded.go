@@ -7,9 +7,12 @@ import (
 )
 
 // Bounded is a store of records kept by key (a unit, a machine, a node),
-// with a byte cap per key and one in total: adding past a cap drops the
-// oldest records first, of that key for its cap, of the whole store for
-// the total one. Every record gets the next sequence number, so that a
+// with a cap per key and one in total on the memory it holds: adding past
+// a cap drops the oldest records first, of that key for its cap, of the
+// whole store for the total one. What a key holds is counted as the heap
+// holds it (memcost.go): its ring (ringCost), every place of the ring's
+// arrays (slot bytes each, spare places included) and its records'
+// strings (measure), so a cap bounds the Go heap the store takes. Every record gets the next sequence number, so that a
 // reader resumes after the last one it saw. It is what the debug log and
 // the unit events are kept in (logs.go, events.go).
 //
@@ -19,11 +22,13 @@ import (
 // state's, so reading a flood of lines does not hold up the controller.
 type Bounded[T any] struct {
 	mu sync.RWMutex
-	// perKey and total are the caps, in bytes as measure counts them.
+	// perKey and total are the caps, in bytes of memory as counted.
 	perKey, total int
-	measure       func(*T) (key string, size int)
-	stamp         func(*T, uint64)
-	seq           func(*T) uint64
+	// slot is what one place of a ring's arrays costs.
+	slot    int
+	measure func(*T) (key string, size int)
+	stamp   func(*T, uint64)
+	seq     func(*T) uint64
 
 	next    uint64 // the last sequence number given out
 	bytes   int
@@ -33,7 +38,8 @@ type Bounded[T any] struct {
 	changed chan struct{}
 }
 
-// ring is one key's records, oldest first; items[head:] are live.
+// ring is one key's records, oldest first; items[head:] are live. bytes
+// is all it costs: ringCost, cap(items) slots, its records' sizes.
 type ring[T any] struct {
 	key   string
 	items []T
@@ -44,19 +50,44 @@ type ring[T any] struct {
 	first uint64
 }
 
+// minRing is the fewest places a ring's arrays have.
+const minRing = 4
+
 func (r *ring[T]) live() []T { return r.items[r.head:] }
 
-func (r *ring[T]) pop() int {
+// resize moves the live records into arrays of n places (make gives
+// exactly n, whatever the platform's allocator rounds to, so every
+// replica counts the same) and counts the change at slot bytes a place.
+func (r *ring[T]) resize(n, slot int) {
+	r.bytes += (n - cap(r.items)) * slot
+	items, sizes := make([]T, len(r.live()), n), make([]int, len(r.live()), n)
+	copy(items, r.live())
+	copy(sizes, r.sizes[r.head:])
+	r.items, r.sizes, r.head = items, sizes, 0
+}
+
+// push appends a record of size bytes; a full ring moves into arrays of
+// twice its live records, which also drops the places popped before.
+func (r *ring[T]) push(it T, size, slot int) {
+	if len(r.items) == cap(r.items) {
+		r.resize(max(minRing, 2*len(r.live())), slot)
+	}
+	r.items = append(r.items, it)
+	r.sizes = append(r.sizes, size)
+	r.bytes += size
+}
+
+// pop drops the oldest record and returns its size. Arrays four times
+// larger than the live records shrink to twice, so that a ring holds at
+// most four places a record and popping costs O(1) amortised.
+func (r *ring[T]) pop(slot int) int {
 	n := r.sizes[r.head]
 	var zero T
 	r.items[r.head] = zero
 	r.head++
 	r.bytes -= n
-	// Compact in halves, so that popping costs O(1) amortised.
-	if r.head > 64 && r.head*2 > len(r.items) {
-		r.items = append([]T(nil), r.items[r.head:]...)
-		r.sizes = append([]int(nil), r.sizes[r.head:]...)
-		r.head = 0
+	if live := len(r.live()); live > 0 && cap(r.items) > minRing && live*4 <= cap(r.items) {
+		r.resize(max(minRing, 2*live), slot)
 	}
 	return n
 }
@@ -82,16 +113,18 @@ func (h *ringHeap[T]) Pop() any {
 	return r
 }
 
-// NewBounded returns an empty store with the given caps. measure names a
-// record's key and its size; stamp and seq set and read its sequence
-// number.
-func NewBounded[T any](perKey, total int, measure func(*T) (string, int), stamp func(*T, uint64), seq func(*T) uint64) *Bounded[T] {
-	return &Bounded[T]{perKey: perKey, total: total, measure: measure, stamp: stamp, seq: seq,
+// NewBounded returns an empty store with the given caps. slot is what a
+// record's place in a ring costs (its struct and its size's int);
+// measure names a record's key and what it costs beyond its slot (its
+// strings, memcost.go); stamp and seq set and read its sequence number.
+func NewBounded[T any](perKey, total, slot int, measure func(*T) (string, int), stamp func(*T, uint64), seq func(*T) uint64) *Bounded[T] {
+	return &Bounded[T]{perKey: perKey, total: total, slot: slot, measure: measure, stamp: stamp, seq: seq,
 		rings: map[string]*ring[T]{}, changed: make(chan struct{})}
 }
 
 // Add appends records in order, numbering them, and drops the oldest ones
-// over the caps. A record larger than the per-key cap is dropped whole.
+// over the caps. A record that alone in its ring would be over a cap is
+// dropped whole.
 func (b *Bounded[T]) Add(items []T) {
 	if len(items) == 0 {
 		return
@@ -115,21 +148,21 @@ func (b *Bounded[T]) addLocked(it T, seq uint64) {
 	}
 	b.stamp(&it, seq)
 	key, size := b.measure(&it)
-	if size > b.perKey || size > b.total {
+	if alone := ringCost(key) + minRing*b.slot + size; alone > b.perKey || alone > b.total {
 		b.dropped++
 		return
 	}
 	r := b.rings[key]
 	if r == nil {
-		r = &ring[T]{key: key}
+		r = &ring[T]{key: key, bytes: ringCost(key)}
 		b.rings[key] = r
+		b.bytes += r.bytes
 		r.first = seq
 		heap.Push(&b.oldest, r)
 	}
-	r.items = append(r.items, it)
-	r.sizes = append(r.sizes, size)
-	r.bytes += size
-	b.bytes += size
+	was := r.bytes
+	r.push(it, size, b.slot)
+	b.bytes += r.bytes - was
 	for r.bytes > b.perKey {
 		b.dropOldest(r)
 	}
@@ -140,9 +173,12 @@ func (b *Bounded[T]) addLocked(it T, seq uint64) {
 
 // dropOldest drops r's oldest record, and r itself once empty.
 func (b *Bounded[T]) dropOldest(r *ring[T]) {
-	b.bytes -= r.pop()
+	was := r.bytes
+	r.pop(b.slot)
+	b.bytes -= was - r.bytes
 	b.dropped++
 	if len(r.live()) == 0 {
+		b.bytes -= r.bytes
 		heap.Remove(&b.oldest, r.at)
 		delete(b.rings, r.key)
 		return
@@ -162,7 +198,8 @@ func (b *Bounded[T]) Changed() <-chan struct{} {
 type BoundedStats struct {
 	// Last is the last sequence number given out.
 	Last uint64 `json:"last"`
-	// Bytes and Records are what is kept now, within Cap.
+	// Bytes and Records are what is kept now, within Cap; Bytes counts
+	// memory as the store does (memcost.go).
 	Bytes   int `json:"bytes"`
 	Records int `json:"records"`
 	Cap     int `json:"cap"`

@@ -18,11 +18,11 @@ import (
 // in its snapshots, like the debug log (logs.go), and for the same
 // reason: replicated, they survive a leader change and a restart.
 
-// Event bounds: what is kept per unit and in all.
+// Event bounds: the memory kept per unit and in all (memcost.go counts
+// it).
 const (
 	EventBytesPerUnit = 16 << 10
 	EventBytesTotal   = 8 << 20
-	eventOverhead     = 64
 )
 
 // Event kinds.
@@ -62,10 +62,8 @@ type Event struct {
 
 // NewEventStore returns the bounded store of unit events.
 func NewEventStore() *Bounded[Event] {
-	return NewBounded(EventBytesPerUnit, EventBytesTotal,
-		func(e *Event) (string, int) {
-			return e.key(), len(e.Message) + len(e.Unit) + len(e.Env) + eventOverhead
-		},
+	return NewBounded(EventBytesPerUnit, EventBytesTotal, eventSlot,
+		func(e *Event) (string, int) { return e.key(), eventCost(e) },
 		func(e *Event, s uint64) { e.Seq = s },
 		func(e *Event) uint64 { return e.Seq })
 }

@@ -69,7 +69,7 @@ func FuzzLogBatch(f *testing.F) {
 		if c.Validate() != nil {
 			return
 		}
-		store := NewBounded(512, 2048, NewLogStore().measure, NewLogStore().stamp, NewLogStore().seq)
+		store := newLogs(4096, 16384)
 		store.Add(b.Lines)
 		got, last := store.Read(0, nil, nil, 0, false)
 		if last != uint64(len(b.Lines)) {
@@ -80,8 +80,8 @@ func FuzzLogBatch(f *testing.F) {
 				t.Fatalf("kept out of order: %d after %d", got[i].Seq, got[i-1].Seq)
 			}
 		}
-		if st := store.Stats(); st.Bytes > 2048 {
-			t.Fatalf("%d bytes kept over a 2048-byte cap", st.Bytes)
+		if st := store.Stats(); st.Bytes > 16384 || st.Bytes != recount(store) {
+			t.Fatalf("%d bytes kept (recounted %d) against a 16384-byte cap", st.Bytes, recount(store))
 		}
 	})
 }

@@ -199,6 +199,9 @@ type NodeLevel struct {
 	Level Level `json:"level"`
 	// Halted says why the server stopped applying the log, if it did.
 	Halted string `json:"halted,omitempty"`
+	// Memory is the server's memory condition (under pressure, its
+	// intake slowed), "" when nothing is wrong.
+	Memory string `json:"memory,omitempty"`
 }
 
 // ClusterLevel is the feature levels of a cluster: the level its log has
@@ -220,6 +223,9 @@ func (c *ClusterLevel) Assess() {
 	c.Mixed, c.Warnings = false, nil
 	lowest, known := Level(0), 0
 	for _, n := range c.Nodes {
+		if n.Memory != "" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("node %s is %s: give it more memory (--memory-limit, its cgroup) or fewer units", n.ID, n.Memory))
+		}
 		switch {
 		case n.Halted != "":
 			c.Warnings = append(c.Warnings, fmt.Sprintf("node %s stopped applying the log: %s", n.ID, n.Halted))

@@ -105,6 +105,8 @@ func TestClusterLevelAssess(t *testing.T) {
 			[]string{"node n2 runs feature level 1, below the cluster's 2", "mixed cluster"}},
 		{"halted", ClusterLevel{Level: 2, Nodes: []NodeLevel{{ID: "n1", Level: 2, Halted: "entry 9 needs level 3"}}}, false,
 			[]string{"node n1 stopped applying the log: entry 9 needs level 3"}},
+		{"memory pressure", ClusterLevel{Level: 2, Nodes: []NodeLevel{{ID: "n1", Level: 2}, {ID: "n2", Level: 2, Memory: "under memory pressure: 3.7 GiB in use of its 4.0 GiB limit"}}}, false,
+			[]string{"node n2 is under memory pressure: 3.7 GiB in use of its 4.0 GiB limit: give it more memory (--memory-limit"}},
 	}
 	for _, tc := range cases {
 		tc.c.Assess()

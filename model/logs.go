@@ -31,12 +31,11 @@ const (
 	MaxLogLine = 2 << 10
 	// MaxLogBatch caps the lines of one OpLogs command.
 	MaxLogBatch = 512
-	// LogBytesPerSource caps what is kept of one unit, machine or node.
+	// LogBytesPerSource caps the memory kept of one unit, machine or
+	// node (memcost.go counts it).
 	LogBytesPerSource = 256 << 10
-	// LogBytesTotal caps what is kept in all.
+	// LogBytesTotal caps the memory kept in all.
 	LogBytesTotal = 16 << 20
-	// logOverhead is what a line costs beyond its text.
-	logOverhead = 64
 )
 
 // Log levels, lowest first.
@@ -178,10 +177,8 @@ func LogLevelAtLeast(level, min string) bool {
 
 // NewLogStore returns the bounded store of the debug log.
 func NewLogStore() *Bounded[LogLine] {
-	return NewBounded(LogBytesPerSource, LogBytesTotal,
-		func(l *LogLine) (string, int) {
-			return l.key(), len(l.Message) + len(l.Unit) + len(l.Machine) + len(l.Node) + logOverhead
-		},
+	return NewBounded(LogBytesPerSource, LogBytesTotal, logSlot,
+		func(l *LogLine) (string, int) { return l.key(), logLineCost(l) },
 		func(l *LogLine, s uint64) { l.Seq = s },
 		func(l *LogLine) uint64 { return l.Seq })
 }

@@ -37,7 +37,10 @@ type EnvToken struct {
 	Created uint64 `json:"created"`
 }
 
-// TokenCreate records a new environment token's hash.
+// TokenCreate records a new environment token's hash. Env "" is the
+// default environment: its tokens are kept under no name, so that a
+// deploy renaming the default environment neither strands them nor hands
+// them to a later environment of the old name.
 type TokenCreate struct {
 	Hash string `json:"hash"`
 	Env  string `json:"env"`
@@ -45,7 +48,8 @@ type TokenCreate struct {
 	Role string `json:"role"`
 }
 
-// TokenRevoke drops the environment token of that name.
+// TokenRevoke drops the environment token of that name; Env "" is the
+// default environment.
 type TokenRevoke struct {
 	Env  string `json:"env"`
 	Name string `json:"name"`
@@ -55,7 +59,7 @@ func (c *TokenCreate) check() error {
 	if !isHexHash(c.Hash) {
 		return fmt.Errorf("token %s: its hash is not a sha256 hex digest", Quote(c.Name, 72))
 	}
-	if err := CheckName(KindEnv, c.Env); err != nil {
+	if err := checkTokenEnv(c.Env); err != nil {
 		return err
 	}
 	if err := CheckName(KindToken, c.Name); err != nil {
@@ -67,8 +71,17 @@ func (c *TokenCreate) check() error {
 	return nil
 }
 
+// checkTokenEnv refuses a name no environment could have; "" is the
+// default environment.
+func checkTokenEnv(env string) error {
+	if env == "" {
+		return nil
+	}
+	return CheckName(KindEnv, env)
+}
+
 func (r *TokenRevoke) check() error {
-	if err := CheckName(KindEnv, r.Env); err != nil {
+	if err := checkTokenEnv(r.Env); err != nil {
 		return err
 	}
 	return CheckName(KindToken, r.Name)
@@ -102,12 +115,15 @@ func (c *Cluster) tokenNamed(env, name string) (string, bool) {
 	return "", false
 }
 
-// checkTokenCreate refuses a token of an environment that is not another
-// one than the default (the cluster's operator token opens the default),
-// a name or hash taken, and one past MaxEnvTokens; creating one as it
-// exists is a no-op.
+// checkTokenCreate refuses a token of an environment that does not exist
+// (the default one is named "", never by its name, which a deploy may
+// change), a name or hash taken, and one past MaxEnvTokens; creating one
+// as it exists is a no-op.
 func (c *Cluster) checkTokenCreate(tc *TokenCreate) (noop bool, err error) {
-	if _, ok := c.Envs[tc.Env]; !ok {
+	if _, ok := c.Envs[tc.Env]; !ok && tc.Env != "" {
+		if tc.Env == c.Default.Name {
+			return false, fmt.Errorf("token %s: environment %s is the default environment, whose tokens name no environment; send it with an empty env", tc.Name, tc.Env)
+		}
 		return false, c.noEnv(tc.Env)
 	}
 	if t, ok := c.Tokens[tc.Hash]; ok {
@@ -125,10 +141,10 @@ func (c *Cluster) checkTokenCreate(tc *TokenCreate) (noop bool, err error) {
 		}
 	}
 	if _, ok := c.tokenNamed(tc.Env, tc.Name); ok {
-		return false, fmt.Errorf("environment %s already has a token named %s; revoke it first (`fixpoint token revoke --env %s %s`) or pick another name", tc.Env, tc.Name, tc.Env, tc.Name)
+		return false, fmt.Errorf("%s already has a token named %s; revoke it first (`fixpoint token revoke%s %s`) or pick another name", c.tokenEnvLabel(tc.Env), tc.Name, envFlag(tc.Env), tc.Name)
 	}
 	if n := len(c.TokensOf(tc.Env)); n >= MaxEnvTokens {
-		return false, fmt.Errorf("environment %s has %d tokens, the most one may have; revoke those no longer used", tc.Env, n)
+		return false, fmt.Errorf("%s has %d tokens, the most one may have; revoke those no longer used", c.tokenEnvLabel(tc.Env), n)
 	}
 	return false, nil
 }
@@ -137,9 +153,26 @@ func (c *Cluster) checkTokenCreate(tc *TokenCreate) (noop bool, err error) {
 // that do.
 func (c *Cluster) checkTokenRevoke(tr *TokenRevoke) error {
 	if _, ok := c.tokenNamed(tr.Env, tr.Name); !ok {
-		return fmt.Errorf("environment %s has no token named %s (tokens: %s)", Quote(tr.Env, 72), Quote(tr.Name, 72), listOr(c.TokensOf(tr.Env)))
+		return fmt.Errorf("%s has no token named %s (tokens: %s)", c.tokenEnvLabel(tr.Env), Quote(tr.Name, 72), listOr(c.TokensOf(tr.Env)))
 	}
 	return nil
+}
+
+// tokenEnvLabel names a token's environment in messages.
+func (c *Cluster) tokenEnvLabel(env string) string {
+	if env == "" {
+		return c.defaultLabel()
+	}
+	return "environment " + Quote(env, 72)
+}
+
+// envFlag is the --env flag naming env on the command line, none for the
+// default environment.
+func envFlag(env string) string {
+	if env == "" {
+		return ""
+	}
+	return " --env " + env
 }
 
 // applyToken creates or revokes a token; the op was judged.

@@ -73,3 +73,30 @@ func TestEnvTokensAreBounded(t *testing.T) {
 		t.Errorf("token %d: %v", MaxEnvTokens+1, err)
 	}
 }
+
+// TestDefaultEnvTokens: the default environment's tokens name no
+// environment, so renaming it keeps them and a later environment of its
+// old name is not opened by them; naming it by its name is refused.
+func TestDefaultEnvTokens(t *testing.T) {
+	cl := NewCluster()
+	capply(t, cl, 1, deployTo("", "prod", 1))
+	capply(t, cl, 2, tokenCreate("", "dash", RoleReader, 'd'))
+	if tok, ok := cl.Token(strings.Repeat("d", 64)); !ok || tok.Env != "" || tok.Role != RoleReader {
+		t.Fatalf("the default environment's reader token: %+v", tok)
+	}
+	if _, err := capplyErr(t, cl, 3, tokenCreate("prod", "ci", RoleOperator, 'e')); err == nil || !strings.Contains(err.Error(), "send it with an empty env") {
+		t.Errorf("a token naming the default environment by its name: %v", err)
+	}
+	if _, err := capplyErr(t, cl, 3, tokenCreate("", "dash", RoleOperator, 'e')); err == nil || !strings.Contains(err.Error(), "prod (default) already has a token named dash") {
+		t.Errorf("a second dash in the default environment: %v", err)
+	}
+	capply(t, cl, 4, deployTo("", "renamed", 1))
+	capply(t, cl, 5, envAdd("prod", uuidA))
+	if tok, ok := cl.Token(strings.Repeat("d", 64)); !ok || tok.Env != "" || len(cl.TokensOf("prod")) != 0 {
+		t.Errorf("after renaming the default environment: %+v, prod's tokens %v", tok, cl.TokensOf("prod"))
+	}
+	capply(t, cl, 6, &Command{Op: OpTokenRevoke, TokenRevoke: &TokenRevoke{Name: "dash"}})
+	if len(cl.Tokens) != 0 {
+		t.Errorf("revoked: %v", cl.Tokens)
+	}
+}

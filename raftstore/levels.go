@@ -142,7 +142,16 @@ func (s *Store) self() model.NodeLevel {
 	if h := s.fsm.haltedAt(); h != nil {
 		n.Halted = h.reason
 	}
+	n.Memory = s.memoryCondition()
 	return n
+}
+
+// memoryCondition is Config.Memory's answer, "" without one.
+func (s *Store) memoryCondition() string {
+	if s.cfg.Memory == nil {
+		return ""
+	}
+	return s.cfg.Memory()
 }
 
 // ClusterLevel is the cluster's recorded level and what each server of

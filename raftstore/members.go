@@ -43,6 +43,8 @@ type Member struct {
 	ClusterLevel model.Level `json:"cluster_level,omitempty"`
 	// Halted says why the member stopped applying the log, if it did.
 	Halted string `json:"halted,omitempty"`
+	// Memory is the member's memory condition, "" when nothing is wrong.
+	Memory string `json:"memory,omitempty"`
 }
 
 // nodeStatus is the answer of GET /v1/raft/status: one node about itself.
@@ -65,6 +67,8 @@ type nodeStatus struct {
 	Level        model.Level `json:"level,omitempty"`
 	ClusterLevel model.Level `json:"cluster_level,omitempty"`
 	Halted       string      `json:"halted,omitempty"`
+	// Memory is the node's memory condition (Config.Memory).
+	Memory string `json:"memory,omitempty"`
 }
 
 // status describes this node.
@@ -85,6 +89,7 @@ func (s *Store) status() nodeStatus {
 	if h := s.fsm.haltedAt(); h != nil {
 		st.Halted = h.reason
 	}
+	st.Memory = s.memoryCondition()
 	now := time.Now()
 	for id, t := range s.Unreachable() {
 		if st.Unreachable == nil {
@@ -136,7 +141,7 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 		if m.ID == s.cfg.NodeID {
 			st := s.status()
 			m.HTTPAddr, m.Role, m.AppliedIndex, m.LastContact = s.cfg.HTTPAddr, st.Role, st.AppliedIndex, st.LastContact
-			m.Version, m.Level, m.ClusterLevel, m.Halted = st.Version, st.Level, st.ClusterLevel, st.Halted
+			m.Version, m.Level, m.ClusterLevel, m.Halted, m.Memory = st.Version, st.Level, st.ClusterLevel, st.Halted, st.Memory
 			if st.Role == "leader" {
 				silentMu.Lock()
 				silent = st.Unreachable
@@ -156,8 +161,8 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 				return
 			}
 			m.Role, m.AppliedIndex, m.LastContact = st.Role, st.AppliedIndex, st.LastContact
-			m.Version, m.Level, m.ClusterLevel, m.Halted = st.Version, advertised(st.Level), st.ClusterLevel, st.Halted
-			s.peers.record(model.NodeLevel{ID: m.ID, Version: m.Version, Level: m.Level, Halted: m.Halted})
+			m.Version, m.Level, m.ClusterLevel, m.Halted, m.Memory = st.Version, advertised(st.Level), st.ClusterLevel, st.Halted, st.Memory
+			s.peers.record(model.NodeLevel{ID: m.ID, Version: m.Version, Level: m.Level, Halted: m.Halted, Memory: m.Memory})
 			if st.Role == "leader" {
 				silentMu.Lock()
 				silent = st.Unreachable

@@ -110,6 +110,10 @@ type Config struct {
 	// LogBudget bounds what each machine and node adds to the debug log
 	// while this node leads (logbudget.go); zero takes DefaultLogBudget.
 	LogBudget LogBudget
+	// Memory, when set, says the node's memory condition ("" when
+	// nothing is wrong, memgov.Governor.Condition): advertised with its
+	// status, it reaches cluster members and the cluster's warnings.
+	Memory func() string
 
 	// trailingLogs overrides how much log survives a snapshot, and
 	// walSegmentSize the size of the log's segment files, so that tests
@@ -238,7 +242,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.wal, err = openLog(cfg.DataDir, bolt, segment, log); err != nil {
 		return nil, err
 	}
-	s.logs, err = raft.NewLogCache(logCacheSize, s.wal)
+	s.logs, err = newLogCache(logCacheSize, logCacheBytes, s.wal)
 	if err != nil {
 		return nil, fmt.Errorf("log cache: %w", err)
 	}

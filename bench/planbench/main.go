@@ -17,7 +17,14 @@
 //     report with every machine alive) on the deployed state: the floor
 //     every Raft entry pays;
 //   - result: State.Apply of one unit's hook result that changes one of
-//     its relation settings: the hot path of a converging environment.
+//     its relation settings: the hot path of a converging environment;
+//   - export: the environment's document read and encoded, as GET /v1/env
+//     answers it (what `fixpoint export` prints);
+//   - edit: an imperative edit's round trip on the model: the document
+//     read, one unit added to a copy (model.EditAddUnits, as `fixpoint
+//     add-unit`), and the deploy of it checked against the revision and
+//     applied. Both must not grow with the units (-units 10,1000 shows
+//     it).
 //
 // The last line is one JSON object with the figures of the largest size,
 // CPU times in milliseconds, for scripts.
@@ -29,12 +36,14 @@
 //
 //	go run ./bench/planbench                  # 100, 1000 and 5000 services
 //	go run ./bench/planbench -sizes 100,1000 -runs 5
+//	go run ./bench/planbench -sizes 100 -units 10,100,1000   # 1,000 to 100,000 units
 package main
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -69,7 +78,7 @@ peers: cluster: interface: "proxy-cluster"
 func main() {
 	sizesFlag := flag.String("sizes", "100,1000,5000", "environment sizes, in services, comma-separated")
 	runs := flag.Int("runs", 3, "runs per measurement; the median is printed")
-	units := flag.Int("units", 2, "units per service")
+	unitsFlag := flag.String("units", "2", "units per service, comma-separated")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -86,6 +95,10 @@ func main() {
 	if err != nil {
 		fatalf("%v (services)", err)
 	}
+	perService, err := proc.Counts("units", *unitsFlag, 1, 0)
+	if err != nil {
+		fatalf("%v (units per service)", err)
+	}
 	dir, err := os.MkdirTemp("", "planbench-")
 	if err != nil {
 		fatalf("%v", err)
@@ -99,22 +112,39 @@ func main() {
 			fatalf("%v", err)
 		}
 	}
-	const row = "%8v %9v %6v %20v %20v %20v %20v %20v %20v\n"
-	fmt.Printf(row, "services", "relations", "units", "vet wall/cpu", "deploy wall/cpu", "plan wall/cpu", "plan+1 wall/cpu", "command wall/cpu", "result wall/cpu")
-	var last result
-	for _, n := range sizes {
-		last = measure(dir, n, *units, *runs)
-		fmt.Printf(row, n, last.relations, last.units, last.vet, last.deploy, last.plan, last.plan1, last.command, last.result)
+	const row = "%8v %9v %6v %20v %20v %20v %20v %20v %20v %20v %20v\n"
+	fmt.Printf(row, "services", "relations", "units", "vet wall/cpu", "deploy wall/cpu", "plan wall/cpu", "plan+1 wall/cpu", "command wall/cpu", "result wall/cpu", "export wall/cpu", "edit wall/cpu")
+	var first, last result
+	for i, n := range sizes {
+		for j, units := range perService {
+			last = measure(dir, n, units, *runs)
+			if i == 0 && j == 0 {
+				first = last
+			}
+			fmt.Printf(row, n, last.relations, last.units, last.vet, last.deploy, last.plan, last.plan1, last.command, last.result, last.export, last.edit)
+		}
 	}
 	summary, err := json.Marshal(map[string]any{
 		"bench": "planbench", "services": sizes[len(sizes)-1], "units": last.units, "runs": *runs,
 		"vet_cpu_ms": ms(last.vet.cpu), "deploy_cpu_ms": ms(last.deploy.cpu), "plan_cpu_ms": ms(last.plan.cpu),
 		"command_cpu_ms": ms(last.command.cpu), "result_cpu_ms": ms(last.result.cpu),
+		"export_cpu_ms": ms(last.export.cpu), "edit_cpu_ms": ms(last.edit.cpu),
+		// The last size's cost over the first's: 1 when an export or an
+		// edit does not grow with the environment.
+		"export_vs_first": ratio(last.export.cpu, first.export.cpu), "edit_vs_first": ratio(last.edit.cpu, first.edit.cpu),
 	})
 	if err != nil {
 		fatalf("%v", err)
 	}
 	fmt.Println(string(summary))
+}
+
+// ratio is a over b, to two places; 0 when b is.
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return math.Round(float64(a)/float64(b)*100) / 100
 }
 
 // ms is d in milliseconds, to the microsecond.
@@ -124,10 +154,11 @@ type result struct {
 	relations, units         int
 	vet, deploy, plan, plan1 timing
 	command, result          timing
+	export, edit             timing
 }
 
 func measure(dir string, n, units, runs int) result {
-	env := filepath.Join(dir, fmt.Sprintf("env-%d.cue", n))
+	env := filepath.Join(dir, fmt.Sprintf("env-%d-%d.cue", n, units))
 	if err := os.WriteFile(env, []byte(environment(n, units)), 0o644); err != nil {
 		fatalf("%v", err)
 	}
@@ -140,7 +171,7 @@ func measure(dir string, n, units, runs int) result {
 		}
 		checked = c
 	})
-	deploy := &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms}
+	deploy := &model.Deploy{Env: *checked.Env.Env, Charms: checked.Charms, Record: true}
 	var st *model.State
 	res.deploy = median(runs, func() {
 		st = model.NewState()
@@ -197,6 +228,30 @@ func measure(dir string, n, units, runs int) result {
 			Settings: map[int]map[string]string{rel: {"n": fmt.Sprint(index)}}}
 		if _, err := st.Apply(index, &model.Command{Op: model.OpResults, Results: []model.Result{r}}); err != nil {
 			fatalf("result: %v", err)
+		}
+		index++
+	})
+	res.export = median(runs, func() {
+		doc, err := st.EnvDocument()
+		if err != nil {
+			fatalf("export: %v", err)
+		}
+		if _, err := json.Marshal(doc); err != nil {
+			fatalf("export: %v", err)
+		}
+	})
+	res.edit = median(runs, func() {
+		doc, err := st.EnvDocument()
+		if err != nil {
+			fatalf("edit: %v", err)
+		}
+		edited := model.EditCopy(doc)
+		if err := model.EditAddUnits(edited, "web-0", 1, &deploy.Charms[edited.Services["web-0"].CharmHash].Meta); err != nil {
+			fatalf("edit: %v", err)
+		}
+		d := &model.Deploy{Env: *edited, Charms: deploy.Charms, BaseIndex: st.EnvIndex, Record: true}
+		if _, err := st.Apply(index, &model.Command{Op: model.OpDeploy, Deploy: d}); err != nil {
+			fatalf("edit: %v", err)
 		}
 		index++
 	})

@@ -66,7 +66,7 @@ that name registers again (with the join token) or the environment moves them.`
 func newTokenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
-		Short: "Rotate or revoke the join token",
+		Short: "Rotate or revoke the join token; create, list and revoke environment tokens",
 	}
 	var (
 		r       remote
@@ -110,15 +110,22 @@ control-plane node's, its join.token file is replaced too.`,
 	}
 	r.flags(rotate)
 	rotate.Flags().DurationVar(&expires, "expires", 0, "how long the new token is accepted (default: until rotated again)")
-	var rr remote
+	var (
+		rr  remote
+		env string
+	)
 	revoke := &cobra.Command{
-		Use:     "revoke join",
-		Short:   "Refuse every new machine registration until the join token is rotated",
-		Example: `  fixpoint token revoke join`,
+		Use:   "revoke join | revoke [--env NAME] TOKEN",
+		Short: "Refuse new machine registrations (join), or revoke an environment token",
+		Long: `revoke join refuses every new machine registration until the join token is
+rotated. revoke TOKEN revokes the environment token of that name (in --env,
+the default environment without) or of that id (` + "`fixpoint token list`" + `); a token
+of the default environment named join is revoked by its id.`,
+		Example: "  fixpoint token revoke join\n  fixpoint token revoke --env staging dashboard",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != "join" {
-				return exitf(exitFailed, "only the join token is revoked this way, not %q", args[0])
+			if args[0] != "join" || cmd.Flags().Changed("env") {
+				return revokeEnvToken(cmd, &rr, env, args[0])
 			}
 			c, err := rr.client()
 			if err != nil {
@@ -132,7 +139,8 @@ control-plane node's, its join.token file is replaced too.`,
 		},
 	}
 	rr.flags(revoke)
-	cmd.AddCommand(rotate, revoke)
+	revoke.Flags().StringVar(&env, "env", "", "the environment of the token to revoke (default: the default environment)")
+	cmd.AddCommand(rotate, revoke, newTokenCreateCmd(), newTokenListCmd())
 	return cmd
 }
 

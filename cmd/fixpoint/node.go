@@ -19,6 +19,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/api/cork"
 	engfleet "github.com/fixpoint/fixpoint/engine/fleet"
+	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
@@ -57,6 +58,8 @@ type tuning struct {
 	// logBudget is what each agent may add to the debug log, held by
 	// the leader (raftstore.LogBudget).
 	logBudget raftstore.LogBudget
+	// memoryLimit is --memory-limit (memoryFlag).
+	memoryLimit string
 }
 
 func (t *tuning) flags(f *pflag.FlagSet) {
@@ -70,6 +73,7 @@ func (t *tuning) flags(f *pflag.FlagSet) {
 	f.IntVar(&t.logBudget.LinesPerSecond, "agent-log-lines-per-second", d.LinesPerSecond, "most debug-log lines one machine's agent (or one node) adds to the Raft log a second")
 	f.IntVar(&t.logBudget.BatchBytes, "agent-log-batch-bytes", d.BatchBytes, "most debug-log bytes one machine's agent adds at once, after a quiet while")
 	f.IntVar(&t.logBudget.BatchLines, "agent-log-batch-lines", d.BatchLines, fmt.Sprintf("most debug-log lines one machine's agent adds at once (at most %d)", d.BatchLines))
+	memoryFlag(f, &t.memoryLimit)
 	f.DurationVar(&t.updateStatus, "update-status-interval", engine.DefaultUpdateStatus, "how long a settled unit of an old-hook or ops charm waits after its last run before update-status runs on it, as Juju's timer does (ops retries deferred events then); 0 turns the timer off")
 }
 
@@ -112,6 +116,10 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	if cfg.tuning.httpMaxConnsPerAddr < 1 {
 		return nil, fmt.Errorf("--http-max-conns-per-address is %d; it must be at least 1 (default %d)", cfg.tuning.httpMaxConnsPerAddr, defaultMaxConnsPerAddress)
 	}
+	mem, err := memoryGovernor(cfg.tuning.memoryLimit, cfg.log)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -149,6 +157,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		RaftTLS:   cfg.tls,
 		Version:   shortVersion(),
 		LogBudget: cfg.tuning.logBudget,
+		Memory:    mem.Condition,
 	})
 	if err != nil {
 		ln.Close()
@@ -162,6 +171,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	records.first(ctx, firstRecordAttempt)
 	runCtx, cancel := context.WithCancel(context.Background())
 	recording := make(chan struct{})
+	go mem.Run(runCtx, memgov.SampleEvery)
 	go func() {
 		defer close(recording)
 		records.run(runCtx)
@@ -193,6 +203,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		PeerClient: &http.Client{Transport: bearer{token: cfg.token, base: transport}, Timeout: 5 * time.Minute},
 		Log:        cfg.log.Named("api"),
 		Waiting:    records.Waiting,
+		Memory:     mem,
 	})
 	// Long polls end with the node rather than holding shutdown up.
 	srv.BaseContext = func(net.Listener) context.Context { return runCtx }

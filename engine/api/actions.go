@@ -50,7 +50,7 @@ type actionAPI struct {
 	log     hclog.Logger
 }
 
-func (s *actionAPI) routes(mux *http.ServeMux) {
+func (s *actionAPI) routes(mux *router) {
 	mux.HandleFunc("POST /v1/actions", s.enqueue)
 	mux.HandleFunc("GET /v1/actions", s.operations)
 	mux.HandleFunc("GET /v1/actions/{id}", s.operation)

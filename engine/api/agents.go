@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/engine/api/cork"
+	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
@@ -20,13 +21,15 @@ type agentAPI struct {
 	gate   *gate
 	proxy  *forward.Proxy
 	log    hclog.Logger
+	// mem paces work polls and results under memory pressure (intake).
+	mem *memgov.Governor
 }
 
-func (s *agentAPI) routes(mux *http.ServeMux) {
+func (s *agentAPI) routes(mux *router) {
 	mux.HandleFunc("POST /v1/agent/register", s.gate.leaderOnly(s.register))
-	mux.HandleFunc("GET /v1/agent/work", corked(s.gate.leaderOr(s.work, s.relayPoll)))
+	mux.HandleFunc("GET /v1/agent/work", corked(s.gate.leaderOr(intake(s.mem, s.node, s.work), s.relayPoll)))
 	mux.HandleFunc("POST /v1/agent/heartbeat", s.gate.leaderOnly(s.heartbeat))
-	mux.HandleFunc("POST /v1/agent/results", s.gate.leaderOnly(s.results))
+	mux.HandleFunc("POST /v1/agent/results", s.gate.leaderOnly(intake(s.mem, s.node, s.results)))
 }
 
 // HeartbeatReply answers a heartbeat: Gone lists the running units that

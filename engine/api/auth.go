@@ -19,6 +19,9 @@ const (
 	roleOperator = "operator"
 	roleJoin     = "join"
 	roleAgent    = "agent"
+	// roleEnv is an environment's token (model.EnvToken): its access is
+	// model.RoleOperator or model.RoleReader of its environment alone.
+	roleEnv = "environment token"
 )
 
 // principal is who a request comes from.
@@ -28,13 +31,27 @@ type principal struct {
 	// credential is the hash of the agent's token, as the state keeps
 	// it: a renewal registers it again without hashing the token twice.
 	credential string
+	// env, access and token are an environment token's: its environment
+	// ("" the default), its role there, and its name.
+	env, access, token string
+	// envLabel names env in messages.
+	envLabel string
 }
 
 func (p principal) String() string {
-	if p.role == roleAgent {
+	switch p.role {
+	case roleAgent:
 		return "agent of machine " + p.machine
+	case roleEnv:
+		return "token " + p.token + " (" + p.access + " of " + p.envLabel + ")"
 	}
 	return p.role
+}
+
+// mayReveal is whether p may see secret values: the cluster's operator,
+// or an operator of the environment asked (allowed checked which).
+func (p principal) mayReveal() bool {
+	return p.role == roleOperator || (p.role == roleEnv && p.access == model.RoleOperator)
 }
 
 type principalKey struct{}
@@ -91,7 +108,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (*http.Reques
 		writeError(w, http.StatusUnauthorized, "missing or unknown token: pass the operator token (in $FIXPOINT_TOKEN or the data dir's %s) as `Authorization: Bearer TOKEN`", "operator.token")
 		return r, false
 	}
-	if why := allowed(p, r); why != "" {
+	why := ""
+	if p.role == roleEnv {
+		why = envAllowed(p, r, s.mux.pattern(r))
+	} else {
+		why = allowed(p, r)
+	}
+	if why != "" {
 		s.log.Warn("refused request", "method", r.Method, "path", r.URL.Path, "principal", p.String(), "why", why, "remote", r.RemoteAddr)
 		writeError(w, http.StatusForbidden, "%s may not %s: %s", p, describe(r), why)
 		return r, false
@@ -110,7 +133,8 @@ func (s *Server) identify(token string) (principal, *model.Auth, bool) {
 		return p, nil, false
 	}
 	h := HashToken(token)
-	_ = s.node.View(func(st *model.State) error {
+	_ = s.node.ViewCluster(func(c *model.Cluster) error {
+		st := c.Default
 		auth = st.Auth
 		switch {
 		case auth == nil:
@@ -125,6 +149,8 @@ func (s *Server) identify(token string) (principal, *model.Auth, bool) {
 		default:
 			if name, ok := s.agentOf(st, h); ok {
 				p = principal{role: roleAgent, machine: name, credential: h}
+			} else if t, ok := c.Token(h); ok {
+				p = principal{role: roleEnv, env: t.Env, access: t.Role, token: t.Name, envLabel: envLabel(c, t.Env)}
 			}
 		}
 		return nil

@@ -15,7 +15,7 @@ type changeAPI struct {
 	files *fileStore
 }
 
-func (s *changeAPI) routes(mux *http.ServeMux) {
+func (s *changeAPI) routes(mux *router) {
 	mux.HandleFunc("POST /v1/deploy", s.deploy)
 	mux.HandleFunc("POST /v1/plan", s.plan)
 	mux.HandleFunc("POST /v1/resolved", s.resolved)

@@ -34,7 +34,7 @@ type fileStore struct {
 	log        hclog.Logger
 }
 
-func (s *fileStore) routes(mux *http.ServeMux) {
+func (s *fileStore) routes(mux *router) {
 	mux.HandleFunc("PUT /v1/charms/{hash}", s.putCharm)
 	mux.HandleFunc("GET /v1/charms/{hash}", s.getCharm)
 	mux.HandleFunc("PUT /v1/resources/{hash}", s.putResource)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
 )
@@ -56,15 +57,17 @@ type diagAPI struct {
 	log  hclog.Logger
 	// logSlots bounds the log batches this node proposes at once.
 	logSlots chan struct{}
+	// mem paces log posts under memory pressure (intake).
+	mem *memgov.Governor
 }
 
-func (s *diagAPI) routes(mux *http.ServeMux) {
+func (s *diagAPI) routes(mux *router) {
 	// Profiles of a live node, for the operator only (see authorize).
 	mux.HandleFunc("GET /v1/debug/applied", s.gate.leaderOnly(s.applied))
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("POST /v1/agent/logs", s.postLogs)
+	mux.HandleFunc("POST /v1/agent/logs", intake(s.mem, s.node, s.postLogs))
 	mux.HandleFunc("GET /v1/debug-log", s.debugLog)
 	mux.HandleFunc("GET /v1/events", s.events)
 }

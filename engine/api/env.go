@@ -30,7 +30,7 @@ type envAPI struct {
 	log  hclog.Logger
 }
 
-func (s *envAPI) routes(mux *http.ServeMux) {
+func (s *envAPI) routes(mux *router) {
 	mux.HandleFunc("GET /v1/env", s.env)
 }
 

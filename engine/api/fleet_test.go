@@ -51,7 +51,7 @@ func poll(t *testing.T, n *testNode, query string) (int, []wire.Work) {
 // default environment's work alone; one that does is handed another
 // environment's, named with it; a malformed envs= changes nothing.
 func TestWorkPollGatesEnvironments(t *testing.T) {
-	n := startNodeOf(t, "n1", true)
+	n := startNodeOf(t, "n1", true, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := n.store.AddEnv(ctx, "dev", nil); err != nil {

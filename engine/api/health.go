@@ -30,7 +30,7 @@ type healthAPI struct {
 	waiting func() string
 }
 
-func (s *healthAPI) routes(mux *http.ServeMux) {
+func (s *healthAPI) routes(mux *router) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api/cork"
 	"github.com/fixpoint/fixpoint/engine/api/cork/corktest"
 	"github.com/fixpoint/fixpoint/engine/fleet"
+	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
@@ -39,6 +40,7 @@ type testNode struct {
 	store *raftstore.Store
 	ctl   *engine.Controller
 	srv   *http.Server
+	api   *api.Server
 	// charms is the node's directory of charm archives.
 	charms string
 	// writes are the writes made on the node's HTTP connections, as
@@ -86,12 +88,20 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // at join; it stops when the test ends.
 func startNode(t *testing.T, id string, join ...string) *testNode {
 	t.Helper()
-	return startNodeOf(t, id, false, join...)
+	return startNodeMem(t, id, nil, join...)
 }
 
-// startNodeOf is startNode; withFleet runs an engine/fleet, a controller
-// per environment, behind the agents' routes, as `fixpoint server` does.
-func startNodeOf(t *testing.T, id string, withFleet bool, join ...string) *testNode {
+// startNodeMem is startNode with a memory governor, as `fixpoint server`
+// runs one (nil: none).
+func startNodeMem(t *testing.T, id string, mem *memgov.Governor, join ...string) *testNode {
+	t.Helper()
+	return startNodeOf(t, id, false, mem, join...)
+}
+
+// startNodeOf is startNodeMem; withFleet runs an engine/fleet, a
+// controller per environment, behind the agents' routes, as `fixpoint
+// server` does.
+func startNodeOf(t *testing.T, id string, withFleet bool, mem *memgov.Governor, join ...string) *testNode {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -111,6 +121,7 @@ func startNodeOf(t *testing.T, id string, withFleet bool, join ...string) *testN
 		NodeID: id, DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0", HTTPAddr: addr,
 		Bootstrap: len(join) == 0, Join: join, Logger: log.Named("store"),
 		HTTPClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
+		Memory:     mem.Condition,
 	})
 	if err != nil {
 		ln.Close()
@@ -125,12 +136,14 @@ func startNodeOf(t *testing.T, id string, withFleet bool, join ...string) *testN
 		ctl, agents = fl.Default(), fl
 	}
 	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir(), writes: writes, warns: warns}
+	n.api = api.NewServer(api.Config{
+		Node: store, Controller: ctl, Agents: agents, CharmDir: n.charms, Transport: transport,
+		PeerClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
+		Log:        log.Named("api"),
+		Memory:     mem,
+	})
 	n.srv = &http.Server{
-		Handler: api.NewServer(api.Config{
-			Node: store, Controller: ctl, Agents: agents, CharmDir: n.charms, Transport: transport,
-			PeerClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
-			Log:        log.Named("api"),
-		}),
+		Handler:     n.api,
 		BaseContext: func(net.Listener) context.Context { return runCtx },
 		ConnContext: cork.ConnContext,
 	}

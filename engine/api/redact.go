@@ -34,7 +34,7 @@ func reveal(log hclog.Logger, w http.ResponseWriter, r *http.Request) (reveal, o
 		return false, false
 	}
 	p := principalOf(r)
-	if p.role != roleOperator {
+	if !p.mayReveal() {
 		log.Warn("refused to reveal secrets", "method", r.Method, "path", r.URL.Path, "principal", p.String(), "remote", r.RemoteAddr)
 		writeError(w, http.StatusForbidden, "%s may not see secret values (?reveal, --reveal): only the operator credential may; ask without it to see them redacted", p)
 		return false, false

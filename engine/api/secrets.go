@@ -73,7 +73,7 @@ type secretAPI struct {
 	log  hclog.Logger
 }
 
-func (s *secretAPI) routes(mux *http.ServeMux) {
+func (s *secretAPI) routes(mux *router) {
 	mux.HandleFunc("GET /v1/secrets", s.secrets)
 	mux.HandleFunc("GET /v1/secrets/{id}", s.secret)
 	mux.HandleFunc("POST /v1/secrets/rotate-key", s.rotateKey)

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/fixpoint/fixpoint/engine"
+	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
 )
@@ -45,6 +46,13 @@ type Node interface {
 	// applies.
 	Halted() error
 	Handler() http.Handler
+	// ViewCluster runs fn with every environment and the environment
+	// tokens, under the read lock View holds.
+	ViewCluster(fn func(*model.Cluster) error) error
+	// AddEnv makes an environment and returns its uuid; RemoveEnv drops
+	// an emptied one. Each is judged before it is proposed.
+	AddEnv(ctx context.Context, name string, share *model.EnvShare) (string, error)
+	RemoveEnv(ctx context.Context, name string) error
 }
 
 // Config configures a Server.
@@ -71,6 +79,9 @@ type Config struct {
 	// serves as configured (its start-up records), "" once nothing; the
 	// health answers carry it.
 	Waiting func() string
+	// Memory, when set, paces the agents' intake under memory pressure
+	// (intake) and is reported in the metrics.
+	Memory *memgov.Governor
 }
 
 // Server serves the API of one control-plane node. It is the front:
@@ -80,7 +91,7 @@ type Server struct {
 	node     Node
 	ctl      *engine.Controller
 	log      hclog.Logger
-	mux      *http.ServeMux
+	mux      *router
 	metrics  *metrics
 	creds    credentials
 	catchUp  *catchUp
@@ -99,7 +110,7 @@ func NewServer(cfg Config) *Server {
 		cfg.PeerClient = &http.Client{Transport: cfg.Transport}
 	}
 	node, ctl, log := cfg.Node, cfg.Controller, cfg.Log
-	s := &Server{node: node, ctl: ctl, log: log, mux: http.NewServeMux(),
+	s := &Server{node: node, ctl: ctl, log: log, mux: newRouter(),
 		metrics: newMetrics(node, ctl, log), catchUp: newCatchUp(node), applying: &applying{}}
 	proxy := forward.NewProxy(cfg.Transport, cfg.PeerClient, node.NodeID())
 	g := &gate{node: node, ctl: ctl, proxy: proxy, applying: s.applying}
@@ -108,16 +119,20 @@ func NewServer(cfg Config) *Server {
 	(&statusAPI{node: node, ctl: ctl, gate: g, applying: s.applying, log: log}).routes(s.mux)
 	(&changeAPI{node: node, gate: g, files: files}).routes(s.mux)
 	(&envAPI{node: node, gate: g, log: log}).routes(s.mux)
+	(&envsAPI{node: node, log: log}).routes(s.mux)
 	agents := cfg.Agents
 	if agents == nil {
 		agents = oneEnv{ctl: ctl}
 	}
-	(&agentAPI{node: node, agents: agents, gate: g, proxy: proxy, log: log}).routes(s.mux)
+	(&agentAPI{node: node, agents: agents, gate: g, proxy: proxy, log: log, mem: cfg.Memory}).routes(s.mux)
 	(&actionAPI{node: node, ctl: ctl, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
 	(&secretAPI{node: node, gate: g, log: log}).routes(s.mux)
-	(&diagAPI{node: node, gate: g, log: log, logSlots: make(chan struct{}, logSlots)}).routes(s.mux)
+	(&diagAPI{node: node, gate: g, log: log, logSlots: make(chan struct{}, logSlots), mem: cfg.Memory}).routes(s.mux)
 	(&healthAPI{node: node, waiting: cfg.Waiting}).routes(s.mux)
 	uiRoutes(s.mux)
+	if cfg.Memory != nil {
+		s.metrics.reg.MustRegister(memoryCollector{cfg.Memory})
+	}
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.mux.Handle("/v1/raft/", node.Handler())
 	// Writes other nodes pass on for their callers, several to a request;

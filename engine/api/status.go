@@ -22,7 +22,7 @@ type statusAPI struct {
 	log      hclog.Logger
 }
 
-func (s *statusAPI) routes(mux *http.ServeMux) {
+func (s *statusAPI) routes(mux *router) {
 	mux.HandleFunc("GET /v1/status", s.gate.leaderOnly(s.status))
 	mux.HandleFunc("GET "+timelinePath, s.gate.leaderOnly(s.timeline))
 	mux.HandleFunc("GET /v1/state", s.state)

@@ -18,7 +18,7 @@ var uiFiles embed.FS
 
 // uiRoutes mounts the dashboard's static page, which asks for a token
 // before it reads anything.
-func uiRoutes(mux *http.ServeMux) {
+func uiRoutes(mux *router) {
 	sub, _ := fs.Sub(uiFiles, "ui")
 	files := http.StripPrefix("/ui/", http.FileServerFS(sub))
 	mux.Handle("GET /ui/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
