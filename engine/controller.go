@@ -51,7 +51,11 @@ func NewController(store Store, opts Options) *Controller {
 // newHandout returns the pipeline between l and the agents, its pass
 // queue serving the looks a pass at a time (servePass).
 func newHandout(store Store, opts *Options, l *ledger.Ledger) *handout {
-	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*pollLook](), contacts: liveness.New()}
+	contacts := opts.Contacts
+	if contacts == nil {
+		contacts = liveness.New()
+	}
+	h := &handout{store: store, opts: opts, ledger: l, waiters: waiters.New[*pollLook](), contacts: contacts}
 	h.passes = passq.New(maxPass, h.servePass, opts.Served)
 	return h
 }
@@ -95,6 +99,16 @@ func (c *Controller) Release(machine string) { c.work.release(machine) }
 // are kept.
 func (c *Controller) ReleaseExcept(machine string, running []string) {
 	c.work.releaseExcept(machine, running)
+}
+
+// GiveBack returns work this controller handed to machine's agent that
+// never reached it (a poll answered by another environment's controller
+// first, engine/fleet): the units are handed out again at once rather
+// than held until their claims are dropped.
+func (c *Controller) GiveBack(machine string, work []wire.Work) {
+	if len(work) > 0 {
+		c.work.apply(c.work.ledger.GiveBack(machine, work))
+	}
 }
 
 // Heartbeat records that machine's agent is alive.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fixpoint/fixpoint/engine/liveness"
 	"github.com/fixpoint/fixpoint/engine/schedule"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -71,6 +72,12 @@ type Options struct {
 	// ran into the next change, which an operator's script applies as
 	// soon as the last report lands.
 	Served func()
+	// Contacts, when set, are the agents' contacts this controller
+	// shares with the other controllers of a fleet (engine/fleet), so
+	// that an agent heard by any of them is alive for all, and one
+	// liveness watch (WatchAgents) judges the cluster's machines. Nil
+	// gives the controller contacts of its own.
+	Contacts *liveness.Contacts
 }
 
 func (o *Options) defaults() {

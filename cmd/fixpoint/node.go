@@ -18,6 +18,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/api/cork"
+	engfleet "github.com/fixpoint/fixpoint/engine/fleet"
 	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/raftstore"
 	"github.com/fixpoint/fixpoint/raftstore/forward"
@@ -176,7 +177,9 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		records.run(runCtx)
 	}()
 	shipNodeLog(runCtx, store, cfg.log)
-	ctl := engine.NewController(store, engine.Options{
+	// One controller per environment; the default one's answers every
+	// route but the agents', which the fleet serves over them all.
+	fl := engfleet.New(fleetStore{store}, engine.Options{
 		Log:      cfg.log.Named("engine"),
 		AgentTTL: cfg.tuning.agentTTL,
 		Backoff:  engine.Backoff{Min: cfg.tuning.retryMin, Max: cfg.tuning.retryMax},
@@ -187,9 +190,11 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 		// change is handed out: collect then, not in the next change.
 		Served: gcidle.New(10 * time.Millisecond).Quiet,
 	})
+	ctl := fl.Default()
 	srv.Handler = api.NewServer(api.Config{
 		Node:       store,
 		Controller: ctl,
+		Agents:     fl,
 		CharmDir:   filepath.Join(cfg.dataDir, "charms"),
 		Transport:  transport,
 		Peers: func(ctx context.Context) []string {
@@ -206,7 +211,7 @@ func startNode(ctx context.Context, cfg nodeConfig) (*node, error) {
 	n := &node{store: store, ctl: ctl, srv: &srv, addr: addr, cancel: cancel, done: make(chan struct{}), records: records, recording: recording}
 	// The controller's loops read the store, so the node is done only
 	// once they have all stopped.
-	stopped := ctl.Start(runCtx)
+	stopped := fl.Start(runCtx)
 	go func() {
 		defer close(n.done)
 		<-stopped
@@ -241,6 +246,15 @@ func (n *node) stop() {
 	<-n.recording
 	_ = n.store.Close()
 }
+
+// fleetStore is the store as engine/fleet asks for it: an environment's
+// view as an engine.Store.
+type fleetStore struct{ *raftstore.Store }
+
+// Env is the named environment's view ("" the default one).
+func (s fleetStore) Env(name string) engine.Store { return s.Store.Env(name) }
+
+var _ api.Agents = (*engfleet.Fleet)(nil)
 
 // peerAddrs lists the other members' HTTP addresses.
 func peerAddrs(ctx context.Context, store *raftstore.Store) []string {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api/cork"
 	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/engine/wire"
@@ -17,11 +16,11 @@ import (
 // agentAPI serves the agents: registration, work polls, heartbeats and
 // results.
 type agentAPI struct {
-	node  Node
-	ctl   *engine.Controller
-	gate  *gate
-	proxy *forward.Proxy
-	log   hclog.Logger
+	node   Node
+	agents Agents
+	gate   *gate
+	proxy  *forward.Proxy
+	log    hclog.Logger
 	// mem paces work polls and results under memory pressure (intake).
 	mem *memgov.Governor
 }
@@ -70,7 +69,12 @@ func (s *agentAPI) work(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	work, err := s.ctl.WaitForWork(r.Context(), machine, max, wait)
+	envs, err := pollEnvs(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	work, err := s.agents.WaitForWork(r.Context(), machine, max, wait, envs)
 	if err != nil && r.Context().Err() == nil {
 		writeError(w, http.StatusInternalServerError, "claim: %v", err)
 		return
@@ -126,9 +130,9 @@ func (s *agentAPI) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.ctl.Heartbeat(machine)
+	s.agents.Heartbeat(machine)
 	if hb.Running != nil {
-		s.ctl.ReleaseExcept(machine, hb.Running)
+		s.agents.ReleaseExcept(machine, hb.Running)
 	}
 	// Whether a unit's storage may go is answered from the latest
 	// committed state only: an answer from a state behind the one that
@@ -167,7 +171,7 @@ func (s *agentAPI) results(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &reports) {
 		return
 	}
-	resp, err := s.ctl.Accept(r.Context(), machine, reports)
+	resp, err := s.agents.Accept(r.Context(), machine, reports)
 	if err != nil {
 		writeStoreError(w, err, "")
 		return

@@ -76,7 +76,7 @@ func (s *agentAPI) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A registering agent has just started: whatever it held is gone.
-	s.ctl.Release(req.Machine)
+	s.agents.Release(req.Machine)
 	writeCompact(w, http.StatusOK, Registered{Machine: req.Machine, Token: token})
 }
 

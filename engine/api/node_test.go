@@ -18,6 +18,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/api/cork"
 	"github.com/fixpoint/fixpoint/engine/api/cork/corktest"
+	"github.com/fixpoint/fixpoint/engine/fleet"
 	"github.com/fixpoint/fixpoint/engine/memgov"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore"
@@ -94,6 +95,14 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 // runs one (nil: none).
 func startNodeMem(t *testing.T, id string, mem *memgov.Governor, join ...string) *testNode {
 	t.Helper()
+	return startNodeOf(t, id, false, mem, join...)
+}
+
+// startNodeOf is startNodeMem; withFleet runs an engine/fleet, a
+// controller per environment, behind the agents' routes, as `fixpoint
+// server` does.
+func startNodeOf(t *testing.T, id string, withFleet bool, mem *memgov.Governor, join ...string) *testNode {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +129,15 @@ func startNodeMem(t *testing.T, id string, mem *memgov.Governor, join ...string)
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	ctl := engine.NewController(store, engine.Options{Log: log.Named("engine"), IsLeader: store.IsLeader})
+	var agents api.Agents
+	var fl *fleet.Fleet
+	if withFleet {
+		fl = fleet.New(fleetStore{store}, engine.Options{Log: log.Named("engine"), IsLeader: store.IsLeader})
+		ctl, agents = fl.Default(), fl
+	}
 	n := &testNode{id: id, addr: addr, store: store, ctl: ctl, charms: t.TempDir(), writes: writes, warns: warns}
 	n.api = api.NewServer(api.Config{
-		Node: store, Controller: ctl, CharmDir: n.charms, Transport: transport,
+		Node: store, Controller: ctl, Agents: agents, CharmDir: n.charms, Transport: transport,
 		PeerClient: &http.Client{Transport: bearer{transport}, Timeout: time.Minute},
 		Log:        log.Named("api"),
 		Memory:     mem,
@@ -132,11 +147,17 @@ func startNodeMem(t *testing.T, id string, mem *memgov.Governor, join ...string)
 		BaseContext: func(net.Listener) context.Context { return runCtx },
 		ConnContext: cork.ConnContext,
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ctl.Run(runCtx)
-	}()
+	var done <-chan struct{}
+	if fl != nil {
+		done = fl.Start(runCtx)
+	} else {
+		ran := make(chan struct{})
+		go func() {
+			defer close(ran)
+			_ = ctl.Run(runCtx)
+		}()
+		done = ran
+	}
 	go func() { _ = n.srv.Serve(ln) }()
 	t.Cleanup(func() {
 		stop()

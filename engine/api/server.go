@@ -59,6 +59,10 @@ type Node interface {
 type Config struct {
 	Node       Node
 	Controller *engine.Controller
+	// Agents, when set, serves the agents' work, results and heartbeats
+	// over every environment (engine/fleet); else Controller serves
+	// them, for the default environment alone.
+	Agents Agents
 	// CharmDir keeps charm archives by content hash.
 	CharmDir string
 	// Transport carries requests forwarded to the leader, with the
@@ -116,7 +120,11 @@ func NewServer(cfg Config) *Server {
 	(&changeAPI{node: node, gate: g, files: files}).routes(s.mux)
 	(&envAPI{node: node, gate: g, log: log}).routes(s.mux)
 	(&envsAPI{node: node, log: log}).routes(s.mux)
-	(&agentAPI{node: node, ctl: ctl, gate: g, proxy: proxy, log: log, mem: cfg.Memory}).routes(s.mux)
+	agents := cfg.Agents
+	if agents == nil {
+		agents = oneEnv{ctl: ctl}
+	}
+	(&agentAPI{node: node, agents: agents, gate: g, proxy: proxy, log: log, mem: cfg.Memory}).routes(s.mux)
 	(&actionAPI{node: node, ctl: ctl, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
 	(&secretAPI{node: node, gate: g, log: log}).routes(s.mux)
 	(&diagAPI{node: node, gate: g, log: log, logSlots: make(chan struct{}, logSlots), mem: cfg.Memory}).routes(s.mux)

@@ -68,5 +68,13 @@ func appendWork(b []byte, w *wire.Work) ([]byte, error) {
 		b = append(b, `,"action":`...)
 		b = append(b, a...)
 	}
+	if w.Env != "" {
+		b = append(b, `,"env":`...)
+		b = unijson.AppendString(b, w.Env)
+	}
+	if w.EnvUUID != "" {
+		b = append(b, `,"env_uuid":`...)
+		b = unijson.AppendString(b, w.EnvUUID)
+	}
 	return append(b, '}'), nil
 }

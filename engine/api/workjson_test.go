@@ -15,7 +15,7 @@ import (
 func fullWork() wire.Work {
 	odd := "a\"b\\c\n\r\t\b\f\x01<>&\u2028\u2029é\xff日"
 	bag := map[string]string{"z": odd, "a": "1", odd: "k"}
-	return wire.Work{Unit: "db/0", Hash: "h", Charm: "c", Legacy: true, Environment: "env", Principal: "web/0",
+	return wire.Work{Unit: "db/0", Hash: "h", Charm: "c", Legacy: true, Environment: "env", Principal: "web/0", Env: "dev" + odd, EnvUUID: "u",
 		Status: &charmapi.Status{State: "active", Message: odd}, Ports: []string{"80/tcp", "443/tcp"},
 		UniverseJSON: json.RawMessage(`{}`),
 		Action:       &wire.Action{ID: 7, Name: "backup", Params: map[string]any{"to": odd, "n": 2.0}, Exec: odd},

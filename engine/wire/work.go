@@ -29,6 +29,12 @@ type Work struct {
 	// Action, when set, says to run that operation on the universe
 	// instead of the unit's hooks.
 	Action *Action `json:"action,omitempty"`
+	// Env names the unit's environment, "" (left out) for the default
+	// one; EnvUUID is its replicated uuid, when it has one. Work of an
+	// environment other than the default goes only to an agent whose
+	// poll says it keeps each environment's units apart (engine/fleet).
+	Env     string `json:"env,omitempty"`
+	EnvUUID string `json:"env_uuid,omitempty"`
 	// UniverseJSON is Universe encoded: by the controller when it built
 	// the universe ahead of the claim (the answer then sends these
 	// bytes), and on the agent's side as the server sent it
@@ -49,6 +55,9 @@ type Report struct {
 	Duration time.Duration `json:"duration,omitempty"`
 	// Stderr is the tail of the hook's standard error, for the history.
 	Stderr string `json:"stderr,omitempty"`
+	// Env is the environment of the work reported on (Work.Env): ""
+	// for the default one.
+	Env string `json:"env,omitempty"`
 }
 
 // Action is an operation handed to an agent with its unit's universe: a

@@ -1,0 +1,244 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fixpoint/fixpoint/engine/wire"
+	"github.com/fixpoint/fixpoint/model"
+)
+
+// ErrNoEnv means a report or request names an environment the fleet runs
+// no controller for.
+var ErrNoEnv = errors.New("no such environment")
+
+// WaitForWork is a work poll of machine's agent, answered by every
+// environment's controller the agent may be handed work of: the default
+// environment's alone unless envs says the agent keeps each
+// environment's units in their own directories (a capability its poll
+// declares). An agent that does not would run another environment's
+// db/0 in the default one's directory, so it is never handed such work.
+//
+// The environments are served in an order that rotates from poll to
+// poll, so that none starves another, and max bounds the units of all
+// of them together: each environment is first asked for what is left of
+// max at once; when none has work, the poll waits on all of them until
+// one hands some out, and what others handed out meanwhile beyond max
+// is given back to be handed out again.
+func (f *Fleet) WaitForWork(ctx context.Context, machine string, max int, wait time.Duration, envs bool) ([]wire.Work, error) {
+	ms := f.order(envs)
+	if len(ms) == 1 {
+		work, err := ms[0].ctl.WaitForWork(ctx, machine, max, wait)
+		stamp(work, ms[0])
+		return work, err
+	}
+	var out []wire.Work
+	for _, m := range ms {
+		if len(out) >= max {
+			break
+		}
+		work, err := m.ctl.WaitForWork(ctx, machine, max-len(out), 0)
+		if err != nil && m.name != "" && ctx.Err() == nil && f.gone(m) {
+			// Removed since the poll began: it has no work.
+			continue
+		}
+		if err != nil {
+			f.giveBack(machine, out)
+			return nil, err
+		}
+		stamp(work, m)
+		out = append(out, work...)
+	}
+	if len(out) > 0 || wait <= 0 {
+		return out, nil
+	}
+	return f.waitAll(ctx, machine, max, wait, ms)
+}
+
+// answer is one environment's answer to a poll waiting on them all.
+type answer struct {
+	at   int
+	work []wire.Work
+	err  error
+}
+
+// waitAll waits on every controller of ms at once until one hands out
+// work or the wait ends, then takes up to max units in ms's order and
+// gives the rest back.
+func (f *Fleet) waitAll(ctx context.Context, machine string, max int, wait time.Duration, ms []*member) ([]wire.Work, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := make(chan answer, len(ms))
+	for i, m := range ms {
+		go func() {
+			work, err := m.ctl.WaitForWork(wctx, machine, max, wait)
+			answers <- answer{at: i, work: work, err: err}
+		}()
+	}
+	got := make([][]wire.Work, len(ms))
+	var firstErr error
+	for range ms {
+		a := <-answers
+		if a.err != nil && wctx.Err() == nil && ms[a.at].name != "" && f.gone(ms[a.at]) {
+			// Removed since the poll began: it has no work.
+			a.err = nil
+		}
+		if a.err != nil && wctx.Err() == nil && firstErr == nil {
+			firstErr = a.err
+		}
+		if len(a.work) > 0 || a.err != nil {
+			// One answered: the others stop waiting; a poll that
+			// found work as it was told gives it back itself.
+			cancel()
+		}
+		stamp(a.work, ms[a.at])
+		got[a.at] = a.work
+	}
+	var out []wire.Work
+	for i, work := range got {
+		room := max - len(out)
+		if firstErr != nil || ctx.Err() != nil {
+			room = 0
+		}
+		take := min(room, len(work))
+		out = append(out, work[:take]...)
+		ms[i].ctl.GiveBack(machine, work[take:])
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return out, nil
+}
+
+// order is the members a poll is served by, in this poll's turn: the
+// default environment alone unless envs.
+func (f *Fleet) order(envs bool) []*member {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Copies: the default member's uuid is set by Sync, under the lock.
+	if !envs || len(f.members) == 1 {
+		def := *f.members[""]
+		return []*member{&def}
+	}
+	names := make([]string, 0, len(f.members))
+	for name := range f.members {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	f.turn = (f.turn + 1) % len(names)
+	ms := make([]*member, len(names))
+	for i := range names {
+		m := *f.members[names[(f.turn+i)%len(names)]]
+		ms[i] = &m
+	}
+	return ms
+}
+
+// stamp names m's environment in each unit of work it handed out.
+func stamp(work []wire.Work, m *member) {
+	for i := range work {
+		work[i].Env, work[i].EnvUUID = m.name, m.uuid
+	}
+}
+
+// giveBack returns work, stamped with its environments, to the
+// controllers that handed it out.
+func (f *Fleet) giveBack(machine string, work []wire.Work) {
+	byEnv := map[string][]wire.Work{}
+	for _, w := range work {
+		byEnv[w.Env] = append(byEnv[w.Env], w)
+	}
+	for env, ws := range byEnv {
+		if ctl := f.Controller(env); ctl != nil {
+			ctl.GiveBack(machine, ws)
+		}
+	}
+}
+
+// Accept hands each report to its environment's controller (Report.Env,
+// "" the default one) and merges their answers. A report naming an
+// environment the fleet runs no controller for is skipped with the
+// reason, as a report whose claim is gone is: no claim of it exists.
+func (f *Fleet) Accept(ctx context.Context, machine string, reports []wire.Report) (*model.Response, error) {
+	var envs []string
+	byEnv := map[string][]wire.Report{}
+	for _, r := range reports {
+		if _, ok := byEnv[r.Env]; !ok {
+			envs = append(envs, r.Env)
+		}
+		byEnv[r.Env] = append(byEnv[r.Env], r)
+	}
+	if len(envs) <= 1 {
+		env := ""
+		if len(envs) == 1 {
+			env = envs[0]
+		}
+		ctl := f.Controller(env)
+		if ctl == nil {
+			return skipped(byEnv[env]), nil
+		}
+		return ctl.Accept(ctx, machine, reports)
+	}
+	out := &model.Response{}
+	for _, env := range envs {
+		ctl := f.Controller(env)
+		if ctl == nil {
+			out.Skipped = append(out.Skipped, skipped(byEnv[env]).Skipped...)
+			continue
+		}
+		resp, err := ctl.Accept(ctx, machine, byEnv[env])
+		if err != nil {
+			return nil, fmt.Errorf("environment %s: %w", model.Quote(env, 72), err)
+		}
+		out.Index = max(out.Index, resp.Index)
+		out.Skipped = append(out.Skipped, resp.Skipped...)
+	}
+	return out, nil
+}
+
+// skipped is the answer to reports of an environment with no controller.
+func skipped(reports []wire.Report) *model.Response {
+	out := &model.Response{}
+	for _, r := range reports {
+		out.Skipped = append(out.Skipped, fmt.Sprintf("%s: %v %s on this control plane", r.Unit, ErrNoEnv, model.Quote(r.Env, 72)))
+	}
+	return out
+}
+
+// Heartbeat records that machine's agent is alive: the contacts are
+// shared, so every environment's controller hears it.
+func (f *Fleet) Heartbeat(machine string) { f.Default().Heartbeat(machine) }
+
+// ReleaseExcept takes the agent's word for the units it runs, in every
+// environment. Its names carry no environment, so a claim is kept when
+// any environment's unit of its name runs: the word drops fewer stale
+// claims, never one in use.
+func (f *Fleet) ReleaseExcept(machine string, running []string) {
+	for _, m := range f.all() {
+		m.ctl.ReleaseExcept(machine, running)
+	}
+}
+
+// Release gives up every claim of machine's agent in every environment.
+func (f *Fleet) Release(machine string) {
+	for _, m := range f.all() {
+		m.ctl.Release(machine)
+	}
+}
+
+// all is every member, at one moment.
+func (f *Fleet) all() []*member {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ms := make([]*member, 0, len(f.members))
+	for _, m := range f.members {
+		ms = append(ms, m)
+	}
+	return ms
+}
