@@ -4,13 +4,14 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"runtime"
+
+	"github.com/fixpoint/fixpoint/engine/legacy"
 )
 
 // Version is the Juju release whose command line, output and hook
 // environment fixpoint follows: what `juju version`, status's model
-// version and every agent version report. It is JUJU_VERSION in hooks
-// too (engine/legacy.JujuVersion), kept equal by a test.
-const Version = "3.6.8"
+// version and every agent version report, and JUJU_VERSION in hooks.
+const Version = legacy.JujuVersion
 
 // Owner is the user every fixpoint model belongs to: the operator
 // credential is the only user, as Juju's admin.
@@ -21,18 +22,15 @@ const Owner = "admin"
 // agents are.
 const CloudType = "manual"
 
-// ModelUUID is the uuid of the model named name: a version-5-style UUID
-// derived from the name, the JUJU_MODEL_UUID its hooks see
-// (engine/legacy), so that it stays the same across runs and restarts as
-// a Juju model's does.
-func ModelUUID(name string) string { return nameUUID("fixpoint model\x00" + name) }
+// ModelUUID is the uuid of the model named name: the JUJU_MODEL_UUID its
+// hooks see, derived from the name so that it stays the same across runs
+// and restarts as a Juju model's does.
+func ModelUUID(name string) string { return legacy.ModelUUID(name) }
 
 // ControllerUUID is the uuid of the controller named name, derived from
-// the name as ModelUUID is.
-func ControllerUUID(name string) string { return nameUUID("fixpoint controller\x00" + name) }
-
-func nameUUID(seed string) string {
-	sum := sha256.Sum256([]byte(seed))
+// the name as ModelUUID is: fixpoint keeps no id of its cluster.
+func ControllerUUID(name string) string {
+	sum := sha256.Sum256([]byte("fixpoint controller\x00" + name))
 	b := sum[:16]
 	b[6] = b[6]&0x0f | 0x50 // version 5 (name-based)
 	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
