@@ -17,7 +17,7 @@ import (
 
 // The juju front: `fixpoint juju ARGS...`, and the binary run under the
 // name juju (a symlink), accept the Juju 3.6 command line that jubilant
-// and pytest-operator issue, print Juju's JSON and YAML shapes
+// (and scripts) issue, print Juju's JSON and YAML shapes
 // (internal/juju) and follow Juju's conventions: errors are "ERROR ..."
 // lines on stderr with exit status 1, usage errors exit 2. Each command
 // reads and acts through the api.Client and the functions the fixpoint
@@ -68,9 +68,9 @@ func jujuMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func newJujuCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "juju [COMMAND] [ARGS...]",
-		Short: "Juju's command line (status, run, exec, secrets, ...) on fixpoint, for jubilant and pytest-operator",
+		Short: "Juju's command line (status, run, exec, secrets, ...) on fixpoint, for jubilant and scripts",
 		Long: `juju runs a Juju 3.6 command against this control plane, with Juju's flags,
-JSON and YAML output and exit status, as jubilant and pytest-operator call
+JSON and YAML output and exit status, as jubilant calls
 the juju command. The same binary run under the name juju (ln -s fixpoint
 juju) is this front. A Juju model is the control plane's environment.
 
@@ -99,7 +99,7 @@ func newJujuRoot() *cobra.Command {
 		Use:   jujuFrontName,
 		Short: "Juju's command line on a fixpoint control plane",
 		Long: `This juju is fixpoint's front for the Juju 3.6 command line: the commands
-jubilant and pytest-operator call, on the control plane of the current
+jubilant calls, on the control plane of the current
 fixpoint context. A Juju model is the control plane's environment.` + remoteEnvHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
