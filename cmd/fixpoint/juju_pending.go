@@ -40,6 +40,14 @@ var pendingJujuCommands = []pendingJujuCommand{
 	{name: "consume", why: "fixpoint has no cross-model relations", instead: "relate services of one environment"},
 	{name: "offer", why: "fixpoint has no cross-model relations", instead: "relate services of one environment"},
 	{name: "add-machine", why: "machines join by running fixpoint agent", instead: "run fixpoint agent on the machine with a join token"},
+	{name: "bootstrap", why: "a control plane is started, not bootstrapped into a cloud", instead: "run fixpoint up, or fixpoint server --bootstrap and save it with fixpoint login"},
+	{name: "add-cloud", why: "fixpoint has no clouds: machines join by running an agent", instead: "run fixpoint agent on each machine"},
+	{name: "update-cloud", why: "fixpoint has no clouds: machines join by running an agent", instead: "run fixpoint agent on each machine"},
+	{name: "add-credential", why: "the cloud credential charms read is declared in the environment", instead: "declare credential in the environment file and run fixpoint apply -f ENV.cue"},
+	{name: "add-ssh-key", why: "fixpoint does not manage the machines' SSH keys", instead: "add the key to the machines' authorized_keys"},
+	{name: "remove-ssh-key", why: "fixpoint does not manage the machines' SSH keys", instead: "remove the key from the machines' authorized_keys"},
+	{name: "model-constraints", why: "fixpoint has no constraints: it places units on the machines that joined", instead: "see the services' placement in the environment file"},
+	{name: "set-model-constraints", why: "fixpoint has no constraints: it places units on the machines that joined", instead: "place units with a service's placement in the environment file"},
 }
 
 // pendingCmd is p's command: any arguments, any flags, and an error.
