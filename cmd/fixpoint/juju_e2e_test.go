@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// The juju front through the real binary: run as juju (a symlink) and as
-// fixpoint juju against an up of testdata/juju/env.cue, found as the
-// front finds a control plane (the up on .fixpoint in the working
-// directory), and driven by the real jubilant
-// (testdata/juju/jubilant_check.py).
+// The juju front through the real binary, run as juju (a symlink) and as
+// fixpoint juju, on testdata/juju/env.cue: driven by the real jubilant
+// (testdata/juju/jubilant_check.py) against three TLS servers, and
+// checked command by command against an up it finds on .fixpoint in the
+// working directory.
 
 // conformanceDir is ../shared/thirdparty/juju-conformance beside the
 // checkout (jubilant and canonical/operator's tests), or "".
@@ -49,8 +49,14 @@ func jujuUp(t *testing.T) (dir, jujuBin string, up *upProc) {
 	return dir, jujuBin, up
 }
 
+// TestJujuFrontJubilant drives the juju front with jubilant against three
+// TLS servers and an agent, the front finding them as a CI job points it
+// there: FIXPOINT_ADDR, FIXPOINT_TOKEN and FIXPOINT_CA.
 func TestJujuFrontJubilant(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts four processes; skipped in -short")
+	}
 	conf := conformanceDir()
 	if conf == "" {
 		t.Skip("jubilant is not beside the checkout (../shared/thirdparty/juju-conformance): nothing to drive the juju front with")
@@ -58,11 +64,21 @@ func TestJujuFrontJubilant(t *testing.T) {
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import yaml").CombinedOutput(); err != nil {
 		t.Fatalf("/usr/bin/python3 cannot import yaml, which jubilant needs (apt-get install python3-yaml, as .ci/run does): %v\n%s", err, out)
 	}
-	dir, jujuBin, _ := jujuUp(t)
-	env := []string{"PATH=" + filepath.Dir(jujuBin) + string(os.PathListSeparator) + os.Getenv("PATH"), "PYTHONPATH=" + conf}
-	r := runArgv(t, 10*time.Minute, dir, env, "/usr/bin/python3", repo("testdata", "juju", "jubilant_check.py"), "jt")
+	c := startCluster(t, 3, true)
+	m1 := c.agent("m1")
+	c.waitMachines("m1")
+	if r := c.cli("apply", "-f", repo("testdata", "juju", "env.cue"), "--yes", "--wait", "--timeout", "10m"); r.code != 0 {
+		t.Fatalf("apply: %d\n%s\n%s\nagent:\n%s", r.code, r.stdout, r.stderr, m1.out.String())
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(fixpointBin(t), filepath.Join(bin, "juju")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "PYTHONPATH=" + conf,
+		"FIXPOINT_ADDR=" + strings.Join(c.addrs, ","), "FIXPOINT_TOKEN=" + c.token, "FIXPOINT_CA=" + c.ca()}
+	r := runArgv(t, 10*time.Minute, t.TempDir(), env, "/usr/bin/python3", repo("testdata", "juju", "jubilant_check.py"), "jt")
 	if r.code != 0 || !strings.Contains(r.stdout, "all checks passed") {
-		t.Fatalf("jubilant against the juju front exited %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("jubilant against the juju front exited %d:\n%s\n%s\nagent:\n%s", r.code, r.stdout, r.stderr, m1.out.String())
 	}
 }
 
