@@ -101,9 +101,12 @@ func (s *State) CheckLimits(desired *Desired) error {
 // what deploying it changes.
 func (s *State) planDeploy(d *Deploy, desired *Desired) ([]Change, error) {
 	if d.BaseIndex != 0 && d.BaseIndex != s.EnvIndex {
-		return nil, fmt.Errorf("the environment changed since this change was planned (planned against index %d, now at %d); run plan again", d.BaseIndex, s.EnvIndex)
+		return nil, movedError(d.BaseIndex, s.EnvIndex)
 	}
 	if err := s.CheckLimits(desired); err != nil {
+		return nil, err
+	}
+	if err := checkRemoveUnits(s, desired); err != nil {
 		return nil, err
 	}
 	changes := Plan(s, desired)

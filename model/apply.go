@@ -301,6 +301,7 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 	}
 	s.Name = desired.Name
 	s.EnvIndex = index
+	s.keepDocument(d)
 	s.newWaves()
 	for _, u := range s.Units {
 		if u.Error != nil && u.Error.Kind == ErrDiverged {

@@ -76,8 +76,17 @@ type Deploy struct {
 	Env    Environment       `json:"env"`
 	Charms map[string]*Charm `json:"charms"`
 	// BaseIndex, when set, is the EnvIndex the change was planned against;
-	// the deploy is refused if the environment moved since.
+	// the deploy is refused if the environment moved since (ErrEnvMoved).
 	BaseIndex uint64 `json:"base_index,omitempty"`
+	// RemoveUnits names units that go dying instead of their services'
+	// newest ones: each service's count in Env is then the number of its
+	// alive units that remain (checkRemoveUnits).
+	RemoveUnits []string `json:"remove_units,omitempty"`
+	// Record keeps Env as the environment's document (State.Document):
+	// set by the control plane only once the cluster's feature level
+	// records documents (LevelRecorded), so that a build that keeps none
+	// never holds another state than one that does.
+	Record bool `json:"record,omitempty"`
 	// SecretRevisions are the new revisions of user secrets, by name,
 	// sealed by the node that took the request (ReviseUserSecrets).
 	SecretRevisions map[string]string `json:"secret_revisions,omitempty"`
@@ -235,10 +244,12 @@ const (
 func (c *Command) Fingerprint() string {
 	cp := *c
 	cp.RequestID, cp.Time, cp.Digest = "", 0, ""
-	if cp.Deploy != nil && cp.Deploy.SecretRevisions != nil {
+	if cp.Deploy != nil && (cp.Deploy.SecretRevisions != nil || cp.Deploy.Record) {
 		// Sealing is randomised: a retry seals the same values anew.
+		// Record is the control plane's, not the client's: a retry
+		// across a raise of the cluster's level asks the same.
 		d := *cp.Deploy
-		d.SecretRevisions = nil
+		d.SecretRevisions, d.Record = nil, false
 		cp.Deploy = &d
 	}
 	data, err := json.Marshal(&cp)
@@ -394,10 +405,14 @@ func (d *Deploy) check() (*Desired, error) {
 			return nil, err
 		}
 	}
+	if err := checkRemoveNames(d.RemoveUnits); err != nil {
+		return nil, err
+	}
 	desired, err := Resolve(&d.Env, d.Charms)
 	if err != nil {
 		return nil, err
 	}
+	desired.RemoveUnits = d.RemoveUnits
 	return desired, attachSealed(desired, d.SecretRevisions)
 }
 

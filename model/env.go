@@ -96,6 +96,9 @@ type Desired struct {
 	Secrets map[string]*DesiredSecret
 	// Credential is the declared cloud credential, or nil.
 	Credential *Credential
+	// RemoveUnits are the units the deploy names to go dying
+	// (Deploy.RemoveUnits), checked against the state by planDeploy.
+	RemoveUnits []string
 }
 
 // DesiredService is a service with its charm bound and config complete.
@@ -198,6 +201,10 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 				continue
 			}
 			if SecretOption(o) {
+				if str, ok := v.(string); ok && strings.HasPrefix(str, redactedPrefix) {
+					ps.add(append(path, "config", k), "option %q of charm %s holds a redacted value, not the value: set the value, or deploy the document as read (GET /v1/env) where the service still has it", k, meta.Name)
+					continue
+				}
 				if v, err = resolveSecretRef(env, v); err != nil {
 					ps.add(append(path, "config", k), "option %q of charm %s %v", k, meta.Name, err)
 					continue

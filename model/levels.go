@@ -89,6 +89,10 @@ var features = []Feature{
 		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Env.Credential != nil }},
 	{Kind: CommandKind(OpDeploy), Field: "trust", Level: LevelRecorded, What: "a service trusted with the credential (deploy --trust)",
 		set: deploysTrusted},
+	{Kind: CommandKind(OpDeploy), Field: "record", Level: LevelRecorded, What: "keep the environment's document as applied (GET /v1/env, fixpoint export)",
+		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Record }},
+	{Kind: CommandKind(OpDeploy), Field: "remove_units", Level: LevelRecorded, What: "remove the units named, not the newest (fixpoint remove-unit UNIT)",
+		set: func(c *Command) bool { return c.Deploy != nil && len(c.Deploy.RemoveUnits) > 0 }},
 	{Kind: CommandKind(OpResults), Field: "reboot", Level: LevelRecorded, What: "a unit's juju-reboot and the boots it has seen",
 		set: func(c *Command) bool {
 			return anyResult(c, func(r *Result) bool { return r.Reboot || r.Seen != nil && r.Seen.Boot > 0 })
@@ -97,7 +101,7 @@ var features = []Feature{
 		set: func(c *Command) bool { return anyResult(c, scopesPorts) }},
 	{Kind: CommandKind(OpFinish), Field: "ports", Level: LevelRecorded, What: "an operation's port opened for chosen endpoints",
 		set: func(c *Command) bool { return anyResult(c, scopesPorts) }},
-	{Kind: KindClusterLevel, Level: LevelRecorded, What: "raise the cluster's feature level (fixpoint cluster upgrade)"},
+	{Kind: KindClusterLevel, Level: LevelRecorded, What: "raise the cluster's feature level (fixpoint cluster upgrade); at 2 the environment's document is made from the state"},
 	{Kind: KindLeveled, Level: LevelRecorded, What: "an entry that names the level it needs"},
 }
 

@@ -96,13 +96,15 @@ func ShortHash(h string) string {
 	return h
 }
 
-// Plan lists the changes that take s to d, in a fixed order. It indexes
+// Plan lists the changes that take s to d, in a fixed order: the units d
+// names to remove (Desired.RemoveUnits) go first, then the newest. It indexes
 // the units by service once, so that it stays linear in the size of the
 // state: a plan against thousands of services runs on every apply.
 func Plan(s *State, d *Desired) []Change {
 	var out []Change
 	unitsBy := unitsByService(s)
 	gone := map[string]bool{} // units this plan makes dying
+	removing := removeBySvc(d.RemoveUnits)
 	for _, name := range sortedKeys(d.Services) {
 		ds := d.Services[name]
 		cur, ok := s.Services[name]
@@ -139,7 +141,13 @@ func Plan(s *State, d *Desired) []Change {
 		if ds.Subordinate {
 			continue
 		}
-		alive := aliveUnits(unitsBy[name])
+		alive, named := namedRemovals(aliveUnits(unitsBy[name]), removing[name])
+		if len(named) > 0 {
+			for _, n := range named {
+				gone[n] = true
+			}
+			out = append(out, Change{Kind: RemoveUnits, Service: name, Units: named})
+		}
 		switch {
 		case len(alive) < ds.Units:
 			out = append(out, Change{Kind: AddUnits, Service: name, Units: unitNames(name, cur.NextUnit, ds.Units-len(alive))})

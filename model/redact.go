@@ -249,6 +249,9 @@ func (s *State) Redacted() *State {
 			c.Units[name] = &v
 		}
 	}
+	if c.Document != nil {
+		c.Document = RedactDocument(c.Document, s.Charms)
+	}
 	for id, r := range c.Relations {
 		app, a := redactBags(r.App)
 		departed, b := redactBags(r.Departed)

@@ -236,7 +236,12 @@ func ReviseUserSecrets(st *State, env *Environment, values map[string]map[string
 		spec := env.Secrets[name]
 		vals, ok := values[name]
 		if !ok {
-			return nil, fmt.Errorf("secret %s: the request carries no content for it; `fixpoint apply` and `plan` read it from the files and variables the environment names", name)
+			// An edit of the document by command sends no values: a
+			// secret the environment holds keeps its revision.
+			if err := keepsContent(st, env, name, spec); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		for _, k := range sortedKeys(spec.Content) {
 			if _, ok := vals[k]; !ok {
@@ -264,6 +269,24 @@ func ReviseUserSecrets(st *State, env *Environment, values map[string]map[string
 		out[name] = sealed
 	}
 	return out, nil
+}
+
+// keepsContent refuses a deploy that sends no values for declared
+// secret name unless the environment holds that secret already, with the
+// keys declared: its latest revision is then kept as it is.
+func keepsContent(st *State, env *Environment, name string, spec UserSecretSpec) error {
+	cur := st.Secrets[UserSecretID(env.Name, name)]
+	if cur == nil || cur.OwnerKind != SecretOwnerUser || cur.Latest() == 0 {
+		return fmt.Errorf("secret %s: the request carries no content for it; `fixpoint apply` and `plan` read it from the files and variables the environment names", name)
+	}
+	old, err := st.OpenRevision(cur, cur.Latest())
+	if err != nil {
+		return fmt.Errorf("secret %s: the request carries no content for it, and its stored revision cannot be opened to compare its keys: %w", name, err)
+	}
+	if !slices.Equal(sortedKeys(old), sortedKeys(spec.Content)) {
+		return fmt.Errorf("secret %s: its keys change (from %s to %s) and the request carries no content for it; send its values", name, listOr(sortedKeys(old)), listOr(sortedKeys(spec.Content)))
+	}
+	return nil
 }
 
 // userSecretChanges lists the changes that take s's user secrets to d's,

@@ -63,6 +63,12 @@ type State struct {
 	// NextMachine is the id the next machine to register gets
 	// (Machine.ID): one sequence, never reused, as Juju's machine ids.
 	NextMachine int `json:"next_machine,omitempty"`
+	// Document is the environment's document (document.go): the
+	// environment its last deploy carried, as written, kept when the
+	// deploy asks (Deploy.Record) or made from the state once the
+	// cluster's level records documents; nil before. Replaced whole,
+	// never edited in place.
+	Document *Environment `json:"document,omitempty"`
 	// Auth holds hashes of the credentials the control plane accepts;
 	// nil until the bootstrap node records them.
 	Auth *Auth `json:"auth,omitempty"`

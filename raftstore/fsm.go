@@ -269,6 +269,9 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 			f.log.Info("the cluster's feature level rose", "index", index, "level", r.Level)
 			if r.Level >= model.LevelRecorded {
 				f.state.NumberMachines(index)
+				// An environment applied before documents were kept
+				// gets its document now, on every server alike.
+				f.state.AdoptDocument()
 			}
 		}
 		return nil
@@ -284,6 +287,10 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		// may be restored into a different cluster.
 		d.State.Normalize()
 		d.State.SetSealer(f.sealer)
+		if f.clusterLevel() >= model.LevelRecorded {
+			// A backup of a v0.3.0 cluster holds no document.
+			d.State.AdoptDocument()
+		}
 		f.state = d.State
 		f.replacedAt = index
 		f.restores.Add(1)

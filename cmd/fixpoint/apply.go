@@ -98,6 +98,12 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 	if err != nil {
 		return err
 	}
+	// A deploy read at a revision (an edit by command) is planned and
+	// applied against that revision only.
+	base := p.deploy.BaseIndex
+	if base != 0 && plan.EnvIndex != base {
+		return errEnvMoved
+	}
 	if len(plan.Changes) == 0 {
 		// A control plane restored from a backup lacks the files: the
 		// same environment puts them back.
@@ -117,7 +123,9 @@ func deploy(ctx context.Context, c *api.Client, p *prepared, quiet bool, confirm
 		return err
 	}
 	d := *p.deploy
-	d.BaseIndex = plan.EnvIndex
+	if base == 0 {
+		d.BaseIndex = plan.EnvIndex
+	}
 	resp, err := c.DeploySecrets(ctx, &d, p.secretValues)
 	if err != nil {
 		return refusal("apply", p.env, err)

@@ -117,7 +117,8 @@ $FIXPOINT_CONTEXT picks one), else from what the fixpoint up running on
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCmd(), newConfigCmd(), newShowUnitCmd(), newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newMachineCmd(), newTokenCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newDebugLogCmd(), newEventsCmd(), newCompletionCmd(), newCharmCmd(), newLoginCmd(),
-		newRunCmd(), newOperationsCmd(), newShowOperationCmd(), newExecCmd(), newSecretsCmd(), newShowSecretCmd(), newImportCmd(), newJujuCmd())
+		newRunCmd(), newOperationsCmd(), newShowOperationCmd(), newExecCmd(), newSecretsCmd(), newShowSecretCmd(), newImportCmd(),
+		newDeployCmd(), newAddUnitCmd(), newRemoveUnitCmd(), newRemoveServiceCmd(), newRelateCmd(), newUnrelateCmd(), newExportCmd(), newJujuCmd())
 	wireCompletions(root)
 	return root
 }

@@ -12,6 +12,11 @@ import (
 // the old shorthand is typed.
 var shorthands = map[string]string{"f": "file", "o": "format"}
 
+// countFlags are the long names -n may have: a count, as tail -n counts
+// lines (--tail of the commands that read records) and juju add-unit -n
+// units (--num-units of deploy and add-unit).
+var countFlags = map[string]bool{"tail": true, "num-units": true}
+
 // retired are the long flags that held a shorthand of shorthands before
 // it meant one flag: logs --follow had -f, charm pack --output had -o.
 var retired = map[string]string{"f": "follow", "o": "output"}

@@ -242,7 +242,7 @@ func TestVersionAndSuggestions(t *testing.T) {
 			t.Errorf("%v: %d\n%s%s", args, r.code, r.stdout, r.stderr)
 		}
 	}
-	for word, want := range map[string]string{"deploy": "did you mean fixpoint apply", "add-relation": "in fixpoint, add the relation to relations:"} {
+	for word, want := range map[string]string{"integrate": "did you mean fixpoint relate A B", "export-bundle": "did you mean fixpoint export"} {
 		r := fixpoint(t, time.Minute, word)
 		if r.code != exitFailed || !strings.Contains(r.stderr, want) {
 			t.Errorf("%s: %d %s", word, r.code, r.stderr)

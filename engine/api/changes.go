@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/fixpoint/fixpoint/model"
+	"github.com/fixpoint/fixpoint/model/fault"
 )
 
 // changeAPI serves the operators' writes: deploys and their plans,
@@ -30,6 +31,16 @@ func (s *changeAPI) deploy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := req.Deploy
+	unredact(s.node, &d)
+	// The document is kept only once every server keeps it alike.
+	level := s.node.ClusterLevel().Level
+	d.Record = level >= model.LevelRecorded
+	if len(d.RemoveUnits) > 0 && !d.Record {
+		// The leader's gate would refuse it too, as a conflict a client
+		// might retry; this says what to do.
+		writeKind(w, fault.KindRefused, "removing units by name needs the cluster's feature level %d and it is at %d: run fixpoint cluster upgrade once every server runs this build", model.LevelRecorded, level)
+		return
+	}
 	for h := range d.Charms {
 		// Uploaded to another node, or known from an earlier deploy
 		// that this node missed: fetch it from a peer.
@@ -61,4 +72,13 @@ func (s *changeAPI) resolved(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	propose(s.node, w, r, &model.Command{Op: model.OpResolve, Resolve: &model.ResolveUnit{Unit: req.Unit, Service: req.Service, All: req.All, NoRetry: req.NoRetry}})
+}
+
+// unredact gives back the secret config values a document read redacted
+// (GET /v1/env) carries as their redactions (model.State.Unredact).
+func unredact(node Node, d *model.Deploy) {
+	_ = node.View(func(st *model.State) error {
+		st.Unredact(&d.Env, d.Charms)
+		return nil
+	})
 }

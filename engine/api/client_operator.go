@@ -72,6 +72,19 @@ func (c *OperatorClient) Deploy(ctx context.Context, d *model.Deploy) (*model.Re
 	return &resp, err
 }
 
+// Env reads the environment's document (GET /v1/env): an edit of it
+// deploys back with BaseIndex set to its Revision and its Charms, and is
+// refused with ErrEnvMoved (a conflict) when the environment moved
+// meanwhile. It is
+// ErrNotFound before any apply.
+func (c *OperatorClient) Env(ctx context.Context) (*EnvDoc, error) {
+	var doc EnvDoc
+	if _, err := c.do(ctx, http.MethodGet, "/v1/env", nil, &doc); err != nil {
+		return nil, err
+	}
+	return &doc, nil
+}
+
 // Plan asks the control plane what deploying d would change, without
 // proposing it (POST /v1/plan).
 func (c *OperatorClient) Plan(ctx context.Context, d *model.Deploy) (*Plan, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/model/fault"
 )
 
@@ -21,11 +22,17 @@ var (
 	ErrNotFound      = fault.ErrNotFound
 	ErrNotRegistered = fault.ErrNotRegistered
 	ErrRefused       = fault.ErrRefused
-	ErrTooLarge      = fault.ErrTooLarge
-	ErrNotLeader     = fault.ErrNotLeader
-	ErrNoLeader      = fault.ErrNoLeader
-	ErrUnavailable   = fault.ErrUnavailable
-	ErrTimeout       = fault.ErrTimeout
+	// ErrConflict is a clash (409 conflict): among them ErrEnvMoved.
+	ErrConflict = fault.ErrConflict
+	// ErrEnvMoved is a deploy planned against a revision of the
+	// environment it is no longer at: read it again and retry. Other
+	// conflicts do not pass by retrying.
+	ErrEnvMoved    = model.ErrEnvMoved
+	ErrTooLarge    = fault.ErrTooLarge
+	ErrNotLeader   = fault.ErrNotLeader
+	ErrNoLeader    = fault.ErrNoLeader
+	ErrUnavailable = fault.ErrUnavailable
+	ErrTimeout     = fault.ErrTimeout
 )
 
 // writeError answers with an envelope of the kind that code stands for.

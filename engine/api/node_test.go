@@ -146,6 +146,14 @@ func startNode(t *testing.T, id string, join ...string) *testNode {
 		if err != nil {
 			t.Fatalf("record credentials: %v", err)
 		}
+		// A server alone raises its level when it leads; a test that
+		// compares states must not see the raise land in between.
+		rafttest.Eventually(t, time.Minute, id+" at this build's level", func() error {
+			if l := store.ClusterLevel().Level; l < model.BuildLevel {
+				return fmt.Errorf("cluster level %d", l)
+			}
+			return nil
+		})
 	}
 	return n
 }

@@ -41,6 +41,7 @@ func (s *changeAPI) plan(w http.ResponseWriter, r *http.Request) {
 	}
 	d := req.Deploy
 	d.SecretRevisions = nil
+	unredact(s.node, &d)
 	cmd := &model.Command{Op: model.OpDeploy, Deploy: &d}
 	desired, err := cmd.Check()
 	if err != nil {
@@ -93,6 +94,9 @@ func (s *changeAPI) plan(w http.ResponseWriter, r *http.Request) {
 // limits is refused before a unit is named.
 func NewPlan(st *model.State, d *model.Deploy, desired *model.Desired) (*Plan, error) {
 	if err := st.CheckLimits(desired); err != nil {
+		return nil, err
+	}
+	if err := st.CheckRemoveUnits(desired); err != nil {
 		return nil, err
 	}
 	p := &Plan{Name: st.Name, EnvIndex: st.EnvIndex, Changes: model.Plan(st, desired), Missing: []string{}, MissingResources: []string{}}

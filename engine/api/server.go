@@ -103,6 +103,7 @@ func NewServer(cfg Config) *Server {
 	files.routes(s.mux)
 	(&statusAPI{node: node, ctl: ctl, gate: g, applying: s.applying, log: log}).routes(s.mux)
 	(&changeAPI{node: node, gate: g, files: files}).routes(s.mux)
+	(&envAPI{node: node, gate: g, log: log}).routes(s.mux)
 	(&agentAPI{node: node, ctl: ctl, gate: g, proxy: proxy, log: log}).routes(s.mux)
 	(&actionAPI{node: node, ctl: ctl, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
 	(&secretAPI{node: node, gate: g, log: log}).routes(s.mux)

@@ -97,7 +97,6 @@ func CheckAndPack(cacheDir string, paths ...string) (*Checked, error) {
 func PlaceholderHash(dir string) string { return "unpacked:" + dir }
 
 func check(paths []string, o Options) (*Checked, error) {
-	cacheDir, limits := o.CacheDir, o.Limits
 	env, err := schemas.LoadEnvironment(paths...)
 	// An environment that fails its schema is checked further as far as
 	// the rest of it goes (schemas.Error.Partial): one run reports a
@@ -109,6 +108,15 @@ func check(paths []string, o Options) (*Checked, error) {
 	case err != nil:
 		return nil, err
 	}
+	return checkLoaded(env, schemaErr, o, nil)
+}
+
+// checkLoaded checks a loaded environment; schemaErr holds the schema's
+// problems, reported with the rest. Each service kept names, whose charm
+// and resources are already known by hash and digest, is taken as it is:
+// its charm from kept, nothing located, packed or read.
+func checkLoaded(env *schemas.Env, schemaErr *schemas.Error, o Options, kept map[string]*model.Charm) (*Checked, error) {
+	cacheDir, limits := o.CacheDir, o.Limits
 	c := &Checked{
 		Env:       env,
 		Metas:     map[string]*model.CharmMeta{},
@@ -135,6 +143,10 @@ func check(paths []string, o Options) (*Checked, error) {
 	for _, name := range slices.Sorted(maps.Keys(services)) {
 		spec := services[name]
 		at := []string{"services", name, "charm"}
+		if ch, ok := kept[name]; ok {
+			c.Charms[spec.CharmHash] = ch
+			continue
+		}
 		if spec.Charm == "" || unfound[spec.Charm] {
 			broken[name] = true
 			continue

@@ -31,7 +31,7 @@ const (
 	KindNotFound      Kind = "not_found"      // 404: no such thing
 	KindNotRegistered Kind = "not_registered" // 404: the machine must register first
 	KindRefused       Kind = "refused"        // 409: the model refused the command
-	KindConflict      Kind = "conflict"       // 409: it clashes with the cluster's membership
+	KindConflict      Kind = "conflict"       // 409: it clashes with the cluster's membership, or the environment moved since it was read
 	KindTooLarge      Kind = "too_large"      // 413: the body is over its cap
 	KindInternal      Kind = "internal"       // 500: a fault of the node
 	KindBadGateway    Kind = "bad_gateway"    // 502: the node passed it on and got no answer
@@ -154,8 +154,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// Unwrap makes errors.Is(e, ErrRefused) and errors.As(e, &model.Problems)
-// work on a decoded answer.
+// Unwrap makes errors.Is(e, ErrRefused), errors.Is(e, model.ErrEnvMoved)
+// and errors.As(e, &model.Problems) work on a decoded answer.
 func (e *Error) Unwrap() []error {
 	var out []error
 	if ki, ok := kinds[e.Kind]; ok {
@@ -163,6 +163,12 @@ func (e *Error) Unwrap() []error {
 	}
 	if len(e.Problems) > 0 {
 		out = append(out, e.Problems)
+	}
+	if e.Kind == KindConflict && strings.Contains(e.Message, model.ErrEnvMoved.Error()+": ") {
+		// Of the conflicts, the one a client retries after reading the
+		// environment again: the others (a server's level, membership)
+		// do not pass by themselves.
+		out = append(out, model.ErrEnvMoved)
 	}
 	return out
 }
@@ -199,6 +205,12 @@ func KindOf(err error, fallback Kind) Kind {
 // prefix of a wrapping Err* value ("command refused: ") is dropped, since
 // the kind says it.
 func From(err error, fallback Kind) *Error {
+	var moved *model.MovedError
+	if errors.As(err, &moved) {
+		// The client reads the environment again and retries: a
+		// conflict, in the model's words whatever wrapped them.
+		err = &Error{Kind: KindConflict, Message: moved.Error(), Leader: leaderOf(err), Node: nodeOf(err)}
+	}
 	kind := KindOf(err, fallback)
 	out := &Error{Status: kind.Status(), Kind: kind, Message: err.Error()}
 	var e *Error
@@ -213,6 +225,24 @@ func From(err error, fallback Kind) *Error {
 		out.Problems = ps
 	}
 	return out
+}
+
+// leaderOf is the leader an envelope inside err names, or "".
+func leaderOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Leader
+	}
+	return ""
+}
+
+// nodeOf is the node an envelope inside err names, or "".
+func nodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Node
+	}
+	return ""
 }
 
 // Write answers with e as JSON under its status (its kind's when unset).

@@ -111,3 +111,26 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// A deploy planned against a revision the environment left is a conflict
+// in the model's words, however it was wrapped, on every hop.
+func TestMovedEnvironmentIsAConflict(t *testing.T) {
+	moved := &model.MovedError{Base: 3, At: 5}
+	err := fmt.Errorf("apply: %w", fmt.Errorf("%w: %w", ErrRefused, moved))
+	e := From(err, KindInternal)
+	if e.Kind != KindConflict || e.Status != http.StatusConflict || e.Message != moved.Error() || !strings.HasPrefix(e.Message, "environment moved: this change was planned against revision 3 and the environment is at 5") {
+		t.Fatalf("got %+v", e)
+	}
+	rec := httptest.NewRecorder()
+	Write(rec, e)
+	back := Decode(rec.Code, rec.Body.Bytes())
+	if !errors.Is(back, ErrConflict) || !errors.Is(back, model.ErrEnvMoved) || errors.Is(back, ErrRefused) {
+		t.Fatalf("decoded %+v", back)
+	}
+	if other := Errorf(KindConflict, "node n1 runs feature level 1, this command needs 2: upgrade n1 first"); errors.Is(other, model.ErrEnvMoved) {
+		t.Fatal("a conflict of levels reads as a moved environment")
+	}
+	if again := From(fmt.Errorf("forwarded: %w", back), KindInternal); again.Kind != KindConflict || !strings.HasSuffix(again.Message, moved.Error()) || !errors.Is(again, model.ErrEnvMoved) {
+		t.Fatalf("the next hop answers %+v", again)
+	}
+}

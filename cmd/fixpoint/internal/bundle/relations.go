@@ -2,8 +2,6 @@ package bundle
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -60,7 +58,7 @@ func (c *conv) relations(n *yaml.Node) {
 			continue
 		}
 		seen[key] = r.Line
-		c.rels = append(c.rels, relation{name: relationName(ends, names), ends: ends})
+		c.rels = append(c.rels, relation{name: model.NameRelation(ends, names), ends: ends})
 	}
 }
 
@@ -97,33 +95,4 @@ func (c *conv) endpoint(e *yaml.Node) bool {
 		return false
 	}
 	return true
-}
-
-// relationName names a relation "a-b" after its applications, adding the
-// endpoints, then a number, when that name is taken; every name is a
-// valid relation name of fixpoint.
-func relationName(ends [2]string, taken map[string]bool) string {
-	a, ea, _ := strings.Cut(ends[0], ":")
-	b, eb, _ := strings.Cut(ends[1], ":")
-	candidates := []string{a + "-" + b}
-	if ea != "" || eb != "" {
-		candidates = append(candidates, strings.Join(slices.DeleteFunc([]string{a, ea, b, eb}, func(s string) bool { return s == "" }), "-"))
-	}
-	for _, n := range candidates {
-		if !taken[n] && model.CheckName(model.KindRelation, n) == nil {
-			taken[n] = true
-			return n
-		}
-	}
-	base := candidates[0]
-	if len(base) > model.MaxNameLen-4 {
-		base = strings.TrimRight(base[:model.MaxNameLen-4], "-_")
-	}
-	for i := 2; ; i++ {
-		n := base + "-" + strconv.Itoa(i)
-		if !taken[n] {
-			taken[n] = true
-			return n
-		}
-	}
 }
