@@ -112,7 +112,10 @@ fixpoint context. A Juju model is the control plane's environment.` + remoteEnvH
 	root.PersistentFlags().StringVarP(&f.model, "model", "m", "", "model to operate in: this control plane's environment ([CONTROLLER:][USER/]NAME)")
 	root.AddCommand(f.statusCmd(), f.showUnitCmd(), f.configCmd(), f.secretsCmd(), f.showSecretCmd(),
 		f.modelsCmd(), f.showModelCmd(), f.versionCmd(), f.whoamiCmd(), f.debugLogCmd(),
-		f.runCmd(), f.execCmd(), f.showOperationCmd(), f.showTaskCmd(), f.operationsCmd())
+		f.runCmd(), f.execCmd(), f.showOperationCmd(), f.showTaskCmd(), f.operationsCmd(),
+		f.deployCmd(), f.addUnitCmd(), f.integrateCmd(), f.removeRelationCmd(),
+		f.removeCmd("remove-unit UNIT... [--no-prompt]", "Remove units, as fixpoint remove-unit does", newRemoveUnitCmd),
+		f.removeCmd("remove-application APP... [--no-prompt]", "Remove applications, as fixpoint remove-service does", newRemoveServiceCmd))
 	for _, p := range pendingJujuCommands {
 		root.AddCommand(f.pendingCmd(p))
 	}

@@ -76,7 +76,7 @@ func TestJujuFrontJubilant(t *testing.T) {
 	}
 	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "PYTHONPATH=" + conf,
 		"FIXPOINT_ADDR=" + strings.Join(c.addrs, ","), "FIXPOINT_TOKEN=" + c.token, "FIXPOINT_CA=" + c.ca()}
-	r := runArgv(t, 10*time.Minute, t.TempDir(), env, "/usr/bin/python3", repo("testdata", "juju", "jubilant_check.py"), "jt")
+	r := runArgv(t, 10*time.Minute, t.TempDir(), env, "/usr/bin/python3", repo("testdata", "juju", "jubilant_check.py"), "jt", repo("testdata", "charms", "classic-kv"))
 	if r.code != 0 || !strings.Contains(r.stdout, "all checks passed") {
 		t.Fatalf("jubilant against the juju front exited %d:\n%s\n%s\nagent:\n%s", r.code, r.stdout, r.stderr, m1.out.String())
 	}
@@ -113,8 +113,16 @@ func TestJujuFrontCommandLine(t *testing.T) {
 	if r := juju("no-such-command"); r.code != 2 || !strings.HasPrefix(r.stderr, "ERROR ") {
 		t.Errorf("an unknown command exited %d: %s", r.code, r.stderr)
 	}
-	if r := juju("deploy", "./x.charm", "--num-units", "2"); r.code != 1 || !strings.Contains(r.stderr, "juju deploy is not supported by fixpoint yet") || !strings.Contains(r.stderr, "fixpoint apply") {
-		t.Errorf("deploy exited %d: %s", r.code, r.stderr)
+	if r := juju("add-model", "--no-switch", "other"); r.code != 1 || !strings.Contains(r.stderr, "juju add-model is not supported by fixpoint yet") {
+		t.Errorf("add-model exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("deploy", "./x.charm", "--base", "ubuntu@22.04"); r.code != 1 || !strings.Contains(r.stderr, "--base: not supported by fixpoint") {
+		t.Errorf("deploy --base exited %d: %s", r.code, r.stderr)
+	}
+	// A removal without --no-prompt off a terminal removes nothing and
+	// says which flag removes it.
+	if r := juju("remove-unit", "kv/1"); r.code != 2 || !strings.Contains(r.stderr, "--no-prompt") || strings.Contains(r.stderr, "--yes") {
+		t.Errorf("remove-unit without --no-prompt exited %d: %s", r.code, r.stderr)
 	}
 	// A secret a charm adds (secret-add through exec), as juju secrets and
 	// show-secret --reveal show it.

@@ -19,12 +19,6 @@ type pendingJujuCommand struct {
 var pendingJujuCommands = []pendingJujuCommand{
 	{name: "add-model", why: "a control plane holds one environment (one model) for now", instead: "start another control plane (fixpoint up) for another model"},
 	{name: "destroy-model", why: "a control plane holds one environment (one model) for now", instead: "stop its fixpoint up, or apply an environment without services"},
-	{name: "deploy", why: "services are deployed by applying the environment", instead: "add the service to the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "add-unit", why: "unit counts come from the environment", instead: "raise the service's units in the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "remove-unit", why: "unit counts come from the environment", instead: "lower the service's units in the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "remove-application", why: "services come from the environment", instead: "remove the service from the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "integrate", aliases: []string{"relate"}, why: "relations come from the environment", instead: "add the relation to the environment file's relations and run fixpoint apply -f ENV.cue"},
-	{name: "remove-relation", why: "relations come from the environment", instead: "remove the relation from the environment file and run fixpoint apply -f ENV.cue"},
 	{name: "refresh", why: "a service's charm comes from the environment", instead: "point the service at the new charm in the environment file and run fixpoint apply -f ENV.cue"},
 	{name: "trust", why: "trust comes from the environment", instead: "set trust: true on the service in the environment file and run fixpoint apply -f ENV.cue"},
 	{name: "expose", why: "fixpoint records no exposure yet", instead: "open the ports on the machines' firewall"},

@@ -166,17 +166,18 @@ func (f *jujuFront) configCmd() *cobra.Command {
 	var format string
 	var reset []string
 	cmd := &cobra.Command{
-		Use:   "config APP [--format json|yaml]",
-		Short: "Show an application's config, as juju config APP does",
+		Use:   "config APP [KEY=VALUE...] [--reset KEY,...] [--format json|yaml]",
+		Short: "Show or set an application's config, as juju config does",
 		Long: `config APP prints the application's charm settings (type, value, default,
 description and source: user, default or unset) and its application
 config (trust), in juju config's layout. Values are shown as they are,
-read with the operator credential's --reveal. Setting config (config APP
-KEY=VALUE, --reset) is not taken yet: edit the environment and apply it.`,
+read with the operator credential's --reveal. With KEY=VALUE pairs or
+--reset it sets them, as fixpoint config SERVICE KEY=VALUE does: an edit
+of the environment, applied.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || len(reset) > 0 {
-				return exitf(exitFailed, "juju config %s KEY=VALUE (or --reset) is not supported by fixpoint yet: config changes go through the environment; edit the service's config in its file and run fixpoint apply -f ENV.cue", args[0])
+				return f.setConfigVia(cmd, args[0], args[1:], reset)
 			}
 			if err := checkJujuFormat("config", format, "yaml", "json"); err != nil {
 				return err
@@ -209,7 +210,7 @@ KEY=VALUE, --reset) is not taken yet: edit the environment and apply it.`,
 		},
 	}
 	jujuFormat(cmd, &format, "yaml", "yaml", "json")
-	cmd.Flags().StringSliceVar(&reset, "reset", nil, "reset these keys to their defaults (not supported yet)")
+	cmd.Flags().StringSliceVar(&reset, "reset", nil, "put these keys back to the charm's defaults (comma-separated)")
 	return cmd
 }
 

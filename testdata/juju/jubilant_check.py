@@ -4,14 +4,15 @@ Run by cmd/fixpoint's TestJujuFrontJubilant against an `up` of
 testdata/juju's environment (kv: classic-kv x2, db and web related), with
 the juju front first on PATH. Argument: the model's name. Each check
 asserts what jubilant parsed; the script prints one line per check and
-exits non-zero at the first that fails.
+exits non-zero at the first that fails. Arguments: the model's name and
+the classic-kv charm's directory, which it deploys again as kv2.
 """
 
 import sys
 
 import jubilant
 
-model = sys.argv[1]
+model, kv_charm = sys.argv[1], sys.argv[2]
 juju = jubilant.Juju(model=model)
 
 
@@ -77,6 +78,25 @@ version = juju.version()
 check('version', version.tuple[:2] == (3, 6), version)
 log = juju.debug_log(limit=5)
 check('debug-log', 0 < len(log.splitlines()) <= 5 and all(': ' in line for line in log.splitlines()), log)
+
+# Edits by command: deploy, add-unit, config, remove-relation, integrate,
+# remove-unit and remove-application, then wait as a charm's tests do.
+juju.deploy(kv_charm, 'kv2')
+juju.add_unit('kv2', num_units=2)
+juju.config('db', {'max_connections': 300})
+juju.remove_relation('web', 'db')
+status = juju.wait(lambda s: 'db' not in s.apps['web'].relations, timeout=300, delay=0.2, successes=1)
+check('remove-relation', 'web' not in [r.related_app for rs in status.apps['db'].relations.values() for r in rs], status.apps['db'].relations)
+juju.integrate('web', 'db')
+status = juju.wait(lambda s: jubilant.all_active(s) and len(s.apps['kv2'].units) == 3 and 'db' in s.apps['web'].relations, timeout=300, delay=0.2)
+check('deploy and add-unit', sorted(status.apps['kv2'].units) == ['kv2/0', 'kv2/1', 'kv2/2'] and status.apps['kv2'].charm_name == 'classic-kv', status.apps['kv2'])
+check('config set', juju.config('db')['max_connections'] == 300, juju.config('db'))
+juju.remove_unit('kv2/2')
+status = juju.wait(lambda s: sorted(s.apps['kv2'].units) == ['kv2/0', 'kv2/1'], timeout=300, delay=0.2, successes=1)
+check('remove-unit', 'kv2/2' not in status.apps['kv2'].units, status.apps['kv2'].units)
+juju.remove_application('kv2')
+status = juju.wait(lambda s: 'kv2' not in s.apps, timeout=300, delay=0.2, successes=1)
+check('remove-application', 'kv2' not in status.apps, status.apps.keys())
 
 # A model other than the environment is refused, as Juju does.
 try:
