@@ -14,8 +14,9 @@ type pendingJujuCommand struct {
 	instead string
 }
 
-// pendingJujuCommands are the Juju commands of jubilant's that wait for
-// fixpoint's environments and command-line edits.
+// pendingJujuCommands are the Juju commands jubilant issues that the
+// front does not carry out: models beyond the one environment, and what
+// fixpoint has no counterpart for.
 var pendingJujuCommands = []pendingJujuCommand{
 	{name: "add-model", why: "a control plane holds one environment (one model) for now", instead: "start another control plane (fixpoint up) for another model"},
 	{name: "destroy-model", why: "a control plane holds one environment (one model) for now", instead: "stop its fixpoint up, or apply an environment without services"},
