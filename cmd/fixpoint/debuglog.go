@@ -78,34 +78,14 @@ a unit sees are replaced by <redacted sha256:…> before a line is kept.`,
 					printLogLine(out, &lines[i], format)
 				}
 			}
-			q := api.DebugLogQuery{Filter: f, Tail: tail}
-			switch {
-			case replay:
-				q.Tail = 0
-			case tail <= 0:
-				// No past lines: one read learns where the log is.
-				q.Tail = 1
-			}
-			var last uint64
-			for {
-				page, err := c.DebugLog(ctx, q)
-				if err != nil {
-					return exitf(exitFailed, "debug-log: %v", err)
-				}
-				if replay || tail > 0 {
-					print(page.Lines)
-				}
-				last = page.Last
-				// A replay pages on until it has read the whole log.
-				if !replay || len(page.Lines) == 0 || page.Last >= page.Kept.Last {
-					break
-				}
-				q.After = page.Last
+			q := api.DebugLogQuery{Filter: f}
+			last, err := readDebugLog(ctx, c, q, replay, tail, print)
+			if err != nil {
+				return exitf(exitFailed, "debug-log: %v", err)
 			}
 			if !follow {
 				return nil
 			}
-			q.Tail = 0
 			return followDebugLog(ctx, c, q, last, print, cmd.ErrOrStderr())
 		},
 	}
@@ -122,6 +102,34 @@ a unit sees are replaced by <redacted sha256:…> before a line is kept.`,
 	_ = cmd.RegisterFlagCompletionFunc("include", completeUnitsAndServices)
 	_ = cmd.RegisterFlagCompletionFunc("exclude", completeUnitsAndServices)
 	return cmd
+}
+
+// readDebugLog prints the lines of q's filter already kept: every one
+// with replay, else the last tail (none when tail <= 0). It returns the
+// number of the last line it read, where a follow resumes.
+func readDebugLog(ctx context.Context, c *api.Client, q api.DebugLogQuery, replay bool, tail int, print func([]model.LogLine)) (uint64, error) {
+	q.Tail = tail
+	switch {
+	case replay:
+		q.Tail = 0
+	case tail <= 0:
+		// No past lines: one read learns where the log is.
+		q.Tail = 1
+	}
+	for {
+		page, err := c.DebugLog(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		if replay || tail > 0 {
+			print(page.Lines)
+		}
+		// A replay pages on until it has read the whole log.
+		if !replay || len(page.Lines) == 0 || page.Last >= page.Kept.Last {
+			return page.Last, nil
+		}
+		q.After = page.Last
+	}
 }
 
 // followDebugLog long-polls for lines after last until ctx ends. Line

@@ -2,10 +2,12 @@
 // the machine agent, the embedded default (up), and the operator commands.
 // Invoked under a Juju hook tool's name (relation-get, ...) it is that tool:
 // the fallback when cmd/fixpoint-hook, the small program behind the tools,
-// is not at hand (engine/legacy.ToolsProgram).
+// is not at hand (engine/legacy.ToolsProgram). Invoked as juju it is the
+// juju front (juju.go): Juju's command line on the control plane.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -55,6 +57,9 @@ func exitf(code int, format string, args ...any) error {
 func main() {
 	if name := filepath.Base(os.Args[0]); isHookTool(name) {
 		os.Exit(hookToolMain(name, os.Args[1:]))
+	}
+	if filepath.Base(os.Args[0]) == jujuFrontName {
+		os.Exit(jujuMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	// FIXPOINT_CPUPROFILE=FILE profiles the whole run, for bench/README.
 	if path := os.Getenv("FIXPOINT_CPUPROFILE"); path != "" {
@@ -113,7 +118,7 @@ $FIXPOINT_CONTEXT picks one), else from what the fixpoint up running on
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCmd(), newConfigCmd(), newShowUnitCmd(), newUpCmd(), newServerCmd(), newAgentCmd(), newVetCmd(), newPlanCmd(), newApplyCmd(), newStatusCmd(), newWaitCmd(), newTLSCmd(), newResolvedCmd(), newMachineCmd(), newTokenCmd(), newEnvCmd(), newEnvsCmd(), newClusterCmd(), newDebugCmd(), newLogsCmd(), newDebugLogCmd(), newEventsCmd(), newCompletionCmd(), newCharmCmd(), newLoginCmd(),
 		newRunCmd(), newOperationsCmd(), newShowOperationCmd(), newExecCmd(), newSecretsCmd(), newShowSecretCmd(), newImportCmd(),
-		newDeployCmd(), newAddUnitCmd(), newRemoveUnitCmd(), newRemoveServiceCmd(), newRelateCmd(), newUnrelateCmd(), newExportCmd())
+		newDeployCmd(), newAddUnitCmd(), newRemoveUnitCmd(), newRemoveServiceCmd(), newRelateCmd(), newUnrelateCmd(), newExportCmd(), newJujuCmd())
 	wireCompletions(root)
 	return root
 }

@@ -37,7 +37,7 @@ echo "$JUJU_DISPATCH_PATH|$JUJU_HOOK_NAME|$JUJU_VERSION|$JUJU_MODEL_UUID|${JUJU_
 	if err != nil {
 		t.Fatal(err)
 	}
-	uuid := modelUUID("shop")
+	uuid := ModelUUID("shop")
 	var want []string
 	for _, h := range []string{"install", "config-changed", "start", "db-relation-changed", "update-status"} {
 		want = append(want, "hooks/"+h+"|"+h+"|"+JujuVersion+"|"+uuid+"|")

@@ -11,10 +11,10 @@ import (
 // missing version as 0.0.0).
 const JujuVersion = "3.6.8"
 
-// modelUUID is the JUJU_MODEL_UUID of an environment: a version-5-style
+// ModelUUID is the JUJU_MODEL_UUID of an environment: a version-5-style
 // UUID derived from its name, so that it stays the same across runs,
 // agents and restarts, as a Juju model's does.
-func modelUUID(model string) string {
+func ModelUUID(model string) string {
 	sum := sha256.Sum256([]byte("fixpoint model\x00" + model))
 	b := sum[:16]
 	b[6] = b[6]&0x0f | 0x50 // version 5 (name-based)

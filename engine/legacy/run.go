@@ -386,7 +386,7 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 			return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
 		}
 	}
-	sess.in.modelUUID = modelUUID(opts.Model)
+	sess.in.modelUUID = ModelUUID(opts.Model)
 	sess.in.resources = opts.Resources
 	rc.srv, rc.charmDir, rc.token = srv, charmDir, token
 	rc.env = &runEnv{

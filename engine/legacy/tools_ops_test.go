@@ -66,7 +66,7 @@ func sessionFor(t *testing.T, u *charmapi.Universe, e charmapi.Event) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.in.modelUUID = modelUUID("shop")
+	s.in.modelUUID = ModelUUID("shop")
 	s.begin("ctx", e)
 	return s
 }
@@ -98,16 +98,16 @@ func TestGoalStateAndRelationModel(t *testing.T) {
 		t.Errorf("since = %q; want RFC 3339 in UTC, which ops parses", since)
 	}
 	r = s.call(&request{Context: "ctx", Tool: "relation-model-get", Args: []string{"--format=json"}})
-	want := `{"uuid":"` + modelUUID("shop") + `"}` + "\n"
+	want := `{"uuid":"` + ModelUUID("shop") + `"}` + "\n"
 	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("relation-model-get = %+v; want %s", r, want)
 	}
 }
 
 func TestModelUUIDIsStableAndShaped(t *testing.T) {
-	a, b := modelUUID("shop"), modelUUID("shop")
-	if a != b || a == modelUUID("other") {
-		t.Fatalf("modelUUID: %s %s %s", a, b, modelUUID("other"))
+	a, b := ModelUUID("shop"), ModelUUID("shop")
+	if a != b || a == ModelUUID("other") {
+		t.Fatalf("ModelUUID: %s %s %s", a, b, ModelUUID("other"))
 	}
 	parts := strings.Split(a, "-")
 	if len(parts) != 5 || len(parts[0]) != 8 || len(parts[1]) != 4 || len(parts[2]) != 4 || len(parts[3]) != 4 || len(parts[4]) != 12 || parts[2][0] != '5' {
