@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -54,15 +55,25 @@ as Juju derives it. Filters (juju status APP) are not taken.`,
 	return cmd
 }
 
-// source reads the state and status of the control plane's environment,
-// once --model is found to name it.
-func (f *jujuFront) source(cmd *cobra.Command, c *api.Client, loc *time.Location) (*juju.Source, error) {
-	ctx := cmd.Context()
+// modelState reads the control plane's environment and checks that named
+// (--model, or a command's argument; empty for any) names it.
+func modelState(ctx context.Context, c *api.Client, named string) (*model.State, error) {
 	st, err := c.State(ctx, false)
 	if err != nil {
 		return nil, exitf(exitFailed, "read the model: %v", err)
 	}
-	if err := checkModel(f.model, st.Name); err != nil {
+	if err := checkModel(named, st.Name); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// source reads the state and status of the control plane's environment,
+// once --model is found to name it.
+func (f *jujuFront) source(cmd *cobra.Command, c *api.Client, loc *time.Location) (*juju.Source, error) {
+	ctx := cmd.Context()
+	st, err := modelState(ctx, c, f.model)
+	if err != nil {
 		return nil, err
 	}
 	fs, err := c.Status(ctx, false, 0, 0)
@@ -138,11 +149,8 @@ operator credential's --reveal.`,
 				return err
 			}
 			c.SetReveal(true)
-			st, err := c.State(cmd.Context(), false)
+			st, err := modelState(cmd.Context(), c, f.model)
 			if err != nil {
-				return exitf(exitFailed, "read the model: %v", err)
-			}
-			if err := checkModel(f.model, st.Name); err != nil {
 				return err
 			}
 			version := ""
@@ -187,11 +195,8 @@ of the environment, applied.`,
 				return err
 			}
 			c.SetReveal(true)
-			st, err := c.State(cmd.Context(), false)
+			st, err := modelState(cmd.Context(), c, f.model)
 			if err != nil {
-				return exitf(exitFailed, "read the model: %v", err)
-			}
-			if err := checkModel(f.model, st.Name); err != nil {
 				return err
 			}
 			svc := st.Services[args[0]]
@@ -243,15 +248,12 @@ MODEL, when given, must name the environment.`,
 			if err != nil {
 				return err
 			}
-			st, err := c.State(cmd.Context(), false)
-			if err != nil {
-				return exitf(exitFailed, "read the model: %v", err)
-			}
 			named := f.model
 			if len(args) == 1 {
 				named = args[0]
 			}
-			if err := checkModel(named, st.Name); err != nil {
+			st, err := modelState(cmd.Context(), c, named)
+			if err != nil {
 				return err
 			}
 			return writeJuju(cmd.OutOrStdout(), map[string]juju.ModelInfo{st.Name: juju.Model(f.modelSource(st))}, format)
@@ -276,9 +278,9 @@ func (f *jujuFront) modelsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := c.State(cmd.Context(), false)
+			st, err := modelState(cmd.Context(), c, "")
 			if err != nil {
-				return exitf(exitFailed, "read the model: %v", err)
+				return err
 			}
 			out := juju.Models{Models: []juju.ModelInfo{}}
 			if st.Name != "" {

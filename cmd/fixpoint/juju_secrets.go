@@ -114,11 +114,8 @@ did. --revisions lists the kept revisions.`,
 				return err
 			}
 			ctx := cmd.Context()
-			st, err := c.State(ctx, false)
+			st, err := modelState(ctx, c, f.model)
 			if err != nil {
-				return exitf(exitFailed, "read the model: %v", err)
-			}
-			if err := checkModel(f.model, st.Name); err != nil {
 				return err
 			}
 			id := secretID(st, args[0])
