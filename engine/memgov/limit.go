@@ -64,7 +64,7 @@ var units = []struct {
 
 // ParseSize reads a size as the flag takes it: a number of bytes with an
 // optional unit, binary (KiB, MiB, GiB, TiB) or decimal (KB, MB, GB, TB),
-// the unit's case ignored ("4GiB", "512mib", "1.5GB", "2000000000").
+// the unit's case ignored, a decimal fraction allowed before a unit.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := 1.0
