@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -227,14 +229,30 @@ func buildRelease(t *testing.T, rev string) string {
 }
 
 // freeAddrs picks n free ports on 127.0.0.1, for servers that keep their
-// addresses across restarts.
+// addresses across restarts. They are below the kernel's ephemeral range
+// when it can be read: a port the OS hands out for a connection or a :0
+// listener elsewhere in the run is never one of them, so a server
+// restarted on its address finds it free.
 func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
+	low := 0
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			low, _ = strconv.Atoi(f[0])
+		}
+	}
 	var out []string
 	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(out) < n; tries++ {
+		port := 0
+		if low > 11000 && tries < 1000 {
+			port = 10000 + rand.IntN(low-11000)
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
+			if port != 0 {
+				continue
+			}
 			t.Fatal(err)
 		}
 		lns = append(lns, ln)
