@@ -13,6 +13,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/cmd/fixpoint/internal/juju"
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // The juju front: `fixpoint juju ARGS...`, and the binary run under the
@@ -176,6 +177,31 @@ func (f *jujuFront) environment(ctx context.Context, c *api.Client) (string, err
 		return "", exitf(exitFailed, "read the model: %v", err)
 	}
 	return sum.Environment, checkModel(f.model, sum.Environment)
+}
+
+// readModel reads the control plane's environment with c and checks that
+// named (--model, or a command's argument; empty for any) names it.
+func readModel(ctx context.Context, c *api.Client, named string) (*model.State, error) {
+	st, err := c.State(ctx, false)
+	if err != nil {
+		return nil, exitf(exitFailed, "read the model: %v", err)
+	}
+	if err := checkModel(named, st.Name); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// clientAndModel is the client (asking for values unredacted when
+// reveal) and the environment it reads, once named is found to name it.
+func (f *jujuFront) clientAndModel(ctx context.Context, named string, reveal bool) (*api.Client, *model.State, error) {
+	c, err := f.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	c.SetReveal(reveal)
+	st, err := readModel(ctx, c, named)
+	return c, st, err
 }
 
 // checkedClient is the client, once the caller's --model (if any) is

@@ -238,17 +238,9 @@ func (f *jujuFront) showTaskCmd() *cobra.Command {
 			if err := checkJujuFormat("show-task", format, "plain", "json", "yaml"); err != nil {
 				return err
 			}
-			id, err := operationID(args[0])
+			a, err := f.operation(cmd.Context(), "task", args[0], wait)
 			if err != nil {
 				return err
-			}
-			c, err := f.checkedClient(cmd.Context())
-			if err != nil {
-				return err
-			}
-			a, err := awaitOperation(cmd.Context(), c, id, wait)
-			if err != nil {
-				return exitf(exitFailed, "task %d: %v", id, err)
 			}
 			loc := timeZone(utc)
 			if format == "plain" {
@@ -264,6 +256,25 @@ func (f *jujuFront) showTaskCmd() *cobra.Command {
 	return cmd
 }
 
+// operation is the operation arg names (a task or operation id, as
+// what calls it), waited for up to wait, once --model names the
+// environment.
+func (f *jujuFront) operation(ctx context.Context, what, arg string, wait time.Duration) (*model.Action, error) {
+	id, err := operationID(arg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := f.checkedClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := awaitOperation(ctx, c, id, wait)
+	if err != nil {
+		return nil, exitf(exitFailed, "%s %d: %v", what, id, err)
+	}
+	return a, nil
+}
+
 func (f *jujuFront) showOperationCmd() *cobra.Command {
 	var format string
 	var wait time.Duration
@@ -276,17 +287,9 @@ func (f *jujuFront) showOperationCmd() *cobra.Command {
 			if err := checkJujuFormat("show-operation", format, "yaml", "json"); err != nil {
 				return err
 			}
-			id, err := operationID(args[0])
+			a, err := f.operation(cmd.Context(), "operation", args[0], wait)
 			if err != nil {
 				return err
-			}
-			c, err := f.checkedClient(cmd.Context())
-			if err != nil {
-				return err
-			}
-			a, err := awaitOperation(cmd.Context(), c, id, wait)
-			if err != nil {
-				return exitf(exitFailed, "operation %d: %v", id, err)
 			}
 			return writeJuju(cmd.OutOrStdout(), operationView(a, timeZone(utc)), format)
 		},

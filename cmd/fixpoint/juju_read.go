@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -55,24 +54,11 @@ as Juju derives it. Filters (juju status APP) are not taken.`,
 	return cmd
 }
 
-// modelState reads the control plane's environment and checks that named
-// (--model, or a command's argument; empty for any) names it.
-func modelState(ctx context.Context, c *api.Client, named string) (*model.State, error) {
-	st, err := c.State(ctx, false)
-	if err != nil {
-		return nil, exitf(exitFailed, "read the model: %v", err)
-	}
-	if err := checkModel(named, st.Name); err != nil {
-		return nil, err
-	}
-	return st, nil
-}
-
 // source reads the state and status of the control plane's environment,
 // once --model is found to name it.
 func (f *jujuFront) source(cmd *cobra.Command, c *api.Client, loc *time.Location) (*juju.Source, error) {
 	ctx := cmd.Context()
-	st, err := modelState(ctx, c, f.model)
+	st, err := readModel(ctx, c, f.model)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +130,7 @@ operator credential's --reveal.`,
 			if err := checkJujuFormat("show-unit", format, "yaml", "json"); err != nil {
 				return err
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			c.SetReveal(true)
-			st, err := modelState(cmd.Context(), c, f.model)
+			_, st, err := f.clientAndModel(cmd.Context(), f.model, true)
 			if err != nil {
 				return err
 			}
@@ -190,12 +171,7 @@ of the environment, applied.`,
 			if err := checkJujuFormat("config", format, "yaml", "json"); err != nil {
 				return err
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			c.SetReveal(true)
-			st, err := modelState(cmd.Context(), c, f.model)
+			c, st, err := f.clientAndModel(cmd.Context(), f.model, true)
 			if err != nil {
 				return err
 			}
@@ -244,15 +220,11 @@ MODEL, when given, must name the environment.`,
 			if err := checkJujuFormat("show-model", format, "yaml", "json"); err != nil {
 				return err
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
 			named := f.model
 			if len(args) == 1 {
 				named = args[0]
 			}
-			st, err := modelState(cmd.Context(), c, named)
+			_, st, err := f.clientAndModel(cmd.Context(), named, false)
 			if err != nil {
 				return err
 			}
@@ -274,11 +246,7 @@ func (f *jujuFront) modelsCmd() *cobra.Command {
 			if err := checkJujuFormat("models", format, "tabular", "json", "yaml"); err != nil {
 				return err
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			st, err := modelState(cmd.Context(), c, "")
+			_, st, err := f.clientAndModel(cmd.Context(), "", false)
 			if err != nil {
 				return err
 			}

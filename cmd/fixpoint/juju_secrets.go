@@ -109,12 +109,8 @@ did. --revisions lists the kept revisions.`,
 			if revisions && (reveal || revision > 0) {
 				return &exitError{code: exitUsage, msg: "specify either --revisions or --reveal/--revision, not both"}
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			st, err := modelState(ctx, c, f.model)
+			c, st, err := f.clientAndModel(ctx, f.model, false)
 			if err != nil {
 				return err
 			}
