@@ -64,7 +64,7 @@ type LogLine struct {
 	Seq uint64 `json:"seq,omitempty"`
 	// Time is when the line was written, on its writer's clock (unix
 	// nanoseconds).
-	Time    int64  `json:"time"`
+	Time int64  `json:"time"`
 	Unit string `json:"unit,omitempty"`
 	// Env is the unit's environment, "" for the default one: the agent
 	// stamps it from the work it ran (wire.Work.Env). Only a unit's line
