@@ -203,6 +203,23 @@ func (n envNode) Apply(ctx context.Context, cmd *model.Command) (*model.Response
 	return n.Node.Apply(ctx, cmd)
 }
 
+// fileInEnv refuses, as the FSM would refuse its deploy, a file named
+// name planned in environment env ("" the default one): another
+// environment's file, or, in the default one, a file naming another.
+func fileInEnv(node Node, env, name string) error {
+	var err error
+	_ = node.ViewCluster(func(c *model.Cluster) error {
+		switch _, other := c.Envs[name]; {
+		case env == "" && other:
+			err = fmt.Errorf("%w: the environment file names environment %s, which is not the default environment: apply it to that environment (-e %s)", ErrRefused, model.Quote(name, 72), name)
+		case env != "" && name != env:
+			err = fmt.Errorf("%w: the environment file names environment %s but is applied to environment %s: change its name, or apply it to the environment it names", ErrRefused, model.Quote(name, 72), model.Quote(env, 72))
+		}
+		return nil
+	})
+	return err
+}
+
 // stampEnv names env in cmd when cmd is a per-environment command.
 func stampEnv(cmd *model.Command, env string) error {
 	if cmd == nil || env == "" || !model.PerEnv(cmd.Op) {
