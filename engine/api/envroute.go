@@ -18,7 +18,7 @@ import (
 // is none of that name) and puts it in the request's context; handlers
 // take their store as nodeFor(r, ...) and their controller as
 // ctlFor(r, ...). The unprefixed routes are the default environment's,
-// so a client that never names one is served as before.
+// so a client that never names one (v0.3.0's, up's) is served alike.
 
 // envPrefix starts every prefixed route.
 const envPrefix = "/v1/envs/"
