@@ -208,7 +208,7 @@ var (
 
 // envGaugeDescs are the gauges one environment's controller gives.
 type envGaugeDescs struct {
-	units, queue, stale, errors, diverged, converged, wakeups *prometheus.Desc
+	units, queue, stale, errors, diverged, converged, wakeups, rebuilt *prometheus.Desc
 }
 
 // newEnvGauges describes an environment's gauges with the labels env
@@ -224,11 +224,12 @@ func newEnvGauges(env []string) envGaugeDescs {
 		diverged:  prometheus.NewDesc("fixpoint_diverged_units", "Units stopped because they diverged (reconciled too often, or their output oscillates)"+suffix, with(), nil),
 		converged: prometheus.NewDesc("fixpoint_converged", "1 when the environment is at its fixed point"+suffix, with(), nil),
 		wakeups:   prometheus.NewDesc("fixpoint_work_polls_woken_total", "Agents' work polls woken to look for work (a change wakes only the machines with work)"+suffix, with(), nil),
+		rebuilt:   prometheus.NewDesc("fixpoint_universes_rebuilt_total", "Units' universes rebuilt to hash them after a change (a change rebuilds only the universes it reaches)"+suffix, with(), nil),
 	}
 }
 
 func (d envGaugeDescs) all() []*prometheus.Desc {
-	return []*prometheus.Desc{d.units, d.queue, d.stale, d.errors, d.diverged, d.converged, d.wakeups}
+	return []*prometheus.Desc{d.units, d.queue, d.stale, d.errors, d.diverged, d.converged, d.wakeups, d.rebuilt}
 }
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -277,7 +278,9 @@ func collectEnv(ch chan<- prometheus.Metric, d envGaugeDescs, node Node, ctl *en
 	gauge := func(desc *prometheus.Desc, v float64, own ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append(append([]string(nil), labels...), own...)...)
 	}
-	ch <- prometheus.MustNewConstMetric(d.wakeups, prometheus.CounterValue, float64(ctl.Stats().Wakeups), labels...)
+	work := ctl.Stats()
+	ch <- prometheus.MustNewConstMetric(d.wakeups, prometheus.CounterValue, float64(work.Wakeups), labels...)
+	ch <- prometheus.MustNewConstMetric(d.rebuilt, prometheus.CounterValue, float64(work.Rebuilt), labels...)
 	// The summary, not the status: the same phases without a record
 	// per unit, so a scrape costs the leader no allocation that grows
 	// with the environment, and cached for the status waits that ask at

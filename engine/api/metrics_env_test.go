@@ -84,6 +84,9 @@ func TestMetricsPerEnvironment(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^fixpoint_units\{env="dev",phase="[a-z]+"\} 1$`).MatchString(m) {
 			return fmt.Errorf("dev's db/0 is in no phase:\n%s", grepLines(m, "fixpoint_units"))
 		}
+		if !regexp.MustCompile(`(?m)^fixpoint_universes_rebuilt_total\{env="dev"\} [1-9]`).MatchString(m) {
+			return fmt.Errorf("dev's universes rebuilt are not counted:\n%s", grepLines(m, "fixpoint_universes_rebuilt"))
+		}
 		if strings.Contains(m, `env=""`) {
 			return fmt.Errorf("the default environment's series carry an empty env label")
 		}
