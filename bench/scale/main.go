@@ -37,11 +37,9 @@ import (
 
 	"github.com/fixpoint/fixpoint/bench/internal/benchtls"
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
-	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/bench/internal/simagent"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
-	"github.com/fixpoint/fixpoint/engine/wire"
-	"github.com/fixpoint/fixpoint/model"
 )
 
 var (
@@ -293,19 +291,8 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	}
 	join := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "n1", "join.token")))))
 	// 50-unit services in db/web pairs, as many as make total units.
-	pairs := total / 100
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: \"fixpoint/v1\"\nname: \"big\"\nservices: {\n")
-	for i := 0; i < pairs; i++ {
-		fmt.Fprintf(&b, "\tdb%d: {charm: %q, units: 50}\n\tweb%d: {charm: %q, units: 50}\n", i, filepath.Join(root, "testdata/charms/db"), i, filepath.Join(root, "testdata/charms/web"))
-	}
-	fmt.Fprintf(&b, "}\nrelations: {\n")
-	for i := 0; i < pairs; i++ {
-		fmt.Fprintf(&b, "\t\"r%d\": [\"web%d:db\", \"db%d:db\"]\n", i, i, i)
-	}
-	fmt.Fprintf(&b, "}\n")
 	envPath := filepath.Join(dir, "env.cue")
-	check(os.WriteFile(envPath, []byte(b.String()), 0o644))
+	check(os.WriteFile(envPath, []byte(simagent.Environment("big", root, total, nil)), 0o644))
 	// Simulated agents: ten machines, registered before the apply so the
 	// units spread over them.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -320,7 +307,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			simulate(ctx, c, name)
+			simagent.Run(ctx, c, name)
 		}()
 	}
 	start := time.Now()
@@ -452,96 +439,6 @@ func fileMiB(path string) float64 {
 		return 0
 	}
 	return float64(fi.Size()) / (1 << 20)
-}
-
-// simulate is an agent whose hooks are Go functions with the demo charms'
-// logic: the control plane does all its real work, no process is spawned.
-// It heartbeats its running units as the real agent does, so that a poll
-// answer lost on the way (held past the client's deadline on a loaded
-// machine) is handed out again rather than stalling its waves.
-func simulate(ctx context.Context, c *api.Client, machine string) {
-	var mu sync.Mutex
-	running := []string{}
-	go func() {
-		t := time.NewTicker(5 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			mu.Lock()
-			now := running
-			mu.Unlock()
-			_, _ = c.Heartbeat(ctx, machine, now)
-		}
-	}()
-	for ctx.Err() == nil {
-		work, err := c.Claim(ctx, machine, 256, 5*time.Second)
-		if err != nil {
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		if len(work) == 0 {
-			continue
-		}
-		units := make([]string, len(work))
-		for i, w := range work {
-			units[i] = w.Unit
-		}
-		mu.Lock()
-		running = units
-		mu.Unlock()
-		reps := make([]wire.Report, len(work))
-		for i, w := range work {
-			out, _ := json.Marshal(logic(w.Universe))
-			reps[i] = wire.Report{Unit: w.Unit, Hash: w.Hash, Output: out}
-		}
-		for ctx.Err() == nil {
-			if err := c.Report(ctx, machine, reps); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		mu.Lock()
-		running = []string{}
-		mu.Unlock()
-	}
-}
-
-// logic is the demo's db/web protocol: web asks for a database, db grants
-// every client that asked, web connects once listed; both publish to their
-// peers, and the db leader names itself primary.
-func logic(u *charmapi.Universe) *charmapi.Result {
-	r := charmapi.NewResult()
-	isDB := strings.HasPrefix(u.Service, "db")
-	for _, rel := range u.Relations {
-		switch {
-		case rel.Name == "cluster":
-			r.SetLocal(rel.Ident, map[string]string{"address": u.Address})
-			if isDB && u.Leader {
-				r.SetApp(rel.Ident, map[string]string{"primary": u.Unit})
-			}
-		case isDB:
-			var asked []string
-			for unit, s := range rel.Units {
-				if s["database"] != "" {
-					asked = append(asked, unit)
-				}
-			}
-			sort.Slice(asked, func(i, j int) bool { return model.UnitLess(asked[i], asked[j]) })
-			r.SetLocal(rel.Ident, map[string]string{"host": u.Address, "allowed-units": strings.Join(asked, " ")})
-		default:
-			r.SetLocal(rel.Ident, map[string]string{"database": "shop"})
-			for _, s := range rel.Units {
-				if strings.Contains(" "+s["allowed-units"]+" ", " "+u.Unit+" ") {
-					return r.Active("connected")
-				}
-			}
-		}
-	}
-	return r.Waiting("waiting for db access")
 }
 
 func waitFile(path, key string) string {
