@@ -75,6 +75,10 @@ type run struct {
 	RSSMiB       []float64  `json:"peak_rss_mib"`
 	CPU          []float64  `json:"cpu_s"`
 	Isolation    *isolation `json:"isolation,omitempty"`
+	// LeaderMoved says an election moved the leader during the run: the
+	// leader's figures are then the last leader's, which led only part
+	// of it.
+	LeaderMoved bool `json:"leader_moved,omitempty"`
 }
 
 // summary is the last line.
@@ -135,7 +139,11 @@ func main() {
 				n, u = 1, *envs**per
 			}
 			r := measure(o, kind, n, u)
-			fmt.Printf("%-5s %-6d %-10d %-10.1f %-9.1f %-9.0f %.1f\n", kind, n, u, r.Seconds, r.ApplySeconds, r.LeaderRSSMiB, r.LeaderCPU)
+			moved := ""
+			if r.LeaderMoved {
+				moved = " (an election moved the leader)"
+			}
+			fmt.Printf("%-5s %-6d %-10d %-10.1f %-9.1f %-9.0f %.1f%s\n", kind, n, u, r.Seconds, r.ApplySeconds, r.LeaderRSSMiB, r.LeaderCPU, moved)
 			sum.Runs = append(sum.Runs, r)
 			if kind == "many" {
 				many.add(r)
@@ -176,8 +184,6 @@ func measure(o opts, kind string, n, u int) run {
 	cl, err := servers.Start(o.bin, dir, nil, func(string) []string { return []string{"--agent-ttl", "10m"} })
 	defer cl.Stop()
 	check(err)
-	leader, err := cl.Pick("leader")
-	check(err)
 	var addrs []string
 	for _, s := range cl.Servers {
 		addrs = append(addrs, s.Addr)
@@ -212,14 +218,17 @@ func measure(o opts, kind string, n, u int) run {
 		files[i] = filepath.Join(dir, name+".cue")
 		check(os.WriteFile(files[i], []byte(simagent.Environment(name, o.root, u, nil)), 0o644))
 	}
-	profiled := startCPUProfile(o, cl, leader, kind)
+	first, err := cl.Pick("leader")
+	check(err)
+	profiled := startCPUProfile(o, cl, first, kind)
 	start := time.Now()
 	applyAll(o, dir, addrs, cl.Token, files)
 	applied := time.Since(start)
-	if err := waitFixed(cl, leader, names, u, o.timeout); err != nil {
+	leader, err := waitFixed(cl, names, u, o.timeout)
+	if err != nil {
 		check(fmt.Errorf("%s run: %w", kind, err))
 	}
-	r := run{Kind: kind, Envs: n, UnitsPerEnv: u, Seconds: time.Since(start).Seconds(), ApplySeconds: applied.Seconds()}
+	r := run{Kind: kind, Envs: n, UnitsPerEnv: u, Seconds: time.Since(start).Seconds(), ApplySeconds: applied.Seconds(), LeaderMoved: leader != first}
 	profiled()
 	for _, s := range cl.Servers {
 		r.RSSMiB = append(r.RSSMiB, proc.PeakRSS(s.Cmd.Process.Pid))

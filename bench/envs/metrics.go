@@ -65,22 +65,28 @@ func scrape(cl *servers.Cluster, s *servers.Server) (map[string]*envFigures, err
 }
 
 // waitFixed waits until the leader says every one of names is converged
-// with all its units settled.
-func waitFixed(cl *servers.Cluster, leader *servers.Server, names []string, units int, timeout time.Duration) error {
+// with all its units settled, and returns that leader. The leader is
+// asked anew each time: on a loaded machine an election may move it, and
+// only the leader's controllers run.
+func waitFixed(cl *servers.Cluster, names []string, units int, timeout time.Duration) (*servers.Server, error) {
 	deadline := time.Now().Add(timeout)
 	last := "no scrape yet"
 	for time.Now().Before(deadline) {
-		figs, err := scrape(cl, leader)
+		leader, err := cl.Pick("leader")
+		var figs map[string]*envFigures
+		if err == nil {
+			figs, err = scrape(cl, leader)
+		}
 		if err != nil {
 			last = err.Error()
 		} else if missing := unfixed(figs, names, units); len(missing) == 0 {
-			return nil
+			return leader, nil
 		} else {
 			last = fmt.Sprintf("%d environments not at their fixed point, such as %s", len(missing), missing[0])
 		}
 		time.Sleep(time.Second)
 	}
-	return fmt.Errorf("no fixed point within %s: %s", timeout, last)
+	return nil, fmt.Errorf("no fixed point within %s: %s", timeout, last)
 }
 
 // unfixed are the environments of names not converged with every unit
@@ -107,6 +113,9 @@ type isolation struct {
 	RebuiltOthers int64    `json:"rebuilt_others"`
 	WokenOthers   int64    `json:"woken_others"`
 	Touched       []string `json:"touched,omitempty"`
+	// LeaderMoved says an election moved the leader meanwhile: the
+	// counters are each node's own, so the figures are then void.
+	LeaderMoved bool `json:"leader_moved,omitempty"`
 }
 
 // isolate edits the first environment's db0 config, re-applies its file,
@@ -132,7 +141,8 @@ func isolate(o opts, cl *servers.Cluster, leader *servers.Server, dir string, ad
 	}
 	time.Sleep(3 * time.Second)
 	after := must(scrape(cl, leader))
-	iso := &isolation{Changed: changed}
+	now, err := cl.Pick("leader")
+	iso := &isolation{Changed: changed, LeaderMoved: err != nil || now != leader}
 	for _, n := range names {
 		b, a := before[n], after[n]
 		if a == nil || b == nil {
