@@ -82,6 +82,19 @@ func (c *Controller) WaitForWork(ctx context.Context, machine string, max int, w
 	return c.work.waitForWork(ctx, machine, max, wait)
 }
 
+// Look is one look of a poll of machine's agent, made in a pass: it
+// claims up to max units of machine that may run and returns them, with
+// when one of them falls due next (zero when none is timed). A poll that
+// sleeps on a fleet's shared signals (Options.Machines) between its
+// looks makes them with it.
+func (c *Controller) Look(ctx context.Context, machine string, max int) ([]wire.Work, time.Time, error) {
+	return c.work.look(ctx, machine, max)
+}
+
+// Burst lets the entries in the log at a wake (last, its signal's Last)
+// land before a woken poll looks, as WaitForWork's polls do.
+func (c *Controller) Burst(ctx context.Context, last uint64) error { return c.work.burst(ctx, last) }
+
 // Accept turns reports from machine's agent into one replicated command;
 // a report whose claim is gone is skipped, and its unit runs again.
 func (c *Controller) Accept(ctx context.Context, machine string, reports []wire.Report) (*model.Response, error) {

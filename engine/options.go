@@ -8,6 +8,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/liveness"
 	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/engine/waiters"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -78,6 +79,11 @@ type Options struct {
 	// liveness watch (WatchAgents) judges the cluster's machines. Nil
 	// gives the controller contacts of its own.
 	Contacts *liveness.Contacts
+	// Machines, when set, are the machines' wake-up signals this
+	// controller shares with the other controllers of a fleet: every
+	// wake it makes closes them too, so that a poll waiting on every
+	// environment sleeps on one signal (engine/fleet).
+	Machines *waiters.Machines
 }
 
 func (o *Options) defaults() {
@@ -115,7 +121,8 @@ type WorkStats struct {
 	// PeakClaims is the most claims held at once; each holds the
 	// universe it handed out, the controller's only universes in flight.
 	PeakClaims int64
-	// Wakeups counts work polls woken to look for work.
+	// Wakeups counts work polls woken to look for work, those asleep
+	// on a fleet's shared signals (Options.Machines) included.
 	Wakeups int64
 	// Prebuilt counts universes handed out that were built ahead of
 	// their claim, outside the ledger's lock (buildAhead).
