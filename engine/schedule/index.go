@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"container/heap"
+	"iter"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
@@ -56,6 +57,22 @@ func newWaveIndex() waveIndex {
 // Next also counts the machine's queued units that wait for their time
 // (unless the machine is lost).
 func (q *Queue) Choose(st *model.State, machine string, now time.Time, look Lookup) Choice {
+	g := q.gather(st, machine, now, look)
+	return g.choice()
+}
+
+// ChooseInOrder is Choose with its Run in no order and an iterator over
+// it in charmapi.UnitLess order, which orders only the units read: a
+// poll reads as many as it may take. The iterator reorders Run and may
+// be ranged over once.
+func (q *Queue) ChooseInOrder(st *model.State, machine string, now time.Time, look Lookup) (Choice, iter.Seq[string]) {
+	g := q.gather(st, machine, now, look)
+	ch := g.unordered()
+	return ch, inOrder(ch.Run)
+}
+
+// gather walks the machine's queued units for Choose.
+func (q *Queue) gather(st *model.State, machine string, now time.Time, look Lookup) *gather {
 	x := &q.index
 	x.catchUp(q, st, now, look)
 	g := gather{machine: machine, ch: Choice{Wave: x.lowest(q, st, now, look)}}
@@ -73,7 +90,7 @@ func (q *Queue) Choose(st *model.State, machine string, now time.Time, look Look
 			g.wait(s.wait)
 		}
 	}
-	return g.choice()
+	return &g
 }
 
 // Touch says something the queue does not see moved for unit (its view,

@@ -4,7 +4,6 @@ import (
 	"iter"
 	"time"
 
-	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -160,6 +159,13 @@ func (g *gather) wait(at time.Time) {
 // choice is the machine's units of the lowest wave, and its timer
 // retries, in unit order.
 func (g *gather) choice() Choice {
+	ch := g.unordered()
+	sortUnits(ch.Run)
+	return ch
+}
+
+// unordered is choice with Run in no order.
+func (g *gather) unordered() Choice {
 	ch := g.ch
 	for _, m := range g.ours {
 		if m.wave == ch.Wave {
@@ -167,6 +173,5 @@ func (g *gather) choice() Choice {
 		}
 	}
 	ch.Run = append(ch.Run, g.timers...)
-	charmapi.SortUnits(ch.Run)
 	return ch
 }
