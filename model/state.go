@@ -206,7 +206,7 @@ type Unit struct {
 	Wave int `json:"wave"`
 	// WaveOutputs maps a universe hash reconciled in this wave to the hash
 	// of what the hook returned for it.
-	WaveOutputs map[string]string `json:"wave_outputs,omitempty"`
+	WaveOutputs Outputs `json:"wave_outputs,omitempty"`
 	// Churn counts, per universe key, how often it changed between runs of
 	// this wave; divergence messages name the top ones.
 	Churn    map[string]int `json:"churn,omitempty"`
