@@ -1,8 +1,6 @@
 package schedule
 
 import (
-	"container/heap"
-	"iter"
 	"slices"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -56,35 +54,57 @@ func sortUnits(names []string) {
 	}
 }
 
-// unitHeap is a min-heap of units in charmapi.UnitLess order.
-type unitHeap []unitKey
-
-func (h unitHeap) Len() int           { return len(h) }
-func (h unitHeap) Less(i, j int) bool { return h[i].less(h[j]) }
-func (h unitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *unitHeap) Push(x any)        { *h = append(*h, x.(unitKey)) }
-func (h *unitHeap) Pop() any {
-	old := *h
-	k := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return k
+// machineOrder is one machine's listed units in unit order, kept between
+// Chooses so that a look walks them in order without sorting them: the
+// units listed since the last walk wait in added and are merged in at the
+// next, and those taken off stay until they are more than half of sorted
+// (the walk skips them). spare is the merge's other buffer.
+type machineOrder struct {
+	sorted, added, spare []unitKey
+	stale                int
 }
 
-// inOrder yields names in charmapi.UnitLess order, ordering only as many
-// as are read: a poll takes the first few of a machine's units that may
-// run, and sorting every one of them made each poll cost the machine's
-// whole queue times its logarithm. It reorders names.
-func inOrder(names []string) iter.Seq[string] {
-	return func(yield func(string) bool) {
-		h := make(unitHeap, len(names))
-		for i, n := range names {
-			h[i] = keyOf(n)
-		}
-		heap.Init(&h)
-		for h.Len() > 0 {
-			if !yield(heap.Pop(&h).(unitKey).name) {
-				return
+// inOrder returns machine's listed units in unit order, and perhaps some
+// taken off since, which the caller skips (waveIndex.placed says).
+func (x *waveIndex) inOrder(machine string) []unitKey {
+	o := x.order[machine]
+	if o == nil {
+		return nil
+	}
+	if o.stale > len(o.sorted)/2 {
+		set := x.machines[machine]
+		kept := o.sorted[:0]
+		for _, k := range o.sorted {
+			if _, ok := set[k.name]; ok {
+				kept = append(kept, k)
 			}
 		}
+		clear(o.sorted[len(kept):])
+		o.sorted, o.stale = kept, 0
 	}
+	if len(o.added) == 0 {
+		return o.sorted
+	}
+	slices.SortFunc(o.added, unitKey.cmp)
+	out := o.spare[:0]
+	push := func(k unitKey) {
+		// A unit taken off and listed again is in both: once is enough.
+		if n := len(out); n == 0 || out[n-1].name != k.name {
+			out = append(out, k)
+		}
+	}
+	a, b := o.sorted, o.added
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) == 0 || len(a) > 0 && !b[0].less(a[0]) {
+			push(a[0])
+			a = a[1:]
+		} else {
+			push(b[0])
+			b = b[1:]
+		}
+	}
+	clear(o.sorted)
+	clear(o.added)
+	o.spare, o.sorted, o.added = o.sorted[:0], out, o.added[:0]
+	return o.sorted
 }

@@ -8,32 +8,61 @@ import (
 	"github.com/fixpoint/fixpoint/charmapi"
 )
 
-// TestInOrderIsUnitLess: the units a poll reads come in charmapi.UnitLess
-// order, whichever prefix it reads, as a full sort would give them; names
-// that are not service/N included.
-func TestInOrderIsUnitLess(t *testing.T) {
+// TestSortUnitsIsUnitLess: names parsed once sort as charmapi.SortUnits
+// sorts them, names that are not service/N included.
+func TestSortUnitsIsUnitLess(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	names := []string{"web/10", "web/2", "db/0", "web/x", "web", "a-b/3", "db/10", "db/9", "web/02", "web/2"}
 	for range 200 {
-		names = append(names, []string{"db", "web", "web-2", "a"}[rng.IntN(4)]+"/"+[]string{"0", "1", "7", "10", "123", "x"}[rng.IntN(6)])
+		names = append(names, randomUnit(rng))
 	}
 	want := slices.Clone(names)
 	charmapi.SortUnits(want)
-	sorted := slices.Clone(names)
-	sortUnits(sorted)
-	if !slices.Equal(sorted, want) {
-		t.Fatalf("sortUnits: %v; want %v", sorted, want)
+	sortUnits(names)
+	if !slices.Equal(names, want) {
+		t.Fatalf("sortUnits: %v; want %v", names, want)
 	}
-	for _, n := range []int{0, 1, 5, len(names)} {
-		var got []string
-		for name := range inOrder(slices.Clone(names)) {
-			if len(got) == n {
-				break
+}
+
+func randomUnit(rng *rand.Rand) string {
+	return []string{"db", "web", "web-2", "a"}[rng.IntN(4)] + "/" + []string{"0", "1", "7", "10", "123", "x"}[rng.IntN(6)]
+}
+
+// TestMachineOrderFollowsListing: through any sequence of units listed
+// and taken off, on one machine or moved between two, a walk of a
+// machine's order, less the units the walk skips, is its listed units in
+// unit order, each once.
+func TestMachineOrderFollowsListing(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		x := newWaveIndex()
+		for step := range 400 {
+			unit := randomUnit(rng)
+			switch rng.IntN(3) {
+			case 0, 1:
+				x.list(unit, []string{"m1", "m2"}[rng.IntN(2)])
+			default:
+				x.unlist(unit)
 			}
-			got = append(got, name)
-		}
-		if !slices.Equal(got, want[:n]) {
-			t.Fatalf("the first %d in order: %v; want %v", n, got, want[:n])
+			if rng.IntN(4) != 0 {
+				continue
+			}
+			for _, m := range []string{"m1", "m2"} {
+				var got []string
+				for _, k := range x.inOrder(m) {
+					if x.placed[k.name] == m {
+						got = append(got, k.name)
+					}
+				}
+				var want []string
+				for u := range x.machines[m] {
+					want = append(want, u)
+				}
+				charmapi.SortUnits(want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d step %d: %s's walk %v; listed %v", seed, step, m, got, want)
+				}
+			}
 		}
 	}
 }

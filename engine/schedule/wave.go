@@ -52,7 +52,8 @@ type Choice struct {
 // without it.
 //
 // Choose walks every candidate; Queue.Choose gives the same answer from
-// an index, at the cost of the machine's own queued units.
+// an index, and Queue.ChooseInOrder its first units at the cost of the
+// machine's queued units it walks, in unit order, to find them.
 func Choose(st *model.State, cands iter.Seq[Candidate], machine string, now time.Time) Choice {
 	g := gather{machine: machine, ch: Choice{Wave: -1}}
 	for c := range cands {
@@ -159,13 +160,6 @@ func (g *gather) wait(at time.Time) {
 // choice is the machine's units of the lowest wave, and its timer
 // retries, in unit order.
 func (g *gather) choice() Choice {
-	ch := g.unordered()
-	sortUnits(ch.Run)
-	return ch
-}
-
-// unordered is choice with Run in no order.
-func (g *gather) unordered() Choice {
 	ch := g.ch
 	for _, m := range g.ours {
 		if m.wave == ch.Wave {
@@ -173,5 +167,6 @@ func (g *gather) unordered() Choice {
 		}
 	}
 	ch.Run = append(ch.Run, g.timers...)
+	sortUnits(ch.Run)
 	return ch
 }
