@@ -40,7 +40,7 @@ func NewController(store Store, opts Options) *Controller {
 	opts.defaults()
 	o := &opts
 	told := &statusTold{}
-	l := ledger.New(ledger.Options{Backoff: o.Backoff, Lease: o.Lease, UpdateStatus: o.UpdateStatus, Now: o.Now, Status: told},
+	l := ledger.New(ledger.Options{Backoff: o.Backoff, Lease: o.Lease, UpdateStatus: o.UpdateStatus, Now: o.Now, Status: told, Changes: store.Changes},
 		ledger.Builder{Build: Build, BuildHashed: buildHashed, Result: ResultOf})
 	stat := newStatusState(o.Now, l.Views())
 	told.changed, told.inbox = stat.changed, &stat.inbox

@@ -19,6 +19,10 @@ type Store interface {
 	Apply(ctx context.Context, cmd *model.Command) (*model.Response, error)
 	WaitIndex(ctx context.Context, after uint64) (index uint64, reset bool, err error)
 	Index() uint64
+	// Changes is the state's journal (model.Journal.ChangesSince), read
+	// inside View: what changed after since, false when it does not
+	// reach back that far.
+	Changes(since uint64) ([]model.Touched, bool)
 }
 
 // InFlight is what a Store may also tell: the last entry in its log,

@@ -173,7 +173,7 @@ func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 	if t.All {
 		s.failOrphanActions(c.Time)
 	}
-	s.record(t)
+	resp.touched = []envTouched{{t: t}}
 	s.remember(c, index)
 	resp.events = s.pending
 	return resp, nil

@@ -90,9 +90,8 @@ type State struct {
 
 	// Derived, not replicated (unexported, so never encoded).
 	// sealer opens secret contents for the universes (SetSealer).
-	sealer  Sealer
-	journal journal
-	idx     *index
+	sealer Sealer
+	idx    *index
 }
 
 // RelationKey names a declared relation's endpoints, "svc:ep svc:ep".
@@ -324,11 +323,6 @@ func NewState() *State {
 // of them would be written while others read it.
 func (s *State) Normalize() {
 	defer s.lookups()
-	if !s.journal.init {
-		// A decoded state's history is unknown: changes are recorded
-		// from here on.
-		s.journal = journal{init: true, from: s.Index}
-	}
 	if s.Charms == nil {
 		s.Charms = map[string]*Charm{}
 	}
