@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -424,9 +425,9 @@ func (a *Agent) startShipping(ctx context.Context, wg *sync.WaitGroup) {
 
 // hookOutput is where a hook run's stderr goes besides its tail: the
 // debug log, a line at a time; nil without a shipper.
-func (a *Agent) hookOutput(unit string) *LineWriter {
+func (a *Agent) hookOutput(w wire.Work) *LineWriter {
 	if a.ship == nil {
 		return nil
 	}
-	return a.ship.Lines(unit, a.cfg.Machine, model.OriginHook, "info")
+	return a.ship.Lines(w.Unit, a.cfg.Machine, model.OriginHook, "info")
 }
