@@ -97,12 +97,12 @@ type Agent struct {
 	running map[string]bool
 	// stop cancels a running unit's run: its hook is ended when the unit
 	// is removed from the machine.
-	stop   map[string]context.CancelFunc
+	stop map[string]context.CancelFunc
 	// leaving counts the heartbeats that still ask whether an
 	// environment whose unit ran its dying hooks is gone (envs.go).
 	leaving map[string]int
-	charms map[string]*sync.Mutex
-	res    resourceCache
+	charms  map[string]*sync.Mutex
+	res     resourceCache
 	// acting holds the operations this agent is running (actions.go).
 	acting map[int]bool
 	// unanswered counts the results being posted whose post the control
