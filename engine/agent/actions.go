@@ -105,7 +105,7 @@ func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir stri
 		var resources map[string]string
 		if resources, err = a.unitResources(ctx, w, charmDir, unitDir); err == nil {
 			out, err = legacy.RunAction(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env,
-				Log: a.cfg.Log.Named(w.Unit), HookShell: a.cfg.HookShell, Model: modelName, ModelUUID: modelUUID, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock,
+				Log: a.unitLog(w), HookShell: a.cfg.HookShell, Model: modelName, ModelUUID: modelUUID, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock,
 				Resources: resources}, w.Universe, legacy.Action{ID: act.ID, Name: act.Name, Params: act.Params, Exec: act.Exec})
 		}
 	} else {

@@ -438,7 +438,7 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 	env := a.hookEnv(w, charmDir)
 	model, modelUUID := modelOf(w)
 	if w.Legacy {
-		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit), HookShell: a.cfg.HookShell,
+		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.unitLog(w), HookShell: a.cfg.HookShell,
 			Model: model, ModelUUID: modelUUID, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock, Resources: resources}, w.Universe)
 		// bench/oldhooks sums these.
 		a.cfg.Log.Debug("old hooks ran", "unit", w.Unit, "hooks", st.HooksRun, "tool_calls", st.ToolCalls)
