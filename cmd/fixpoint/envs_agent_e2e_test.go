@@ -212,3 +212,60 @@ func TestEnvironmentsSideBySideOnOneAgent(t *testing.T) {
 		}
 	}
 }
+
+// An agent of the previous release, which keeps no environments apart,
+// is handed the default environment's work alone: on its machine the
+// default environment converges and converges again after a change,
+// while another environment's units placed there are never run by it
+// (they would run in the default units' directories).
+func TestOldAgentKeepsToTheDefaultEnvironment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the previous release and starts four processes; skipped in -short")
+	}
+	old := buildRelease(t, previousRelease)
+	c := newCluster(t)
+	c.bins["m1"] = old
+	c.start(3, false)
+	c.agent("m1")
+	c.waitMachines("m1")
+	if r := c.cli("apply", "-f", demoEnv, "--yes", "--wait", "--timeout", "4m"); r.code != 0 {
+		t.Fatalf("apply the demo: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := c.cli("env", "add", "dev"); r.code != 0 {
+		t.Fatalf("env add dev: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dir := t.TempDir()
+	dev := filepath.Join(dir, "dev.cue")
+	if err := os.WriteFile(dev, []byte(fmt.Sprintf(`apiVersion: "fixpoint/v1"
+name: "dev"
+services: db: {charm: %q, units: 1}
+`, repo("testdata", "charms", "db"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.cli("apply", "-f", dev, "-e", "dev"); r.code != 0 {
+		t.Fatalf("apply dev: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	devStatus := func() *engine.Status { return statusFrom(c.api().WithEnv("dev")) }
+	rafttest.Eventually(t, time.Minute, "dev's db/0 placed on m1", func() error {
+		st := devStatus()
+		if st == nil || st.Units["db/0"] == nil || st.Units["db/0"].Machine != "m1" {
+			return fmt.Errorf("dev's status %s", jsonString(st))
+		}
+		return nil
+	})
+	// A change of the default environment after dev's deploy: the old
+	// agent polls, is handed it and runs it.
+	if r := c.cli("config", "db", "max_connections=300", "--wait", "--timeout", "4m"); r.code != 0 {
+		t.Fatalf("config db: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	st := c.status()
+	if st == nil || !st.Converged {
+		t.Fatalf("the default environment after the change: %s", jsonString(st))
+	}
+	if u := devStatus().Units["db/0"]; u == nil || u.Reconciles != 0 {
+		t.Errorf("dev's db/0 ran on the old agent: %s", jsonString(u))
+	}
+	if _, err := os.Stat(filepath.Join(c.agentDirs["m1"], "envs")); !os.IsNotExist(err) {
+		t.Errorf("the old agent has an envs directory: %v", err)
+	}
+}
