@@ -120,6 +120,9 @@ whose agents answer still run theirs.`,
 			if err != nil {
 				return exitf(exitFailed, "env remove %s: %v", name, err)
 			}
+			if info.Default {
+				return exitf(exitFailed, "env remove %s: it is the default environment, which is never removed; apply an environment file of its name with no services to remove what it runs", name)
+			}
 			if info.Units+info.Services > 0 && !yes {
 				if err := confirmEnvRemove(newConfirm(false), name, info); err != nil {
 					return err
