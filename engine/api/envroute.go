@@ -26,10 +26,13 @@ const envPrefix = "/v1/envs/"
 // Controllers gives each environment's engine controller by name ("" the
 // default environment's); engine/fleet.Fleet provides it. Sync brings a
 // fleet in line with the environments applied, for a request that names
-// one added a moment ago.
+// one added a moment ago; Envs is what the metrics label.
 type Controllers interface {
 	Controller(name string) *engine.Controller
 	Sync() error
+	// Envs lists the environments it runs a controller for, the default
+	// one ("") first.
+	Envs() []string
 }
 
 // prefixed is the pattern an environment-scoped pattern has under the
@@ -136,6 +139,9 @@ func (s *Server) inEnv(h http.Handler) http.Handler {
 				e.ctl = s.envs.Controller(canon)
 				if e.ctl == nil && s.envs.Sync() == nil {
 					e.ctl = s.envs.Controller(canon)
+				}
+				if e.ctl != nil && s.metrics != nil {
+					s.metrics.envs.observe(canon, e.ctl)
 				}
 			}
 		}
