@@ -45,12 +45,14 @@ type EnvRemoval struct {
 // maxListed bounds the units an EnvRemoval names.
 const maxListed = 20
 
+// remove serves DELETE /v1/envs/{env}: bad input is refused before
+// anything is proposed.
 func (s *envsAPI) remove(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("env")
 	q := r.URL.Query()
-	force, err := strconv.ParseBool(q.Get("force"))
-	if q.Get("force") == "" {
-		force, err = false, nil
+	force, err := false, error(nil)
+	if fs := q.Get("force"); fs != "" {
+		force, err = strconv.ParseBool(fs)
 	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "force=%q is not a boolean; send force=1 to drop the units left on lost machines without their hooks", model.Quote(q.Get("force"), 32))

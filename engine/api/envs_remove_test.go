@@ -74,6 +74,11 @@ func TestEnvRemoveRunsDyingHooks(t *testing.T) {
 		}
 	}
 
+	for _, q := range []string{"?force=maybe", "?wait=soon", "?wait=-1s"} {
+		if code, _, _ := call(t, http.MethodDelete, n.addr+"/v1/envs/dev"+q, operatorToken, nil); code != http.StatusBadRequest {
+			t.Errorf("DELETE /v1/envs/dev%s answered %d; want 400", q, code)
+		}
+	}
 	code, left := remove(t, n, "dev", "?wait=0s")
 	if code != http.StatusAccepted || left.Units != 1 || len(left.Dying) != 1 || left.Dying[0] != "db/0" || len(left.Lost) != 0 {
 		t.Fatalf("removing dev answered %d %+v; want 202 with db/0 dying", code, left)
