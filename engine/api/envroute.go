@@ -18,7 +18,7 @@ import (
 // is none of that name) and puts it in the request's context; handlers
 // take their store as nodeFor(r, ...) and their controller as
 // ctlFor(r, ...). The unprefixed routes are the default environment's,
-// so a client that never names one is served as before.
+// so a client that never names one (v0.3.0's, up's) is served alike.
 
 // envPrefix starts every prefixed route.
 const envPrefix = "/v1/envs/"
@@ -201,6 +201,23 @@ func (n envNode) Apply(ctx context.Context, cmd *model.Command) (*model.Response
 		return nil, err
 	}
 	return n.Node.Apply(ctx, cmd)
+}
+
+// fileInEnv refuses, as the FSM would refuse its deploy, a file named
+// name planned in environment env ("" the default one): another
+// environment's file, or, in the default one, a file naming another.
+func fileInEnv(node Node, env, name string) error {
+	var err error
+	_ = node.ViewCluster(func(c *model.Cluster) error {
+		switch _, other := c.Envs[name]; {
+		case env == "" && other:
+			err = fmt.Errorf("%w: the environment file names environment %s, which is not the default environment: apply it to that environment (-e %s)", ErrRefused, model.Quote(name, 72), name)
+		case env != "" && name != env:
+			err = fmt.Errorf("%w: the environment file names environment %s but is applied to environment %s: change its name, or apply it to the environment it names", ErrRefused, model.Quote(name, 72), model.Quote(env, 72))
+		}
+		return nil
+	})
+	return err
 }
 
 // stampEnv names env in cmd when cmd is a per-environment command.

@@ -92,7 +92,7 @@ func logRun(log hclog.Logger, r engine.Run) {
 }
 
 // observeRun counts a run of environment env ("" the default one, whose
-// series carry no env label, as before environments).
+// series carry no env label, as a v0.3.0 server's do).
 func (m *metrics) observeRun(env string, r engine.Run) {
 	// Every label value becomes a series, kept for the process's life
 	// (another environment's until it goes, envSeries.follow): take
@@ -201,7 +201,7 @@ var (
 	descHalted   = prometheus.NewDesc("fixpoint_halted", "1 when this node stopped applying the log at an entry its build cannot apply.", nil, nil)
 
 	// An environment's gauges: the default environment's without an env
-	// label, as before environments, the others' with one.
+	// label, as a v0.3.0 server's, the others' with one.
 	defaultGauges = newEnvGauges(nil)
 	envGauges     = newEnvGauges([]string{"env"})
 )

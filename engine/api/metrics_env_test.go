@@ -52,7 +52,7 @@ func reportDev(t *testing.T, n *testNode, what string) {
 }
 
 // TestMetricsPerEnvironment: the default environment's series read as
-// they did before environments (no env label); another environment's
+// a v0.3.0 server's do (no env label); another environment's
 // carry its name in env, its hook runs included; and once it is removed
 // its series are gone.
 func TestMetricsPerEnvironment(t *testing.T) {
