@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,13 +19,13 @@ import (
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// Run is machine's agent until ctx ends. Its work polls say envs=1, as
-// an agent that keeps each environment's units apart, so it is handed
-// the work of every environment, and each report names its work's
-// environment. It heartbeats its running units as the real agent does,
-// so that a poll answer lost on the way (held past the client's deadline
-// on a loaded machine) is handed out again rather than stalling its
-// waves.
+// Run is machine's agent until ctx ends. Its work polls (api.Client's
+// Claim) say envs=1, as an agent that keeps each environment's units
+// apart, so it is handed the work of every environment; each report
+// names its work's environment. It heartbeats its running units, by
+// unit key, as the real agent does, so that a poll answer lost on the
+// way (held past the client's deadline on a loaded machine) is handed
+// out again rather than stalling its waves.
 func Run(ctx context.Context, c *api.Client, machine string) {
 	var mu sync.Mutex
 	running := []string{}
@@ -47,7 +45,7 @@ func Run(ctx context.Context, c *api.Client, machine string) {
 		}
 	}()
 	for ctx.Err() == nil {
-		work, err := claim(ctx, c, machine, 256, 5*time.Second)
+		work, err := c.Claim(ctx, machine, 256, 5*time.Second)
 		if err != nil {
 			time.Sleep(100 * time.Millisecond)
 			continue
@@ -55,9 +53,9 @@ func Run(ctx context.Context, c *api.Client, machine string) {
 		if len(work) == 0 {
 			continue
 		}
-		units := make([]string, 0, 2*len(work))
-		for _, w := range work {
-			units = append(units, names(w)...)
+		units := make([]string, len(work))
+		for i := range work {
+			units[i] = work[i].Key()
 		}
 		mu.Lock()
 		running = units
@@ -77,37 +75,6 @@ func Run(ctx context.Context, c *api.Client, machine string) {
 		running = []string{}
 		mu.Unlock()
 	}
-}
-
-// names are how a heartbeat names w's unit: its unit key
-// ("ENV:SERVICE/N") and its bare name. A server that reads unit keys
-// takes the bare name for the default environment's unit, one that does
-// not keeps a claim of any environment's unit of that name; with both,
-// either keeps the claims of the units running.
-func names(w wire.Work) []string {
-	if w.Env == "" {
-		return []string{w.Unit}
-	}
-	return []string{w.Env + ":" + w.Unit, w.Unit}
-}
-
-// claim long-polls for machine's work of every environment (envs=1).
-// The control plane answers by the wait; past it and a grace, the
-// answer is held on the way and the poll is asked again.
-func claim(ctx context.Context, c *api.Client, machine string, max int, wait time.Duration) ([]wire.Work, error) {
-	pctx, cancel := context.WithTimeout(ctx, wait+10*time.Second)
-	defer cancel()
-	var work []wire.Work
-	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s&envs=1", url.QueryEscape(machine), max, wait)
-	if err := c.Do(pctx, http.MethodGet, path, nil, &work); err != nil {
-		return nil, err
-	}
-	for _, w := range work {
-		if w.Universe == nil {
-			return nil, fmt.Errorf("work for %s: unit %s of environment %q came without its universe", machine, w.Unit, w.Env)
-		}
-	}
-	return work, nil
 }
 
 // Logic is the demo's db/web protocol: web asks for a database, db grants
