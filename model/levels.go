@@ -121,6 +121,13 @@ func init() {
 			What: string(op) + " of an environment other than the default",
 			set:  func(c *Command) bool { return c.Env != "" }})
 	}
+	// Secrets' wall-clock times: a build that ignored the field would
+	// record none.
+	for _, op := range []Op{OpDeploy, OpResults, OpFinish} {
+		features = append(features, Feature{Kind: CommandKind(op), Field: "secret_times", Level: LevelRecorded,
+			What: "record when the secrets a " + string(op) + " makes or changes were made and updated (juju secrets)",
+			set:  func(c *Command) bool { return c.SecretTimes }})
+	}
 }
 
 // deploysTrusted reports whether a deploy trusts a service with the

@@ -44,6 +44,16 @@ func TestSecretDetails(t *testing.T) {
 	if u := SecretDetails(&api.SecretInfo{ID: "secret:b", Owner: "unit web/0"}, "shop", nil, false); u.Owner != "web/0" {
 		t.Errorf("unit secret %+v", u)
 	}
+	// Times are the control plane's; a secret made while it recorded
+	// none shows Go's zero time, which jubilant parses.
+	timed := SecretDetails(&api.SecretInfo{ID: "secret:c", Owner: "user", Created: "2026-01-01T00:00:00Z", Updated: "2026-01-02T00:00:00Z",
+		Revisions: []api.SecretRevisionInfo{{Revision: 1, Created: "2026-01-01T00:00:00Z"}}}, "shop", nil, true)
+	if timed.Created != "2026-01-01T00:00:00Z" || timed.Updated != "2026-01-02T00:00:00Z" || timed.Revisions[0].Created != "2026-01-01T00:00:00Z" || timed.Revisions[0].Updated != "2026-01-01T00:00:00Z" {
+		t.Errorf("timed secret %+v", timed)
+	}
+	if user.Created != NoTime || user.Updated != NoTime {
+		t.Errorf("untimed secret: created %q, updated %q, want %s", user.Created, user.Updated, NoTime)
+	}
 	if BareID("secret:cn0g") != "cn0g" {
 		t.Error("BareID")
 	}
