@@ -18,8 +18,6 @@ type pendingJujuCommand struct {
 // front does not carry out: models beyond the one environment, and what
 // fixpoint has no counterpart for.
 var pendingJujuCommands = []pendingJujuCommand{
-	{name: "add-model", why: "a control plane holds one environment (one model) for now", instead: "start another control plane (fixpoint up) for another model"},
-	{name: "destroy-model", why: "a control plane holds one environment (one model) for now", instead: "stop its fixpoint up, or apply an environment without services"},
 	{name: "refresh", why: "a service's charm comes from the environment", instead: "point the service at the new charm in the environment file and run fixpoint apply -f ENV.cue"},
 	{name: "trust", why: "trust comes from the environment", instead: "set trust: true on the service in the environment file and run fixpoint apply -f ENV.cue"},
 	{name: "expose", why: "fixpoint records no exposure yet", instead: "open the ports on the machines' firewall"},

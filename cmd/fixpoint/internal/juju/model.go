@@ -83,7 +83,10 @@ type SecretBackend struct {
 
 // ModelSource is what show-model tells of a model.
 type ModelSource struct {
-	Name       string
+	Name string
+	// UUID is the model's uuid; "" derives it from the name (ModelUUID),
+	// as the default environment's hooks see it.
+	UUID       string
 	Controller string
 	// Machines are the Juju ids of its machines.
 	Machines []string
@@ -99,6 +102,9 @@ func Model(src ModelSource) ModelInfo {
 		Users:          map[string]ModelUser{Owner: {DisplayName: Owner, Access: "admin", LastConnection: "just now"}},
 		SecretBackends: map[string]SecretBackend{"internal": {NumSecrets: src.Secrets, Status: "active"}},
 		AgentVersion:   Version,
+	}
+	if src.UUID != "" {
+		m.UUID = src.UUID
 	}
 	for _, id := range src.Machines {
 		if m.Machines == nil {
