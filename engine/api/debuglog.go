@@ -73,7 +73,7 @@ func (s *diagAPI) routes(mux *router) {
 }
 
 func (s *diagAPI) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostics, bool) {
-	d, ok := s.node.(Diagnostics)
+	d, ok := baseNode(s.node).(Diagnostics)
 	if !ok {
 		writeKind(w, fault.KindUnavailable, "this node keeps no debug log or events")
 		return d, false
@@ -189,7 +189,7 @@ const maxLogHold = 2 * time.Second
 // node a held connection per post (bounded per address), not the
 // decoding of its batches.
 func (s *diagAPI) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine string) bool {
-	lw, ok := s.node.(logWaiter)
+	lw, ok := baseNode(s.node).(logWaiter)
 	if !ok {
 		return true
 	}
@@ -266,6 +266,7 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 // the last N; with wait, it blocks until a line after SEQ arrives or
 // wait passes.
 func (s *diagAPI) debugLog(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	d, ok := s.diagnostics(w, r)
 	if !ok {
 		return

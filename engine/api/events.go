@@ -21,6 +21,7 @@ type Events struct {
 // any node answers from its own copy. Secret values the unit sees are
 // scrubbed from what is shown (a failed hook's error may print one).
 func (s *diagAPI) events(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	d, ok := s.diagnostics(w, r)
 	if !ok {
 		return

@@ -35,6 +35,7 @@ type Plan struct {
 // the deploy would be, and planned against a linearizable read of the
 // state (or this node's copy, with ?stale). Nothing is proposed.
 func (s *changeAPI) plan(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	var req DeployRequest
 	if !decode(w, r, &req) {
 		return

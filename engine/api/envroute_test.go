@@ -1,0 +1,93 @@
+package api_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/raftstore/rafttest"
+)
+
+// TestEnvPrefixRoutesToItsEnvironment: a client naming an environment
+// (WithEnv) deploys, plans, reads status and the document of that
+// environment under /v1/envs/{env}/, leaving the default one as it is;
+// the default environment answers under its own name as unprefixed; an
+// environment that does not exist is 404 listing those that do; a file
+// naming another environment is refused before the log moves; the
+// cluster's routes stay unprefixed for such a client.
+func TestEnvPrefixRoutesToItsEnvironment(t *testing.T) {
+	n := startNodeOf(t, "n1", true, nil)
+	op := api.NewClient([]string{n.addr}, operatorToken, nil)
+	if _, err := op.AddEnv(ctxT(t), api.NewEnv{Name: "dev"}); err != nil {
+		t.Fatal(err)
+	}
+	deploy := uploadedDeploy(t, n)
+	def := deploy(1)
+	def.Env.Name = "prod"
+	if _, err := op.Deploy(ctxT(t), def); err != nil {
+		t.Fatalf("deploy the default environment: %v", err)
+	}
+	dev := op.WithEnv("dev")
+	if dev.EnvName() != "dev" || op.EnvName() != "" {
+		t.Fatalf("WithEnv changed the client it was called on: %q, %q", dev.EnvName(), op.EnvName())
+	}
+	d := deploy(3)
+	d.Env.Name = "dev"
+	plan, err := dev.Plan(ctxT(t), d)
+	if err != nil || plan.Name != "dev" || len(plan.Changes) == 0 {
+		t.Fatalf("plan dev: %+v, %v", plan, err)
+	}
+	if _, err := dev.Deploy(ctxT(t), d); err != nil {
+		t.Fatalf("deploy dev: %v", err)
+	}
+	rafttest.Eventually(t, time.Minute, "dev's status shows its 3 units, the default's its 1", func() error {
+		st, err := dev.Status(ctxT(t), false, 0, 0)
+		if err != nil {
+			return err
+		}
+		ds, err := op.Status(ctxT(t), false, 0, 0)
+		if err != nil {
+			return err
+		}
+		if len(st.Units) != 3 || st.Environment != "dev" || len(ds.Units) != 1 || ds.Environment != "prod" {
+			return fmt.Errorf("dev %s with %d units, default %s with %d", st.Environment, len(st.Units), ds.Environment, len(ds.Units))
+		}
+		return nil
+	})
+	doc, err := dev.Env(ctxT(t))
+	if err != nil || doc.Name != "dev" || len(doc.Env.Services) != 1 {
+		t.Fatalf("dev's document: %+v, %v", doc, err)
+	}
+	byName, err := op.WithEnv("prod").Env(ctxT(t))
+	if err != nil || byName.Name != "prod" || byName.Revision == doc.Revision {
+		t.Fatalf("the default environment by its name: %+v, %v", byName, err)
+	}
+	if envs, err := dev.Envs(ctxT(t)); err != nil || len(envs) != 2 {
+		t.Errorf("a client of dev lists the cluster's environments unprefixed: %+v, %v", envs, err)
+	}
+	if _, err := op.WithEnv("nope").Status(ctxT(t), false, 0, 0); !errors.Is(err, api.ErrNotFound) || !strings.Contains(err.Error(), "dev") || !strings.Contains(err.Error(), "fixpoint env add nope") {
+		t.Errorf("status of an environment that does not exist: %v", err)
+	}
+	before := n.store.Index()
+	wrong := deploy(1)
+	wrong.Env.Name = "prod"
+	if _, err := dev.Deploy(ctxT(t), wrong); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "applied to environment") {
+		t.Errorf("a file naming prod deployed to dev: %v", err)
+	}
+	if got := n.store.Index(); got != before {
+		t.Errorf("the refused deploy moved the log from %d to %d", before, got)
+	}
+	// The raw path names the environment; a reader of dev's routes sees
+	// only dev's units.
+	code, _, body := call(t, http.MethodGet, n.addr+"/v1/envs/dev/units/db/2", operatorToken, nil)
+	if code != http.StatusOK || !strings.Contains(string(body), `"db/2"`) {
+		t.Errorf("GET /v1/envs/dev/units/db/2: %d %s", code, body)
+	}
+	if code, _, _ := call(t, http.MethodGet, n.addr+"/v1/units/db/2", operatorToken, nil); code != http.StatusNotFound {
+		t.Errorf("GET /v1/units/db/2 of the default environment, which has db/0 alone: %d, want 404", code)
+	}
+}
