@@ -106,6 +106,10 @@ func readEnv(ctx context.Context, c *api.Client) (*api.EnvDoc, error) {
 	switch {
 	case api.IsUnknownRoute(err):
 		return nil, exitf(exitFailed, "this control plane does not serve its environment's document (GET /v1/env); upgrade every server to this release, or edit the environment file and apply it")
+	case errors.Is(err, api.ErrNotFound) && c.EnvName() != "":
+		// An environment added (fixpoint env add, juju add-model) and
+		// not deployed to yet: its edits start from an empty document.
+		return &api.EnvDoc{Name: c.EnvName(), Env: model.Environment{APIVersion: model.APIVersion, Name: c.EnvName(), Services: map[string]model.ServiceSpec{}}}, nil
 	case errors.Is(err, api.ErrNotFound):
 		return nil, exitf(exitFailed, "no environment has been applied on this control plane yet: apply one first (fixpoint apply -f env.cue), then edit it by command")
 	case err != nil:

@@ -163,7 +163,7 @@ func modelName(m string) string {
 func findModel(ctx context.Context, c *api.Client, named string) (api.EnvInfo, error) {
 	want := modelName(named)
 	if want == "" {
-		want = os.Getenv("FIXPOINT_ENV")
+		want = os.Getenv(envVar)
 	}
 	envs, err := c.Envs(ctx)
 	if errors.Is(err, api.ErrNotFound) {
@@ -251,10 +251,13 @@ func checkJujuFormat(name, format string, allowed ...string) error {
 	return &exitError{code: exitUsage, msg: fmt.Sprintf("invalid value %q for option --format: %s prints %s", format, name, strings.Join(allowed, ", "))}
 }
 
-// useModel makes c's environment-scoped requests go to env's routes.
+// useModel makes c's environment-scoped requests go to env's routes
+// (the unprefixed ones for the default environment).
 func useModel(c *api.Client, env api.EnvInfo) error {
 	if env.Default {
-		return nil
+		c.SetEnv("")
+	} else {
+		c.SetEnv(env.Name)
 	}
-	return exitf(exitFailed, "model %q: this build of the juju front reaches the default environment only", env.Name)
+	return nil
 }

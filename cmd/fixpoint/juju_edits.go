@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 
@@ -16,11 +17,22 @@ import (
 // as fixpoint's own command does.
 
 // viaFixpoint runs the fixpoint command mk makes with args, under the
-// juju front's streams, once --model is found to name the environment.
+// juju front's streams, on the environment --model names ($FIXPOINT_ENV,
+// which fixpoint's commands read, set to it for the call).
 func (f *jujuFront) viaFixpoint(cmd *cobra.Command, mk func() *cobra.Command, args []string) error {
-	if _, err := f.checkedClient(cmd.Context()); err != nil {
+	c, err := f.checkedClient(cmd.Context())
+	if err != nil {
 		return err
 	}
+	was, had := os.LookupEnv(envVar)
+	os.Setenv(envVar, c.EnvName())
+	defer func() {
+		if had {
+			os.Setenv(envVar, was)
+		} else {
+			os.Unsetenv(envVar)
+		}
+	}()
 	fc := mk()
 	fc.SetArgs(args)
 	fc.SetOut(cmd.OutOrStdout())
