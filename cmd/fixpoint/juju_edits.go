@@ -24,8 +24,21 @@ func (f *jujuFront) viaFixpoint(cmd *cobra.Command, mk func() *cobra.Command, ar
 	if err != nil {
 		return err
 	}
+	return inEnv(c.EnvName(), func() error {
+		fc := mk()
+		fc.SetArgs(args)
+		fc.SetOut(cmd.OutOrStdout())
+		fc.SetErr(cmd.ErrOrStderr())
+		fc.SilenceErrors, fc.SilenceUsage = true, true
+		return fc.ExecuteContext(cmd.Context())
+	})
+}
+
+// inEnv runs fn with $FIXPOINT_ENV, which fixpoint's commands read, set
+// to env, and puts it back after.
+func inEnv(env string, fn func() error) error {
 	was, had := os.LookupEnv(envVar)
-	os.Setenv(envVar, c.EnvName())
+	os.Setenv(envVar, env)
 	defer func() {
 		if had {
 			os.Setenv(envVar, was)
@@ -33,12 +46,7 @@ func (f *jujuFront) viaFixpoint(cmd *cobra.Command, mk func() *cobra.Command, ar
 			os.Unsetenv(envVar)
 		}
 	}()
-	fc := mk()
-	fc.SetArgs(args)
-	fc.SetOut(cmd.OutOrStdout())
-	fc.SetErr(cmd.ErrOrStderr())
-	fc.SilenceErrors, fc.SilenceUsage = true, true
-	return fc.ExecuteContext(cmd.Context())
+	return fn()
 }
 
 // refuseFlags refuses the Juju flags of cmd that fixpoint has no
