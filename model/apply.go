@@ -245,7 +245,7 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 			svc.Units, svc.Placement, svc.Subordinate = ds.Units, ds.Placement, ds.Subordinate
 			svc.Resources = ds.Resources
 			svc.Storage = ds.Storage
-			svc.Trust = ds.Trust
+			svc.Trust, svc.Exposed = ds.Trust, ds.Expose
 			svc.Life, svc.Index = Alive, index
 		case UpgradeCharm:
 			svc := s.Services[c.Service]
@@ -269,6 +269,9 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 		case SetTrust:
 			svc := s.Services[c.Service]
 			svc.Trust, svc.Index = desired.Services[c.Service].Trust, index
+		case SetExpose:
+			svc := s.Services[c.Service]
+			svc.Exposed, svc.Index = desired.Services[c.Service].Expose, index
 		case SetCredential:
 			s.Credential = desired.Credential
 		case AddUnits:

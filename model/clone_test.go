@@ -17,7 +17,7 @@ func TestCloneSharesNothingMutable(t *testing.T) {
 		reflect.TypeFor[Unit](): {"Name", "Service", "Machine", "Life", "Principal", "Settings", "Status", "State", "Ports",
 			"Storage", "Reconciled", "Seen", "Reconciles", "Wave", "WaveOutputs", "Churn", "Error", "Resolved", "Created", "Index"},
 		reflect.TypeFor[Service](): {"Name", "Charm", "Config", "ConfigRev", "Units", "Placement", "Life", "NextUnit",
-			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate", "Resources", "Storage", "Trust"},
+			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate", "Resources", "Storage", "Trust", "Exposed"},
 		reflect.TypeFor[Relation]():  {"ID", "Key", "Endpoints", "Interface", "Scope", "Life", "App", "Departed", "Index"},
 		reflect.TypeFor[Machine]():   {"Name", "Address", "Index", "Lost", "Credential", "Replaced", "ID", "Boots"},
 		reflect.TypeFor[UnitError](): {"Hash", "Message", "Kind", "Attempts", "RetryAt", "Seen", "Timer"},

@@ -91,6 +91,9 @@ func resolveCredential(env *Environment, d *Desired, ps *Problems) {
 const (
 	SetCredential = "credential"
 	SetTrust      = "trust"
+	// SetExpose is a service's exposure (Juju's expose, unexpose); Old
+	// and New are "true" or "false".
+	SetExpose = "expose"
 )
 
 // credentialChanges lists the changes that take s's credential and trust
@@ -107,6 +110,9 @@ func credentialChanges(s *State, d *Desired) []Change {
 		}
 		if want := d.Services[name].Trust; cur.Trust != want {
 			out = append(out, Change{Kind: SetTrust, Service: name, Old: fmt.Sprint(cur.Trust), New: fmt.Sprint(want)})
+		}
+		if want := d.Services[name].Expose; cur.Exposed != want {
+			out = append(out, Change{Kind: SetExpose, Service: name, Old: fmt.Sprint(cur.Exposed), New: fmt.Sprint(want)})
 		}
 	}
 	return out

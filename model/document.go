@@ -129,7 +129,7 @@ func (s *State) SynthesizeDocument() (*Environment, error) {
 
 // serviceSpec is the declaration of svc the state holds.
 func (s *State) serviceSpec(svc *Service, secretName map[string]string) ServiceSpec {
-	spec := ServiceSpec{CharmHash: svc.Charm, Placement: slices.Clone(svc.Placement), Trust: svc.Trust}
+	spec := ServiceSpec{CharmHash: svc.Charm, Placement: slices.Clone(svc.Placement), Trust: svc.Trust, Expose: svc.Exposed}
 	var opts map[string]Option
 	if ch := s.Charms[svc.Charm]; ch != nil {
 		spec.Charm, opts = ch.Source, ch.Meta.Options

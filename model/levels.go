@@ -89,6 +89,12 @@ var features = []Feature{
 		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Env.Credential != nil }},
 	{Kind: CommandKind(OpDeploy), Field: "trust", Level: LevelRecorded, What: "a service trusted with the credential (deploy --trust)",
 		set: deploysTrusted},
+	{Kind: CommandKind(OpDeploy), Field: "expose", Level: LevelRecorded, What: "a service exposed (juju expose)",
+		set: func(c *Command) bool { return deploysAny(c, func(s ServiceSpec) bool { return s.Expose }) }},
+	{Kind: CommandKind(OpDeploy), Field: "channel", Level: LevelRecorded, What: "the charm channel and revision a service was deployed from (deploy --channel, --revision)",
+		set: func(c *Command) bool {
+			return deploysAny(c, func(s ServiceSpec) bool { return s.Channel != "" || s.Revision != nil })
+		}},
 	{Kind: CommandKind(OpDeploy), Field: "record", Level: LevelRecorded, What: "keep the environment's document as applied (GET /v1/env, fixpoint export)",
 		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Record }},
 	{Kind: CommandKind(OpDeploy), Field: "remove_units", Level: LevelRecorded, What: "remove the units named, not the newest (fixpoint remove-unit UNIT)",
@@ -138,6 +144,20 @@ func deploysTrusted(c *Command) bool {
 	}
 	for _, svc := range c.Deploy.Env.Services {
 		if svc.Trust {
+			return true
+		}
+	}
+	return false
+}
+
+// deploysAny reports whether a deploy declares a service of which is
+// true.
+func deploysAny(c *Command, is func(ServiceSpec) bool) bool {
+	if c.Deploy == nil {
+		return false
+	}
+	for _, svc := range c.Deploy.Env.Services {
+		if is(svc) {
 			return true
 		}
 	}

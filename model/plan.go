@@ -64,6 +64,8 @@ func (c Change) String() string {
 		return fmt.Sprintf("~ service %s storage %s count %s -> %s", c.Service, c.Key, c.Old, c.New)
 	case SetTrust:
 		return fmt.Sprintf("~ service %s trust %s -> %s", c.Service, c.Old, c.New)
+	case SetExpose:
+		return fmt.Sprintf("~ service %s exposed %s -> %s", c.Service, c.Old, c.New)
 	case SetCredential:
 		return fmt.Sprintf("~ credential %s -> %s", c.Old, c.New)
 	case AddRelation:

@@ -122,6 +122,9 @@ type Service struct {
 	Storage map[string]int `json:"storage,omitempty"`
 	// Trust lets its units read the credential (credential.go).
 	Trust bool `json:"trust,omitempty"`
+	// Exposed is Juju's expose, recorded and shown; it changes no
+	// universe.
+	Exposed bool `json:"exposed,omitempty"`
 }
 
 // Auth is the control plane's credentials, as sha256 hex of the tokens:
