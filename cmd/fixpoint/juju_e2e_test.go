@@ -215,6 +215,34 @@ func TestJujuFrontCommandLine(t *testing.T) {
 	}
 	jujuModels(t, juju)
 	jujuUserSecrets(t, juju)
+	// expose is recorded, as status shows it; a deploy from a channel
+	// records it and its revision. trust needs the environment's
+	// credential, which jt declares none of.
+	if r := juju("trust", "db"); r.code != 1 || !strings.Contains(r.stderr, "declares no credential") {
+		t.Errorf("trust db without a credential exited %d: %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"expose", "kv"}, {"deploy", repo("testdata", "charms", "classic-kv"), "kv3", "--channel", "beta", "--revision", "7", "-n", "0"}} {
+		if r := juju(args...); r.code != 0 {
+			t.Fatalf("%v exited %d: %s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	var st struct {
+		Applications map[string]struct {
+			Exposed      bool   `json:"exposed"`
+			CharmChannel string `json:"charm-channel"`
+			CharmRev     int    `json:"charm-rev"`
+		} `json:"applications"`
+	}
+	r := juju("status", "--format", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || !st.Applications["kv"].Exposed || st.Applications["db"].Exposed ||
+		st.Applications["kv3"].CharmChannel != "latest/beta" || st.Applications["kv3"].CharmRev != 7 {
+		t.Errorf("status after expose and deploy --channel: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"unexpose", "kv"}, {"remove-application", "kv3", "--no-prompt"}} {
+		if r := juju(args...); r.code != 0 {
+			t.Fatalf("%v exited %d: %s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
 	if r := juju("deploy", "./x.charm", "--base", "ubuntu@22.04"); r.code != 1 || !strings.Contains(r.stderr, "--base: not supported by fixpoint") {
 		t.Errorf("deploy --base exited %d: %s", r.code, r.stderr)
 	}
@@ -225,7 +253,7 @@ func TestJujuFrontCommandLine(t *testing.T) {
 	}
 	// A secret a charm adds (secret-add through exec), as juju secrets and
 	// show-secret --reveal show it.
-	r := juju("exec", "--format", "json", "--unit", "kv/leader", "--", "secret-add", "--label", "thelabel", "some=content")
+	r = juju("exec", "--format", "json", "--unit", "kv/leader", "--", "secret-add", "--label", "thelabel", "some=content")
 	if r.code != 0 {
 		t.Fatalf("exec secret-add exited %d: %s%s", r.code, r.stdout, r.stderr)
 	}

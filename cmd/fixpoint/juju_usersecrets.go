@@ -143,8 +143,8 @@ func declare(spec *model.UserSecretSpec, name string, content map[string]string)
 	}
 }
 
-// editSecrets makes edit e (quiet) on the model --model names.
-func (f *jujuFront) editSecrets(ctx context.Context, e *edit) error {
+// editModel makes edit e, printing no plan, on the model --model names.
+func (f *jujuFront) editModel(ctx context.Context, e *edit) error {
 	c, err := f.checkedClient(ctx)
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ reads.`,
 				return exitf(exitFailed, "add-secret %s: %v", name, err)
 			}
 			var uri string
-			err = f.editSecrets(cmd.Context(), &edit{what: "add-secret " + name, secretValues: map[string]map[string]string{name: content},
+			err = f.editModel(cmd.Context(), &edit{what: "add-secret " + name, secretValues: map[string]map[string]string{name: content},
 				change: func(_ context.Context, _ *api.EnvDoc, env *model.Environment) error {
 					if _, ok := env.Secrets[name]; ok {
 						return exitf(exitFailed, "secret with name %q already exists: update it with juju update-secret %s", name, name)
@@ -236,7 +236,7 @@ func (f *jujuFront) updateSecretCmd() *cobra.Command {
 				env.Secrets[name] = spec
 				return nil
 			}
-			return f.editSecrets(cmd.Context(), e)
+			return f.editModel(cmd.Context(), e)
 		},
 	}
 	cmd.Flags().StringVar(&info, "info", "", "the secret's new description")
@@ -259,7 +259,7 @@ func (f *jujuFront) grantCmd(grant bool) *cobra.Command {
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			apps := strings.Split(args[1], ",")
-			return f.editSecrets(cmd.Context(), &edit{what: cmd.Name() + " " + args[0],
+			return f.editModel(cmd.Context(), &edit{what: cmd.Name() + " " + args[0],
 				change: func(_ context.Context, _ *api.EnvDoc, env *model.Environment) error {
 					name, err := userSecretName(env, args[0])
 					if err != nil {
@@ -295,7 +295,7 @@ func (f *jujuFront) removeSecretCmd() *cobra.Command {
 			if cmd.Flags().Changed("revision") {
 				return exitf(exitFailed, "juju remove-secret --revision: not supported by fixpoint (it prunes the revisions no consumer tracks itself); leave --revision out to remove the secret")
 			}
-			return f.editSecrets(cmd.Context(), &edit{what: "remove-secret " + args[0],
+			return f.editModel(cmd.Context(), &edit{what: "remove-secret " + args[0],
 				change: func(_ context.Context, _ *api.EnvDoc, env *model.Environment) error {
 					name, err := userSecretName(env, args[0])
 					if err != nil {
