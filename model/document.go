@@ -114,6 +114,7 @@ func (s *State) SynthesizeDocument() (*Environment, error) {
 	if rels := s.relationSpecs(); len(rels) > 0 {
 		env.Relations = rels
 	}
+	env.ModelConfig = s.modelConfigSpec()
 	if c := s.Credential; c != nil {
 		spec := &CredentialSpec{Type: c.Type, Name: c.Name, Region: c.Region, Endpoint: c.Endpoint, AuthType: c.AuthType, Secret: secretName[c.SecretID]}
 		if spec.Secret == "" {

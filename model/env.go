@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // APIVersion is the only environment and universe version this build speaks.
@@ -23,6 +24,9 @@ type Environment struct {
 	// Credential is the cloud credential trusted services read
 	// (credential.go).
 	Credential *CredentialSpec `json:"credential,omitempty"`
+	// ModelConfig are Juju's model-config settings fixpoint honours, by
+	// key (modelconfig.go).
+	ModelConfig map[string]string `json:"model_config,omitempty"`
 }
 
 // Expect is what `fixpoint charm test` requires of every unit of a
@@ -106,6 +110,9 @@ type Desired struct {
 	Relations map[RelationKey]*DesiredRelation
 	// Secrets are the declared user secrets by name.
 	Secrets map[string]*DesiredSecret
+	// UpdateStatus is the environment's update-status-hook-interval; 0
+	// for the server's.
+	UpdateStatus time.Duration
 	// Credential is the declared cloud credential, or nil.
 	Credential *Credential
 	// RemoveUnits are the units the deploy names to go dying
@@ -155,6 +162,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 	d := &Desired{Name: env.Name, Services: map[string]*DesiredService{}, Relations: map[RelationKey]*DesiredRelation{}}
 	metas := map[string]*CharmMeta{}
 	d.Secrets = resolveUserSecrets(env, &ps)
+	resolveModelConfig(env, d, &ps)
 	for _, name := range sortedKeys(env.Services) {
 		spec := env.Services[name]
 		path := []string{"services", name}

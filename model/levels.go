@@ -95,6 +95,8 @@ var features = []Feature{
 		set: func(c *Command) bool {
 			return deploysAny(c, func(s ServiceSpec) bool { return s.Channel != "" || s.Revision != nil })
 		}},
+	{Kind: CommandKind(OpDeploy), Field: "model_config", Level: LevelRecorded, What: "the environment's model config (juju model-config update-status-hook-interval)",
+		set: func(c *Command) bool { return c.Deploy != nil && len(c.Deploy.Env.ModelConfig) > 0 }},
 	{Kind: CommandKind(OpDeploy), Field: "record", Level: LevelRecorded, What: "keep the environment's document as applied (GET /v1/env, fixpoint export)",
 		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Record }},
 	{Kind: CommandKind(OpDeploy), Field: "remove_units", Level: LevelRecorded, What: "remove the units named, not the newest (fixpoint remove-unit UNIT)",

@@ -68,6 +68,8 @@ func (c Change) String() string {
 		return fmt.Sprintf("~ service %s exposed %s -> %s", c.Service, c.Old, c.New)
 	case SetCredential:
 		return fmt.Sprintf("~ credential %s -> %s", c.Old, c.New)
+	case SetModelConfig:
+		return modelConfigString(c)
 	case AddRelation:
 		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
 	case RemoveRelation:
@@ -195,6 +197,7 @@ func Plan(s *State, d *Desired) []Change {
 		}
 	}
 	out = append(out, userSecretChanges(s, d)...)
+	out = append(out, modelConfigChanges(s, d)...)
 	return append(out, credentialChanges(s, d)...)
 }
 

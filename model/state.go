@@ -63,6 +63,9 @@ type State struct {
 	// NextMachine is the id the next machine to register gets
 	// (Machine.ID): one sequence, never reused, as Juju's machine ids.
 	NextMachine int `json:"next_machine,omitempty"`
+	// UpdateStatus is the environment's update-status-hook-interval
+	// (nanoseconds; 0: the server's), set by its model config.
+	UpdateStatus int64 `json:"update_status,omitempty"`
 	// Document is the environment's document (document.go): the
 	// environment its last deploy carried, as written, kept when the
 	// deploy asks (Deploy.Record) or made from the state once the
