@@ -114,7 +114,7 @@ fixpoint context. A Juju model is the control plane's environment.` + remoteEnvH
 	root.AddCommand(f.statusCmd(), f.showUnitCmd(), f.configCmd(), f.secretsCmd(), f.showSecretCmd(),
 		f.modelsCmd(), f.showModelCmd(), f.addModelCmd(), f.destroyModelCmd(),
 		f.addSecretCmd(), f.updateSecretCmd(), f.grantCmd(true), f.grantCmd(false), f.removeSecretCmd(),
-		f.exposeCmd(true), f.exposeCmd(false), f.trustCmd(), f.versionCmd(), f.whoamiCmd(), f.debugLogCmd(),
+		f.exposeCmd(true), f.exposeCmd(false), f.trustCmd(), f.modelConfigCmd(), f.versionCmd(), f.whoamiCmd(), f.debugLogCmd(),
 		f.runCmd(), f.execCmd(), f.showOperationCmd(), f.showTaskCmd(), f.operationsCmd(),
 		f.deployCmd(), f.addUnitCmd(), f.integrateCmd(), f.removeRelationCmd(),
 		f.removeCmd("remove-unit UNIT... [--no-prompt]", "Remove units, as fixpoint remove-unit does", newRemoveUnitCmd),

@@ -238,7 +238,16 @@ func TestJujuFrontCommandLine(t *testing.T) {
 		st.Applications["kv3"].CharmChannel != "latest/beta" || st.Applications["kv3"].CharmRev != 7 {
 		t.Errorf("status after expose and deploy --channel: %v\n%s%s", err, r.stdout, r.stderr)
 	}
-	for _, args := range [][]string{{"unexpose", "kv"}, {"remove-application", "kv3", "--no-prompt"}} {
+	if r := juju("model-config", "update-status-hook-interval=1m"); r.code != 0 {
+		t.Fatalf("model-config set exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("model-config", "--format", "json"); !strings.Contains(r.stdout, `"update-status-hook-interval":{"Value":"1m","Source":"model"}`) || !strings.Contains(r.stdout, `"name":{"Value":"jt","Source":"model"}`) {
+		t.Errorf("model-config after setting: %s%s", r.stdout, r.stderr)
+	}
+	if r := juju("model-config", "logging-config=x"); r.code != 1 || !strings.Contains(r.stderr, "does not take this key") {
+		t.Errorf("model-config of a key fixpoint lacks exited %d: %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"model-config", "--reset", "update-status-hook-interval"}, {"unexpose", "kv"}, {"remove-application", "kv3", "--no-prompt"}} {
 		if r := juju(args...); r.code != 0 {
 			t.Fatalf("%v exited %d: %s%s", args, r.code, r.stdout, r.stderr)
 		}

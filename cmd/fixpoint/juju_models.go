@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fixpoint/fixpoint/cmd/fixpoint/internal/juju"
+	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
 )
@@ -242,4 +245,141 @@ The default environment, which every control plane has, is not destroyed.`,
 func (f *jujuFront) switchModel(cmd *cobra.Command, name string) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "The current model is unchanged: name %s with --model %s or FIXPOINT_ENV=%s\n", name, name, name)
 	return nil
+}
+
+// modelConfigValue is one key of juju model-config --format json.
+type modelConfigValue struct {
+	Value  any    `json:"Value" yaml:"value"`
+	Source string `json:"Source" yaml:"source"`
+}
+
+// modelConfig is the model's config as juju model-config shows it: the
+// model's name, type and uuid, and the settings fixpoint honours, from
+// the environment's model config or the default.
+func (f *jujuFront) modelConfig(env api.EnvInfo, st *model.State) map[string]modelConfigValue {
+	uuid := env.UUID
+	if env.Default || uuid == "" {
+		uuid = juju.ModelUUID(env.Name)
+	}
+	out := map[string]modelConfigValue{
+		"name": {env.Name, "model"}, "type": {juju.CloudType, "model"}, "uuid": {uuid, "model"},
+		model.ModelConfigUpdateStatus: {engine.DefaultUpdateStatus.String(), "default"},
+	}
+	if st.UpdateStatus > 0 {
+		// As written, when the document keeps it.
+		v := time.Duration(st.UpdateStatus).String()
+		if doc := st.Document; doc != nil && doc.ModelConfig[model.ModelConfigUpdateStatus] != "" {
+			v = doc.ModelConfig[model.ModelConfigUpdateStatus]
+		}
+		out[model.ModelConfigUpdateStatus] = modelConfigValue{v, "model"}
+	}
+	return out
+}
+
+func (f *jujuFront) modelConfigCmd() *cobra.Command {
+	var format string
+	var reset []string
+	cmd := &cobra.Command{
+		Use:   "model-config [KEY | KEY=VALUE...] [--reset KEY,...] [--format tabular|json|yaml]",
+		Short: "Show the model's config, or set the keys fixpoint honours (update-status-hook-interval)",
+		Long: `model-config prints the model's config as juju model-config does: its name,
+type and uuid, and update-status-hook-interval (the server's
+--update-status-interval default unless the model sets it). KEY=VALUE sets
+a key, --reset puts it back to the default: an edit of the environment's
+model_config, applied. fixpoint takes update-status-hook-interval only.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseFlags(cmd, "model settings are set as KEY=VALUE", "file"); err != nil {
+				return err
+			}
+			var set []string
+			for _, a := range args {
+				if strings.Contains(a, "=") {
+					set = append(set, a)
+				}
+			}
+			if len(set) > 0 || len(reset) > 0 {
+				if len(set) != len(args) {
+					return &exitError{code: exitUsage, msg: "model-config: give either KEY to read or KEY=VALUE pairs to set, not both"}
+				}
+				return f.setModelConfig(cmd, set, reset)
+			}
+			if err := checkJujuFormat("model-config", format, "tabular", "json", "yaml"); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			_, env, err := f.modelClient(ctx, "")
+			if err != nil {
+				return err
+			}
+			_, st, err := f.clientAndModel(ctx, "", false)
+			if err != nil {
+				return err
+			}
+			cfg := f.modelConfig(env, st)
+			if len(args) == 1 {
+				v, ok := cfg[args[0]]
+				if !ok {
+					return exitf(exitFailed, "key %q not found in %q model.", args[0], env.Name)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), v.Value)
+				return nil
+			}
+			if len(args) > 1 {
+				return &exitError{code: exitUsage, msg: "model-config: read one KEY, or all with none"}
+			}
+			if format != "tabular" {
+				return writeJuju(cmd.OutOrStdout(), cfg, format)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "Attribute\tFrom\tValue")
+			for _, k := range sortedKeys(cfg) {
+				fmt.Fprintf(tw, "%s\t%s\t%v\n", k, cfg[k].Source, cfg[k].Value)
+			}
+			return tw.Flush()
+		},
+	}
+	jujuFormat(cmd, &format, "tabular", "tabular", "json", "yaml")
+	cmd.Flags().StringSliceVar(&reset, "reset", nil, "put these keys back to their defaults (comma-separated)")
+	cmd.Flags().String("file", "", "not supported by fixpoint")
+	return cmd
+}
+
+// setModelConfig sets KEY=VALUE pairs and resets keys of the model's
+// config: an edit of the environment's model_config.
+func (f *jujuFront) setModelConfig(cmd *cobra.Command, set, reset []string) error {
+	check := func(k string) error {
+		switch {
+		case k == "name" || k == "type" || k == "uuid":
+			return exitf(exitFailed, "attribute %q cannot be set", k)
+		case !slices.Contains(model.ModelConfigKeys, k):
+			return exitf(exitFailed, "model-config %s: fixpoint does not take this key (it takes %s); leave it out", k, strings.Join(model.ModelConfigKeys, ", "))
+		}
+		return nil
+	}
+	values := map[string]string{}
+	for _, kv := range set {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := check(k); err != nil {
+			return err
+		}
+		values[k] = v
+	}
+	for _, k := range reset {
+		if err := check(k); err != nil {
+			return err
+		}
+	}
+	return f.editModel(cmd.Context(), &edit{what: "model-config",
+		change: func(_ context.Context, _ *api.EnvDoc, env *model.Environment) error {
+			if env.ModelConfig == nil {
+				env.ModelConfig = map[string]string{}
+			}
+			for _, k := range reset {
+				delete(env.ModelConfig, k)
+			}
+			for k, v := range values {
+				env.ModelConfig[k] = v
+			}
+			return nil
+		}})
 }

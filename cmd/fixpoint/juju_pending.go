@@ -19,7 +19,6 @@ type pendingJujuCommand struct {
 // fixpoint has no counterpart for.
 var pendingJujuCommands = []pendingJujuCommand{
 	{name: "refresh", why: "a service's charm comes from the environment", instead: "point the service at the new charm in the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "model-config", why: "the model's settings are not readable or settable by command yet", instead: "see fixpoint status and the environment file"},
 	{name: "ssh", why: "the front does not reach machines itself", instead: "fixpoint exec --unit UNIT -- COMMAND runs a command in a unit's hook context"},
 	{name: "scp", why: "the front does not reach machines itself", instead: "copy with scp to the machine's address (juju status shows it)"},
 	{name: "consume", why: "fixpoint has no cross-model relations", instead: "relate services of one environment"},
