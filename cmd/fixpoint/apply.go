@@ -188,6 +188,9 @@ something would.`,
 			if err != nil {
 				return err
 			}
+			if err := r.fileEnv(cmd.Context(), c, p.deploy.Env.Name); err != nil {
+				return err
+			}
 			printOutside(os.Stdout, p)
 			plan, err := planAgainst(cmd.Context(), c, p)
 			if err != nil {
@@ -209,6 +212,7 @@ something would.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	warnUnitsFlag(cmd, &warnUnits)
 	allowOutsideFlag(cmd, &allowOutside)
@@ -257,6 +261,9 @@ makes no new one.`,
 			if err != nil {
 				return err
 			}
+			if err := r.fileEnv(cmd.Context(), c, p.deploy.Env.Name); err != nil {
+				return err
+			}
 			printOutside(os.Stdout, p)
 			if err := deploy(cmd.Context(), c, p, false, newConfirm(yes)); err != nil {
 				return err
@@ -272,6 +279,7 @@ makes no new one.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
 	repositoryFlag(cmd, &repo)

@@ -159,13 +159,31 @@ func modelName(m string) string {
 	return m
 }
 
+// currentModel is the current model's name: $FIXPOINT_ENV, else the
+// saved context's environment, as fixpoint's commands pick theirs; ""
+// for the default environment.
+func (f *jujuFront) currentModel() (string, error) {
+	sc, _, err := f.r.chosenContext(os.Getenv("FIXPOINT_ADDR") != "")
+	if err != nil {
+		return "", exitf(exitFailed, "%v", err)
+	}
+	name, _, err := f.r.chosenEnv(sc)
+	if err != nil {
+		return "", exitf(exitFailed, "the current model: %v", err)
+	}
+	return name, nil
+}
+
 // findModel is the environment named names (Juju's model name; "" the
-// current model: $FIXPOINT_ENV, else the default environment), among
-// the control plane's environments.
-func findModel(ctx context.Context, c *api.Client, named string) (api.EnvInfo, error) {
+// current model), among the control plane's environments.
+func (f *jujuFront) findModel(ctx context.Context, c *api.Client, named string) (api.EnvInfo, error) {
 	want := modelName(named)
 	if want == "" {
-		want = os.Getenv(envVar)
+		cur, err := f.currentModel()
+		if err != nil {
+			return api.EnvInfo{}, err
+		}
+		want = cur
 	}
 	envs, err := c.Envs(ctx)
 	if errors.Is(err, api.ErrNotFound) {
@@ -205,7 +223,7 @@ func (f *jujuFront) modelClient(ctx context.Context, named string) (*api.Client,
 	if named == "" {
 		named = f.model
 	}
-	env, err := findModel(ctx, c, named)
+	env, err := f.findModel(ctx, c, named)
 	if err != nil {
 		return nil, env, err
 	}

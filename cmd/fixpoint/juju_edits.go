@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 
@@ -21,36 +20,18 @@ import (
 // as fixpoint's own command does.
 
 // viaFixpoint runs the fixpoint command mk makes with args, under the
-// juju front's streams, on the environment --model names ($FIXPOINT_ENV,
-// which fixpoint's commands read, set to it for the call).
+// juju front's streams, on the environment --model names (its --env).
 func (f *jujuFront) viaFixpoint(cmd *cobra.Command, mk func() *cobra.Command, args []string) error {
 	c, err := f.checkedClient(cmd.Context())
 	if err != nil {
 		return err
 	}
-	return inEnv(c.EnvName(), func() error {
-		fc := mk()
-		fc.SetArgs(args)
-		fc.SetOut(cmd.OutOrStdout())
-		fc.SetErr(cmd.ErrOrStderr())
-		fc.SilenceErrors, fc.SilenceUsage = true, true
-		return fc.ExecuteContext(cmd.Context())
-	})
-}
-
-// inEnv runs fn with $FIXPOINT_ENV, which fixpoint's commands read, set
-// to env, and puts it back after.
-func inEnv(env string, fn func() error) error {
-	was, had := os.LookupEnv(envVar)
-	os.Setenv(envVar, env)
-	defer func() {
-		if had {
-			os.Setenv(envVar, was)
-		} else {
-			os.Unsetenv(envVar)
-		}
-	}()
-	return fn()
+	fc := mk()
+	fc.SetArgs(append(args, "--env", c.EnvName()))
+	fc.SetOut(cmd.OutOrStdout())
+	fc.SetErr(cmd.ErrOrStderr())
+	fc.SilenceErrors, fc.SilenceUsage = true, true
+	return fc.ExecuteContext(cmd.Context())
 }
 
 // refuseFlags refuses the Juju flags of cmd that fixpoint has no

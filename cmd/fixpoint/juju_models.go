@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -229,7 +230,9 @@ The default environment, which every control plane has, is not destroyed.`,
 				return exitf(exitFailed, "destroy model %s: %v", env.Name, err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "Model %s destroyed\n", env.Name)
-			return nil
+			// A context whose model is gone goes back to the default
+			// environment.
+			return f.setContextModel(cmd, env.Name, "")
 		},
 	}
 	cmd.Flags().BoolVar(&noPrompt, "no-prompt", false, "destroy without asking")
@@ -241,9 +244,41 @@ The default environment, which every control plane has, is not destroyed.`,
 	return cmd
 }
 
-// switchModel makes name the current model of the saved context in use.
+// switchModel makes name ("" the default environment) the current model:
+// the environment of the saved context in use (fixpoint login --env).
+// Without a saved context (FIXPOINT_ADDR) there is none to change, and
+// it says how to name the model instead.
 func (f *jujuFront) switchModel(cmd *cobra.Command, name string) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "The current model is unchanged: name %s with --model %s or FIXPOINT_ENV=%s\n", name, name, name)
+	return f.setContextModel(cmd, "*", name)
+}
+
+// setContextModel makes name the saved context's model when its model is
+// was ("*": whatever it is).
+func (f *jujuFront) setContextModel(cmd *cobra.Command, was, name string) error {
+	_, from, err := f.r.chosenContext(os.Getenv("FIXPOINT_ADDR") != "")
+	ctxName, ok := strings.CutPrefix(from, "context ")
+	if err != nil || !ok {
+		if name != "" && was == "*" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "No saved context holds the current model: name it with --model %s or FIXPOINT_ENV=%s\n", name, name)
+		}
+		return nil
+	}
+	path, err := contextsPath()
+	if err != nil {
+		return exitf(exitFailed, "switch to model %s: %v", name, err)
+	}
+	cs, err := loadContexts(path)
+	if err != nil {
+		return exitf(exitFailed, "switch to model %s: %v", name, err)
+	}
+	sc := cs.Contexts[ctxName]
+	if sc == nil || sc.Env == name || was != "*" && sc.Env != was {
+		return nil
+	}
+	sc.Env = name
+	if err := cs.save(path); err != nil {
+		return exitf(exitFailed, "switch to model %s: %v", name, err)
+	}
 	return nil
 }
 

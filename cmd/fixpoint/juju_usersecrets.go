@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fixpoint/fixpoint/engine/api"
@@ -151,7 +152,14 @@ func (f *jujuFront) editModel(ctx context.Context, e *edit) error {
 	}
 	e.quiet = true
 	o := editOpts{r: f.r}
-	return inEnv(c.EnvName(), func() error { return o.run(ctx, e) })
+	// As --env names it on fixpoint's own edits.
+	o.r.fs = pflag.NewFlagSet("juju", pflag.ContinueOnError)
+	o.r.fs.StringVar(&o.r.env, "env", "", "")
+	if err := o.r.fs.Set("env", c.EnvName()); err != nil {
+		return err
+	}
+	o.r.envScoped = true
+	return o.run(ctx, e)
 }
 
 func (f *jujuFront) addSecretCmd() *cobra.Command {

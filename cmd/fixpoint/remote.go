@@ -34,11 +34,11 @@ type remote struct {
 	// current context.
 	fs         *pflag.FlagSet
 	dataDirSet bool
+	// env is -e/--env, and envScoped says the command has it: its
+	// client is then the environment's (envflag.go).
+	env       string
+	envScoped bool
 }
-
-// envVar names the environment a command's environment-scoped requests
-// go to; unset or empty, the default environment's.
-const envVar = "FIXPOINT_ENV"
 
 // remoteEnvHelp ends the help of every command that talks to a control
 // plane: where the address and token come from when no flag gives them.
@@ -49,7 +49,6 @@ Environment:
   FIXPOINT_TOKEN    operator token, as --token
   FIXPOINT_CA       CA certificate of an HTTPS control plane, as --tls-ca
   FIXPOINT_CONTEXT  saved context to use, as --context
-  FIXPOINT_ENV      environment to act on (the default environment when unset)
 Flags come first, then these, then the saved context (--context, or the
 last fixpoint login), then what the fixpoint up (or server) running on
 --data-dir wrote there. An explicit --data-dir is used rather than the
@@ -173,7 +172,13 @@ func (r *remote) client() (*api.Client, error) {
 	}
 	c := api.NewClient(list, token, withTLSHints(hc, r.tls.ca, caFrom))
 	c.SetReveal(r.reveal)
-	c.SetEnv(os.Getenv(envVar))
+	if r.envScoped {
+		env, _, err := r.chosenEnv(sc)
+		if err != nil {
+			return nil, exitf(exitFailed, "%v", err)
+		}
+		c.SetEnv(env)
+	}
 	return c, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
 
@@ -90,4 +91,79 @@ func TestEnvPrefixRoutesToItsEnvironment(t *testing.T) {
 	if code, _, _ := call(t, http.MethodGet, n.addr+"/v1/units/db/2", operatorToken, nil); code != http.StatusNotFound {
 		t.Errorf("GET /v1/units/db/2 of the default environment, which has db/0 alone: %d, want 404", code)
 	}
+}
+
+// TestEventsAndDebugLogPerEnvironment: two environments' db/0 each have
+// their own events and debug-log lines; a read under one environment's
+// prefix shows its own alone, and the unprefixed read shows the default
+// environment's (and the cluster's machine lines) alone.
+func TestEventsAndDebugLogPerEnvironment(t *testing.T) {
+	n := startNodeOf(t, "n1", true, nil)
+	op := api.NewClient([]string{n.addr}, operatorToken, nil)
+	if _, err := op.AddEnv(ctxT(t), api.NewEnv{Name: "dev"}); err != nil {
+		t.Fatal(err)
+	}
+	deploy := uploadedDeploy(t, n)
+	def, d := deploy(1), deploy(2)
+	def.Env.Name, d.Env.Name = "prod", "dev"
+	if _, err := op.Deploy(ctxT(t), def); err != nil {
+		t.Fatal(err)
+	}
+	dev := op.WithEnv("dev")
+	if _, err := dev.Deploy(ctxT(t), d); err != nil {
+		t.Fatal(err)
+	}
+	lines := []model.LogLine{
+		{Time: 1, Unit: "db/0", Machine: "m1", Level: "info", Origin: model.OriginHook, Message: "prod's db/0"},
+		{Time: 1, Unit: "db/0", Env: "dev", Machine: "m1", Level: "info", Origin: model.OriginHook, Message: "dev's db/0"},
+		{Time: 1, Machine: "m1", Level: "info", Origin: model.OriginAgent, Message: "machine m1"},
+	}
+	if _, err := n.store.Apply(ctxT(t), &model.Command{Op: model.OpLogs, Logs: &model.LogBatch{Lines: lines}}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(c *api.Client) []string {
+		t.Helper()
+		got, err := c.DebugLog(ctxT(t), api.DebugLogQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range got.Lines {
+			out = append(out, l.Message)
+		}
+		return out
+	}
+	if got := read(dev); len(got) != 1 || got[0] != "dev's db/0" {
+		t.Errorf("dev's debug log: %q", got)
+	}
+	if got := read(op); len(got) != 2 || got[0] != "prod's db/0" || got[1] != "machine m1" {
+		t.Errorf("the default environment's debug log: %q", got)
+	}
+	rafttest.Eventually(t, time.Minute, "each environment's events of its own units", func() error {
+		de, err := dev.Events(ctxT(t), "db", 0, 0, 0)
+		if err != nil {
+			return err
+		}
+		pe, err := op.Events(ctxT(t), "", 0, 0, 0)
+		if err != nil {
+			return err
+		}
+		devUnits, prodUnits := map[string]bool{}, map[string]bool{}
+		for _, e := range de.Events {
+			if e.Env != "dev" {
+				return fmt.Errorf("dev's events hold %+v", e)
+			}
+			devUnits[e.Unit] = true
+		}
+		for _, e := range pe.Events {
+			if e.Env != "" {
+				return fmt.Errorf("the default environment's events hold %+v", e)
+			}
+			prodUnits[e.Unit] = true
+		}
+		if len(devUnits) != 2 || len(prodUnits) != 1 {
+			return fmt.Errorf("dev's events name %v, the default's %v", devUnits, prodUnits)
+		}
+		return nil
+	})
 }
