@@ -282,33 +282,22 @@ func (f *jujuFront) setContextModel(cmd *cobra.Command, was, name string) error 
 	return nil
 }
 
-// modelConfigValue is one key of juju model-config --format json.
-type modelConfigValue struct {
-	Value  any    `json:"Value" yaml:"value"`
-	Source string `json:"Source" yaml:"source"`
-}
-
-// modelConfig is the model's config as juju model-config shows it: the
-// model's name, type and uuid, and the settings fixpoint honours, from
-// the environment's model config or the default.
-func (f *jujuFront) modelConfig(env api.EnvInfo, st *model.State) map[string]modelConfigValue {
+// modelConfig is the model's config as juju model-config shows it, for
+// environment env whose state is st.
+func (f *jujuFront) modelConfig(env api.EnvInfo, st *model.State) map[string]juju.ModelConfigValue {
 	uuid := env.UUID
 	if env.Default || uuid == "" {
 		uuid = juju.ModelUUID(env.Name)
 	}
-	out := map[string]modelConfigValue{
-		"name": {env.Name, "model"}, "type": {juju.CloudType, "model"}, "uuid": {uuid, "model"},
-		model.ModelConfigUpdateStatus: {engine.DefaultUpdateStatus.String(), "default"},
-	}
+	interval := ""
 	if st.UpdateStatus > 0 {
 		// As written, when the document keeps it.
-		v := time.Duration(st.UpdateStatus).String()
+		interval = time.Duration(st.UpdateStatus).String()
 		if doc := st.Document; doc != nil && doc.ModelConfig[model.ModelConfigUpdateStatus] != "" {
-			v = doc.ModelConfig[model.ModelConfigUpdateStatus]
+			interval = doc.ModelConfig[model.ModelConfigUpdateStatus]
 		}
-		out[model.ModelConfigUpdateStatus] = modelConfigValue{v, "model"}
 	}
-	return out
+	return juju.ModelConfig(env.Name, uuid, interval, engine.DefaultUpdateStatus.String())
 }
 
 func (f *jujuFront) modelConfigCmd() *cobra.Command {

@@ -147,3 +147,23 @@ func Versions(commit string, modified bool) VersionInfo {
 	}
 	return v
 }
+
+// ModelConfigValue is one key of `juju model-config --format json`.
+type ModelConfigValue struct {
+	Value  any    `json:"Value" yaml:"value"`
+	Source string `json:"Source" yaml:"source"`
+}
+
+// ModelConfig is `juju model-config --format json` for model name of
+// uuid: its name, type and uuid, and update-status-hook-interval, the
+// model's (interval, as written) or else the default.
+func ModelConfig(name, uuid, interval, defaultInterval string) map[string]ModelConfigValue {
+	out := map[string]ModelConfigValue{
+		"name": {name, "model"}, "type": {CloudType, "model"}, "uuid": {uuid, "model"},
+		"update-status-hook-interval": {defaultInterval, "default"},
+	}
+	if interval != "" {
+		out["update-status-hook-interval"] = ModelConfigValue{interval, "model"}
+	}
+	return out
+}

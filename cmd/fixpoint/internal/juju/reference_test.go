@@ -162,6 +162,11 @@ func TestShapesAgainstJujusReference(t *testing.T) {
 		}},
 		{"secrets.json", map[string]Secret{"a": secret}, map[string][]string{"*": {"revision", "owner", "created", "updated"}, "*.content": {"Data"},
 			"*.revisions.[]": {"revision", "created", "updated"}}},
+		{"model-config.json", ModelConfig("shop", ModelUUID("shop"), "1m", "5m0s"), map[string][]string{"*": {"Value", "Source"}}},
+		{"models.json", Models{Models: []ModelInfo{Model(ModelSource{Name: "shop", Controller: "c", UUID: "913d5c8e-463c-485c-bf0d-d79b5c5b515b"})}, Current: "shop"}, map[string][]string{
+			"":          {"models", "current-model"},
+			"models.[]": {"name", "short-name", "model-uuid", "model-type", "controller-uuid", "controller-name", "is-controller", "cloud", "life"},
+		}},
 		{"config.json", config, map[string][]string{"": {"application", "charm", "application-config", "settings"}, "settings.*": {"type", "source"}}},
 	} {
 		doc := decoded(t, c.doc)

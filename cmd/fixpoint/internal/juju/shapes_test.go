@@ -131,6 +131,17 @@ func TestModelAndVersion(t *testing.T) {
 		m.ControllerName != "prod" || m.ControllerUUID == ControllerUUID("other") || m.Life != "alive" || m.AgentVersion != Version || len(m.Machines) != 2 {
 		t.Errorf("model %+v", m)
 	}
+	// An added environment's uuid is the one it was given.
+	if m := Model(ModelSource{Name: "other", UUID: "913d5c8e-463c-485c-bf0d-d79b5c5b515b"}); m.UUID != "913d5c8e-463c-485c-bf0d-d79b5c5b515b" {
+		t.Errorf("added model's uuid %s", m.UUID)
+	}
+	// model-config: the model's interval as written, else the default.
+	if c := ModelConfig("shop", "u", "", "5m0s")["update-status-hook-interval"]; c.Value != "5m0s" || c.Source != "default" {
+		t.Errorf("default interval %+v", c)
+	}
+	if c := ModelConfig("shop", "u", "1m", "5m0s"); c["update-status-hook-interval"] != (ModelConfigValue{"1m", "model"}) || c["name"] != (ModelConfigValue{"shop", "model"}) {
+		t.Errorf("model-config %+v", c)
+	}
 	// jubilant's Version._from_dict: major.minor.patch-release-arch.
 	if v := Versions("abc", true); !regexp.MustCompile(`^\d+\.\d+\.\d+-[^-]+-[^-]+$`).MatchString(v.Version) || v.TreeState != "dirty" {
 		t.Errorf("version %+v", v)
