@@ -60,3 +60,29 @@ func TestSecretTimesAreTheProposersWhenAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretTimesOfAnOwnersChanges: a unit's secret-add and secret-set
+// (here an action's, through the result a hook's would carry) record the
+// command's time when it asks, and the revision each made.
+func TestSecretTimesOfAnOwnersChanges(t *testing.T) {
+	s := actionState(t)
+	const sid = "cn0gqa6qs7s1bm0kfp8g"
+	finish := func(idx uint64, at int64, c SecretChange) {
+		t.Helper()
+		id := enqueue(t, s, idx, "db/0", "noop", nil)
+		apply(t, s, idx+1, &Command{Op: OpStart, Time: at, StartAction: &StartAction{ID: id, Machine: "m1"}})
+		cmd := &Command{Op: OpFinish, Time: at, SecretTimes: true, Finish: &FinishAction{ID: id, Machine: "m1", Writes: &Result{Unit: "db/0", Secrets: []SecretChange{c}}}}
+		if !cmd.ChangesSecrets() {
+			t.Fatal("a finish with secret changes does not say it changes secrets")
+		}
+		if resp := apply(t, s, idx+2, cmd); len(resp.Skipped) != 0 {
+			t.Fatalf("skipped %v", resp.Skipped)
+		}
+	}
+	finish(3, 5000, SecretChange{Op: SecretOpAdd, ID: sid, Owner: SecretOwnerUnit, Sealed: "opaque"})
+	finish(6, 9000, SecretChange{Op: SecretOpSet, ID: sid, Sealed: "opaque2"})
+	sec := s.Secrets[sid]
+	if sec.CreatedAt != 5000 || sec.UpdatedAt != 9000 || sec.Revision(1).CreatedAt != 5000 || sec.Revision(2).CreatedAt != 9000 {
+		t.Fatalf("secret %+v", sec)
+	}
+}

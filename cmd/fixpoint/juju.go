@@ -186,6 +186,11 @@ func (f *jujuFront) findModel(ctx context.Context, c *api.Client, named string) 
 		want = cur
 	}
 	envs, err := c.Envs(ctx)
+	if errors.Is(err, api.ErrForbidden) {
+		// An environment's token lists no environments: its model is
+		// the one it names, which its requests then reach or not.
+		return api.EnvInfo{Name: want, Default: want == ""}, nil
+	}
 	if errors.Is(err, api.ErrNotFound) {
 		// A server from before environments holds one, the default.
 		sum, err := c.WaitSummary(ctx, false, nil, 0)

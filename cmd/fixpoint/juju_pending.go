@@ -15,8 +15,7 @@ type pendingJujuCommand struct {
 }
 
 // pendingJujuCommands are the Juju commands jubilant issues that the
-// front does not carry out: models beyond the one environment, and what
-// fixpoint has no counterpart for.
+// front does not carry out: what fixpoint has no counterpart for.
 var pendingJujuCommands = []pendingJujuCommand{
 	{name: "refresh", why: "a service's charm comes from the environment", instead: "point the service at the new charm in the environment file and run fixpoint apply -f ENV.cue"},
 	{name: "ssh", why: "the front does not reach machines itself", instead: "fixpoint exec --unit UNIT -- COMMAND runs a command in a unit's hook context"},
