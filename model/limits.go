@@ -36,7 +36,7 @@ type Limits struct {
 	// Environments caps the environments of the cluster, the default one
 	// included; 0 is DefaultEnvironments (EnvironmentsInForce), which is
 	// why DefaultLimits leaves it 0: a state that records no limits
-	// replays as before. Its flag (--max-environments) is proposed only on
+	// replays alike on every build. Its flag (--max-environments) is proposed only on
 	// a cluster whose level applies it (model.LevelRecorded).
 	Environments int `json:"environments,omitempty"`
 }

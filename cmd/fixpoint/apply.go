@@ -188,10 +188,10 @@ something would.`,
 			if err != nil {
 				return err
 			}
+			printOutside(os.Stdout, p)
 			if err := r.fileEnv(cmd.Context(), c, p.deploy.Env.Name); err != nil {
 				return err
 			}
-			printOutside(os.Stdout, p)
 			plan, err := planAgainst(cmd.Context(), c, p)
 			if err != nil {
 				return err
@@ -261,10 +261,10 @@ makes no new one.`,
 			if err != nil {
 				return err
 			}
+			printOutside(os.Stdout, p)
 			if err := r.fileEnv(cmd.Context(), c, p.deploy.Env.Name); err != nil {
 				return err
 			}
-			printOutside(os.Stdout, p)
 			if err := deploy(cmd.Context(), c, p, false, newConfirm(yes)); err != nil {
 				return err
 			}

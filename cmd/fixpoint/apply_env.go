@@ -13,7 +13,7 @@ import (
 // applies to (docs/environments.md, part G): the one -e/--env names,
 // which must be the file's; else the default environment when the file
 // names it, when the cluster holds no other environment (which renames
-// the default, as before environments), or when the default is unnamed
+// the default, as a v0.3.0 client does), or when the default is unnamed
 // yet; else the environment of that name, which must exist. A
 // disagreeing -e is refused before anything is sent. $FIXPOINT_ENV and
 // the context's environment do not pick it: the file does.

@@ -18,7 +18,7 @@ import (
 // is none of that name) and puts it in the request's context; handlers
 // take their store as nodeFor(r, ...) and their controller as
 // ctlFor(r, ...). The unprefixed routes are the default environment's,
-// so a client that never names one is served as before.
+// so a client that never names one (v0.3.0's, up's) is served alike.
 
 // envPrefix starts every prefixed route.
 const envPrefix = "/v1/envs/"
@@ -26,10 +26,13 @@ const envPrefix = "/v1/envs/"
 // Controllers gives each environment's engine controller by name ("" the
 // default environment's); engine/fleet.Fleet provides it. Sync brings a
 // fleet in line with the environments applied, for a request that names
-// one added a moment ago.
+// one added a moment ago; Envs is what the metrics label.
 type Controllers interface {
 	Controller(name string) *engine.Controller
 	Sync() error
+	// Envs lists the environments it runs a controller for, the default
+	// one ("") first.
+	Envs() []string
 }
 
 // prefixed is the pattern an environment-scoped pattern has under the
@@ -137,6 +140,9 @@ func (s *Server) inEnv(h http.Handler) http.Handler {
 				if e.ctl == nil && s.envs.Sync() == nil {
 					e.ctl = s.envs.Controller(canon)
 				}
+				if e.ctl != nil && s.metrics != nil {
+					s.metrics.envs.observe(canon, e.ctl)
+				}
 			}
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeEnvKey{}, e)))
@@ -195,6 +201,23 @@ func (n envNode) Apply(ctx context.Context, cmd *model.Command) (*model.Response
 		return nil, err
 	}
 	return n.Node.Apply(ctx, cmd)
+}
+
+// fileInEnv refuses, as the FSM would refuse its deploy, a file named
+// name planned in environment env ("" the default one): another
+// environment's file, or, in the default one, a file naming another.
+func fileInEnv(node Node, env, name string) error {
+	var err error
+	_ = node.ViewCluster(func(c *model.Cluster) error {
+		switch _, other := c.Envs[name]; {
+		case env == "" && other:
+			err = fmt.Errorf("%w: the environment file names environment %s, which is not the default environment: apply it to that environment (-e %s)", ErrRefused, model.Quote(name, 72), name)
+		case env != "" && name != env:
+			err = fmt.Errorf("%w: the environment file names environment %s but is applied to environment %s: change its name, or apply it to the environment it names", ErrRefused, model.Quote(name, 72), model.Quote(env, 72))
+		}
+		return nil
+	})
+	return err
 }
 
 // stampEnv names env in cmd when cmd is a per-environment command.

@@ -79,6 +79,12 @@ func TestEnvPrefixRoutesToItsEnvironment(t *testing.T) {
 	if _, err := dev.Deploy(ctxT(t), wrong); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "applied to environment") {
 		t.Errorf("a file naming prod deployed to dev: %v", err)
 	}
+	if _, err := dev.Plan(ctxT(t), wrong); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "applied to environment") {
+		t.Errorf("a file naming prod planned in dev: %v", err)
+	}
+	if _, err := op.Plan(ctxT(t), d); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "not the default environment") {
+		t.Errorf("dev's file planned in the default environment: %v", err)
+	}
 	if got := n.store.Index(); got != before {
 		t.Errorf("the refused deploy moved the log from %d to %d", before, got)
 	}

@@ -76,7 +76,7 @@ func (s *diagAPI) events(w http.ResponseWriter, r *http.Request) {
 // environment's unit is keyed "ENV/svc/N", with two slashes; a unit of
 // the default environment, a machine ("machine/M") and a node
 // ("node/N") with one: machines and nodes are the default
-// environment's to show, as they were before environments.
+// environment's to show, as a v0.3.0 server shows them.
 func keyInEnv(key, env string) (string, bool) {
 	e := model.EnvOfKey(key)
 	if e == "" {

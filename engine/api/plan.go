@@ -42,6 +42,10 @@ func (s *changeAPI) plan(w http.ResponseWriter, r *http.Request) {
 	}
 	d := req.Deploy
 	d.SecretRevisions = nil
+	if err := fileInEnv(s.node, envOf(r), d.Env.Name); err != nil {
+		writeStoreError(w, err, "")
+		return
+	}
 	unredact(s.node, &d)
 	cmd := &model.Command{Op: model.OpDeploy, Deploy: &d}
 	desired, err := cmd.Check()

@@ -118,11 +118,12 @@ func NewServer(cfg Config) *Server {
 		cfg.PeerClient = &http.Client{Transport: cfg.Transport}
 	}
 	node, ctl, log := cfg.Node, cfg.Controller, cfg.Log
-	s := &Server{node: node, ctl: ctl, log: log, mux: newRouter(),
-		metrics: newMetrics(node, ctl, log), catchUp: newCatchUp(node), applying: &applying{}, envs: cfg.Envs}
-	if s.envs == nil {
-		s.envs, _ = cfg.Agents.(Controllers)
+	envs := cfg.Envs
+	if envs == nil {
+		envs, _ = cfg.Agents.(Controllers)
 	}
+	s := &Server{node: node, ctl: ctl, log: log, mux: newRouter(),
+		metrics: newMetrics(node, ctl, envs, log), catchUp: newCatchUp(node), applying: &applying{}, envs: envs}
 	s.mux.inEnv = s.inEnv
 	proxy := forward.NewProxy(cfg.Transport, cfg.PeerClient, node.NodeID())
 	g := &gate{node: node, ctl: ctl, proxy: proxy, applying: s.applying}
@@ -135,9 +136,11 @@ func NewServer(cfg Config) *Server {
 	agents := cfg.Agents
 	if agents == nil {
 		agents = oneEnv{ctl: ctl}
+	} else if envs != nil {
+		agents = observingAgents{Agents: agents, series: s.metrics.envs}
 	}
 	(&agentAPI{node: node, agents: agents, gate: g, proxy: proxy, log: log, mem: cfg.Memory}).routes(s.mux)
-	(&actionAPI{node: node, ctl: ctl, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
+	(&actionAPI{node: node, ctl: ctl, agents: agents, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
 	(&secretAPI{node: node, gate: g, log: log}).routes(s.mux)
 	(&diagAPI{node: node, gate: g, log: log, logSlots: make(chan struct{}, logSlots), mem: cfg.Memory}).routes(s.mux)
 	(&healthAPI{node: node, waiting: cfg.Waiting}).routes(s.mux)
