@@ -193,7 +193,7 @@ must be fixpoint's (units run on the machines whose agents joined). Without
 }
 
 func (f *jujuFront) destroyModelCmd() *cobra.Command {
-	var noPrompt bool
+	var noPrompt, force bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "destroy-model NAME --no-prompt [--destroy-storage] [--force] [--timeout D]",
@@ -201,7 +201,8 @@ func (f *jujuFront) destroyModelCmd() *cobra.Command {
 		Long: `destroy-model removes environment NAME, as fixpoint env remove does: its
 units run their dying hooks, their storage goes with them, and the
 environment is dropped once none is left. --timeout bounds the wait.
-The default environment, which every control plane has, is not destroyed.`,
+--force drops the units left on lost machines without their hooks. The
+default environment, which every control plane has, is not destroyed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := refuseFlags(cmd, "fixpoint removes a unit's storage with it", "release-storage"); err != nil {
@@ -223,7 +224,7 @@ The default environment, which every control plane has, is not destroyed.`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			if err := c.RemoveEnv(ctx, env.Name); err != nil {
+			if err := c.RemoveEnvWith(ctx, env.Name, api.RemoveEnvOptions{Force: force}); err != nil {
 				if ctx.Err() != nil {
 					return exitf(exitFailed, "timed out destroying model %s after %s: it keeps going; see juju models", env.Name, timeout)
 				}
@@ -238,7 +239,7 @@ The default environment, which every control plane has, is not destroyed.`,
 	cmd.Flags().BoolVar(&noPrompt, "no-prompt", false, "destroy without asking")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long to wait for the model to go (0: no limit)")
 	cmd.Flags().Bool("destroy-storage", false, "destroy the units' storage (fixpoint always does)")
-	cmd.Flags().Bool("force", false, "accepted: fixpoint's removal runs the dying hooks of the units it can reach")
+	cmd.Flags().BoolVar(&force, "force", false, "drop the units on lost machines without their hooks")
 	cmd.Flags().Bool("no-wait", false, "accepted for Juju's command line")
 	cmd.Flags().Bool("release-storage", false, "not supported by fixpoint")
 	return cmd
