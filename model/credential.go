@@ -25,8 +25,9 @@ type CredentialSpec struct {
 	// AuthType is the credential's auth type ("certificate", "userpass").
 	AuthType string `json:"auth_type"`
 	// Secret names the declared user secret whose keys and values are the
-	// credential's attributes.
-	Secret string `json:"secret"`
+	// credential's attributes; "" for a credential without attributes
+	// (Juju's auth type "empty", as a manual cloud's).
+	Secret string `json:"secret,omitempty"`
 }
 
 // Credential is the credential in force: the spec, with its secret's id.
@@ -36,7 +37,8 @@ type Credential struct {
 	Region   string `json:"region,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
 	AuthType string `json:"auth_type"`
-	// SecretID is the user secret's id (UserSecretID).
+	// SecretID is the user secret's id (UserSecretID); "" for a
+	// credential without attributes.
 	SecretID string `json:"secret_id"`
 }
 
@@ -68,6 +70,13 @@ func resolveCredential(env *Environment, d *Desired, ps *Problems) {
 			ps.add(append(path, f.key), "at most %d printable bytes", maxCredentialField)
 			ok = false
 		}
+	}
+	if spec.Secret == "" {
+		// No attributes: nothing to grant.
+		if ok {
+			d.Credential = &Credential{Type: spec.Type, Name: spec.Name, Region: spec.Region, Endpoint: spec.Endpoint, AuthType: spec.AuthType}
+		}
+		return
 	}
 	ds := d.Secrets[spec.Secret]
 	if ds == nil {

@@ -81,3 +81,28 @@ func TestCredentialBadDeclarations(t *testing.T) {
 		}
 	}
 }
+
+// A credential without attributes (Juju's auth type "empty", a manual
+// cloud's) names no secret: a trusted service reads its type and name.
+func TestCredentialWithoutAttributes(t *testing.T) {
+	e := env(nil)
+	web := e.Services["web"]
+	web.Trust = true
+	e.Services["web"] = web
+	e.Credential = &CredentialSpec{Type: "manual", Name: "fixpoint", AuthType: "empty"}
+	d, err := Resolve(e, charms())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := d.Credential; c == nil || c.Type != "manual" || c.SecretID != "" {
+		t.Fatalf("credential %+v", c)
+	}
+	s := NewState()
+	apply(t, s, 1, &Command{Op: OpDeploy, Deploy: &Deploy{Env: *e, Charms: charms()}})
+	if c := s.TrustedCredential(s.Units["web/0"]); c == nil || c.Name != "fixpoint" || c.AuthType != "empty" {
+		t.Fatalf("web/0 reads %+v", c)
+	}
+	if doc, err := s.SynthesizeDocument(); err != nil || doc.Credential == nil || doc.Credential.Secret != "" {
+		t.Fatalf("document made from the state: %+v, %v", doc, err)
+	}
+}

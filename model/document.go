@@ -117,7 +117,7 @@ func (s *State) SynthesizeDocument() (*Environment, error) {
 	env.ModelConfig = s.modelConfigSpec()
 	if c := s.Credential; c != nil {
 		spec := &CredentialSpec{Type: c.Type, Name: c.Name, Region: c.Region, Endpoint: c.Endpoint, AuthType: c.AuthType, Secret: secretName[c.SecretID]}
-		if spec.Secret == "" {
+		if spec.Secret == "" && c.SecretID != "" {
 			gaps = append(gaps, "credential.secret: the user secret holding its attributes is gone")
 		}
 		env.Credential = spec

@@ -177,7 +177,19 @@ must be fixpoint's (units run on the machines whose agents joined). Without
 				}
 				return exitf(exitFailed, "add model %s: %v", name, err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "Added '%s' model on %s for user '%s'\n", name, juju.Cloud, juju.Owner)
+			// Juju gives a model its cloud's credential, which trusted
+			// applications read (deploy --trust, credential-get): the
+			// manual cloud's, without attributes.
+			if err := f.editEnv(cmd.Context(), name, &edit{what: "add-model " + name,
+				change: func(_ context.Context, _ *api.EnvDoc, env *model.Environment) error {
+					if env.Credential == nil {
+						env.Credential = &model.CredentialSpec{Type: juju.CloudType, Name: juju.Cloud, AuthType: "empty"}
+					}
+					return nil
+				}}); err != nil {
+				return exitf(exitFailed, "model %s was added, but its cloud credential was not declared: %v; destroy it (juju destroy-model %s --no-prompt) and add it again", name, err, name)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "Added '%s' model on %s with credential '%s' for user '%s'\n", name, juju.Cloud, juju.Cloud, juju.Owner)
 			if noSwitch {
 				return nil
 			}

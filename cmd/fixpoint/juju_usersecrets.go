@@ -150,12 +150,18 @@ func (f *jujuFront) editModel(ctx context.Context, e *edit) error {
 	if err != nil {
 		return err
 	}
+	return f.editEnv(ctx, c.EnvName(), e)
+}
+
+// editEnv makes edit e, printing no plan, on environment env ("" the
+// default one).
+func (f *jujuFront) editEnv(ctx context.Context, env string, e *edit) error {
 	e.quiet = true
 	o := editOpts{r: f.r}
 	// As --env names it on fixpoint's own edits.
 	o.r.fs = pflag.NewFlagSet("juju", pflag.ContinueOnError)
 	o.r.fs.StringVar(&o.r.env, "env", "", "")
-	if err := o.r.fs.Set("env", c.EnvName()); err != nil {
+	if err := o.r.fs.Set("env", env); err != nil {
 		return err
 	}
 	o.r.envScoped = true

@@ -37,6 +37,10 @@ func (in *inputs) credentialGet(c *call) (any, error) {
 		return nil, errPermission
 	}
 	var attrs map[string]string
+	if cred.Secret == "" {
+		// A credential without attributes (auth type "empty").
+		attrs = map[string]string{}
+	}
 	for i := range in.u.Secrets {
 		sec := &in.u.Secrets[i]
 		if sec.ID != cred.Secret {

@@ -35,6 +35,13 @@ func TestCredentialGet(t *testing.T) {
 	if got := callIn(t, u, ev("install", "", "", "", ""), "credential-get"); got.Code != 1 || !strings.Contains(got.Stderr, "not granted") {
 		t.Errorf("credential-get without its secret: %+v", got)
 	}
+	// A manual cloud's credential has no attributes and names no secret.
+	u = testUniverse()
+	u.Credential = &charmapi.Credential{Type: "manual", Name: "fixpoint", AuthType: "empty"}
+	want = `{"type":"manual","name":"fixpoint","credential":{"auth-type":"empty"}}` + "\n"
+	if got := callIn(t, u, ev("install", "", "", "", ""), "credential-get", "--format=json"); got.Code != 0 || got.Stdout != want {
+		t.Errorf("credential-get without attributes: %+v\nwant %s", got, want)
+	}
 }
 
 // TestHookcmdsCredentialGet is test_hookcmds.py's test_credential_get with

@@ -117,9 +117,11 @@ juju.exec(f'secret-remove {secrets[0].uri}', unit='kv/0')
 # the end with its application still running.
 with jubilant.temp_model() as tm:
     check('temp model', tm.model.startswith('jubilant-') and tm.show_model().short_name == tm.model, tm.model)
-    tm.deploy(kv_charm, 'kvt')
+    tm.deploy(kv_charm, 'kvt', trust=True)
     st = tm.wait(jubilant.all_active, timeout=300, delay=0.2)
     check('temp model deploy', sorted(st.apps) == ['kvt'] and st.model.name == tm.model, st.apps.keys())
+    cred = json.loads(tm.exec('credential-get --format json', unit='kvt/0').stdout)
+    check('model credential', cred['type'] == 'manual' and cred['name'] == 'fixpoint' and cred['credential']['auth-type'] == 'empty', cred)
     uri = tm.add_secret('tpass', {'password': 'hunter2-xyzzy'}, info='a user secret')
     listed = tm.secrets()
     check('add-secret', [s.uri for s in listed] == [uri] and listed[0].owner == '<model>' and listed[0].name == 'tpass' and listed[0].description == 'a user secret', listed)
