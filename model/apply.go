@@ -185,7 +185,7 @@ func (s *applying) apply(index uint64, c *Command) (*Response, error) {
 	if t.All {
 		s.failOrphanActions(c.Time)
 	}
-	s.record(t)
+	resp.touched = []envTouched{{t: t}}
 	s.remember(c, index)
 	resp.events = s.pending
 	return resp, nil
@@ -399,8 +399,8 @@ func (s *applying) applyResult(index uint64, r *Result, t *Touched, sc *scope) s
 			u.Churn[k]++
 		}
 	}
-	prev, seenBefore := u.WaveOutputs[r.Hash]
-	u.WaveOutputs = withEntry(u.WaveOutputs, r.Hash, r.Output)
+	prev, seenBefore := u.WaveOutputs.Get(r.Hash)
+	u.WaveOutputs = u.WaveOutputs.With(r.Hash, r.Output)
 	switch {
 	case r.Timer:
 		// update-status on an unchanged universe may rightly return

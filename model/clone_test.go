@@ -13,7 +13,7 @@ import (
 func TestCloneSharesNothingMutable(t *testing.T) {
 	for typ, known := range map[reflect.Type][]string{
 		reflect.TypeFor[State](): {"Index", "EnvIndex", "Name", "Charms", "Services", "Units", "Relations", "Machines", "Secrets",
-			"NextRelation", "UnitNumbers", "NextStorage", "Credential", "NextMachine", "UpdateStatus", "Document", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "Actions", "ActiveActions", "NextAction", "sealer", "journal", "idx"},
+			"NextRelation", "UnitNumbers", "NextStorage", "Credential", "NextMachine", "UpdateStatus", "Document", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "Actions", "ActiveActions", "NextAction", "sealer", "idx"},
 		reflect.TypeFor[Unit](): {"Name", "Service", "Machine", "Life", "Principal", "Settings", "Status", "State", "Ports",
 			"Storage", "Reconciled", "Seen", "Reconciles", "Wave", "WaveOutputs", "Churn", "Error", "Resolved", "Created", "Index"},
 		reflect.TypeFor[Service](): {"Name", "Charm", "Config", "ConfigRev", "Units", "Placement", "Life", "NextUnit",

@@ -238,11 +238,41 @@ type Response struct {
 	ResolvedMore int      `json:"resolved_more,omitempty"`
 	// events are what the command did to units (events.go), for the FSM.
 	events []Event
+	// touched is what the command changed, by environment ("" the
+	// default, or the state State.Apply applied it to), for the
+	// journals its applier keeps (Touched).
+	touched []envTouched
 	// Action is the operation an enqueue-action made.
 	Action int `json:"action,omitempty"`
 	// Dropped counts the debug-log lines of a logs command the leader
 	// dropped, over their source's budget, before it proposed the rest.
 	Dropped int `json:"dropped,omitempty"`
+}
+
+// Touched is what the command changed in environment env ("" the
+// default, or the state State.Apply applied it to), for that
+// environment's Journal; nil when it changed nothing there.
+func (r *Response) Touched(env string) *Touched {
+	for _, e := range r.touched {
+		if e.env == env {
+			return e.t
+		}
+	}
+	return nil
+}
+
+// TouchedEnvs calls fn with each environment the command changed and
+// what it changed there.
+func (r *Response) TouchedEnvs(fn func(env string, t *Touched)) {
+	for _, e := range r.touched {
+		fn(e.env, e.t)
+	}
+}
+
+// envTouched is what a command changed in one environment.
+type envTouched struct {
+	env string
+	t   *Touched
 }
 
 // MaxListedResolved caps Response.Resolved: the answer to resolving a

@@ -93,9 +93,8 @@ type State struct {
 
 	// Derived, not replicated (unexported, so never encoded).
 	// sealer opens secret contents for the universes (SetSealer).
-	sealer  Sealer
-	journal journal
-	idx     *index
+	sealer Sealer
+	idx    *index
 }
 
 // RelationKey names a declared relation's endpoints, "svc:ep svc:ep".
@@ -212,7 +211,7 @@ type Unit struct {
 	Wave int `json:"wave"`
 	// WaveOutputs maps a universe hash reconciled in this wave to the hash
 	// of what the hook returned for it.
-	WaveOutputs map[string]string `json:"wave_outputs,omitempty"`
+	WaveOutputs Outputs `json:"wave_outputs,omitempty"`
 	// Churn counts, per universe key, how often it changed between runs of
 	// this wave; divergence messages name the top ones.
 	Churn    map[string]int `json:"churn,omitempty"`
@@ -330,11 +329,6 @@ func NewState() *State {
 // of them would be written while others read it.
 func (s *State) Normalize() {
 	defer s.lookups()
-	if !s.journal.init {
-		// A decoded state's history is unknown: changes are recorded
-		// from here on.
-		s.journal = journal{init: true, from: s.Index}
-	}
 	if s.Charms == nil {
 		s.Charms = map[string]*Charm{}
 	}
