@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,13 +92,16 @@ func (c junitCase) outcome() (string, string) {
 		msg  *junitMessage
 	}{{"failed", c.Failure}, {"error", c.Error}, {"skipped", c.Skipped}} {
 		if m.msg != nil {
-			return m.what, firstLines(m.msg.Message+"\n"+lastLines(m.msg.Text, 12), 20)
+			if why := firstLines(m.msg.Message, 8); why != "" {
+				return m.what, why
+			}
+			return m.what, lastLines(m.msg.Text, 8)
 		}
 	}
 	return "passed", ""
 }
 
-// firstLines and lastLines keep a failure's report readable.
+// firstLines and lastLines keep a failure's report short.
 func firstLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > n {
@@ -113,6 +116,23 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// agentRuns sums the hooks of an agent's "old hooks ran" lines and counts
+// its finished operations (actions and execs) in its debug log.
+func agentRuns(log string) (hooks, operations int) {
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(line, "old hooks ran"):
+			_, v, _ := strings.Cut(line, " hooks=")
+			v, _, _ = strings.Cut(v, " ")
+			n, _ := strconv.Atoi(v)
+			hooks += n
+		case strings.Contains(line, "operation finished"):
+			operations++
+		}
+	}
+	return hooks, operations
 }
 
 // conformanceTree copies canonical/operator's tests to a writable
@@ -191,6 +211,7 @@ func conformanceTools(t *testing.T, conf, fw, work string) []string {
 // TLS servers and an agent: 52 of their 53 tests pass, and the one that
 // may fail is test_juju_reboot_queues_reboot.
 func TestJujuConformance(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs canonical/operator's integration tests against a cluster; skipped in -short")
 	}
@@ -208,7 +229,11 @@ func TestJujuConformance(t *testing.T) {
 	root := conformanceTree(t, conf, work)
 	env := conformanceTools(t, conf, fw, work)
 
-	c := startCluster(t, 3, true)
+	// The agent logs at debug level for its "old hooks ran" lines, which
+	// count the hook runs the suite costs.
+	c := newCluster(t)
+	c.agentLog = "debug"
+	c.start(3, true)
 	m1 := c.agent("m1")
 	c.waitMachines("m1")
 	env = append(env, "FIXPOINT_ADDR="+strings.Join(c.addrs, ","), "FIXPOINT_TOKEN="+c.token, "FIXPOINT_CA="+c.ca())
@@ -231,10 +256,10 @@ func TestJujuConformance(t *testing.T) {
 			passed++
 			continue
 		}
-		failed = append(failed, fmt.Sprintf("%s::%s %s:\n%s", k.Class, k.Name, what, why))
+		failed = append(failed, fmt.Sprintf("%s::%s %s: %s", k.Class, k.Name, what, why))
 	}
-	sort.Strings(failed)
-	t.Logf("conformance: %d of %d passed in %s", passed, len(cases), wall.Round(time.Second))
+	hooks, operations := agentRuns(m1.out.String())
+	t.Logf("conformance: %d of %d passed in %s; the agent ran %d hooks and %d actions and execs", passed, len(cases), wall.Round(time.Second), hooks, operations)
 	if len(cases) != 53 {
 		t.Errorf("pytest reported %d tests, want canonical/operator's 53", len(cases))
 	}
