@@ -30,18 +30,63 @@ type Bounded[T any] struct {
 	stamp   func(*T, uint64)
 	seq     func(*T) uint64
 
+	// group names a key's group (an environment): over the total cap,
+	// the oldest record of the group holding the most goes first, so that
+	// a group flooding the store drops its own records before another's.
+	// nil puts every key in one group.
+	group func(key string) string
+
 	next    uint64 // the last sequence number given out
 	bytes   int
 	dropped uint64
 	rings   map[string]*ring[T]
-	oldest  ringHeap[T]
+	groups  map[string]*group[T]
+	// largest orders the groups by what they hold, most first.
+	largest groupHeap[T]
 	changed chan struct{}
+}
+
+// group is the rings of one group: what they hold, and their order by
+// oldest record for the total cap.
+type group[T any] struct {
+	name   string
+	bytes  int
+	oldest ringHeap[T]
+	at     int // position in largest
+}
+
+// groupHeap orders groups by what they hold, most first; ties by name,
+// so that every replica drops alike.
+type groupHeap[T any] []*group[T]
+
+func (h groupHeap[T]) Len() int { return len(h) }
+func (h groupHeap[T]) Less(i, j int) bool {
+	if h[i].bytes != h[j].bytes {
+		return h[i].bytes > h[j].bytes
+	}
+	return h[i].name < h[j].name
+}
+func (h groupHeap[T]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].at, h[j].at = i, j
+}
+func (h *groupHeap[T]) Push(x any) {
+	g := x.(*group[T])
+	g.at = len(*h)
+	*h = append(*h, g)
+}
+func (h *groupHeap[T]) Pop() any {
+	old := *h
+	g := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return g
 }
 
 // ring is one key's records, oldest first; items[head:] are live. bytes
 // is all it costs: ringCost, cap(items) slots, its records' sizes.
 type ring[T any] struct {
 	key   string
+	group *group[T]
 	items []T
 	sizes []int
 	head  int
@@ -119,7 +164,39 @@ func (h *ringHeap[T]) Pop() any {
 // strings, memcost.go); stamp and seq set and read its sequence number.
 func NewBounded[T any](perKey, total, slot int, measure func(*T) (string, int), stamp func(*T, uint64), seq func(*T) uint64) *Bounded[T] {
 	return &Bounded[T]{perKey: perKey, total: total, slot: slot, measure: measure, stamp: stamp, seq: seq,
-		rings: map[string]*ring[T]{}, changed: make(chan struct{})}
+		rings: map[string]*ring[T]{}, groups: map[string]*group[T]{}, changed: make(chan struct{})}
+}
+
+// GroupBy makes the store share its total cap among the groups its keys
+// fall in (group names each key's), before anything is added: over the
+// cap, the group holding the most drops its oldest record first. With
+// one group this is the store's order without groups.
+func (b *Bounded[T]) GroupBy(group func(key string) string) *Bounded[T] {
+	b.group = group
+	return b
+}
+
+// groupOf returns key's group, made when new.
+func (b *Bounded[T]) groupOf(key string) *group[T] {
+	name := ""
+	if b.group != nil {
+		name = b.group(key)
+	}
+	g := b.groups[name]
+	if g == nil {
+		g = &group[T]{name: name}
+		b.groups[name] = g
+		heap.Push(&b.largest, g)
+	}
+	return g
+}
+
+// grow counts n more bytes (fewer when negative) in r, its group and the
+// store.
+func (b *Bounded[T]) grow(r *ring[T], n int) {
+	b.bytes += n
+	r.group.bytes += n
+	heap.Fix(&b.largest, r.group.at)
 }
 
 // Add appends records in order, numbering them, and drops the oldest ones
@@ -154,37 +231,44 @@ func (b *Bounded[T]) addLocked(it T, seq uint64) {
 	}
 	r := b.rings[key]
 	if r == nil {
-		r = &ring[T]{key: key, bytes: ringCost(key)}
+		r = &ring[T]{key: key, bytes: ringCost(key), group: b.groupOf(key)}
 		b.rings[key] = r
-		b.bytes += r.bytes
 		r.first = seq
-		heap.Push(&b.oldest, r)
+		heap.Push(&r.group.oldest, r)
+		b.grow(r, r.bytes)
 	}
 	was := r.bytes
 	r.push(it, size, b.slot)
-	b.bytes += r.bytes - was
+	b.grow(r, r.bytes-was)
 	for r.bytes > b.perKey {
 		b.dropOldest(r)
 	}
 	for b.bytes > b.total {
-		b.dropOldest(b.oldest[0])
+		g := b.largest[0]
+		b.dropOldest(g.oldest[0])
 	}
 }
 
-// dropOldest drops r's oldest record, and r itself once empty.
+// dropOldest drops r's oldest record, and r itself once empty (and its
+// group once that holds no ring).
 func (b *Bounded[T]) dropOldest(r *ring[T]) {
 	was := r.bytes
 	r.pop(b.slot)
-	b.bytes -= was - r.bytes
+	b.grow(r, r.bytes-was)
 	b.dropped++
+	g := r.group
 	if len(r.live()) == 0 {
-		b.bytes -= r.bytes
-		heap.Remove(&b.oldest, r.at)
+		b.grow(r, -r.bytes)
+		heap.Remove(&g.oldest, r.at)
 		delete(b.rings, r.key)
+		if len(g.oldest) == 0 {
+			heap.Remove(&b.largest, g.at)
+			delete(b.groups, g.name)
+		}
 		return
 	}
 	r.first = b.seq(&r.live()[0])
-	heap.Fix(&b.oldest, r.at)
+	heap.Fix(&g.oldest, r.at)
 }
 
 // Changed is closed when records are next added.
@@ -289,7 +373,7 @@ func (b *Bounded[T]) Dump() *BoundedDump[T] {
 func (b *Bounded[T]) Load(d *BoundedDump[T]) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.rings, b.oldest, b.bytes, b.next, b.dropped = map[string]*ring[T]{}, nil, 0, 0, 0
+	b.rings, b.groups, b.largest, b.bytes, b.next, b.dropped = map[string]*ring[T]{}, map[string]*group[T]{}, nil, 0, 0, 0
 	if d != nil {
 		for _, it := range d.Records {
 			b.addLocked(it, b.seq(&it))

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -65,7 +66,21 @@ func NewEventStore() *Bounded[Event] {
 	return NewBounded(EventBytesPerUnit, EventBytesTotal, eventSlot,
 		func(e *Event) (string, int) { return e.key(), eventCost(e) },
 		func(e *Event, s uint64) { e.Seq = s },
-		func(e *Event) uint64 { return e.Seq })
+		func(e *Event) uint64 { return e.Seq }).GroupBy(EnvOfKey)
+}
+
+// EnvOfKey is the environment of a debug-log or event store key: the
+// name before the first slash of a key with two ("dev/db/0"), "" (the
+// default environment) for any other: a unit of the default environment,
+// a machine or a node. The stores share their total cap among
+// environments by it (Bounded.GroupBy), so that one environment's flood
+// drops its own records before another's.
+func EnvOfKey(key string) string {
+	if strings.Count(key, "/") != 2 {
+		return ""
+	}
+	env, _, _ := strings.Cut(key, "/")
+	return env
 }
 
 // key is what the store bounds the event's unit by: its name, prefixed by

@@ -111,6 +111,10 @@ var features = []Feature{
 	{Kind: CommandKind(OpTokenRevoke), Level: LevelRecorded, What: "revoke an environment's token"},
 	{Kind: CommandKind(OpLimits), Field: "environments", Level: LevelRecorded, What: "the cluster's limit on environments",
 		set: func(c *Command) bool { return c.Limits != nil && c.Limits.Environments != 0 }},
+	{Kind: CommandKind(OpLogs), Field: "lines.env", Level: LevelRecorded, What: "a debug-log line of a unit of an environment other than the default",
+		set: func(c *Command) bool {
+			return c.Logs != nil && slices.ContainsFunc(c.Logs.Lines, func(l LogLine) bool { return l.Env != "" })
+		}},
 }
 
 func init() {

@@ -34,9 +34,10 @@ type Limits struct {
 	// register before machines are forgotten.
 	Machines int `json:"machines"`
 	// Environments caps the environments of the cluster, the default one
-	// included; 0 is DefaultEnvironments (EnvironmentsInForce). It has no
-	// flag in LimitFields: a server proposes it only on a cluster whose
-	// level applies it (model.LevelRecorded).
+	// included; 0 is DefaultEnvironments (EnvironmentsInForce), which is
+	// why DefaultLimits leaves it 0: a state that records no limits
+	// replays alike on every build. Its flag (--max-environments) is proposed only on
+	// a cluster whose level applies it (model.LevelRecorded).
 	Environments int `json:"environments,omitempty"`
 }
 
@@ -90,6 +91,7 @@ var LimitFields = []LimitField{
 	{"max-config-value-bytes", "most bytes one config value may hold", func(l *Limits) *int { return &l.ConfigValueBytes }},
 	{"max-config-total-bytes", "most bytes of config all services together may hold", func(l *Limits) *int { return &l.ConfigTotalBytes }},
 	{"max-machines", "most machines that may be registered", func(l *Limits) *int { return &l.Machines }},
+	{"max-environments", "most environments the cluster may hold, the default one included (0: 1,000); recorded once the cluster's feature level is 2", func(l *Limits) *int { return &l.Environments }},
 }
 
 // Validate checks that every limit is at least 1 and at most its ceiling.
@@ -97,6 +99,9 @@ func (l Limits) Validate() error {
 	ceil := CeilingLimits
 	for _, f := range LimitFields {
 		v, top := *f.Of(&l), *f.Of(&ceil)
+		if f.Of(&l) == &l.Environments {
+			continue // 0 is its default: checked below
+		}
 		if v < 1 || v > top {
 			return fmt.Errorf("limit --%s is %d; it must be between 1 and %d", f.Flag, v, top)
 		}

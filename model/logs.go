@@ -64,8 +64,12 @@ type LogLine struct {
 	Seq uint64 `json:"seq,omitempty"`
 	// Time is when the line was written, on its writer's clock (unix
 	// nanoseconds).
-	Time    int64  `json:"time"`
-	Unit    string `json:"unit,omitempty"`
+	Time int64  `json:"time"`
+	Unit string `json:"unit,omitempty"`
+	// Env is the unit's environment, "" for the default one: the agent
+	// stamps it from the work it ran (wire.Work.Env). Only a unit's line
+	// names one; machines and nodes are the cluster's.
+	Env     string `json:"env,omitempty"`
 	Machine string `json:"machine,omitempty"`
 	Node    string `json:"node,omitempty"`
 	Level   string `json:"level"`
@@ -84,9 +88,14 @@ func (l *LogLine) Source() string {
 	return "node " + l.Node
 }
 
-// key is the line's Bounded key: its source.
+// key is the line's Bounded key: its source, a unit's prefixed by its
+// environment's name outside the default one ("dev/db/0": a unit's name,
+// a machine's and a node's key have one slash, so none of them is one of
+// those).
 func (l *LogLine) key() string {
 	switch {
+	case l.Unit != "" && l.Env != "":
+		return l.Env + "/" + l.Unit
 	case l.Unit != "":
 		return l.Unit
 	case l.Machine != "":
@@ -143,6 +152,14 @@ func (l *LogLine) Check() error {
 			return err
 		}
 	}
+	if l.Env != "" {
+		if l.Unit == "" {
+			return fmt.Errorf("log line of %s names environment %s: only a unit's line names one", l.Source(), Quote(l.Env, 72))
+		}
+		if err := CheckName(KindEnv, l.Env); err != nil {
+			return err
+		}
+	}
 	if l.Machine != "" {
 		if err := CheckName(KindMachine, l.Machine); err != nil {
 			return err
@@ -180,7 +197,7 @@ func NewLogStore() *Bounded[LogLine] {
 	return NewBounded(LogBytesPerSource, LogBytesTotal, logSlot,
 		func(l *LogLine) (string, int) { return l.key(), logLineCost(l) },
 		func(l *LogLine, s uint64) { l.Seq = s },
-		func(l *LogLine) uint64 { return l.Seq })
+		func(l *LogLine) uint64 { return l.Seq }).GroupBy(EnvOfKey)
 }
 
 // LogFilter selects debug-log lines, as `fixpoint debug-log` asks: an

@@ -28,7 +28,7 @@ func StringCost(n int) int {
 // them to unsafe.Sizeof.
 const (
 	eventSlot = 96 + 8
-	logSlot   = 112 + 8
+	logSlot   = 128 + 8
 )
 
 // ringCost is one key's ring beside its records: the ring itself, its
@@ -44,6 +44,6 @@ func eventCost(e *Event) int {
 
 // logLineCost is a debug-log line's bytes beyond its slot: its strings.
 func logLineCost(l *LogLine) int {
-	return StringCost(len(l.Unit)) + StringCost(len(l.Machine)) + StringCost(len(l.Node)) +
+	return StringCost(len(l.Unit)) + StringCost(len(l.Env)) + StringCost(len(l.Machine)) + StringCost(len(l.Node)) +
 		StringCost(len(l.Level)) + StringCost(len(l.Origin)) + StringCost(len(l.Message))
 }

@@ -189,6 +189,9 @@ something would.`,
 				return err
 			}
 			printOutside(os.Stdout, p)
+			if err := r.fileEnv(cmd.Context(), c, p.deploy.Env.Name); err != nil {
+				return err
+			}
 			plan, err := planAgainst(cmd.Context(), c, p)
 			if err != nil {
 				return err
@@ -209,6 +212,7 @@ something would.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	warnUnitsFlag(cmd, &warnUnits)
 	allowOutsideFlag(cmd, &allowOutside)
@@ -258,6 +262,9 @@ makes no new one.`,
 				return err
 			}
 			printOutside(os.Stdout, p)
+			if err := r.fileEnv(cmd.Context(), c, p.deploy.Env.Name); err != nil {
+				return err
+			}
 			if err := deploy(cmd.Context(), c, p, false, newConfirm(yes)); err != nil {
 				return err
 			}
@@ -272,6 +279,7 @@ makes no new one.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringSliceVarP(&files, "file", "f", nil, "environment file(s) or directory")
 	failOnBlockedFlag(cmd, &failOnBlocked)
 	repositoryFlag(cmd, &repo)

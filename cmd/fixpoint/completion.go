@@ -119,6 +119,11 @@ func names(cmd *cobra.Command, prefix string, units, services bool) []string {
 	if r.dataDir == "" {
 		r.dataDir = defaultDataDir
 	}
+	// The environment the command would use: -e, $FIXPOINT_ENV, the
+	// context's.
+	if f := cmd.Flags().Lookup("env"); f != nil {
+		r.env, r.envScoped, r.fs = f.Value.String(), true, cmd.Flags()
+	}
 	c, err := r.client()
 	if err != nil {
 		return nil

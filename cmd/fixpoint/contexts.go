@@ -35,6 +35,10 @@ type savedContext struct {
 	Token string   `json:"token"`
 	// CA is the absolute path of the CA certificate (PEM), for HTTPS.
 	CA string `json:"ca,omitempty"`
+	// Env is the environment the context's environment-scoped commands
+	// use when neither -e/--env nor $FIXPOINT_ENV names one ("" the
+	// default environment).
+	Env string `json:"env,omitempty"`
 }
 
 // contexts is the content of contextsFile: the contexts by name and the

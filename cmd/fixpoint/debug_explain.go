@@ -40,6 +40,7 @@ func newDebugExplainCmd() *cobra.Command {
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	r.revealFlag(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd

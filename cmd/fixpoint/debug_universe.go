@@ -42,6 +42,7 @@ func newDebugUniverseCmd() *cobra.Command {
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	r.revealFlag(cmd)
 	return cmd
 }

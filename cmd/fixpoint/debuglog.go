@@ -90,6 +90,7 @@ a unit sees are replaced by <redacted sha256:…> before a line is kept.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringSliceVar(&f.Include, "include", nil, "show only lines of these units, services, machines or nodes")
 	cmd.Flags().StringSliceVar(&f.Exclude, "exclude", nil, "leave out lines of these units, services, machines or nodes")
 	cmd.Flags().StringVar(&f.Level, "level", "", "show only this level and above: debug, info, warning, error")

@@ -45,6 +45,7 @@ type editOpts struct {
 // that take something away.
 func (o *editOpts) flags(cmd *cobra.Command, removes bool) {
 	o.r.flags(cmd)
+	o.r.envFlag(cmd)
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait for the fixed point, showing progress (exit codes as apply --wait)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 10*time.Minute, "with --wait, how long to wait")
 	keepGoingFlag(cmd, &o.keepGoing)

@@ -122,7 +122,7 @@ func newEnvsCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:     "envs",
-		Short:   "List the cluster's environments",
+		Short:   "List the cluster's environments: name, uuid, services, units, units per phase, converged",
 		Example: "  fixpoint envs -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -137,7 +137,7 @@ func newEnvsCmd() *cobra.Command {
 			if err != nil {
 				return exitf(exitFailed, "envs: %v", err)
 			}
-			return printEnvs(os.Stdout, format, envs, envs)
+			return printEnvRows(os.Stdout, format, envRows(cmd.Context(), c, envs))
 		},
 	}
 	r.flags(cmd)

@@ -68,7 +68,10 @@ func TestEnvironmentTokensThroughTheCLI(t *testing.T) {
 	refused(as(reader, "envs"), "the reader's envs", "this one is the cluster's")
 
 	// dev's operator opens nothing served here yet, nor the cluster's.
-	refused(as(devOp, "status"), "dev's operator reading the default environment", "per-environment serving")
+	refused(as(devOp, "status"), "dev's operator reading the default environment", "-e/--env dev")
+	if r := as(devOp, "status", "-e", "dev"); r.code != 0 {
+		t.Errorf("dev's operator reading dev: exit %d\n%s", r.code, r.stderr)
+	}
 	refused(as(devOp, "token", "create", "--env", "dev", "--role", "reader"), "dev's operator making a token", "this one is the cluster's")
 	refused(as(devOp, "env", "remove", "dev"), "dev's operator removing dev", "this one is the cluster's")
 

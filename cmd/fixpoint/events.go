@@ -84,6 +84,7 @@ shows them, to the operator credential only.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	r.revealFlag(cmd)
 	cmd.Flags().BoolVar(&followFlag, "follow", false, "keep printing new events as they happen")
 	cmd.Flags().IntVarP(&tail, "tail", "n", 0, "show only the last N events (0: all kept)")

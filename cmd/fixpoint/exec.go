@@ -51,6 +51,7 @@ SERVICE/leader.` + remoteEnvHelp,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringVarP(&unit, "unit", "u", "", "the unit to run the command as (SERVICE/N or SERVICE/leader)")
 	cmd.Flags().DurationVar(&wait, "wait", defaultOperationWait, "how long to wait for the command to finish")
 	cmd.Flags().BoolVar(&background, "background", false, "queue the command, print its operation id and return")

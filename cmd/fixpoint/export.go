@@ -57,6 +57,7 @@ and the metadata of its charms by hash.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringVarP(&format, "format", "o", "cue", "output format: cue (an environment file) or json (the document as the API serves it)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"cue", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

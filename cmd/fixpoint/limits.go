@@ -73,9 +73,22 @@ func recordLimits(ctx context.Context, store *raftstore.Store, l *limitFlags, bo
 		return nil
 	})
 	want := l.over(inForce)
+	if have == nil && bootstrap {
+		want = l.value
+	}
+	if want.Environments != inForce.Environments && store.ClusterLevel().Level < model.LevelRecorded {
+		// The leader's gate refuses the field below its level. A new
+		// cluster raises its level as soon as it leads: wait for it.
+		// Elsewhere (servers not all upgraded yet) the rest is recorded
+		// and --max-environments waits for a restart after the upgrade.
+		if have == nil && bootstrap {
+			return fmt.Errorf("--max-environments waits for the new cluster's feature level %d", model.LevelRecorded)
+		}
+		log.Warn("--max-environments is not recorded: the cluster's feature level is below 2 (run fixpoint cluster upgrade once every server runs this build, then restart this one with the flag)")
+		want.Environments = inForce.Environments
+	}
 	switch {
 	case have == nil && bootstrap:
-		want = l.value
 	case have == nil && len(l.given()) == 0, have != nil && want == *have:
 		return nil
 	}

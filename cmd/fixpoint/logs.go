@@ -89,6 +89,7 @@ operator credential only.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	r.revealFlag(cmd)
 	cmd.Flags().BoolVar(&follow, "follow", false, "keep printing new runs as they are reported")
 	cmd.Flags().IntVarP(&tail, "tail", "n", 0, "show only the last N runs (0: all kept)")

@@ -53,6 +53,7 @@ local unless --utc. With none to list it says so on stderr.` + remoteEnvHelp,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringVar(&unit, "unit", "", "only this unit's operations")
 	cmd.Flags().StringVar(&service, "service", "", "only the operations of this service's units")
 	cmd.Flags().StringVar(&status, "status", "", "only operations in these states: pending, running, completed, failed (comma-separated)")
@@ -97,6 +98,7 @@ whatever the operation's status; 1 when there is no such operation.` + remoteEnv
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for the operation to finish")
 	cmd.Flags().StringVarP(&format, "format", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().BoolVar(&utc, "utc", false, "print times in UTC, not local time")

@@ -34,6 +34,10 @@ type remote struct {
 	// current context.
 	fs         *pflag.FlagSet
 	dataDirSet bool
+	// env is -e/--env, and envScoped says the command has it: its
+	// client is then the environment's (envflag.go).
+	env       string
+	envScoped bool
 }
 
 // remoteEnvHelp ends the help of every command that talks to a control
@@ -168,6 +172,13 @@ func (r *remote) client() (*api.Client, error) {
 	}
 	c := api.NewClient(list, token, withTLSHints(hc, r.tls.ca, caFrom))
 	c.SetReveal(r.reveal)
+	if r.envScoped {
+		env, _, err := r.chosenEnv(sc)
+		if err != nil {
+			return nil, exitf(exitFailed, "%v", err)
+		}
+		c.SetEnv(env)
+	}
 	return c, nil
 }
 

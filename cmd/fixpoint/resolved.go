@@ -68,6 +68,7 @@ does not exist exits 1.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().BoolVar(&noRetry, "no-retry", false, "accept the failed universe as reconciled without running the hook")
 	cmd.Flags().BoolVar(&all, "all", false, "resolve every unit in error")
 	return cmd

@@ -69,6 +69,7 @@ show-operation). --background prints the operation's id and returns.` + remoteEn
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().StringVar(&paramsFile, "params", "", "YAML or JSON file of params; KEY=VALUE arguments override it")
 	cmd.Flags().BoolVar(&stringArgs, "string-args", false, "take every KEY=VALUE value as a string, not YAML")
 	cmd.Flags().DurationVar(&wait, "wait", defaultOperationWait, "how long to wait for the action to finish")

@@ -64,6 +64,7 @@ secret's, to the operator credential only.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	formatFlag(cmd, &format)
 	cmd.AddCommand(newRotateKeyCmd())
 	return cmd
@@ -135,6 +136,7 @@ did.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().BoolVar(&r.reveal, "reveal", false, "show the secret's values; operator credential only, and the server logs it")
 	cmd.Flags().BoolVar(&revisions, "revisions", false, "list every kept revision (with --reveal, each one's values)")
 	cmd.Flags().StringVarP(&format, "format", "o", "yaml", "output format: yaml or json")

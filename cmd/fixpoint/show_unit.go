@@ -76,6 +76,7 @@ operator credential only.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	r.revealFlag(cmd)
 	cmd.Flags().StringVarP(&format, "format", "o", "yaml", "output format: yaml or json")
 	cmd.Flags().IntVar(&runs, "runs", 5, "how many of the last hook runs to show")

@@ -155,6 +155,7 @@ document per line).`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	formatFlag(cmd, &format)
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow changes: redraw on a terminal, one line per change otherwise")
 	cmd.Flags().BoolVar(&stale, "stale", false, "read the contacted node's copy instead of a linearizable read")

@@ -564,5 +564,7 @@ func TestDashboardInHeadlessChromium(t *testing.T) {
 	if len(v.Units) != 0 || !strings.Contains(v.Text, "fail/0") {
 		t.Errorf("the counted page draws %d units one by one, or does not list fail/0", len(v.Units))
 	}
+
+	checkEnvPicker(t, d, data)
 	up.stop(t)
 }

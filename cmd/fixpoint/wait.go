@@ -54,6 +54,7 @@ exits 6.`,
 		},
 	}
 	r.flags(cmd)
+	r.envFlag(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait")
 	failOnBlockedFlag(cmd, &failOnBlocked)
 	keepGoingFlag(cmd, &keepGoing)

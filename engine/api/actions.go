@@ -59,6 +59,10 @@ func (s *actionAPI) routes(mux *router) {
 }
 
 func (s *actionAPI) enqueue(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, model.MaxCommandBytes)
 	var req Enqueue
 	if !decode(w, r, &req) {
@@ -110,6 +114,10 @@ func (s *actionAPI) enqueue(w http.ResponseWriter, r *http.Request) {
 // operations lists operations, oldest first, filtered by ?unit=,
 // ?service= and ?status= (comma-separated).
 func (s *actionAPI) operations(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	q := r.URL.Query()
 	statuses := map[string]bool{}
 	for _, st := range strings.Split(q.Get("status"), ",") {
@@ -140,6 +148,10 @@ func (s *actionAPI) operations(w http.ResponseWriter, r *http.Request) {
 // operation answers one operation; with ?wait=D it waits up to D (at
 // most MaxOperationWait) for it to finish first.
 func (s *actionAPI) operation(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil || id <= 0 {
 		writeKind(w, fault.KindBadRequest, "operation id %s is not a positive number", model.Quote(r.PathValue("id"), 24))

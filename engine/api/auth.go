@@ -36,6 +36,9 @@ type principal struct {
 	env, access, token string
 	// envLabel names env in messages.
 	envLabel string
+	// defaultName is the default environment's name as the token was
+	// identified: a prefix naming it is the default environment's.
+	defaultName string
 }
 
 func (p principal) String() string {
@@ -150,7 +153,7 @@ func (s *Server) identify(token string) (principal, *model.Auth, bool) {
 			if name, ok := s.agentOf(st, h); ok {
 				p = principal{role: roleAgent, machine: name, credential: h}
 			} else if t, ok := c.Token(h); ok {
-				p = principal{role: roleEnv, env: t.Env, access: t.Role, token: t.Name, envLabel: envLabel(c, t.Env)}
+				p = principal{role: roleEnv, env: t.Env, access: t.Role, token: t.Name, envLabel: envLabel(c, t.Env), defaultName: c.Default.Name}
 			}
 		}
 		return nil

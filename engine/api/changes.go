@@ -24,6 +24,7 @@ func (s *changeAPI) routes(mux *router) {
 }
 
 func (s *changeAPI) deploy(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	var req DeployRequest
 	// User secrets are compared with a linearizable read: a stale copy
 	// could take a value for the latest revision's that is not.
@@ -67,6 +68,7 @@ type Resolve struct {
 }
 
 func (s *changeAPI) resolved(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	var req Resolve
 	if !decode(w, r, &req) {
 		return

@@ -41,6 +41,9 @@ type conn struct {
 	// reveal asks the reads that carry secrets for their values
 	// (?reveal=1, operator only).
 	reveal bool
+	// env is the environment the environment-scoped requests go to, ""
+	// the default one (client_env.go).
+	env string
 }
 
 // NewClient returns a client for the given addresses (host:port or URLs).
@@ -77,6 +80,7 @@ func (c *conn) do(ctx context.Context, method, path string, body []byte, out any
 	var last error
 	c.mu.Lock()
 	start := c.next
+	path = envPath(c.env, method, path)
 	c.mu.Unlock()
 	for i := range c.addrs {
 		n := (start + i) % len(c.addrs)

@@ -73,7 +73,7 @@ func (s *diagAPI) routes(mux *router) {
 }
 
 func (s *diagAPI) diagnostics(w http.ResponseWriter, r *http.Request) (Diagnostics, bool) {
-	d, ok := s.node.(Diagnostics)
+	d, ok := baseNode(s.node).(Diagnostics)
 	if !ok {
 		writeKind(w, fault.KindUnavailable, "this node keeps no debug log or events")
 		return d, false
@@ -109,7 +109,7 @@ func (s *diagAPI) postLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	kept := batch.Lines[:0]
 	skipped := 0
-	err := s.node.View(func(st *model.State) error {
+	err := s.node.ViewCluster(func(c *model.Cluster) error {
 		machineSecrets := map[string]bool{}
 		for i := range batch.Lines {
 			l := batch.Lines[i]
@@ -123,7 +123,14 @@ func (s *diagAPI) postLogs(w http.ResponseWriter, r *http.Request) {
 				return fmt.Errorf("line %d names machine %s; this request is machine %s's", i, l.Machine, machine)
 			}
 			if l.Unit != "" {
-				u := st.Units[l.Unit]
+				st, found := c.Lookup(l.Env)
+				if l.Env == c.Default.Name {
+					l.Env = ""
+				}
+				var u *model.Unit
+				if found {
+					u = st.Units[l.Unit]
+				}
 				if u == nil || u.Machine != machine {
 					// A removed unit's last lines, or a unit moved away:
 					// nobody may now answer for them.
@@ -133,10 +140,14 @@ func (s *diagAPI) postLogs(w http.ResponseWriter, r *http.Request) {
 				l.Message = model.Scrub(l.Message, st.SecretsOf(l.Unit))
 			} else {
 				if len(machineSecrets) == 0 {
-					for _, u := range st.Units {
-						if u.Machine == machine {
-							for _, v := range st.SecretsOf(u.Name) {
-								machineSecrets[v] = true
+					// Every environment's units on the machine: the
+					// machine's lines may print any of their secrets.
+					for _, st := range c.States() {
+						for _, u := range st.Units {
+							if u.Machine == machine {
+								for _, v := range st.SecretsOf(u.Name) {
+									machineSecrets[v] = true
+								}
 							}
 						}
 					}
@@ -189,7 +200,7 @@ const maxLogHold = 2 * time.Second
 // node a held connection per post (bounded per address), not the
 // decoding of its batches.
 func (s *diagAPI) logBudgetLeft(w http.ResponseWriter, r *http.Request, machine string) bool {
-	lw, ok := s.node.(logWaiter)
+	lw, ok := baseNode(s.node).(logWaiter)
 	if !ok {
 		return true
 	}
@@ -266,6 +277,7 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 // the last N; with wait, it blocks until a line after SEQ arrives or
 // wait passes.
 func (s *diagAPI) debugLog(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	d, ok := s.diagnostics(w, r)
 	if !ok {
 		return
@@ -281,7 +293,12 @@ func (s *diagAPI) debugLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	store := d.LogStore()
-	lines, last := waitRead(r.Context(), store, rq, nil, f.Match)
+	env := envOf(r)
+	keyOK := func(k string) bool {
+		_, ok := keyInEnv(k, env)
+		return ok
+	}
+	lines, last := waitRead(r.Context(), store, rq, keyOK, f.Match)
 	writeJSON(w, http.StatusOK, DebugLog{Last: last, Lines: nonNil(lines), Kept: store.Stats()})
 }
 

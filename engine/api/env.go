@@ -39,6 +39,7 @@ func (s *envAPI) routes(mux *router) {
 // (the operator's only); a redacted document deploys back keeping them
 // (model.State.Unredact).
 func (s *envAPI) env(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	show, ok := reveal(s.log, w, r)
 	if !ok || !s.gate.read(w, r) {
 		return

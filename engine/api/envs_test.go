@@ -91,10 +91,12 @@ func status(t *testing.T, method, url, token string) int {
 // is refused everything, the default environment's reach its routes
 // alone, and a reader never writes or reveals.
 func TestEnvTokensOnEveryRoute(t *testing.T) {
-	n := startNode(t, "n1")
+	n := startNodeOf(t, "n1", true, nil)
 	op := api.NewClient([]string{n.addr}, operatorToken, nil)
-	if _, err := op.AddEnv(ctxT(t), api.NewEnv{Name: "dev"}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"dev", "qa"} {
+		if _, err := op.AddEnv(ctxT(t), api.NewEnv{Name: name}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tokens := map[string]string{}
 	for _, tc := range []api.NewEnvToken{
@@ -111,8 +113,19 @@ func TestEnvTokensOnEveryRoute(t *testing.T) {
 	if len(patterns) < 40 {
 		t.Fatalf("only %d patterns registered: %v", len(patterns), patterns)
 	}
+	asked := 0
 	for _, p := range patterns {
 		if publicPatterns[p] {
+			continue
+		}
+		if pre := prefixOf(p); pre != "" {
+			method, _, _ := strings.Cut(p, " ")
+			if base := method + " /v1/" + strings.TrimPrefix(p, pre); !envPatterns[base] {
+				t.Errorf("prefixed route %q prefixes %q, which is no environment route of this test", p, base)
+				continue
+			}
+			prefixedRoute(t, n.addr, p, tokens)
+			asked++
 			continue
 		}
 		if !envPatterns[p] && !clusterPatterns[p] {
@@ -148,9 +161,13 @@ func TestEnvTokensOnEveryRoute(t *testing.T) {
 		}
 	}
 
+	if asked != len(envPatterns) {
+		t.Errorf("%d prefixed routes asked; want one per environment route (%d)", asked, len(envPatterns))
+	}
+
 	// Refusals say why.
 	dev := api.NewClient([]string{n.addr}, tokens["dev-op"], nil)
-	if _, err := dev.Status(ctxT(t), false, 0, 0); !errors.Is(err, api.ErrForbidden) || !strings.Contains(err.Error(), "per-environment serving") {
+	if _, err := dev.Status(ctxT(t), false, 0, 0); !errors.Is(err, api.ErrForbidden) || !strings.Contains(err.Error(), "-e/--env dev") {
 		t.Errorf("dev's operator reading the default environment's status: %v", err)
 	}
 	ci := api.NewClient([]string{n.addr}, tokens["ci"], nil)
@@ -200,6 +217,59 @@ func TestEnvTokensOnEveryRoute(t *testing.T) {
 	}
 	if _, err := dev.Status(ctxT(t), false, 0, 0); !errors.Is(err, api.ErrUnauthorized) {
 		t.Errorf("a token of the removed dev: %v, want 401", err)
+	}
+}
+
+// prefixOf is the environment prefix of a prefixed pattern, "" for
+// another: "GET /v1/envs/{env}/status" -> "GET /v1/envs/{env}/", whose
+// base is "GET /v1/" + the rest.
+func prefixOf(p string) string {
+	method, path, _ := strings.Cut(p, " ")
+	if !strings.HasPrefix(path, "/v1/envs/{env}/") {
+		return ""
+	}
+	return method + " /v1/envs/{env}/"
+}
+
+// prefixedRoute asks prefixed pattern p of dev and of qa: dev's operator
+// reaches dev's, its reader reads them alone, neither reaches qa's, and
+// the default environment's tokens reach neither. The cluster's operator
+// reaches both, and an environment that does not exist is 404.
+func prefixedRoute(t *testing.T, addr, p string, tokens map[string]string) {
+	t.Helper()
+	methods, path := requestsOf(p)
+	qa := strings.Replace(path, "/v1/envs/dev/", "/v1/envs/qa/", 1)
+	nope := strings.Replace(path, "/v1/envs/dev/", "/v1/envs/nope/", 1)
+	for _, m := range methods {
+		write := m != "GET" && m != "HEAD"
+		if code := status(t, m, addr+path, tokens["dev-op"]); code == http.StatusForbidden || code == http.StatusUnauthorized {
+			t.Errorf("%s %s (%s) with dev's operator: %d, want it served", m, path, p, code)
+		}
+		code := status(t, m, addr+path, tokens["dev-read"])
+		if write != (code == http.StatusForbidden) {
+			t.Errorf("%s %s (%s) with dev's reader: %d; 403 only on writes", m, path, p, code)
+		}
+		if m == "GET" {
+			if code := status(t, m, addr+path+"?reveal=1", tokens["dev-read"]); code != http.StatusForbidden {
+				t.Errorf("%s %s?reveal=1 with dev's reader: %d, want 403", m, path, code)
+			}
+		}
+		for _, who := range []string{"dev-op", "dev-read"} {
+			if code := status(t, m, addr+qa, tokens[who]); code != http.StatusForbidden {
+				t.Errorf("%s %s (%s) with dev's token %s: %d, want 403", m, qa, p, who, code)
+			}
+		}
+		for _, who := range []string{"ci", "dash"} {
+			if code := status(t, m, addr+path, tokens[who]); code != http.StatusForbidden {
+				t.Errorf("%s %s (%s) with the default environment's token %s: %d, want 403", m, path, p, who, code)
+			}
+		}
+		if code := status(t, m, addr+qa, operatorToken); code == http.StatusForbidden || code == http.StatusUnauthorized {
+			t.Errorf("%s %s (%s) with the cluster's operator: %d, want it served", m, qa, p, code)
+		}
+		if code := status(t, m, addr+nope, operatorToken); code != http.StatusNotFound {
+			t.Errorf("%s %s (%s): %d, want 404: there is no environment nope", m, nope, p, code)
+		}
 	}
 }
 

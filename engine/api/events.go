@@ -17,26 +17,34 @@ type Events struct {
 
 // events serves GET /v1/events?of=UNIT|SERVICE&after=SEQ&tail=N&wait=D:
 // the unit events (model/events.go) of a unit, of a service's units, or
-// of all units, oldest first. Like the debug log, they are replicated:
+// of all units of the request's environment, oldest first. Like the debug log, they are replicated:
 // any node answers from its own copy. Secret values the unit sees are
 // scrubbed from what is shown (a failed hook's error may print one).
 func (s *diagAPI) events(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	d, ok := s.diagnostics(w, r)
 	if !ok {
 		return
 	}
 	q := r.URL.Query()
 	of := q.Get("of")
-	var keyOK func(string) bool
+	env := envOf(r)
+	unitOK := func(string) bool { return true }
 	switch {
 	case of == "":
 	case model.CheckUnitName(of) == nil:
-		keyOK = func(k string) bool { return k == of }
+		unitOK = func(u string) bool { return u == of }
 	case model.CheckName(model.KindService, of) == nil:
-		keyOK = func(k string) bool { return model.ServiceOf(k) == of }
+		unitOK = func(u string) bool { return model.ServiceOf(u) == of }
 	default:
 		writeKind(w, fault.KindBadRequest, "events of %s: name a unit (service/N) or a service", model.Quote(of, 24))
 		return
+	}
+	// The request's environment's events alone: another's units may
+	// have the same names.
+	keyOK := func(k string) bool {
+		u, ok := keyInEnv(k, env)
+		return ok && unitOK(u)
 	}
 	rq, ok := readQuery(w, q)
 	if !ok {
@@ -61,4 +69,18 @@ func (s *diagAPI) events(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusOK, Events{Last: last, Events: nonNil(evs)})
+}
+
+// keyInEnv says whether a key of the debug-log or event store is of
+// environment env ("" the default one), and what it names there. Another
+// environment's unit is keyed "ENV/svc/N", with two slashes; a unit of
+// the default environment, a machine ("machine/M") and a node
+// ("node/N") with one: machines and nodes are the default
+// environment's to show, as a v0.3.0 server shows them.
+func keyInEnv(key, env string) (string, bool) {
+	e := model.EnvOfKey(key)
+	if e == "" {
+		return key, env == ""
+	}
+	return key[len(e)+1:], e == env
 }

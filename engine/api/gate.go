@@ -83,14 +83,16 @@ func (g *gate) read(w http.ResponseWriter, r *http.Request) bool {
 		}
 		wait = min(wait, 10*time.Minute)
 		ctx, cancel := context.WithTimeout(r.Context(), wait)
-		if r.URL.Path == "/v1/status" || r.URL.Path == timelinePath {
+		path := unprefixedPath(r.URL.Path)
+		if ctl := ctlFor(r, g.ctl); ctl != nil && (path == "/v1/status" || path == timelinePath) {
 			// Phases also move without a new entry: a unit found
 			// unchanged once rebuilt settles where it stands, a claim
 			// ends. Only the generation the caller saw says whether one
 			// moved since; without it, the next change is waited for.
-			moved := g.ctl.Changed()
+			// Each environment's controller counts its own generations.
+			moved := ctl.Changed()
 			if hasGen {
-				moved = g.ctl.ChangedSince(gen)
+				moved = ctl.ChangedSince(gen)
 			}
 			applied := g.applying.doneCh()
 			go func() {

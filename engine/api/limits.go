@@ -17,7 +17,8 @@ import (
 // so nothing larger is ever read, let alone proposed. A body that says it
 // is larger is refused before a byte of it is read.
 func limitBody(w http.ResponseWriter, r *http.Request) bool {
-	if strings.HasPrefix(r.URL.Path, "/v1/raft/") || (r.Method == http.MethodPut && (strings.HasPrefix(r.URL.Path, "/v1/charms/") || strings.HasPrefix(r.URL.Path, "/v1/resources/"))) {
+	path := unprefixedPath(r.URL.Path)
+	if strings.HasPrefix(path, "/v1/raft/") || (r.Method == http.MethodPut && (strings.HasPrefix(path, "/v1/charms/") || strings.HasPrefix(path, "/v1/resources/"))) {
 		return true
 	}
 	if r.ContentLength > model.MaxCommandBytes {
@@ -51,6 +52,14 @@ func propose(node Node, w http.ResponseWriter, r *http.Request, cmd *model.Comma
 	if id := r.Header.Get("X-Request-Id"); id != "" {
 		cmd.RequestID = id
 	}
+	// A command sent to an environment's routes names it before its
+	// digest is taken, so that a retry through the same routes matches.
+	if e, ok := node.(envNode); ok {
+		if err := stampEnv(cmd, e.env); err != nil {
+			writeStoreError(w, err, "")
+			return
+		}
+	}
 	if cmd.RequestID != "" {
 		cmd.Digest = cmd.Fingerprint()
 	}
@@ -59,7 +68,9 @@ func propose(node Node, w http.ResponseWriter, r *http.Request, cmd *model.Comma
 		writeInvalid(w, cmd, err)
 		return
 	}
-	noop, err := model.AdmitOn(r.Context(), node, cmd, desired)
+	// Judged by the cluster, as the FSM applies it: an environment's
+	// share and the cluster's totals over every environment hold.
+	noop, err := model.AdmitClusterOn(r.Context(), node, cmd, desired)
 	switch {
 	case errors.Is(err, model.ErrRequestReused):
 		writeError(w, http.StatusConflict, "%v", err)

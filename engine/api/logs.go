@@ -28,6 +28,10 @@ type Logs struct {
 // a service or empty for all; with wait it blocks until a run after SEQ
 // arrives or wait passes.
 func (s *statusAPI) logs(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	reveal, ok := reveal(s.log, w, r)
 	if !ok {
 		return

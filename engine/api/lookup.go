@@ -40,6 +40,10 @@ type ServiceConfig struct {
 // name is answered with its units (404), so that a CLI given one can say
 // which to ask for.
 func (s *statusAPI) unit(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	name := r.PathValue("unit")
 	check := model.CheckUnitName
 	if !strings.Contains(name, "/") {
@@ -70,6 +74,10 @@ func (s *statusAPI) unit(w http.ResponseWriter, r *http.Request) {
 
 // serviceConfig answers GET /v1/services/{service}/config.
 func (s *statusAPI) serviceConfig(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	name := r.PathValue("service")
 	if err := model.CheckName(model.KindService, name); err != nil {
 		writeKind(w, fault.KindBadRequest, "%v", err)

@@ -31,8 +31,10 @@ type metrics struct {
 	reconciles   *prometheus.CounterVec
 	hookDuration *prometheus.HistogramVec
 	requests     *prometheus.CounterVec
-	// known reports whether a service is in the state.
-	known func(service string) bool
+	// known reports whether a service is in environment env's state.
+	known func(env, service string) bool
+	// envs are the other environments' series (metrics_env.go).
+	envs *envSeries
 }
 
 // gcCycles adds the runtime's count of collections it started itself
@@ -41,37 +43,34 @@ type metrics struct {
 // burst of hand-outs, and is what slows a change's wake.
 var gcCycles = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/cycles/(automatic|forced):gc-cycles$`)}
 
-func newMetrics(node Node, ctl *engine.Controller, log hclog.Logger) *metrics {
+func newMetrics(node Node, ctl *engine.Controller, envs Controllers, log hclog.Logger) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fixpoint_reconciles_total",
-			Help: "Hook runs reported to this node while it led, by service and outcome (ok, error, stale).",
-		}, []string{"service", "outcome"}),
-		hookDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "fixpoint_hook_duration_seconds",
-			Help:    "How long reconcile hooks ran, as their agents measured it, by service.",
-			Buckets: hookBuckets,
-		}, []string{"service"}),
+		reg:          prometheus.NewRegistry(),
+		reconciles:   prometheus.NewCounterVec(reconcilesOpts, []string{"service", "outcome"}),
+		hookDuration: prometheus.NewHistogramVec(hookDurationOpts, []string{"service"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fixpoint_http_requests_total",
 			Help: "API requests served, by route and status code.",
 		}, []string{"route", "code"}),
 	}
+	m.envs = newEnvSeries(node, envs, log)
 	m.reg.MustRegister(m.reconciles, m.hookDuration, m.requests,
-		&stateCollector{node: node, ctl: ctl}, raftSink(),
+		&stateCollector{node: node, ctl: ctl}, m.envs, raftSink(),
 		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(gcCycles)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.known = func(service string) bool {
+	m.known = func(env, service string) bool {
 		ok := false
-		_ = node.View(func(st *model.State) error {
-			_, ok = st.Services[service]
+		_ = node.ViewCluster(func(c *model.Cluster) error {
+			if st, found := c.Lookup(env); found {
+				_, ok = st.Services[service]
+			}
 			return nil
 		})
 		return ok
 	}
+	m.envs.m = m
 	if ctl != nil {
-		ctl.History().Observe(m.observeRun)
+		ctl.History().Observe(func(r engine.Run) { m.observeRun("", r) })
 		ctl.History().Observe(func(r engine.Run) { logRun(log, logged(node, r)) })
 	}
 	return m
@@ -92,10 +91,13 @@ func logRun(log hclog.Logger, r engine.Run) {
 	}
 }
 
-func (m *metrics) observeRun(r engine.Run) {
-	// Every label value becomes a series kept for the process's life:
-	// take services only from the state, never from what an agent sent.
-	if m.known != nil && !m.known(r.Service) {
+// observeRun counts a run of environment env ("" the default one, whose
+// series carry no env label, as a v0.3.0 server's do).
+func (m *metrics) observeRun(env string, r engine.Run) {
+	// Every label value becomes a series, kept for the process's life
+	// (another environment's until it goes, envSeries.follow): take
+	// services only from the state, never from what an agent sent.
+	if m.known != nil && !m.known(env, r.Service) {
 		return
 	}
 	switch r.Outcome {
@@ -103,11 +105,33 @@ func (m *metrics) observeRun(r engine.Run) {
 	default:
 		return
 	}
+	if env != "" {
+		m.envs.reconciles.WithLabelValues(env, r.Service, r.Outcome).Inc()
+		if r.Duration > 0 {
+			m.envs.hookDuration.WithLabelValues(env, r.Service).Observe(r.Duration.Seconds())
+		}
+		return
+	}
 	m.reconciles.WithLabelValues(r.Service, r.Outcome).Inc()
 	if r.Duration > 0 {
 		m.hookDuration.WithLabelValues(r.Service).Observe(r.Duration.Seconds())
 	}
 }
+
+// The hook-run series' names and help, which the default environment's
+// series (no env label) and the others' (an env label, metrics_env.go)
+// share: one family each.
+var (
+	reconcilesOpts = prometheus.CounterOpts{
+		Name: "fixpoint_reconciles_total",
+		Help: "Hook runs reported to this node while it led, by service and outcome (ok, error, stale); an environment other than the default is its env label.",
+	}
+	hookDurationOpts = prometheus.HistogramOpts{
+		Name:    "fixpoint_hook_duration_seconds",
+		Help:    "How long reconcile hooks ran, as their agents measured it, by service; an environment other than the default is its env label.",
+		Buckets: hookBuckets,
+	}
+)
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
@@ -167,25 +191,48 @@ type stateCollector struct {
 }
 
 var (
-	descIndex     = prometheus.NewDesc("fixpoint_index", "Raft index of the last entry this node applied.", nil, nil)
-	descLeader    = prometheus.NewDesc("fixpoint_is_leader", "1 if this node leads the control plane.", nil, nil)
-	descContact   = prometheus.NewDesc("fixpoint_raft_last_contact_seconds", "Time since this node last heard from the leader (0 on the leader).", nil, nil)
-	descUnits     = prometheus.NewDesc("fixpoint_units", "Units by phase (pending, reconciling, settled, error), and those on a lost machine (lost), as status's summary counts them.", []string{"phase"}, nil)
-	descQueue     = prometheus.NewDesc("fixpoint_queue_depth", "Stale units not yet claimed by an agent.", nil, nil)
-	descStale     = prometheus.NewDesc("fixpoint_stale_units", "Units whose universe differs from the one they last reconciled: queued or running.", nil, nil)
-	descErrors    = prometheus.NewDesc("fixpoint_units_in_error", "Units in the error phase.", nil, nil)
-	descDiverged  = prometheus.NewDesc("fixpoint_diverged_units", "Units stopped because they diverged (reconciled too often, or their output oscillates).", nil, nil)
-	descConverged = prometheus.NewDesc("fixpoint_converged", "1 when the environment is at its fixed point.", nil, nil)
-	descWakeups   = prometheus.NewDesc("fixpoint_work_polls_woken_total", "Agents' work polls woken to look for work (a change wakes only the machines with work).", nil, nil)
-	descMachines  = prometheus.NewDesc("fixpoint_machines", "Registered machines by agent state (started, lost).", []string{"state"}, nil)
-	descLevel     = prometheus.NewDesc("fixpoint_cluster_feature_level", "The cluster's feature level, as this node's log records it.", nil, nil)
-	descServers   = prometheus.NewDesc("fixpoint_cluster_servers", "Control-plane servers by the feature level of their build (\"unknown\": not answering), as this node last heard.", []string{"level"}, nil)
-	descMixed     = prometheus.NewDesc("fixpoint_cluster_mixed", "1 while the servers run builds of different feature levels (a rolling upgrade).", nil, nil)
-	descHalted    = prometheus.NewDesc("fixpoint_halted", "1 when this node stopped applying the log at an entry its build cannot apply.", nil, nil)
+	descIndex    = prometheus.NewDesc("fixpoint_index", "Raft index of the last entry this node applied.", nil, nil)
+	descLeader   = prometheus.NewDesc("fixpoint_is_leader", "1 if this node leads the control plane.", nil, nil)
+	descContact  = prometheus.NewDesc("fixpoint_raft_last_contact_seconds", "Time since this node last heard from the leader (0 on the leader).", nil, nil)
+	descMachines = prometheus.NewDesc("fixpoint_machines", "Registered machines by agent state (started, lost).", []string{"state"}, nil)
+	descLevel    = prometheus.NewDesc("fixpoint_cluster_feature_level", "The cluster's feature level, as this node's log records it.", nil, nil)
+	descServers  = prometheus.NewDesc("fixpoint_cluster_servers", "Control-plane servers by the feature level of their build (\"unknown\": not answering), as this node last heard.", []string{"level"}, nil)
+	descMixed    = prometheus.NewDesc("fixpoint_cluster_mixed", "1 while the servers run builds of different feature levels (a rolling upgrade).", nil, nil)
+	descHalted   = prometheus.NewDesc("fixpoint_halted", "1 when this node stopped applying the log at an entry its build cannot apply.", nil, nil)
+
+	// An environment's gauges: the default environment's without an env
+	// label, as a v0.3.0 server's, the others' with one.
+	defaultGauges = newEnvGauges(nil)
+	envGauges     = newEnvGauges([]string{"env"})
 )
 
+// envGaugeDescs are the gauges one environment's controller gives.
+type envGaugeDescs struct {
+	units, queue, stale, errors, diverged, converged, wakeups *prometheus.Desc
+}
+
+// newEnvGauges describes an environment's gauges with the labels env
+// (nil, or the env label) before their own.
+func newEnvGauges(env []string) envGaugeDescs {
+	with := func(own ...string) []string { return append(append([]string(nil), env...), own...) }
+	suffix := "; an environment other than the default is its env label."
+	return envGaugeDescs{
+		units:     prometheus.NewDesc("fixpoint_units", "Units by phase (pending, reconciling, settled, error), and those on a lost machine (lost), as status's summary counts them"+suffix, with("phase"), nil),
+		queue:     prometheus.NewDesc("fixpoint_queue_depth", "Stale units not yet claimed by an agent"+suffix, with(), nil),
+		stale:     prometheus.NewDesc("fixpoint_stale_units", "Units whose universe differs from the one they last reconciled: queued or running"+suffix, with(), nil),
+		errors:    prometheus.NewDesc("fixpoint_units_in_error", "Units in the error phase"+suffix, with(), nil),
+		diverged:  prometheus.NewDesc("fixpoint_diverged_units", "Units stopped because they diverged (reconciled too often, or their output oscillates)"+suffix, with(), nil),
+		converged: prometheus.NewDesc("fixpoint_converged", "1 when the environment is at its fixed point"+suffix, with(), nil),
+		wakeups:   prometheus.NewDesc("fixpoint_work_polls_woken_total", "Agents' work polls woken to look for work (a change wakes only the machines with work)"+suffix, with(), nil),
+	}
+}
+
+func (d envGaugeDescs) all() []*prometheus.Desc {
+	return []*prometheus.Desc{d.units, d.queue, d.stale, d.errors, d.diverged, d.converged, d.wakeups}
+}
+
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIndex, descLeader, descContact, descUnits, descQueue, descStale, descErrors, descDiverged, descConverged, descMachines, descWakeups, descLevel, descServers, descMixed, descHalted} {
+	for _, d := range append(defaultGauges.all(), descIndex, descLeader, descContact, descMachines, descLevel, descServers, descMixed, descHalted) {
 		ch <- d
 	}
 }
@@ -206,37 +253,8 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descContact, c.node.LastContact().Seconds())
 	}
 	collectLevels(c.node, gauge)
-	if c.ctl == nil {
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(descWakeups, prometheus.CounterValue, float64(c.ctl.Stats().Wakeups))
-	// The summary, not the status: the same phases without a record
-	// per unit, so a scrape costs the leader no allocation that grows
-	// with the environment, and cached for the status waits that ask at
-	// the same index.
-	sum, err := c.ctl.Summary(0)
-	if err != nil {
-		return
-	}
-	p := sum.Phases
-	for phase, n := range map[string]int{engine.Pending: p.Pending, engine.Reconciling: p.Reconciling, engine.Settled: p.Settled, engine.Error: p.Error, "lost": p.Lost} {
-		gauge(descUnits, float64(n), phase)
-	}
-	gauge(descQueue, float64(p.Pending))
-	gauge(descStale, float64(p.Pending+p.Reconciling))
-	gauge(descErrors, float64(p.Error))
-	converged := 0.0
-	if sum.Converged {
-		converged = 1
-	}
-	gauge(descConverged, converged)
-	diverged, started, lost := 0, 0, 0
+	started, lost := 0, 0
 	_ = c.node.View(func(st *model.State) error {
-		for _, u := range st.Units {
-			if u.Error != nil && u.Error.Kind == model.ErrDiverged && u.Resolved == nil {
-				diverged++
-			}
-		}
 		for _, m := range st.Machines {
 			if m.Lost {
 				lost++
@@ -248,7 +266,48 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 	gauge(descMachines, float64(started), "started")
 	gauge(descMachines, float64(lost), "lost")
-	gauge(descDiverged, float64(diverged))
+	if c.ctl != nil {
+		collectEnv(ch, defaultGauges, c.node, c.ctl)
+	}
+}
+
+// collectEnv reports one environment's gauges, described by d and
+// labelled labels (none for the default environment, else its name).
+func collectEnv(ch chan<- prometheus.Metric, d envGaugeDescs, node Node, ctl *engine.Controller, labels ...string) {
+	gauge := func(desc *prometheus.Desc, v float64, own ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, append(append([]string(nil), labels...), own...)...)
+	}
+	ch <- prometheus.MustNewConstMetric(d.wakeups, prometheus.CounterValue, float64(ctl.Stats().Wakeups), labels...)
+	// The summary, not the status: the same phases without a record
+	// per unit, so a scrape costs the leader no allocation that grows
+	// with the environment, and cached for the status waits that ask at
+	// the same index.
+	sum, err := ctl.Summary(0)
+	if err != nil {
+		return
+	}
+	p := sum.Phases
+	for phase, n := range map[string]int{engine.Pending: p.Pending, engine.Reconciling: p.Reconciling, engine.Settled: p.Settled, engine.Error: p.Error, "lost": p.Lost} {
+		gauge(d.units, float64(n), phase)
+	}
+	gauge(d.queue, float64(p.Pending))
+	gauge(d.stale, float64(p.Pending+p.Reconciling))
+	gauge(d.errors, float64(p.Error))
+	converged := 0.0
+	if sum.Converged {
+		converged = 1
+	}
+	gauge(d.converged, converged)
+	diverged := 0
+	_ = node.View(func(st *model.State) error {
+		for _, u := range st.Units {
+			if u.Error != nil && u.Error.Kind == model.ErrDiverged && u.Resolved == nil {
+				diverged++
+			}
+		}
+		return nil
+	})
+	gauge(d.diverged, float64(diverged))
 }
 
 // raftMetrics turns what hashicorp/raft reports through go-metrics into

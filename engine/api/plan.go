@@ -35,12 +35,17 @@ type Plan struct {
 // the deploy would be, and planned against a linearizable read of the
 // state (or this node's copy, with ?stale). Nothing is proposed.
 func (s *changeAPI) plan(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	var req DeployRequest
 	if !decode(w, r, &req) {
 		return
 	}
 	d := req.Deploy
 	d.SecretRevisions = nil
+	if err := fileInEnv(s.node, envOf(r), d.Env.Name); err != nil {
+		writeStoreError(w, err, "")
+		return
+	}
 	unredact(s.node, &d)
 	cmd := &model.Command{Op: model.OpDeploy, Deploy: &d}
 	desired, err := cmd.Check()

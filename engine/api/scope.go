@@ -2,13 +2,15 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/fixpoint/fixpoint/model"
 )
 
 // Environment tokens (model.EnvToken) open one environment's routes and
 // nothing of the cluster's. The unprefixed routes below are the default
-// environment's; every other registered route is the cluster's (machines,
+// environment's, and each also answers under /v1/envs/{env}/ for the
+// environment it names (envroute.go); every other registered route is the cluster's (machines,
 // join tokens, membership, environments and their tokens, the cluster
 // key, raft, profiles) or the agents', which no environment token opens.
 // A route missing from this table is refused to every environment token,
@@ -53,15 +55,28 @@ func envLabel(c *model.Cluster, env string) string {
 }
 
 // envAllowed returns why the environment token p may not make request r,
-// which the route pattern serves, or "". The unprefixed routes are the
-// default environment's: another environment's token is refused them
-// until per-environment routes (/v1/envs/ENV/...) are served.
+// which the route pattern serves, or "". base is the unprefixed pattern
+// of a prefixed one (router.unprefixed), whose environment the path
+// names; an unprefixed route is the default environment's.
 func envAllowed(p principal, r *http.Request, pattern string) string {
-	if !envRoutes[pattern] {
+	base, isPrefixed := pattern, false
+	env := ""
+	if name, _, ok := splitEnvPath(r.URL.Path); ok {
+		if b, ok := envPrefixedBase(pattern); ok {
+			base, isPrefixed = b, true
+			if name != p.defaultName {
+				env = name
+			}
+		}
+	}
+	if !envRoutes[base] {
 		return "an environment token opens only its environment's routes; this one is the cluster's (machines, join tokens, membership, environments and their tokens, the cluster key, raft): use the cluster's operator token"
 	}
-	if p.env != "" {
-		return "the unprefixed routes are the default environment's, and " + p.envLabel + "'s own routes (/v1/envs/" + p.env + "/...) come with per-environment serving, which this server does not offer yet; use a token of the default environment here"
+	if env != p.env {
+		if !isPrefixed {
+			return "the unprefixed routes are the default environment's, and " + p.envLabel + "'s own are under /v1/envs/" + p.env + "/ (the CLI's -e/--env " + p.env + ", or $FIXPOINT_ENV)"
+		}
+		return "it opens only " + p.envLabel + "'s routes, not environment " + model.Quote(env, 72) + "'s: use a token of that environment, or the cluster's operator token"
 	}
 	if p.access == model.RoleOperator {
 		return ""
@@ -73,4 +88,20 @@ func envAllowed(p principal, r *http.Request, pattern string) string {
 		return "a reader token never sees secret values (?reveal, --reveal); ask without it to see them redacted"
 	}
 	return ""
+}
+
+// envPrefixedBase is the unprefixed pattern of a prefixed pattern.
+func envPrefixedBase(pattern string) (string, bool) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, path = "", pattern
+	}
+	rest, found := strings.CutPrefix(path, envPrefix+"{env}/")
+	if !found {
+		return pattern, false
+	}
+	if method != "" {
+		method += " "
+	}
+	return method + "/v1/" + rest, true
 }

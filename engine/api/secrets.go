@@ -147,6 +147,7 @@ func sortedNames[V any](m map[string]V) []string {
 
 // secrets is GET /v1/secrets: every secret's metadata, never a value.
 func (s *secretAPI) secrets(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	if !s.gate.read(w, r) {
 		return
 	}
@@ -163,6 +164,7 @@ func (s *secretAPI) secrets(w http.ResponseWriter, r *http.Request) {
 
 // secret is GET /v1/secrets/{id}[?revisions=1][&reveal=1].
 func (s *secretAPI) secret(w http.ResponseWriter, r *http.Request) {
+	s = s.in(r)
 	id, err := model.ParseSecretURI(r.PathValue("id"))
 	if err != nil {
 		writeKind(w, fault.KindBadRequest, "%v", err)

@@ -63,6 +63,11 @@ type Config struct {
 	// over every environment (engine/fleet); else Controller serves
 	// them, for the default environment alone.
 	Agents Agents
+	// Envs gives each environment's controller to the routes under
+	// /v1/envs/{env}/ (envroute.go); when nil and Agents provides it
+	// (engine/fleet.Fleet does), Agents serves. Without either, those
+	// routes serve the default environment's controller alone.
+	Envs Controllers
 	// CharmDir keeps charm archives by content hash.
 	CharmDir string
 	// Transport carries requests forwarded to the leader, with the
@@ -96,6 +101,9 @@ type Server struct {
 	creds    credentials
 	catchUp  *catchUp
 	applying *applying
+	// envs gives the environments' controllers; nil serves none but the
+	// default one.
+	envs Controllers
 }
 
 // NewServer returns the API of one node.
@@ -110,8 +118,13 @@ func NewServer(cfg Config) *Server {
 		cfg.PeerClient = &http.Client{Transport: cfg.Transport}
 	}
 	node, ctl, log := cfg.Node, cfg.Controller, cfg.Log
+	envs := cfg.Envs
+	if envs == nil {
+		envs, _ = cfg.Agents.(Controllers)
+	}
 	s := &Server{node: node, ctl: ctl, log: log, mux: newRouter(),
-		metrics: newMetrics(node, ctl, log), catchUp: newCatchUp(node), applying: &applying{}}
+		metrics: newMetrics(node, ctl, envs, log), catchUp: newCatchUp(node), applying: &applying{}, envs: envs}
+	s.mux.inEnv = s.inEnv
 	proxy := forward.NewProxy(cfg.Transport, cfg.PeerClient, node.NodeID())
 	g := &gate{node: node, ctl: ctl, proxy: proxy, applying: s.applying}
 	files := &fileStore{node: node, catchUp: s.catchUp, dir: cfg.CharmDir, peers: cfg.Peers, peerClient: forward.NewClient(cfg.PeerClient, node.NodeID()), log: log}
@@ -123,6 +136,8 @@ func NewServer(cfg Config) *Server {
 	agents := cfg.Agents
 	if agents == nil {
 		agents = oneEnv{ctl: ctl}
+	} else if envs != nil {
+		agents = observingAgents{Agents: agents, series: s.metrics.envs}
 	}
 	(&agentAPI{node: node, agents: agents, gate: g, proxy: proxy, log: log, mem: cfg.Memory}).routes(s.mux)
 	(&actionAPI{node: node, ctl: ctl, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)

@@ -38,6 +38,10 @@ func (s *statusAPI) routes(mux *router) {
 // summary (engine.Summary), which is what waiters poll: its size and cost
 // do not grow with a line per unit.
 func (s *statusAPI) status(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	summary, err := summaryParam(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
@@ -98,6 +102,10 @@ func summaryParam(r *http.Request) (bool, error) {
 }
 
 func (s *statusAPI) state(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	reveal, ok := reveal(s.log, w, r)
 	if !ok || !s.gate.read(w, r) {
 		return
@@ -113,6 +121,10 @@ func (s *statusAPI) state(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *statusAPI) universe(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	unit := r.PathValue("service") + "/" + r.PathValue("n")
 	reveal, ok := reveal(s.log, w, r)
 	if !ok || !s.gate.read(w, r) {
@@ -133,6 +145,10 @@ func (s *statusAPI) universe(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *statusAPI) explain(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	unit := r.PathValue("service") + "/" + r.PathValue("n")
 	reveal, ok := reveal(s.log, w, r)
 	if !ok || !s.gate.read(w, r) {

@@ -12,6 +12,10 @@ const timelinePath = "/v1/status/timeline"
 // timeline serves GET /v1/status/timeline: the dashboard's convergence
 // chart. It is the leader's series; a new leader starts its own.
 func (s *statusAPI) timeline(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	if !s.gate.read(w, r) {
 		return
 	}

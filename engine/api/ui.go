@@ -43,6 +43,10 @@ type RelationInfo struct {
 // relations serves GET /v1/relations, blocking like status with
 // ?index=&wait=.
 func (s *statusAPI) relations(w http.ResponseWriter, r *http.Request) {
+	s, ok := s.in(w, r)
+	if !ok {
+		return
+	}
 	if !s.gate.read(w, r) {
 		return
 	}

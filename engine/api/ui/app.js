@@ -22,6 +22,7 @@ function render() {
   body.updates = view.updates;
   body.mode = st.units ? 'units' : 'counts';
   $('env').textContent = st.environment || '(unnamed)';
+  $('env').hidden = !$('env-picker').hidden;
   const summary = $('summary');
   const errors = st.phases ? st.phases.error : Object.values(st.units || {}).filter((u) => u.phase === 'error').length;
   summary.textContent = st.summary || (Object.keys(st.units || {}).length ? '' : `no units at index ${st.index}`);
@@ -71,13 +72,42 @@ async function askToken() {
   localStorage.setItem('fixpoint.token', token);
 }
 
+// loadEnvs fills the environment picker from GET /v1/envs: the cluster's
+// operator token lists them; an environment's own token may not, and the
+// picker stays hidden (the page shows the environment the URL names).
+async function loadEnvs() {
+  let envs;
+  try {
+    envs = await api('/v1/envs');
+  } catch {
+    return;
+  }
+  view.envs = envs;
+  const picker = $('env-picker');
+  picker.innerHTML = envs.map((e) => {
+    const value = e.default ? '' : e.name;
+    const label = e.default ? `${e.name || '(unnamed)'} (default)` : e.name;
+    return `<option value="${esc(value)}">${esc(label)} · ${e.units} units</option>`;
+  }).join('');
+  picker.value = view.env;
+  picker.hidden = envs.length < 2 && !view.env;
+  render();
+}
+
+// following counts the environments followed: a pick starts a new follow
+// and the one before stops at its next turn.
+let following = 0;
+
 async function follow() {
+  const mine = ++following;
   let last = null; // the summary last seen
   let failures = 0;
   for (;;) {
+    if (mine !== following) return;
     try {
       const q = last ? `&index=${last.index}&generation=${last.generation}&wait=${encodeURIComponent(WAIT)}` : '';
       const sum = await api('/v1/status?summary=1' + q);
+      if (mine !== following) return;
       failures = 0;
       setConn('live', 'live: following the control plane');
       if (last && sum.index < last.index) {
@@ -90,7 +120,9 @@ async function follow() {
           sum.phases.units <= FULL ? api('/v1/status') : sum,
           api('/v1/status/timeline').catch(() => view.timeline),
         ]);
-        if (!last || sum.index !== last.index) view.relations = await api('/v1/relations');
+        const relations = !last || sum.index !== last.index ? await api('/v1/relations') : view.relations;
+        if (mine !== following) return;
+        view.relations = relations;
         view.status = st;
         view.timeline = tl;
         view.updates++;
@@ -154,13 +186,35 @@ $('filter').addEventListener('click', (ev) => {
   render();
 });
 $('panel-close').addEventListener('click', () => showUnit(''));
+$('env-picker').addEventListener('change', () => pickEnv($('env-picker').value));
+
+// pickEnv shows environment env ('' the default one): the page starts
+// over with its status, relations and timeline.
+function pickEnv(env) {
+  if (env === view.env) return;
+  view.env = env;
+  view.status = null;
+  view.relations = [];
+  view.timeline = null;
+  showUnit('');
+  writeHash();
+  follow();
+}
 document.addEventListener('keydown', (ev) => {
   if (ev.key === 'Escape') showUnit('');
   if (ev.key === '/' && document.activeElement !== $('search')) { ev.preventDefault(); $('search').focus(); }
 });
 window.addEventListener('resize', () => render());
 window.addEventListener('hashchange', () => {
+  const env = view.env;
   const unit = readHash();
+  if (view.env !== env) {
+    const next = view.env;
+    view.env = env;
+    $('env-picker').value = next;
+    pickEnv(next);
+    return;
+  }
   if (unit !== view.selected) showUnit(unit); else render();
 });
 
@@ -172,3 +226,4 @@ if (view.selected) {
   for (const sec of PANEL_SECTIONS) panelBody(sec);
 }
 follow();
+loadEnvs();

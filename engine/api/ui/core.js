@@ -12,6 +12,8 @@
 //   phase  filter: the kinds of units shown (error, blocked, pending,
 //          settled), comma-separated; none for all
 //   unit   the unit whose panel is open
+//   env    the environment shown (the picker's; none for the default one):
+//          every read goes to its routes, /v1/envs/ENV/...
 //   token  the operator token, kept in localStorage and dropped from the URL
 'use strict';
 
@@ -29,9 +31,16 @@ class HTTPError extends Error {
 
 let token = '';
 
+// envPath is path under the shown environment's routes: every read of
+// the dashboard is the environment's but the list of environments.
+function envPath(path) {
+  if (!view.env || !path.startsWith('/v1/') || path === '/v1/envs') return path;
+  return '/v1/envs/' + encodeURIComponent(view.env) + '/' + path.slice(4);
+}
+
 async function api(path) {
   const headers = token ? { Authorization: 'Bearer ' + token } : {};
-  const res = await fetch(path, { headers, cache: 'no-store' });
+  const res = await fetch(envPath(path), { headers, cache: 'no-store' });
   const text = await res.text();
   let body;
   try { body = JSON.parse(text); } catch { body = { error: text }; }
@@ -52,6 +61,8 @@ const view = {
   selected: '', // the unit whose panel is open
   q: '', // search
   phases: new Set(), // the kinds shown; empty for all
+  env: '', // the environment shown; '' the default one
+  envs: null, // GET /v1/envs, when this token may list them
 };
 
 // KINDS are what the filter offers: a unit's kind is its phase, but
@@ -96,6 +107,7 @@ function readHash() {
   } else if (!token) {
     token = localStorage.getItem('fixpoint.token') || '';
   }
+  view.env = (hp.get('env') || '').trim();
   view.q = (hp.get('q') || '').trim();
   view.phases = new Set((hp.get('phase') || '').split(',').filter((k) => KINDS.includes(k)));
   return hp.get('unit') || '';
@@ -105,6 +117,7 @@ function readHash() {
 // that what the page shows can be linked to.
 function writeHash() {
   const hp = new URLSearchParams();
+  if (view.env) hp.set('env', view.env);
   if (view.q) hp.set('q', view.q);
   if (view.phases.size) hp.set('phase', KINDS.filter((k) => view.phases.has(k)).join(','));
   if (view.selected) hp.set('unit', view.selected);
