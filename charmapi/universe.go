@@ -60,11 +60,21 @@ type Universe struct {
 	Events []Event `json:"events"`
 	// Attempt counts tries of this same universe, from 1.
 	Attempt int `json:"attempt"`
+	// Env is the unit's environment: its name and uuid, what old hooks
+	// read as JUJU_MODEL_NAME and JUJU_MODEL_UUID. The agent fills it in
+	// from the work it is handed; it is not part of the universe's hash.
+	Env *Env `json:"env,omitempty"`
 	// Dir is the unit's own directory when its hook is called in-process
 	// (the simulator gives every unit one), where File resolves names. It
 	// is empty in a hook process, which runs in that directory, and is
 	// not part of the universe's JSON.
 	Dir string `json:"-"`
+}
+
+// Env names the environment a unit is in (Universe.Env).
+type Env struct {
+	Name string `json:"name"`
+	UUID string `json:"uuid"`
 }
 
 // Relation is one relation as the unit sees it.

@@ -16,8 +16,13 @@ type EnvAdd struct {
 
 // EnvRemove drops an environment that holds nothing any more: its units
 // have run their dying hooks (an empty deploy to it first) and are gone.
+// Force drops it while units remain, as long as none of them is on a
+// machine whose agent could still run its dying hooks: every one is on a
+// lost machine (or on none), as Juju's `destroy-model --force` leaves
+// such units without their hooks.
 type EnvRemove struct {
-	Name string `json:"name"`
+	Name  string `json:"name"`
+	Force bool   `json:"force,omitempty"`
 }
 
 // perEnv are the ops that apply to one environment's State; the others
@@ -229,8 +234,44 @@ func (c *Cluster) checkEnvRemove(r *EnvRemove) error {
 		return c.noEnv(r.Name)
 	}
 	st := e.State
+	if r.Force {
+		return forceable(r.Name, st)
+	}
 	if len(st.Units) > 0 || len(st.Services) > 0 || len(st.ActiveActions) > 0 {
 		return fmt.Errorf("environment %s still holds %d units, %d services and %d unfinished operations: deploy it empty and wait until its units have run their dying hooks and are gone (`fixpoint env remove %s` does both)", r.Name, len(st.Units), len(st.Services), len(st.ActiveActions), r.Name)
+	}
+	return nil
+}
+
+// forceable refuses a forced drop of environment name while one of its
+// units is on a machine that is not lost, or an operation of such a unit
+// is unfinished: that agent still runs the unit's dying hooks.
+func forceable(name string, st *State) error {
+	onLive := func(unit string) bool {
+		u := st.Units[unit]
+		if u == nil || u.Machine == "" {
+			return false
+		}
+		m := st.Machines[u.Machine]
+		return m != nil && !m.Lost
+	}
+	live, ops := 0, 0
+	first := ""
+	for unit := range st.Units {
+		if onLive(unit) {
+			live++
+			if first == "" || unit < first {
+				first = unit
+			}
+		}
+	}
+	for _, unit := range st.ActiveActions {
+		if onLive(unit) {
+			ops++
+		}
+	}
+	if live+ops > 0 {
+		return fmt.Errorf("environment %s: %d units (%s first) and %d unfinished operations are on machines whose agents answer; --force drops only units on lost machines: deploy it empty and wait for their dying hooks (`fixpoint env remove %s` without --force)", name, live, first, ops, name)
 	}
 	return nil
 }

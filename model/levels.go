@@ -107,6 +107,8 @@ var features = []Feature{
 	{Kind: KindLeveled, Level: LevelRecorded, What: "an entry that names the level it needs"},
 	{Kind: CommandKind(OpEnvAdd), Level: LevelRecorded, What: "make an environment (fixpoint env add)"},
 	{Kind: CommandKind(OpEnvRemove), Level: LevelRecorded, What: "drop an emptied environment (fixpoint env remove)"},
+	{Kind: CommandKind(OpEnvRemove), Field: "force", Level: LevelRecorded, What: "drop an environment whose remaining units are all on lost machines (fixpoint env remove --force)",
+		set: func(c *Command) bool { return c.EnvRemove != nil && c.EnvRemove.Force }},
 	{Kind: CommandKind(OpTokenCreate), Level: LevelRecorded, What: "an environment's token (fixpoint token create --env)"},
 	{Kind: CommandKind(OpTokenRevoke), Level: LevelRecorded, What: "revoke an environment's token"},
 	{Kind: CommandKind(OpLimits), Field: "environments", Level: LevelRecorded, What: "the cluster's limit on environments",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -89,30 +90,86 @@ func newEnvShowCmd() *cobra.Command {
 }
 
 func newEnvRemoveCmd() *cobra.Command {
-	var r remote
+	var (
+		r          remote
+		yes, force bool
+	)
 	cmd := &cobra.Command{
 		Use:   "remove NAME",
-		Short: "Remove an emptied environment and revoke its tokens",
-		Long: `remove drops an environment that runs nothing any more, and revokes its
-tokens. One that still holds services or units is refused: deploy an empty
-environment file of its name to it, wait until its units are gone, then
-remove it.`,
-		Example: "  fixpoint env remove staging",
+		Short: "Remove an environment: its units run their dying hooks, then it is dropped",
+		Long: `remove takes an environment away: its units go dying and run their
+dying hooks on their agents (stop, remove, relation-departed and -broken,
+storage-detaching), then the environment is dropped with its tokens,
+secrets and storage, and each agent removes its directory. It returns
+once the environment is gone.
+
+An environment that still holds services or units is removed only with
+--yes (on a terminal, after you confirm); without it the exit code is 2
+and nothing changes. --force drops the units left on lost machines
+without their hooks, as Juju's destroy-model --force; units on machines
+whose agents answer still run theirs.`,
+		Example: "  fixpoint env remove staging --yes\n  fixpoint env remove staging --yes --force",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
 			c, err := r.client()
 			if err != nil {
 				return err
 			}
-			if err := c.RemoveEnv(cmd.Context(), args[0]); err != nil {
-				return exitf(exitFailed, "env remove %s: %v", args[0], err)
+			info, err := c.ShowEnv(cmd.Context(), name)
+			if err != nil {
+				return exitf(exitFailed, "env remove %s: %v", name, err)
 			}
-			fmt.Fprintf(os.Stdout, "environment %s removed\n", args[0])
+			if info.Default {
+				return exitf(exitFailed, "env remove %s: it is the default environment, which is never removed; apply an environment file of its name with no services to remove what it runs", name)
+			}
+			if info.Units+info.Services > 0 && !yes {
+				if err := confirmEnvRemove(newConfirm(false), name, info); err != nil {
+					return err
+				}
+			}
+			last := ""
+			progress := func(left api.EnvRemoval) {
+				line := fmt.Sprintf("environment %s: %d units, %d services and %d operations left", name, left.Units, left.Services, left.Operations)
+				if len(left.Dying) > 0 {
+					line += " (" + strings.Join(left.Dying, ", ") + ")"
+				}
+				if n := len(left.Lost); n > 0 && !force {
+					line += fmt.Sprintf("; %d on lost machines wait for their agents (--force drops them without their hooks)", n)
+				}
+				if line != last {
+					fmt.Fprintln(os.Stderr, line)
+					last = line
+				}
+			}
+			if err := c.RemoveEnvWith(cmd.Context(), name, api.RemoveEnvOptions{Force: force, Progress: progress}); err != nil {
+				return exitf(exitFailed, "env remove %s: %v", name, err)
+			}
+			fmt.Fprintf(os.Stdout, "environment %s removed\n", name)
 			return nil
 		},
 	}
 	r.flags(cmd)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "remove an environment that still holds services or units without asking")
+	cmd.Flags().BoolVar(&force, "force", false, "drop the units left on lost machines without their hooks")
 	return cmd
+}
+
+// confirmEnvRemove asks on a terminal whether to remove environment
+// name, which holds what info counts, and refuses with exit 2 elsewhere,
+// so that a script never removes what it did not confirm.
+func confirmEnvRemove(g *confirmRemovals, name string, info *api.EnvInfo) error {
+	what := fmt.Sprintf("environment %s with %d services and %d units", name, info.Services, info.Units)
+	if !g.interactive {
+		return exitf(exitChanges, "not removed: %s; pass --yes to remove it (its units run their dying hooks first)", what)
+	}
+	fmt.Fprintf(g.out, "This removes %s (their dying hooks run first). Remove? [y/N] ", what)
+	line, _ := bufio.NewReader(g.in).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return exitf(exitChanges, "not removed: the removal of %s was not confirmed", what)
 }
 
 func newEnvsCmd() *cobra.Command {

@@ -2,11 +2,9 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fixpoint/fixpoint/engine/hookrun"
@@ -44,7 +42,7 @@ func (a *Agent) dropAction(id int) {
 // runAction takes, runs and reports operation w.Action on w.Unit.
 func (a *Agent) runAction(ctx context.Context, w wire.Work) {
 	act := w.Action
-	log := a.cfg.Log.With("unit", w.Unit, "operation", act.ID, "action", act.Name)
+	log := a.cfg.Log.With("unit", w.Unit, "env", w.Env, "operation", act.ID, "action", act.Name)
 	if !a.takeAction(act.ID) {
 		return
 	}
@@ -54,18 +52,22 @@ func (a *Agent) runAction(ctx context.Context, w wire.Work) {
 		log.Warn("operation not started: its charm could not be fetched; it is handed out again", "error", err)
 		return
 	}
-	unitDir := filepath.Join(a.cfg.DataDir, "units", strings.ReplaceAll(w.Unit, "/", "-"))
+	unitDir, err := a.unitDir(w.Env, w.Unit)
+	if err != nil {
+		log.Warn("operation not started", "error", err)
+		return
+	}
 	if err := os.MkdirAll(unitDir, 0o755); err != nil {
 		log.Warn("operation not started", "error", err)
 		return
 	}
-	lock, err := hookrun.LockUnit(ctx, a.cfg.DataDir, w.Unit)
+	lock, err := a.lockUnit(ctx, w)
 	if err != nil {
 		log.Warn("operation not started", "error", err)
 		return
 	}
 	defer lock.Unlock()
-	if err := a.client.StartAction(ctx, a.cfg.Machine, act.ID); err != nil {
+	if err := a.client.StartAction(ctx, a.cfg.Machine, w.Env, act.ID); err != nil {
 		// Started elsewhere, finished or failed already, or the unit
 		// moved: not this agent's to run.
 		log.Info("operation not started: the control plane refused it", "error", err)
@@ -74,6 +76,7 @@ func (a *Agent) runAction(ctx context.Context, w wire.Work) {
 	log.Info("operation started")
 	start := time.Now()
 	rep := a.operate(ctx, w, charmDir, unitDir, lock)
+	rep.Env = w.Env
 	log.Info("operation finished", "failed", rep.Failed, "message", rep.Message, "took", time.Since(start).Round(time.Millisecond))
 	if ctx.Err() != nil {
 		// The agent is stopping: the control plane fails the operation
@@ -93,12 +96,8 @@ func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir stri
 	if err := a.attachStorage(&w); err != nil {
 		return legacy.ActionReport(act.ID, w.Unit, nil, fmt.Errorf("operation %d of %s: %w", act.ID, w.Unit, err))
 	}
-	env := []string{
-		"FIXPOINT_UNIT=" + w.Unit,
-		"FIXPOINT_SERVICE=" + w.Universe.Service,
-		"FIXPOINT_MACHINE=" + a.cfg.Machine,
-		"FIXPOINT_CHARM_DIR=" + charmDir,
-	}
+	env := a.hookEnv(w, charmDir)
+	modelName, modelUUID := modelOf(w)
 	var out *legacy.ActionOutcome
 	var err error
 	if w.Legacy {
@@ -106,7 +105,7 @@ func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir stri
 		var resources map[string]string
 		if resources, err = a.unitResources(ctx, w, charmDir, unitDir); err == nil {
 			out, err = legacy.RunAction(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env,
-				Log: a.cfg.Log.Named(w.Unit), HookShell: a.cfg.HookShell, Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock,
+				Log: a.unitLog(w), HookShell: a.cfg.HookShell, Model: modelName, ModelUUID: modelUUID, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock,
 				Resources: resources}, w.Universe, legacy.Action{ID: act.ID, Name: act.Name, Params: act.Params, Exec: act.Exec})
 		}
 	} else {
@@ -121,12 +120,9 @@ func (a *Agent) operate(ctx context.Context, w wire.Work, charmDir, unitDir stri
 // directory with the unit's FIXPOINT_ environment and universe.
 func (a *Agent) reconcileAction(ctx context.Context, w wire.Work, charmDir, unitDir string, env []string, lock *hookrun.UnitLock) (*legacy.ActionOutcome, error) {
 	act := w.Action
-	input := []byte(w.UniverseJSON)
-	if len(input) == 0 {
-		var err error
-		if input, err = json.Marshal(w.Universe); err != nil {
-			return nil, fmt.Errorf("encode universe: %w", err)
-		}
+	input, err := universeInput(w)
+	if err != nil {
+		return nil, err
 	}
 	spec := hookrun.Spec{Path: filepath.Join(charmDir, "hooks", "reconcile"), Dir: unitDir, Input: input, InputEnv: "FIXPOINT_UNIVERSE",
 		Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Track: lock,

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,12 +36,17 @@ type Client interface {
 	Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error)
 	Report(ctx context.Context, machine string, reports []wire.Report) error
 	// Heartbeat says the agent is alive even while every slot is busy; it
-	// returns the running units no longer placed on the machine.
+	// returns the running units no longer placed on the machine. Units
+	// are named by their unit keys (wire.UnitKey) here and in Released.
 	Heartbeat(ctx context.Context, machine string, running []string) (gone []string, err error)
 	// Released returns those of kept, the units whose storage the agent
 	// keeps, that are no longer placed on the machine, read from the
 	// latest committed state.
 	Released(ctx context.Context, machine string, kept []string) (released []string, err error)
+	// EnvsGone returns those of envs, the environments whose directories
+	// the agent keeps, that the cluster no longer holds, read from the
+	// latest committed state.
+	EnvsGone(ctx context.Context, machine string, envs []string) (gone []string, err error)
 	// FetchCharm makes the charm with hash available as an unpacked
 	// directory under dir, verifying its content hash.
 	FetchCharm(ctx context.Context, hash, dir string) error
@@ -51,7 +55,7 @@ type Client interface {
 	FetchResource(ctx context.Context, digest, path string) error
 	// StartAction says the agent takes an operation; an error says not
 	// to run it. FinishAction reports what it came to.
-	StartAction(ctx context.Context, machine string, id int) error
+	StartAction(ctx context.Context, machine, env string, id int) error
 	FinishAction(ctx context.Context, machine string, rep *wire.ActionReport) error
 }
 
@@ -87,13 +91,18 @@ type Agent struct {
 	cfg    Config
 	client Client
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// running and stop are keyed by unit key (wire.UnitKey): two
+	// environments may both run db/0 here.
 	running map[string]bool
 	// stop cancels a running unit's run: its hook is ended when the unit
 	// is removed from the machine.
-	stop   map[string]context.CancelFunc
-	charms map[string]*sync.Mutex
-	res    resourceCache
+	stop map[string]context.CancelFunc
+	// leaving counts the heartbeats that still ask whether an
+	// environment whose unit ran its dying hooks is gone (envs.go).
+	leaving map[string]int
+	charms  map[string]*sync.Mutex
+	res     resourceCache
 	// acting holds the operations this agent is running (actions.go).
 	acting map[int]bool
 	// unanswered counts the results being posted whose post the control
@@ -142,7 +151,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	// Runs a previous agent on this data dir left behind (it was killed
 	// mid-hook) end before anything runs again, units removed meanwhile
 	// included.
-	if err := hookrun.EndLeftovers(a.cfg.DataDir); err != nil {
+	if err := a.endLeftovers(); err != nil {
 		log.Warn("could not end the hook runs a previous agent left", "error", err)
 	}
 	log.Info("hooks contained", "by", hookrun.Containment())
@@ -231,12 +240,13 @@ func (a *Agent) Run(ctx context.Context) error {
 				}(w)
 				continue
 			}
+			key := w.Key()
 			a.mu.Lock()
-			if a.running[w.Unit] {
+			if a.running[key] {
 				a.mu.Unlock()
 				continue
 			}
-			a.running[w.Unit] = true
+			a.running[key] = true
 			a.mu.Unlock()
 			slots <- struct{}{}
 			wg.Add(1)
@@ -244,15 +254,15 @@ func (a *Agent) Run(ctx context.Context) error {
 				defer wg.Done()
 				runCtx, stop := context.WithCancel(ctx)
 				a.mu.Lock()
-				a.stop[w.Unit] = stop
+				a.stop[w.Key()] = stop
 				a.mu.Unlock()
 				rep := a.runOne(runCtx, w)
 				removed := runCtx.Err() != nil && ctx.Err() == nil
 				stop()
 				<-slots
 				a.mu.Lock()
-				delete(a.running, w.Unit)
-				delete(a.stop, w.Unit)
+				delete(a.running, w.Key())
+				delete(a.stop, w.Key())
 				a.mu.Unlock()
 				// A removed unit's run has nobody to report to.
 				if ctx.Err() == nil && !removed {
@@ -340,6 +350,7 @@ func (a *Agent) heartbeat(ctx context.Context) {
 	// was away goes first, then that of units removed without a last
 	// run here, every sweepHeartbeats.
 	a.sweepStorage(ctx)
+	a.sweepEnvs(ctx, true)
 	beats := 0
 	for {
 		select {
@@ -348,6 +359,9 @@ func (a *Agent) heartbeat(ctx context.Context) {
 		case <-t.C:
 			if beats++; beats%sweepHeartbeats == 0 {
 				a.sweepStorage(ctx)
+				a.sweepEnvs(ctx, true)
+			} else {
+				a.sweepEnvs(ctx, false)
 			}
 			a.mu.Lock()
 			running := make([]string, 0, len(a.running))
@@ -377,13 +391,16 @@ func (a *Agent) heartbeat(ctx context.Context) {
 
 // runOne runs a unit's hook (or the old-hook adapter) on its universe.
 func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
-	rep = wire.Report{Unit: w.Unit, Hash: w.Hash}
+	rep = wire.Report{Unit: w.Unit, Hash: w.Hash, Env: w.Env}
 	start := time.Now()
 	defer func() {
 		rep.Duration = time.Since(start)
-		a.cfg.Log.Debug("reconciled", "unit", w.Unit, "hash", w.Hash, "took", rep.Duration, "error", rep.Error)
+		a.cfg.Log.Debug("reconciled", "unit", w.Unit, "env", w.Env, "hash", w.Hash, "took", rep.Duration, "error", rep.Error)
 		if a.cfg.Observe != nil {
 			a.cfg.Observe(w, rep)
+		}
+		if w.Universe != nil && w.Universe.Life == string(model.Dying) && rep.Error == "" {
+			a.dying(w.Env)
 		}
 	}()
 	charmDir, err := a.charm(ctx, w.Charm)
@@ -391,14 +408,18 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 		rep.Error = err.Error()
 		return rep
 	}
-	unitDir := filepath.Join(a.cfg.DataDir, "units", strings.ReplaceAll(w.Unit, "/", "-"))
+	unitDir, err := a.unitDir(w.Env, w.Unit)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
 	if err := os.MkdirAll(unitDir, 0o755); err != nil {
 		rep.Error = fmt.Sprintf("unit directory: %v", err)
 		return rep
 	}
 	// One run per unit, across agent restarts: the lock also ends what a
 	// killed agent's run of this unit left running.
-	lock, err := hookrun.LockUnit(ctx, a.cfg.DataDir, w.Unit)
+	lock, err := a.lockUnit(ctx, w)
 	if err != nil {
 		rep.Error = err.Error()
 		return rep
@@ -414,15 +435,11 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 		return rep
 	}
 	defer func() { a.releaseStorage(w, rep) }()
-	env := []string{
-		"FIXPOINT_UNIT=" + w.Unit,
-		"FIXPOINT_SERVICE=" + w.Universe.Service,
-		"FIXPOINT_MACHINE=" + a.cfg.Machine,
-		"FIXPOINT_CHARM_DIR=" + charmDir,
-	}
+	env := a.hookEnv(w, charmDir)
+	model, modelUUID := modelOf(w)
 	if w.Legacy {
-		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.cfg.Log.Named(w.Unit), HookShell: a.cfg.HookShell,
-			Model: w.Environment, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock, Resources: resources}, w.Universe)
+		res, st, err := legacy.Run(ctx, legacy.Options{CharmDir: charmDir, UnitDir: unitDir, Timeout: a.cfg.HookTimeout, MaxOutput: a.cfg.MaxOutput, Env: env, Log: a.unitLog(w), HookShell: a.cfg.HookShell,
+			Model: model, ModelUUID: modelUUID, PrincipalUnit: w.Principal, Status: w.Status, Ports: w.Ports, Track: lock, Resources: resources}, w.Universe)
 		// bench/oldhooks sums these.
 		a.cfg.Log.Debug("old hooks ran", "unit", w.Unit, "hooks", st.HooksRun, "tool_calls", st.ToolCalls)
 		if err != nil {
@@ -437,12 +454,10 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 	}
 	// The universe as the server sent it: encoding the decoded one
 	// again cost the agent as much as decoding it.
-	input := []byte(w.UniverseJSON)
-	if len(input) == 0 {
-		if input, err = json.Marshal(w.Universe); err != nil {
-			rep.Error = fmt.Sprintf("encode universe: %v", err)
-			return rep
-		}
+	input, err := universeInput(w)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
 	}
 	spec := hookrun.Spec{
 		Path:      filepath.Join(charmDir, "hooks", "reconcile"),
@@ -454,7 +469,7 @@ func (a *Agent) runOne(ctx context.Context, w wire.Work) (rep wire.Report) {
 		MaxOutput: a.cfg.MaxOutput,
 		Track:     lock,
 	}
-	if lines := a.hookOutput(w.Unit); lines != nil {
+	if lines := a.hookOutput(w); lines != nil {
 		spec.Stderr = lines
 		defer lines.Close()
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fixpoint/fixpoint/engine/agent"
 	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/engine/charm"
+	"github.com/fixpoint/fixpoint/engine/legacy"
 	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model/fault"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
@@ -48,6 +49,16 @@ type fakePlane struct {
 	sent       string // the universe handed out; "" is sentUniverse's
 	idle       bool   // hand out no work
 	placed     map[string]bool
+	// batch, when set, is the work handed out (a JSON array) instead of
+	// web/0 with sent; its "CHARM" is replaced by the charm's hash.
+	batch string
+	// gone are the unit keys the heartbeat answers as gone; goneEnvs the
+	// environments it answers as gone when asked.
+	gone     map[string]bool
+	goneEnvs map[string]bool
+	// beats are the heartbeats' bodies; polls the work polls' queries.
+	beats []api.Heartbeat
+	polls []string
 }
 
 func newFakePlane(t *testing.T) (*fakePlane, *httptest.Server) {
@@ -60,13 +71,16 @@ summary: "test charm: reports active"
 	// the test sees the universe went in and the result came out.
 	must(t, os.WriteFile(filepath.Join(dir, "hooks", "reconcile"), []byte(`#!/bin/sh
 cat >universe.json
+echo "$JUJU_MODEL_NAME $JUJU_MODEL_UUID" >model.txt
+[ -e "$FIXPOINT_CHARM_DIR/../block-$JUJU_MODEL_NAME" ] && sleep 600
 printf '{"status": {"state": "active", "message": "%s"}}\n' "$FIXPOINT_UNIT"
 `), 0o755))
 	p, err := charm.Pack(dir, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakePlane{t: t, charm: p, reports: make(chan []json.RawMessage, 16), registered: map[string]bool{}, placed: map[string]bool{"web/0": true}}
+	f := &fakePlane{t: t, charm: p, reports: make(chan []json.RawMessage, 16), registered: map[string]bool{}, placed: map[string]bool{"web/0": true},
+		gone: map[string]bool{}, goneEnvs: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/agent/register", f.register)
 	mux.HandleFunc("GET /v1/agent/work", f.work)
@@ -107,9 +121,20 @@ func (f *fakePlane) heartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	reply := api.HeartbeatReply{Machine: r.URL.Query().Get("machine")}
 	f.mu.Lock()
+	f.beats = append(f.beats, hb)
 	for _, u := range hb.Kept {
 		if !f.placed[u] {
 			reply.Released = append(reply.Released, u)
+		}
+	}
+	for _, u := range hb.Running {
+		if f.gone[u] {
+			reply.Gone = append(reply.Gone, u)
+		}
+	}
+	for _, env := range hb.Envs {
+		if f.goneEnvs[env] {
+			reply.GoneEnvs = append(reply.GoneEnvs, env)
 		}
 	}
 	f.mu.Unlock()
@@ -120,6 +145,7 @@ func (f *fakePlane) heartbeat(w http.ResponseWriter, r *http.Request) {
 func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 	machine := r.URL.Query().Get("machine")
 	f.mu.Lock()
+	f.polls = append(f.polls, r.URL.RawQuery)
 	switch {
 	case f.forbidWork:
 		f.mu.Unlock()
@@ -136,8 +162,13 @@ func (f *fakePlane) work(w http.ResponseWriter, r *http.Request) {
 		return
 	case !f.handed && !f.idle:
 		f.handed = true
-		uni := f.sent
+		uni, batch := f.sent, f.batch
 		f.mu.Unlock()
+		if batch != "" {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, strings.ReplaceAll(batch, "CHARM", f.charm.Hash))
+			return
+		}
 		if uni == "" {
 			uni = sentUniverse(machine)
 		}
@@ -222,10 +253,15 @@ func start(t *testing.T, url, dataDir string) (stop func() error) {
 
 // startLogged is start with the agent logging to log.
 func startLogged(t *testing.T, url, dataDir string, log hclog.Logger) (stop func() error) {
+	return startConfig(t, url, agent.Config{Machine: "m1", Address: "10.0.0.1", DataDir: dataDir, Concurrency: 2,
+		Poll: 50 * time.Millisecond, Heartbeat: time.Hour, Log: log})
+}
+
+// startConfig is start with the agent's whole configuration.
+func startConfig(t *testing.T, url string, cfg agent.Config) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	client := api.NewClient([]string{url}, "join-token", nil)
-	a := agent.New(client, agent.Config{Machine: "m1", Address: "10.0.0.1", DataDir: dataDir, Concurrency: 2,
-		Poll: 50 * time.Millisecond, Heartbeat: time.Hour, Log: log})
+	a := agent.New(client, cfg)
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 	var once sync.Once
@@ -296,8 +332,9 @@ func TestClaimReportRetryReregister(t *testing.T) {
 	}
 }
 
-// The hook gets the universe as the control plane sent it, byte for byte:
-// the agent decodes it for itself but does not encode it again.
+// The hook gets the universe as the control plane sent it, byte for byte,
+// with its environment added as its last field: the agent decodes it for
+// itself but does not encode it again.
 func TestHookGetsTheUniverseAsSent(t *testing.T) {
 	f, srv := newFakePlane(t)
 	dir := t.TempDir()
@@ -307,7 +344,8 @@ func TestHookGetsTheUniverseAsSent(t *testing.T) {
 	}
 	got, err := os.ReadFile(filepath.Join(dir, "units", "web-0", "universe.json"))
 	must(t, err)
-	if want := sentUniverse("m1"); string(got) != want {
+	sent := sentUniverse("m1")
+	if want := sent[:len(sent)-1] + `,"env":{"name":"","uuid":"` + legacy.ModelUUID("") + `"}}`; string(got) != want {
 		t.Errorf("the hook read\n%s\nthe plane sent\n%s", got, want)
 	}
 	if err := stop(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -83,7 +84,9 @@ func NewShipper(send func(ctx context.Context, lines []model.LogLine) error, opt
 type share struct{ lines, bytes int }
 
 // sourceKey names l's source in a Shipper's maps.
-func sourceKey(l *model.LogLine) string { return l.Unit + "\x00" + l.Machine + "\x00" + l.Node }
+func sourceKey(l *model.LogLine) string {
+	return l.Env + "\x00" + l.Unit + "\x00" + l.Machine + "\x00" + l.Node
+}
 
 // Add queues a line (its Time set now when zero), or counts it dropped
 // when the buffer is full. A count goes in as a line "N lines dropped" at
@@ -101,7 +104,7 @@ func (s *Shipper) Add(l model.LogLine) {
 	if !s.roomLocked(len(l.Message)) || !s.shareLeftLocked(key, len(l.Message)) {
 		d := s.dropped[key]
 		if d == nil {
-			d = &model.LogLine{Unit: l.Unit, Machine: l.Machine, Node: l.Node, Level: "warning", Origin: l.Origin}
+			d = &model.LogLine{Env: l.Env, Unit: l.Unit, Machine: l.Machine, Node: l.Node, Level: "warning", Origin: l.Origin}
 			s.dropped[key] = d
 		}
 		d.Seq++ // the count, until the line is queued
@@ -348,6 +351,10 @@ func (k *shipSink) Accept(name string, level hclog.Level, msg string, args ...an
 		case key == "unit" && k.node == "" && model.CheckUnitName(val) == nil:
 			l.Unit, unitArg = val, true
 			continue
+		case key == "env" && k.node == "" && (val == "" || model.CheckName(model.KindEnv, val) == nil):
+			// The unit's environment (unitLog), "" the default one.
+			l.Env = val
+			continue
 		case key == "hook":
 			hook = true
 		}
@@ -424,9 +431,21 @@ func (a *Agent) startShipping(ctx context.Context, wg *sync.WaitGroup) {
 
 // hookOutput is where a hook run's stderr goes besides its tail: the
 // debug log, a line at a time; nil without a shipper.
-func (a *Agent) hookOutput(unit string) *LineWriter {
+func (a *Agent) hookOutput(w wire.Work) *LineWriter {
 	if a.ship == nil {
 		return nil
 	}
-	return a.ship.Lines(unit, a.cfg.Machine, model.OriginHook, "info")
+	lw := a.ship.Lines(w.Unit, a.cfg.Machine, model.OriginHook, "info")
+	lw.tmpl.Env = w.Env
+	return lw
+}
+
+// unitLog is the log of w's unit's old hooks and operations: its lines
+// reach the debug log as the unit's, in its environment.
+func (a *Agent) unitLog(w wire.Work) hclog.Logger {
+	l := a.cfg.Log.Named(w.Unit)
+	if w.Env != "" {
+		l = l.With("env", w.Env)
+	}
+	return l
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/fixpoint/fixpoint/engine/wire"
 	"github.com/fixpoint/fixpoint/model"
 	"github.com/fixpoint/fixpoint/raftstore/rafttest"
 )
@@ -150,5 +151,37 @@ func TestShipperSink(t *testing.T) {
 	}
 	if strings.Join(desc, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("sink shipped\n%s\nwant\n%s", strings.Join(desc, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The lines of another environment's unit name their environment: its
+// old hooks' log (unitLog), the agent's lines about it and its reconcile
+// hook's output; the default environment's units' lines name none.
+func TestShippedLinesNameTheirEnvironment(t *testing.T) {
+	s := NewShipper(func(context.Context, []model.LogLine) error { return nil }, ShipperOptions{})
+	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "agent", Level: hclog.Off})
+	log.RegisterSink(s.Sink("m1", "", hclog.Info))
+	a := &Agent{cfg: Config{Machine: "m1", Log: log}, ship: s}
+	dev := wire.Work{Unit: "db/0", Env: "dev"}
+	a.unitLog(dev).Info("from the charm", "unit", "db/0", "hook", "install")
+	a.unitLog(wire.Work{Unit: "db/0"}).Info("from the charm", "unit", "db/0", "hook", "install")
+	log.Debug("reconciled", "unit", "db/0", "env", "dev")
+	lw := a.hookOutput(dev)
+	fmt.Fprintln(lw, "stderr of dev's hook")
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var desc []string
+	for _, l := range s.take() {
+		desc = append(desc, fmt.Sprintf("%q %s %s %s", l.Env, l.Source(), l.Origin, l.Message))
+	}
+	want := []string{
+		`"dev" db/0 juju-log from the charm hook=install`,
+		`"" db/0 juju-log from the charm hook=install`,
+		`"dev" db/0 agent reconciled`,
+		`"dev" db/0 hook stderr of dev's hook`,
+	}
+	if strings.Join(desc, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("shipped\n%s\nwant\n%s", strings.Join(desc, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -18,7 +18,8 @@ import (
 )
 
 // A unit's storage instances are directories under the agent's data dir,
-// DataDir/storage/<unit>/<name>/<N> (Juju mounts at
+// DataDir/storage/<unit>/<name>/<N> (DataDir/envs/<env>/storage/... for
+// an environment other than the default one) (Juju mounts at
 // /var/lib/juju/storage/<name>/<N> when the charm names no location). They
 // are made before the unit's first hook that lists them, kept across
 // agent restarts and charm upgrades (they are not in the unit's charm
@@ -31,9 +32,14 @@ import (
 // storage of units no longer placed on its machine.
 const sweepHeartbeats = 12
 
-// storageDir is where unit's storage instances live.
-func (a *Agent) storageDir(unit string) string {
-	return filepath.Join(a.cfg.DataDir, "storage", strings.ReplaceAll(unit, "/", "-"))
+// storageDir is where the storage instances of unit of environment env
+// live: under the environment's directory (envs.go).
+func (a *Agent) storageDir(env, unit string) (string, error) {
+	root, err := a.envRoot(env)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "storage", strings.ReplaceAll(unit, "/", "-")), nil
 }
 
 // attachStorage gives w a copy of its universe whose instances have
@@ -45,7 +51,11 @@ func (a *Agent) attachStorage(w *wire.Work) error {
 	if err := model.CheckUnitName(w.Unit); err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
-	u, err := engine.AttachStorage(a.storageDir(w.Unit), w.Universe)
+	dir, err := a.storageDir(w.Env, w.Unit)
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	u, err := engine.AttachStorage(dir, w.Universe)
 	if err != nil {
 		return err
 	}
@@ -68,7 +78,10 @@ func (a *Agent) releaseStorage(w wire.Work, rep wire.Report) {
 	if model.CheckUnitName(w.Unit) != nil {
 		return
 	}
-	dir := a.storageDir(w.Unit)
+	dir, err := a.storageDir(w.Env, w.Unit)
+	if err != nil {
+		return
+	}
 	if _, err := os.Stat(dir); err != nil {
 		return
 	}
@@ -79,31 +92,43 @@ func (a *Agent) releaseStorage(w wire.Work, rep wire.Report) {
 	a.cfg.Log.Info("removed the storage of a removed unit", "unit", w.Unit, "dir", dir)
 }
 
-// keptUnits lists the units that have a storage directory, by name.
+// keptUnits lists, by unit key (wire.UnitKey), the units that have a
+// storage directory, in the default environment and in every other one
+// this machine keeps a directory of.
 func (a *Agent) keptUnits() ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(a.cfg.DataDir, "storage"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	envs, err := a.envDirs()
 	if err != nil {
-		return nil, fmt.Errorf("list storage: %w", err)
+		return nil, err
 	}
 	var out []string
-	for _, e := range entries {
-		if !e.IsDir() {
+	for _, env := range append([]string{""}, envs...) {
+		root, err := a.envRoot(env)
+		if err != nil {
 			continue
 		}
-		// storageDir's name is the unit's with "/" as "-"; a unit's
-		// number follows its last "-".
-		i := strings.LastIndexByte(e.Name(), '-')
-		if i < 0 {
+		entries, err := os.ReadDir(filepath.Join(root, "storage"))
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		unit := e.Name()[:i] + "/" + e.Name()[i+1:]
-		if model.CheckUnitName(unit) == nil && filepath.Base(a.storageDir(unit)) == e.Name() {
-			out = append(out, unit)
-			if len(out) == api.MaxKept {
-				break
+		if err != nil {
+			return nil, fmt.Errorf("list storage: %w", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			// storageDir's name is the unit's with "/" as "-"; a unit's
+			// number follows its last "-".
+			i := strings.LastIndexByte(e.Name(), '-')
+			if i < 0 {
+				continue
+			}
+			unit := e.Name()[:i] + "/" + e.Name()[i+1:]
+			if dir, err := a.storageDir(env, unit); model.CheckUnitName(unit) == nil && err == nil && filepath.Base(dir) == e.Name() {
+				out = append(out, wire.UnitKey(env, unit))
+				if len(out) == api.MaxKept {
+					return out, nil
+				}
 			}
 		}
 	}
@@ -130,22 +155,26 @@ func (a *Agent) sweepStorage(ctx context.Context) {
 		}
 		return
 	}
-	for _, unit := range released {
-		if !slices.Contains(kept, unit) {
+	for _, key := range released {
+		if !slices.Contains(kept, key) {
 			continue
 		}
 		a.mu.Lock()
-		running := a.running[unit]
+		running := a.running[key]
 		a.mu.Unlock()
 		if running {
 			// Its run is ending; the next sweep removes it.
 			continue
 		}
-		dir := a.storageDir(unit)
-		if err := os.RemoveAll(dir); err != nil {
-			a.cfg.Log.Warn("could not remove the storage of a unit no longer on this machine", "unit", unit, "dir", dir, "error", err)
+		env, unit := wire.SplitUnitKey(key)
+		dir, err := a.storageDir(env, unit)
+		if err != nil {
 			continue
 		}
-		a.cfg.Log.Info("removed the storage of a unit no longer on this machine", "unit", unit, "dir", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			a.cfg.Log.Warn("could not remove the storage of a unit no longer on this machine", "unit", unit, "env", env, "dir", dir, "error", err)
+			continue
+		}
+		a.cfg.Log.Info("removed the storage of a unit no longer on this machine", "unit", unit, "env", env, "dir", dir)
 	}
 }

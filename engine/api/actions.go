@@ -32,9 +32,11 @@ type Enqueue struct {
 	Exec   string         `json:"exec,omitempty"`
 }
 
-// StartReq is the body of POST /v1/agent/actions/start.
+// StartReq is the body of POST /v1/agent/actions/start: operation ID of
+// environment Env ("" the default one).
 type StartReq struct {
-	ID int `json:"id"`
+	ID  int    `json:"id"`
+	Env string `json:"env,omitempty"`
 }
 
 // MaxOperationWait bounds GET /v1/actions/{id}?wait=.
@@ -43,8 +45,10 @@ const MaxOperationWait = 10 * time.Minute
 // actionAPI serves operations: operators queue actions and execs and
 // read them; agents start and finish them.
 type actionAPI struct {
-	node    Node
-	ctl     *engine.Controller
+	node Node
+	ctl  *engine.Controller
+	// agents finds the controller of an agent's operation's environment.
+	agents  Agents
 	gate    *gate
 	catchUp *catchUp
 	log     hclog.Logger
@@ -208,11 +212,12 @@ func (s *actionAPI) startAction(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	start := &model.Command{Op: model.OpStart, StartAction: &model.StartAction{ID: req.ID, Machine: machine}}
-	if s.refused(w, r, start, fmt.Sprintf("start operation %d", req.ID)) {
+	start := &model.Command{Op: model.OpStart, Env: req.Env, StartAction: &model.StartAction{ID: req.ID, Machine: machine}}
+	ctl := s.controller(w, req.Env, fmt.Sprintf("start operation %d", req.ID))
+	if ctl == nil || s.refused(w, r, start, fmt.Sprintf("start operation %d", req.ID)) {
 		return
 	}
-	if err := s.ctl.StartAction(r.Context(), machine, req.ID); err != nil {
+	if err := ctl.StartAction(r.Context(), machine, req.ID); err != nil {
 		writeStoreError(w, err, "")
 		return
 	}
@@ -228,11 +233,12 @@ func (s *actionAPI) finishAction(w http.ResponseWriter, r *http.Request) {
 	}
 	// Judged without the writes, which are decoded only once the
 	// operation is known to be this machine's to finish.
-	finish := &model.Command{Op: model.OpFinish, Finish: &model.FinishAction{ID: rep.ID, Machine: machine}}
-	if s.refused(w, r, finish, fmt.Sprintf("finish operation %d", rep.ID)) {
+	finish := &model.Command{Op: model.OpFinish, Env: rep.Env, Finish: &model.FinishAction{ID: rep.ID, Machine: machine}}
+	ctl := s.controller(w, rep.Env, fmt.Sprintf("finish operation %d", rep.ID))
+	if ctl == nil || s.refused(w, r, finish, fmt.Sprintf("finish operation %d", rep.ID)) {
 		return
 	}
-	resp, err := s.ctl.FinishAction(r.Context(), machine, &rep)
+	resp, err := ctl.FinishAction(r.Context(), machine, &rep)
 	if err != nil {
 		writeStoreError(w, err, "")
 		return
@@ -240,11 +246,29 @@ func (s *actionAPI) finishAction(w http.ResponseWriter, r *http.Request) {
 	writeCompact(w, http.StatusOK, resp)
 }
 
+// controller is the controller of environment env's operations, nil
+// (answered 409) when this control plane serves no such environment.
+func (s *actionAPI) controller(w http.ResponseWriter, env, what string) *engine.Controller {
+	if env == "" {
+		return s.ctl
+	}
+	if ctl := s.agents.Controller(env); ctl != nil {
+		return ctl
+	}
+	writeStoreError(w, fmt.Errorf("%w: environment %s is not served by this control plane (removed, or not yet seen)", ErrRefused, model.Quote(env, 72)), what)
+	return nil
+}
+
 // refused answers 409 when the applied state refuses cmd (admit), so that
 // an agent's refused start or finish never reaches the log; what would
-// change nothing is proposed, and the FSM answers it.
+// change nothing is proposed, and the FSM answers it. A command of an
+// environment other than the default is judged in its environment.
 func (s *actionAPI) refused(w http.ResponseWriter, r *http.Request, cmd *model.Command, what string) bool {
-	if _, err := model.AdmitOn(r.Context(), s.node, cmd, nil); err != nil {
+	admit := func() error { _, err := model.AdmitOn(r.Context(), s.node, cmd, nil); return err }
+	if cmd.Env != "" {
+		admit = func() error { _, err := model.AdmitClusterOn(r.Context(), s.node, cmd, nil); return err }
+	}
+	if err := admit(); err != nil {
 		writeStoreError(w, fmt.Errorf("%w: %w", ErrRefused, err), what)
 		return true
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/hashicorp/go-hclog"
@@ -41,6 +42,10 @@ type HeartbeatReply struct {
 	// placed on the machine, read linearizably: the agent removes their
 	// storage.
 	Released []string `json:"released,omitempty"`
+	// GoneEnvs lists the environments of Heartbeat.Envs the cluster no
+	// longer holds, read linearizably: the agent removes their
+	// directories.
+	GoneEnvs []string `json:"gone_envs,omitempty"`
 }
 
 func (s *agentAPI) work(w http.ResponseWriter, r *http.Request) {
@@ -98,16 +103,23 @@ func corked(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // Heartbeat is the body of POST /v1/agent/heartbeat: the units the agent
-// is running right now.
+// is running right now. Units are named by unit key (wire.UnitKey):
+// "ENV:SERVICE/N" for an environment other than the default, a bare name
+// (all an agent built before environments sends) for the default one's;
+// the answer names them as asked.
 type Heartbeat struct {
 	Running []string `json:"running"`
 	// Kept lists the units whose storage the agent keeps on its machine,
 	// asked about: the reply's Released says which the control plane no
 	// longer places there. At most MaxKept.
 	Kept []string `json:"kept,omitempty"`
+	// Envs lists the environments whose directories the agent keeps,
+	// asked about: the reply's GoneEnvs says which the cluster no longer
+	// holds. At most MaxKept.
+	Envs []string `json:"envs,omitempty"`
 }
 
-// MaxKept bounds Heartbeat.Kept.
+// MaxKept bounds Heartbeat.Kept and Heartbeat.Envs.
 const MaxKept = 10000
 
 func (s *agentAPI) heartbeat(w http.ResponseWriter, r *http.Request) {
@@ -120,13 +132,19 @@ func (s *agentAPI) heartbeat(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 && !decode(w, r, &hb) {
 		return
 	}
-	if len(hb.Kept) > MaxKept {
-		writeError(w, http.StatusBadRequest, "%d kept units in one heartbeat; the limit is %d", len(hb.Kept), MaxKept)
+	if len(hb.Kept) > MaxKept || len(hb.Envs) > MaxKept || len(hb.Running) > MaxKept {
+		writeError(w, http.StatusBadRequest, "%d running units, %d kept units and %d environments in one heartbeat; the limit of each is %d", len(hb.Running), len(hb.Kept), len(hb.Envs), MaxKept)
 		return
 	}
-	for _, name := range hb.Kept {
-		if err := model.CheckUnitName(name); err != nil {
+	for _, key := range hb.Kept {
+		if err := checkUnitKey(key); err != nil {
 			writeError(w, http.StatusBadRequest, "kept unit: %v", err)
+			return
+		}
+	}
+	for _, env := range hb.Envs {
+		if err := model.CheckName(model.KindEnv, env); err != nil {
+			writeError(w, http.StatusBadRequest, "environment asked about: %v", err)
 			return
 		}
 	}
@@ -134,35 +152,65 @@ func (s *agentAPI) heartbeat(w http.ResponseWriter, r *http.Request) {
 	if hb.Running != nil {
 		s.agents.ReleaseExcept(machine, hb.Running)
 	}
-	// Whether a unit's storage may go is answered from the latest
-	// committed state only: an answer from a state behind the one that
-	// placed the unit would remove the data of a unit that exists.
-	if len(hb.Kept) > 0 {
+	// Whether a unit's storage or an environment's directory may go is
+	// answered from the latest committed state only: an answer from a
+	// state behind the one that placed the unit would remove the data of
+	// a unit that exists.
+	if len(hb.Kept) > 0 || len(hb.Envs) > 0 {
 		if err := s.node.Linearize(r.Context()); err != nil {
 			writeError(w, http.StatusServiceUnavailable, "linearizable read of the kept units: %v; the agent asks again", err)
 			return
 		}
 	}
 	// Units the agent runs that are no longer placed on its machine
-	// (removed, or moved): the agent ends their hooks at once rather than
-	// at their timeout. Kept units no longer placed there: the agent
-	// removes their storage.
-	var gone, released []string
-	_ = s.node.View(func(st *model.State) error {
-		placed := func(name string) bool { u, ok := st.Units[name]; return ok && u.Machine == machine }
-		for _, name := range hb.Running {
-			if !placed(name) {
-				gone = append(gone, name)
+	// (removed, or moved, or their environment removed): the agent ends
+	// their hooks at once rather than at their timeout. Kept units no
+	// longer placed there: the agent removes their storage. Each is
+	// judged in its own environment.
+	reply := HeartbeatReply{Machine: machine}
+	_ = s.node.ViewCluster(func(c *model.Cluster) error {
+		placed := func(key string) bool {
+			env, name := wire.SplitUnitKey(key)
+			st := c.Default
+			if env != "" {
+				e := c.Envs[env]
+				if e == nil {
+					return false
+				}
+				st = e.State
+			}
+			u, ok := st.Units[name]
+			return ok && u.Machine == machine
+		}
+		for _, key := range hb.Running {
+			if !placed(key) {
+				reply.Gone = append(reply.Gone, key)
 			}
 		}
-		for _, name := range hb.Kept {
-			if !placed(name) {
-				released = append(released, name)
+		for _, key := range hb.Kept {
+			if !placed(key) {
+				reply.Released = append(reply.Released, key)
+			}
+		}
+		for _, env := range hb.Envs {
+			if _, ok := c.Envs[env]; !ok {
+				reply.GoneEnvs = append(reply.GoneEnvs, env)
 			}
 		}
 		return nil
 	})
-	writeCompact(w, http.StatusOK, HeartbeatReply{Machine: machine, Gone: gone, Released: released})
+	writeCompact(w, http.StatusOK, reply)
+}
+
+// checkUnitKey refuses a unit key (wire.UnitKey) that names no unit.
+func checkUnitKey(key string) error {
+	env, unit := wire.SplitUnitKey(key)
+	if env != "" {
+		if err := model.CheckName(model.KindEnv, env); err != nil {
+			return fmt.Errorf("unit %s: %w", model.Quote(key, 72), err)
+		}
+	}
+	return model.CheckUnitName(unit)
 }
 
 func (s *agentAPI) results(w http.ResponseWriter, r *http.Request) {

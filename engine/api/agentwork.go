@@ -22,8 +22,14 @@ type Agents interface {
 	WaitForWork(ctx context.Context, machine string, max int, wait time.Duration, envs bool) ([]wire.Work, error)
 	Accept(ctx context.Context, machine string, reports []wire.Report) (*model.Response, error)
 	Heartbeat(machine string)
+	// ReleaseExcept takes the agent's word for the units it runs, named
+	// by unit key (wire.UnitKey): every claim of the machine's agent in
+	// any environment but those is dropped.
 	ReleaseExcept(machine string, running []string)
 	Release(machine string)
+	// Controller is environment env's controller ("" the default one),
+	// nil when none serves it: an agent's operations go to it.
+	Controller(env string) *engine.Controller
 }
 
 // oneEnv serves the agents from one controller: the default
@@ -55,10 +61,26 @@ func (o oneEnv) Accept(ctx context.Context, machine string, reports []wire.Repor
 }
 
 func (o oneEnv) Heartbeat(machine string) { o.ctl.Heartbeat(machine) }
+
+// ReleaseExcept keeps the default environment's units of running: no
+// claim of another environment exists here.
 func (o oneEnv) ReleaseExcept(machine string, running []string) {
-	o.ctl.ReleaseExcept(machine, running)
+	own := make([]string, 0, len(running))
+	for _, key := range running {
+		if env, unit := wire.SplitUnitKey(key); env == "" {
+			own = append(own, unit)
+		}
+	}
+	o.ctl.ReleaseExcept(machine, own)
 }
 func (o oneEnv) Release(machine string) { o.ctl.Release(machine) }
+
+func (o oneEnv) Controller(env string) *engine.Controller {
+	if env == "" {
+		return o.ctl
+	}
+	return nil
+}
 
 // pollEnvs reads a work poll's envs=: "1" (or "true") says the agent
 // runs each environment's units in their own directories, so that it

@@ -91,10 +91,11 @@ func (c *AgentClient) Register(ctx context.Context, machine, address string) err
 	return nil
 }
 
-// Claim long-polls for machine's stale units (agent). Each unit's
-// universe comes back decoded and, in UniverseJSON, as the bytes the
-// server sent, which the agent passes to the hook without encoding them
-// again.
+// Claim long-polls for machine's stale units (agent), of every
+// environment: the poll says envs=1, since the agent keeps each
+// environment's units in their own directories. Each unit's universe
+// comes back decoded and, in UniverseJSON, as the bytes the server sent,
+// which the agent passes to the hook without encoding them again.
 func (c *AgentClient) Claim(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
 	// The outer Universe field shadows the embedded one, so the first
 	// pass only delimits each universe.
@@ -102,7 +103,7 @@ func (c *AgentClient) Claim(ctx context.Context, machine string, max int, wait t
 		wire.Work
 		Universe json.RawMessage `json:"universe"`
 	}
-	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s", url.QueryEscape(machine), max, wait)
+	path := fmt.Sprintf("/v1/agent/work?machine=%s&max=%d&wait=%s&envs=1", url.QueryEscape(machine), max, wait)
 	// The control plane answers by the wait; past it and the grace, the
 	// answer is held on the way and the poll is asked again.
 	pctx, cancel := context.WithTimeout(ctx, wait+pollGrace(wait))
@@ -129,8 +130,8 @@ func (c *AgentClient) Claim(ctx context.Context, machine string, max int, wait t
 }
 
 // Heartbeat tells the control plane machine's agent is alive and which
-// units it is running (agent); it returns those of them that are no longer
-// placed on the machine.
+// units it is running (agent), by unit key (wire.UnitKey); it returns
+// those of them that are no longer placed on the machine.
 func (c *AgentClient) Heartbeat(ctx context.Context, machine string, running []string) ([]string, error) {
 	if running == nil {
 		running = []string{}
@@ -141,12 +142,21 @@ func (c *AgentClient) Heartbeat(ctx context.Context, machine string, running []s
 }
 
 // Released asks which of the units whose storage machine's agent keeps
-// (kept) the control plane no longer places on the machine, answered
-// from the latest committed state (agent).
+// (kept, by unit key) the control plane no longer places on the machine,
+// answered from the latest committed state (agent).
 func (c *AgentClient) Released(ctx context.Context, machine string, kept []string) ([]string, error) {
 	var reply HeartbeatReply
 	err := c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), Heartbeat{Kept: kept}, &reply)
 	return reply.Released, err
+}
+
+// EnvsGone asks which of the environments whose directories machine's
+// agent keeps (envs) the cluster no longer holds, answered from the
+// latest committed state (agent).
+func (c *AgentClient) EnvsGone(ctx context.Context, machine string, envs []string) ([]string, error) {
+	var reply HeartbeatReply
+	err := c.postJSON(ctx, "/v1/agent/heartbeat?machine="+url.QueryEscape(machine), Heartbeat{Envs: envs}, &reply)
+	return reply.GoneEnvs, err
 }
 
 // Report posts finished runs (agent).
@@ -204,12 +214,14 @@ func (c *AgentClient) FetchResource(ctx context.Context, digest, path string) er
 }
 
 // StartAction tells the control plane machine's agent takes operation
-// id (agent); an error says not to run it.
-func (c *AgentClient) StartAction(ctx context.Context, machine string, id int) error {
-	return c.postJSON(ctx, "/v1/agent/actions/start?machine="+url.QueryEscape(machine), StartReq{ID: id}, nil)
+// id of environment env ("" the default one) (agent); an error says not
+// to run it.
+func (c *AgentClient) StartAction(ctx context.Context, machine, env string, id int) error {
+	return c.postJSON(ctx, "/v1/agent/actions/start?machine="+url.QueryEscape(machine), StartReq{ID: id, Env: env}, nil)
 }
 
-// FinishAction reports what an operation came to (agent).
+// FinishAction reports what an operation came to (agent); rep.Env names
+// its environment.
 func (c *AgentClient) FinishAction(ctx context.Context, machine string, rep *wire.ActionReport) error {
 	return c.postJSON(ctx, "/v1/agent/actions/finish?machine="+url.QueryEscape(machine), rep, nil)
 }

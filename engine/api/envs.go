@@ -205,38 +205,6 @@ func envInfo(c *model.Cluster, key string) EnvInfo {
 	return i
 }
 
-// remove drops an emptied environment. One that still runs something is
-// refused with what to do: the removal that runs its units' dying hooks
-// first is not served yet.
-func (s *envsAPI) remove(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("env")
-	if !s.leveled(w, "remove environment "+name) {
-		return
-	}
-	var why string
-	_ = s.node.ViewCluster(func(c *model.Cluster) error {
-		e, ok := c.Envs[name]
-		if !ok || e.State == nil {
-			return nil // the model says why
-		}
-		st := e.State
-		if n, sv, ops := len(st.Units), len(st.Services), len(st.ActiveActions); n+sv+ops > 0 {
-			why = fmt.Sprintf("environment %s still holds %d units, %d services and %d unfinished operations: deploy an empty environment file named %s to it, wait until `fixpoint status` shows its units gone, then remove it; removing a running environment with its dying hooks in one step is not served yet", name, n, sv, ops, name)
-		}
-		return nil
-	})
-	if why != "" {
-		writeKind(w, fault.KindRefused, "%s", why)
-		return
-	}
-	if err := s.node.RemoveEnv(r.Context(), name); err != nil {
-		writeStoreError(w, err, "")
-		return
-	}
-	s.log.Info("removed environment", "env", name, "principal", principalOf(r).String())
-	w.WriteHeader(http.StatusNoContent)
-}
-
 // createToken mints an environment token, replicates its hash and shows
 // the token once.
 func (s *envsAPI) createToken(w http.ResponseWriter, r *http.Request) {

@@ -46,7 +46,7 @@ func TestRefusedOperationCallsDoNotGrowTheLog(t *testing.T) {
 
 	before := lastIndex(t, n)
 	for range 5 {
-		if err := agents[other].StartAction(ctxT(t), other, id); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "not on machine "+other) {
+		if err := agents[other].StartAction(ctxT(t), other, "", id); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "not on machine "+other) {
 			t.Fatalf("machine %s starts db/0's operation: %v; want 409 saying db/0 is not on it", other, err)
 		}
 		if err := agents[other].FinishAction(ctxT(t), other, report); !errors.Is(err, api.ErrRefused) || !strings.Contains(err.Error(), "not running on "+other) {
@@ -57,7 +57,7 @@ func TestRefusedOperationCallsDoNotGrowTheLog(t *testing.T) {
 		t.Fatalf("refused starts and finishes grew the Raft log from %d to %d", before, after)
 	}
 
-	if err := agents[on].StartAction(ctxT(t), on, id); err != nil {
+	if err := agents[on].StartAction(ctxT(t), on, "", id); err != nil {
 		t.Fatalf("machine %s starts its unit's operation: %v", on, err)
 	}
 	before = lastIndex(t, n)

@@ -140,7 +140,7 @@ func NewServer(cfg Config) *Server {
 		agents = observingAgents{Agents: agents, series: s.metrics.envs}
 	}
 	(&agentAPI{node: node, agents: agents, gate: g, proxy: proxy, log: log, mem: cfg.Memory}).routes(s.mux)
-	(&actionAPI{node: node, ctl: ctl, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
+	(&actionAPI{node: node, ctl: ctl, agents: agents, gate: g, catchUp: s.catchUp, log: log}).routes(s.mux)
 	(&secretAPI{node: node, gate: g, log: log}).routes(s.mux)
 	(&diagAPI{node: node, gate: g, log: log, logSlots: make(chan struct{}, logSlots), mem: cfg.Memory}).routes(s.mux)
 	(&healthAPI{node: node, waiting: cfg.Waiting}).routes(s.mux)

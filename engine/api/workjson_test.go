@@ -28,6 +28,7 @@ func fullWork() wire.Work {
 				Departed: map[string]map[string]string{"web/3": bag}}},
 			Leaving:    map[string]map[string]string{"cluster:2": bag, "old:0": {}},
 			Credential: &charmapi.Credential{Type: "lxd", Name: odd, Region: "r", Endpoint: "https://e", AuthType: "certificate", Secret: "secret:cn0gqa6qs7s1bm0kfp8g"},
+			Env:        &charmapi.Env{Name: odd, UUID: "0f8e2a1c-4b6d-4e5f-8a9b-1c2d3e4f5a6b"},
 			Storage:    []charmapi.Storage{{ID: "data/0", Name: "data", Kind: "filesystem", Location: "/var/lib/fixpoint/agent/storage/db-0/data/0"}},
 			Events: []charmapi.Event{{Hook: "db-relation-departed", Relation: "db:1", RemoteUnit: "web/3", RemoteApp: "web", Departing: "web/3", Storage: "data/0",
 				Secret: "secret:cn0gqa6qs7s1bm0kfp8g", SecretLabel: odd, SecretRevision: 2}},

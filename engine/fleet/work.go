@@ -216,12 +216,23 @@ func skipped(reports []wire.Report) *model.Response {
 func (f *Fleet) Heartbeat(machine string) { f.Default().Heartbeat(machine) }
 
 // ReleaseExcept takes the agent's word for the units it runs, in every
-// environment. Its names carry no environment, so a claim is kept when
-// any environment's unit of its name runs: the word drops fewer stale
-// claims, never one in use.
+// environment: running names them by unit key (wire.UnitKey), a bare
+// name the default environment's, so each environment's controller keeps
+// the claims of its own running units alone. An agent that keeps no
+// environments apart runs only default units, and no other environment
+// holds a claim of it.
 func (f *Fleet) ReleaseExcept(machine string, running []string) {
+	byEnv := map[string][]string{}
+	for _, key := range running {
+		env, unit := wire.SplitUnitKey(key)
+		byEnv[env] = append(byEnv[env], unit)
+	}
 	for _, m := range f.all() {
-		m.ctl.ReleaseExcept(machine, running)
+		own := byEnv[m.name]
+		if own == nil {
+			own = []string{}
+		}
+		m.ctl.ReleaseExcept(machine, own)
 	}
 }
 

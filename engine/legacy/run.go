@@ -58,8 +58,11 @@ type Options struct {
 	// *hookrun.UnitLock records them for an agent restarted after a crash).
 	Track hookrun.Tracker
 
-	// Model is JUJU_MODEL_NAME; JUJU_MODEL_UUID is derived from it.
-	Model string
+	// Model is JUJU_MODEL_NAME. ModelUUID is JUJU_MODEL_UUID; when empty
+	// it is derived from Model (ModelUUID), as the default environment's
+	// hooks have always seen it.
+	Model     string
+	ModelUUID string
 	// AvailabilityZone is JUJU_AVAILABILITY_ZONE; empty where the machine
 	// names none.
 	AvailabilityZone string
@@ -386,7 +389,10 @@ func prepare(opts Options, u *charmapi.Universe, sess *session) (*runContext, er
 			return nil, fmt.Errorf("legacy hooks of %s: %w", u.Unit, err)
 		}
 	}
-	sess.in.modelUUID = ModelUUID(opts.Model)
+	sess.in.modelUUID = opts.ModelUUID
+	if sess.in.modelUUID == "" {
+		sess.in.modelUUID = ModelUUID(opts.Model)
+	}
 	sess.in.resources = opts.Resources
 	rc.srv, rc.charmDir, rc.token = srv, charmDir, token
 	rc.env = &runEnv{

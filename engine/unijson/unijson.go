@@ -99,6 +99,10 @@ func Append(b []byte, u *charmapi.Universe, units Units) ([]byte, error) {
 	b = appendArray(b, u.Events, appendEvent)
 	b = append(b, `,"attempt":`...)
 	b = strconv.AppendInt(b, int64(u.Attempt), 10)
+	if u.Env != nil {
+		b = stringField(b, `,"env":{"name":`, u.Env.Name)
+		b = append(stringField(b, `,"uuid":`, u.Env.UUID), '}')
+	}
 	return append(b, '}'), nil
 }
 

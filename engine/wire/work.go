@@ -81,6 +81,9 @@ type ActionReport struct {
 	Message string          `json:"message,omitempty"`
 	Results map[string]any  `json:"results,omitempty"`
 	Log     []ActionLog     `json:"log,omitempty"`
+	// Env is the environment of the operation's unit (Work.Env): ""
+	// (left out) for the default one.
+	Env string `json:"env,omitempty"`
 }
 
 // ActionLog is one action-log line with its time (unix nanoseconds).
