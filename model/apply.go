@@ -259,6 +259,8 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 			svc.Trust, svc.Index = desired.Services[c.Service].Trust, index
 		case SetCredential:
 			s.Credential = desired.Credential
+		case SetEnvPlacement:
+			s.Placement = desired.Placement
 		case AddUnits:
 			svc := s.Services[c.Service]
 			svc.Units = desired.Services[c.Service].Units

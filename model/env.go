@@ -23,6 +23,9 @@ type Environment struct {
 	// Credential is the cloud credential trusted services read
 	// (credential.go).
 	Credential *CredentialSpec `json:"credential,omitempty"`
+	// Placement restricts the environment's units to some machines
+	// (envplacement.go); without it they go on every machine.
+	Placement *EnvPlacement `json:"placement,omitempty"`
 }
 
 // Expect is what `fixpoint charm test` requires of every unit of a
@@ -96,6 +99,9 @@ type Desired struct {
 	Secrets map[string]*DesiredSecret
 	// Credential is the declared cloud credential, or nil.
 	Credential *Credential
+	// Placement is the environment's placement rule, or nil for every
+	// machine.
+	Placement *EnvPlacement
 	// RemoveUnits are the units the deploy names to go dying
 	// (Deploy.RemoveUnits), checked against the state by planDeploy.
 	RemoveUnits []string
@@ -249,6 +255,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		d.Relations[rel.Key] = rel
 	}
 	resolveCredential(env, d, &ps)
+	resolveEnvPlacement(env, d, &ps)
 	checkLimits(d, metas, &ps)
 	checkSubordinates(d, metas, &ps)
 	if len(ps) > 0 {

@@ -24,16 +24,19 @@ type Change struct {
 
 // Change kinds.
 const (
-	AddService     = "add-service"
-	RemoveService  = "remove-service"
-	UpgradeCharm   = "upgrade-charm"
-	SetConfig      = "config"
-	AddUnits       = "add-units"
-	RemoveUnits    = "remove-units"
-	SetPlacement   = "placement"
-	SetStorage     = "storage"
-	AddRelation    = "add-relation"
-	RemoveRelation = "remove-relation"
+	AddService    = "add-service"
+	RemoveService = "remove-service"
+	UpgradeCharm  = "upgrade-charm"
+	SetConfig     = "config"
+	AddUnits      = "add-units"
+	RemoveUnits   = "remove-units"
+	SetPlacement  = "placement"
+	// SetEnvPlacement changes the environment's placement rule; Old and
+	// New are the rules as EnvPlacement.String shows them.
+	SetEnvPlacement = "env-placement"
+	SetStorage      = "storage"
+	AddRelation     = "add-relation"
+	RemoveRelation  = "remove-relation"
 	// SetResource changes one resource of a service (Key); Old and New
 	// are digests, "" for none.
 	SetResource = "resource"
@@ -66,6 +69,8 @@ func (c Change) String() string {
 		return fmt.Sprintf("~ service %s trust %s -> %s", c.Service, c.Old, c.New)
 	case SetCredential:
 		return fmt.Sprintf("~ credential %s -> %s", c.Old, c.New)
+	case SetEnvPlacement:
+		return fmt.Sprintf("~ placement %s -> %s", c.Old, c.New)
 	case AddRelation:
 		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
 	case RemoveRelation:
@@ -193,7 +198,8 @@ func Plan(s *State, d *Desired) []Change {
 		}
 	}
 	out = append(out, userSecretChanges(s, d)...)
-	return append(out, credentialChanges(s, d)...)
+	out = append(out, credentialChanges(s, d)...)
+	return append(out, envPlacementChanges(s, d)...)
 }
 
 // CheckChanges refuses changes that Resolve cannot see are wrong because
