@@ -81,7 +81,10 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 	uni.Storage, seen.Storage = storageOf(u)
 	withSecrets(st, u, uni, seen)
 	if c := st.TrustedCredential(u); c != nil {
-		uni.Credential = &charmapi.Credential{Type: c.Type, Name: c.Name, Region: c.Region, Endpoint: c.Endpoint, AuthType: c.AuthType, Secret: "secret:" + c.SecretID}
+		uni.Credential = &charmapi.Credential{Type: c.Type, Name: c.Name, Region: c.Region, Endpoint: c.Endpoint, AuthType: c.AuthType}
+		if c.SecretID != "" {
+			uni.Credential.Secret = "secret:" + c.SecretID
+		}
 	}
 	if u.Life != model.Alive {
 		// A dying unit's last reconcile sees no relations: each is broken.

@@ -25,9 +25,13 @@ type CredentialSpec struct {
 	// AuthType is the credential's auth type ("certificate", "userpass").
 	AuthType string `json:"auth_type"`
 	// Secret names the declared user secret whose keys and values are the
-	// credential's attributes.
-	Secret string `json:"secret"`
+	// credential's attributes; none for AuthEmpty, which has none.
+	Secret string `json:"secret,omitempty"`
 }
+
+// AuthEmpty is the auth type of a cloud that needs no credential, as
+// Juju's manual cloud: it has no attributes, so no secret.
+const AuthEmpty = "empty"
 
 // Credential is the credential in force: the spec, with its secret's id.
 type Credential struct {
@@ -36,7 +40,7 @@ type Credential struct {
 	Region   string `json:"region,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
 	AuthType string `json:"auth_type"`
-	// SecretID is the user secret's id (UserSecretID).
+	// SecretID is the user secret's id (UserSecretID); "" for AuthEmpty.
 	SecretID string `json:"secret_id"`
 }
 
@@ -51,7 +55,7 @@ func resolveCredential(env *Environment, d *Desired, ps *Problems) {
 	if spec == nil {
 		for _, name := range sortedKeys(env.Services) {
 			if env.Services[name].Trust {
-				ps.add([]string{"services", name, "trust"}, "service %s is trusted, but the environment declares no credential for it to read; add credential: {type, name, auth_type, secret} naming a user secret that holds its attributes", name)
+				ps.add([]string{"services", name, "trust"}, "service %s is trusted, but the environment declares no credential for it to read; add credential: {type, name, auth_type, secret} naming a user secret that holds its attributes (or auth_type: \"empty\" and no secret, for a cloud that needs none)", name)
 			}
 		}
 		return
@@ -69,7 +73,21 @@ func resolveCredential(env *Environment, d *Desired, ps *Problems) {
 			ok = false
 		}
 	}
+	if spec.AuthType == AuthEmpty {
+		if spec.Secret != "" {
+			ps.add(append(path, "secret"), "auth_type %q has no attributes, so no secret: remove secret, or give the auth type of the attributes %s holds", AuthEmpty, Quote(spec.Secret, 32))
+			return
+		}
+		if ok {
+			d.Credential = &Credential{Type: spec.Type, Name: spec.Name, Region: spec.Region, Endpoint: spec.Endpoint, AuthType: spec.AuthType}
+		}
+		return
+	}
 	ds := d.Secrets[spec.Secret]
+	if spec.Secret == "" {
+		ps.add(append(path, "secret"), "is required for auth_type %s: name the user secret whose keys are the credential's attributes (auth_type %q alone takes none)", Quote(spec.AuthType, 32), AuthEmpty)
+		return
+	}
 	if ds == nil {
 		ps.add(append(path, "secret"), "names %s, which is not a declared user secret (secrets: %s); its keys are the credential's attributes", Quote(spec.Secret, 32), listOr(sortedKeys(env.Secrets)))
 		ok = false

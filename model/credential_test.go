@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,12 +73,36 @@ func TestCredentialBadDeclarations(t *testing.T) {
 		{"an undeclared secret", func(e *Environment) { e.Credential.Secret = "nope" }, `credential.secret: names "nope", which is not a declared user secret`},
 		{"no type", func(e *Environment) { e.Credential.Type = "" }, "credential.type: is required"},
 		{"a control character", func(e *Environment) { e.Credential.Endpoint = "https://x\n" }, "credential.endpoint: at most 1024 printable bytes"},
+		{"no secret for attributes", func(e *Environment) { e.Credential.Secret = "" }, "credential.secret: is required for auth_type \"certificate\""},
+		{"a secret for no attributes", func(e *Environment) { e.Credential.AuthType = AuthEmpty }, `credential.secret: auth_type "empty" has no attributes, so no secret`},
 	} {
 		e := credEnv()
 		c.edit(e)
 		_, err := Resolve(e, charms())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestCredentialOfACloudThatNeedsNone: auth_type "empty" (Juju's manual
+// cloud) takes no secret, trusts its services with the cloud's
+// description alone and grants no secret.
+func TestCredentialOfACloudThatNeedsNone(t *testing.T) {
+	e := credEnv()
+	delete(e.Secrets, "cloud")
+	e.Credential = &CredentialSpec{Type: "manual", Name: "fixpoint", AuthType: AuthEmpty}
+	d, err := Resolve(e, secretCharms())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Credential{Type: "manual", Name: "fixpoint", AuthType: AuthEmpty}
+	if d.Credential == nil || *d.Credential != want {
+		t.Fatalf("credential %+v; want %+v", d.Credential, want)
+	}
+	for name, ds := range d.Secrets {
+		if slices.Contains(ds.Grants, "db") {
+			t.Errorf("secret %s granted to the trusted db; an empty credential grants none", name)
 		}
 	}
 }

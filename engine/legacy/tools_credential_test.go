@@ -37,6 +37,18 @@ func TestCredentialGet(t *testing.T) {
 	}
 }
 
+// TestCredentialGetOfACloudThatNeedsNone: auth type "empty" reads the
+// cloud with no attributes, as on Juju's manual cloud.
+func TestCredentialGetOfACloudThatNeedsNone(t *testing.T) {
+	u := testUniverse()
+	u.Credential = &charmapi.Credential{Type: "manual", Name: "fixpoint", AuthType: "empty"}
+	got := callIn(t, u, ev("install", "", "", "", ""), "credential-get", "--format=json")
+	want := `{"type":"manual","name":"fixpoint","credential":{"auth-type":"empty"}}` + "\n"
+	if got.Code != 0 || got.Stdout != want {
+		t.Errorf("credential-get of an empty credential: %+v\nwant %s", got, want)
+	}
+}
+
 // TestHookcmdsCredentialGet is test_hookcmds.py's test_credential_get with
 // canonical/operator's charm, deployed trusted.
 func TestHookcmdsCredentialGet(t *testing.T) {
