@@ -59,3 +59,31 @@ func TestEnvironmentPlacedByLabels(t *testing.T) {
 		t.Errorf("export does not carry the environment's placement: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestVetPlacementProblemsAtTheirLines: vet names each problem of an
+// environment's placement, and a service pinned outside it, at its
+// file:line:col.
+func TestVetPlacementProblemsAtTheirLines(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "env.cue")
+	writeFiles(t, dir, map[string]string{"env.cue": `apiVersion: "fixpoint/v1"
+name: "shop"
+placement: {
+	machines: ["m1", "m1"]
+}
+services: db: {charm: "`+repo("testdata", "charms", "db")+`", placement: ["m2"]}
+`})
+	r := fixpoint(t, time.Minute, "vet", file)
+	if r.code == 0 {
+		t.Fatalf("vet accepted a bad placement:\n%s", r.stdout)
+	}
+	for _, want := range []string{
+		file + ":4:19: placement.machines.1: machine m1 is named twice",
+		file + ":6:", "services.db.placement.0: machine m2 is outside the environment's placement",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("vet's stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
