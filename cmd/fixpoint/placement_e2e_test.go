@@ -72,7 +72,7 @@ name: "shop"
 placement: {
 	machines: ["m1", "m1"]
 }
-services: db: {charm: "`+repo("testdata", "charms", "db")+`", placement: ["m2"]}
+services: db: {charm: "` + repo("testdata", "charms", "db") + `", placement: ["m2"]}
 `})
 	r := fixpoint(t, time.Minute, "vet", file)
 	if r.code == 0 {
