@@ -16,6 +16,10 @@ type EnvPlacement struct {
 	Labels   map[string]string `json:"labels,omitempty"`
 }
 
+// SetEnvPlacement is the change kind of a new environment placement
+// rule; Old and New are the rules as EnvPlacement.String shows them.
+const SetEnvPlacement = "env-placement"
+
 // Bounds of placement and labels: a label is written on the agent's
 // command line and in environment files, so it stays short, and a rule
 // or a machine has a handful of them.

@@ -24,19 +24,16 @@ type Change struct {
 
 // Change kinds.
 const (
-	AddService    = "add-service"
-	RemoveService = "remove-service"
-	UpgradeCharm  = "upgrade-charm"
-	SetConfig     = "config"
-	AddUnits      = "add-units"
-	RemoveUnits   = "remove-units"
-	SetPlacement  = "placement"
-	// SetEnvPlacement changes the environment's placement rule; Old and
-	// New are the rules as EnvPlacement.String shows them.
-	SetEnvPlacement = "env-placement"
-	SetStorage      = "storage"
-	AddRelation     = "add-relation"
-	RemoveRelation  = "remove-relation"
+	AddService     = "add-service"
+	RemoveService  = "remove-service"
+	UpgradeCharm   = "upgrade-charm"
+	SetConfig      = "config"
+	AddUnits       = "add-units"
+	RemoveUnits    = "remove-units"
+	SetPlacement   = "placement"
+	SetStorage     = "storage"
+	AddRelation    = "add-relation"
+	RemoveRelation = "remove-relation"
 	// SetResource changes one resource of a service (Key); Old and New
 	// are digests, "" for none.
 	SetResource = "resource"
