@@ -40,7 +40,7 @@ func NewController(store Store, opts Options) *Controller {
 	opts.defaults()
 	o := &opts
 	told := &statusTold{}
-	l := ledger.New(ledger.Options{Backoff: o.Backoff, Lease: o.Lease, UpdateStatus: o.UpdateStatus, Now: o.Now, Status: told},
+	l := ledger.New(ledger.Options{Backoff: o.Backoff, Lease: o.Lease, UpdateStatus: o.UpdateStatus, Now: o.Now, Status: told, Changes: store.Changes},
 		ledger.Builder{Build: Build, BuildHashed: buildHashed, Result: ResultOf})
 	stat := newStatusState(o.Now, l.Views())
 	told.changed, told.inbox = stat.changed, &stat.inbox
@@ -81,6 +81,19 @@ func (c *Controller) Refresh() error { return c.work.refresh() }
 func (c *Controller) WaitForWork(ctx context.Context, machine string, max int, wait time.Duration) ([]wire.Work, error) {
 	return c.work.waitForWork(ctx, machine, max, wait)
 }
+
+// Look is one look of a poll of machine's agent, made in a pass: it
+// claims up to max units of machine that may run and returns them, with
+// when one of them falls due next (zero when none is timed). A poll that
+// sleeps on a fleet's shared signals (Options.Machines) between its
+// looks makes them with it.
+func (c *Controller) Look(ctx context.Context, machine string, max int) ([]wire.Work, time.Time, error) {
+	return c.work.look(ctx, machine, max)
+}
+
+// Burst lets the entries in the log at a wake (last, its signal's Last)
+// land before a woken poll looks, as WaitForWork's polls do.
+func (c *Controller) Burst(ctx context.Context, last uint64) error { return c.work.burst(ctx, last) }
 
 // Accept turns reports from machine's agent into one replicated command;
 // a report whose claim is gone is skipped, and its unit runs again.

@@ -25,6 +25,9 @@ type memStore struct {
 	// InFlight, while it holds a View, and a read lock taken again
 	// under a waiting Apply deadlocks.
 	index atomic.Uint64
+	// journal is st's, as the FSM keeps it (Changes); started at the
+	// first Apply.
+	journal *model.Journal
 }
 
 func newMemStore() *memStore { return &memStore{st: model.NewState(), changed: make(chan struct{})} }
@@ -41,7 +44,13 @@ func (m *memStore) Apply(_ context.Context, c *model.Command) (*model.Response, 
 	_ = json.Unmarshal(data, &dc)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.journal == nil {
+		m.journal = model.NewJournal(m.st.Index)
+	}
 	resp, err := m.st.Apply(m.st.Index+1, &dc)
+	if err == nil {
+		m.journal.Record(resp.Touched(""))
+	}
 	m.index.Store(m.st.Index)
 	close(m.changed)
 	m.changed = make(chan struct{})
@@ -65,6 +74,11 @@ func (m *memStore) WaitIndex(ctx context.Context, after uint64) (uint64, bool, e
 }
 
 func (m *memStore) Index() uint64 { return m.index.Load() }
+
+// Changes is st's journal; called inside View.
+func (m *memStore) Changes(since uint64) ([]model.Touched, bool) {
+	return m.journal.ChangesSince(since)
+}
 
 func intp(n int) *int { return &n }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/ledger"
@@ -26,6 +27,9 @@ type handout struct {
 	passes   *passq.Queue[*pollLook]
 	contacts *liveness.Contacts
 	leases   leaseWatch
+	// shared counts the polls this controller's wakes woke on the
+	// fleet's shared signals (Options.Machines).
+	shared atomic.Int64
 }
 
 // apply makes the wakes a change of the ledger owes, with the ledger's
@@ -52,6 +56,9 @@ func (h *handout) apply(w *ledger.Owed) {
 	}
 	applied := inFlight && last > 0 && h.waiters.Asleep(w.Machines, w.All) && log.Applied(last)
 	h.passes.Add(h.waiters.Wake(w.Machines, w.All, last, applied)...)
+	if h.opts.Machines != nil {
+		h.shared.Add(int64(h.opts.Machines.Wake(w.Machines, w.All, last)))
+	}
 }
 
 // expireLeases has the ledger announce the leases that ended since it
@@ -122,7 +129,7 @@ func (h *handout) stats() WorkStats {
 	lc := h.ledger.Counts()
 	w := WorkStats{Rebuilt: lc.Rebuilt, HashedBytes: lc.HashedBytes, Built: lc.Built, PeakClaims: lc.PeakClaims, Prebuilt: lc.Prebuilt}
 	ws := h.waiters.Stats()
-	w.Wakeups, w.Pushed, w.WokenTwice, w.Asleep = ws.Wakeups, ws.Pushed, ws.WokenTwice, ws.Asleep
+	w.Wakeups, w.Pushed, w.WokenTwice, w.Asleep = ws.Wakeups+h.shared.Load(), ws.Pushed, ws.WokenTwice, ws.Asleep
 	w.Passes = h.passes.Passes()
 	return w
 }

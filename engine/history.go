@@ -62,6 +62,35 @@ type History struct {
 	units   map[string][]Run
 	changed waiters.Broadcast
 	observe []func(Run)
+	// shared holds one copy of each key and short value the kept runs'
+	// changes repeat (a relation's key in every unit of its service, a
+	// status many units show), so that each run holds its own copies
+	// of only what is its own.
+	shared map[string]string
+}
+
+// Bounds of History.shared: values longer than maxShared are a unit's
+// own as a rule, and the table is emptied when it holds maxSharedN
+// strings, so that keys a charm makes up on every run cost no more.
+const (
+	maxShared  = 96
+	maxSharedN = 1 << 14
+)
+
+// share returns the history's copy of s, making s it if there is none.
+// h.mu is held.
+func (h *History) share(s string) string {
+	if len(s) > maxShared {
+		return s
+	}
+	if c, ok := h.shared[s]; ok {
+		return c
+	}
+	if len(h.shared) >= maxSharedN {
+		clear(h.shared)
+	}
+	h.shared[s] = s
+	return s
 }
 
 // NewHistory keeps up to max runs per unit (DefaultHistory if max <= 0).
@@ -69,7 +98,7 @@ func NewHistory(max int) *History {
 	if max <= 0 {
 		max = DefaultHistory
 	}
-	return &History{max: max, units: map[string][]Run{}, changed: waiters.NewBroadcast()}
+	return &History{max: max, units: map[string][]Run{}, changed: waiters.NewBroadcast(), shared: map[string]string{}}
 }
 
 // Observe calls fn with every run added from now on (metrics use it). fn
@@ -89,6 +118,16 @@ func (h *History) Add(runs ...Run) {
 	for i := range runs {
 		h.seq++
 		runs[i].Seq = h.seq
+		if cs := runs[i].Changes; len(cs) > 0 {
+			// Its own slice, the length of its changes: what the
+			// history keeps is its alone, and no bigger.
+			own := make([]Change, len(cs))
+			for j, c := range cs {
+				c.Key, c.Old, c.New = h.share(c.Key), h.share(c.Old), h.share(c.New)
+				own[j] = c
+			}
+			runs[i].Changes = own
+		}
 		list := append(h.units[runs[i].Unit], runs[i])
 		if len(list) > h.max {
 			list = append([]Run(nil), list[len(list)-h.max:]...)

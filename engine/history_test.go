@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/engine/wire"
@@ -123,5 +125,42 @@ func TestHistoryWaitBlocksUntilARunArrives(t *testing.T) {
 	}
 	if Match("web", "webx/0") || !Match("web", "web/1") || Match("web/1", "web/10") {
 		t.Error("Match")
+	}
+}
+
+// TestHistorySharesWhatRunsRepeat: two units' runs that change the same
+// key to the same short value keep one copy of each, a long value stays
+// each run's own, and the table of shared strings stays bounded however
+// many keys charms make up.
+func TestHistorySharesWhatRunsRepeat(t *testing.T) {
+	h := NewHistory(0)
+	long := strings.Repeat("x", maxShared+1)
+	run := func(unit string) Run {
+		// Built as a result's diff builds them: fresh strings each run.
+		return Run{Unit: unit, Changes: []Change{
+			{Key: "relations." + "db:1.local.host", Old: "(unset)", New: strconv.Quote("10.0.0.1")},
+			{Key: "state." + "blob", New: strings.Clone(long)},
+		}}
+	}
+	h.Add(run("a/0"), run("a/1"))
+	runs, _ := h.Runs("", 0)
+	if len(runs) != 2 {
+		t.Fatalf("%d runs kept; want 2", len(runs))
+	}
+	x, y := runs[0].Changes, runs[1].Changes
+	if unsafe.StringData(x[0].Key) != unsafe.StringData(y[0].Key) || unsafe.StringData(x[0].New) != unsafe.StringData(y[0].New) {
+		t.Error("two runs keep their own copies of the same key and value; want one shared")
+	}
+	if unsafe.StringData(x[1].New) == unsafe.StringData(y[1].New) {
+		t.Error("a long value is shared; want it each run's own")
+	}
+	for i := range 3 * maxSharedN {
+		h.Add(Run{Unit: "a/0", Changes: []Change{{Key: "state.k" + strconv.Itoa(i)}}})
+	}
+	h.mu.Lock()
+	n := len(h.shared)
+	h.mu.Unlock()
+	if n > maxSharedN {
+		t.Errorf("the history shares %d strings; want at most %d", n, maxSharedN)
 	}
 }

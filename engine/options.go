@@ -8,6 +8,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine/liveness"
 	"github.com/fixpoint/fixpoint/engine/schedule"
+	"github.com/fixpoint/fixpoint/engine/waiters"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -18,6 +19,10 @@ type Store interface {
 	Apply(ctx context.Context, cmd *model.Command) (*model.Response, error)
 	WaitIndex(ctx context.Context, after uint64) (index uint64, reset bool, err error)
 	Index() uint64
+	// Changes is the state's journal (model.Journal.ChangesSince), read
+	// inside View: what changed after since, false when it does not
+	// reach back that far.
+	Changes(since uint64) ([]model.Touched, bool)
 }
 
 // InFlight is what a Store may also tell: the last entry in its log,
@@ -78,6 +83,11 @@ type Options struct {
 	// liveness watch (WatchAgents) judges the cluster's machines. Nil
 	// gives the controller contacts of its own.
 	Contacts *liveness.Contacts
+	// Machines, when set, are the machines' wake-up signals this
+	// controller shares with the other controllers of a fleet: every
+	// wake it makes closes them too, so that a poll waiting on every
+	// environment sleeps on one signal (engine/fleet).
+	Machines *waiters.Machines
 }
 
 func (o *Options) defaults() {
@@ -115,7 +125,8 @@ type WorkStats struct {
 	// PeakClaims is the most claims held at once; each holds the
 	// universe it handed out, the controller's only universes in flight.
 	PeakClaims int64
-	// Wakeups counts work polls woken to look for work.
+	// Wakeups counts work polls woken to look for work, those asleep
+	// on a fleet's shared signals (Options.Machines) included.
 	Wakeups int64
 	// Prebuilt counts universes handed out that were built ahead of
 	// their claim, outside the ledger's lock (buildAhead).

@@ -101,6 +101,28 @@ func (h *handout) waitForWork(ctx context.Context, machine string, max int, wait
 	}
 }
 
+// look is Controller.Look: one look of machine's poll, queued for a
+// pass, its counts ended with it.
+func (h *handout) look(ctx context.Context, machine string, max int) ([]wire.Work, time.Time, error) {
+	l := &pollLook{machine: machine, max: max, ctx: ctx, done: make(chan struct{})}
+	l.sleep = h.waiters.NewPoll(machine, l)
+	defer func() {
+		if l.polling {
+			h.contacts.PollEnded(machine)
+			h.waiters.End(l.sleep)
+			h.contacts.Heard(machine, h.opts.Now())
+		}
+	}()
+	h.passes.Add(l)
+	<-l.done
+	if len(l.work) > 0 && ctx.Err() != nil {
+		// The poller left before its answer (waitForWork).
+		h.apply(h.ledger.GiveBack(machine, l.work))
+		return nil, time.Time{}, ctx.Err()
+	}
+	return l.work, l.next, l.err
+}
+
 // burst lets the rest of a burst land after a wake, up to Window: the
 // entries already in the store's log when the poll was woken (through
 // last, the log's last index at the wake; other agents' results, the rest

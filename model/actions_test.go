@@ -71,9 +71,8 @@ func TestActionLifecycle(t *testing.T) {
 	if st := s.Units["db/0"].Status; st.Message != "backed up" {
 		t.Errorf("db/0 status %+v; want the action's", st)
 	}
-	changes, _ := s.ChangesSince(6)
-	if len(changes) != 1 || !changes[0].Actions || len(changes[0].Units) != 1 {
-		t.Errorf("touched %+v", changes)
+	if tc := resp.Touched(""); tc == nil || !tc.Actions || len(tc.Units) != 1 {
+		t.Errorf("touched %+v", tc)
 	}
 	if _, ok := s.ActiveActions[id]; ok {
 		t.Error("finished action still active")
@@ -192,9 +191,8 @@ func TestActionWritesSecrets(t *testing.T) {
 	if sec == nil || sec.Owner != "db/0" || sec.OwnerKind != SecretOwnerUnit || sec.Label != label || len(sec.Revisions) != 1 || sec.Revisions[0].Sealed != "opaque" {
 		t.Fatalf("the action's secret: %+v", sec)
 	}
-	changes, _ := s.ChangesSince(4)
-	if len(changes) != 1 || len(changes[0].Secrets) != 1 || changes[0].Secrets[0] != "db/0" {
-		t.Errorf("touched %+v; want the secret's audience", changes)
+	if tc := resp.Touched(""); tc == nil || len(tc.Secrets) != 1 || tc.Secrets[0] != "db/0" {
+		t.Errorf("touched %+v; want the secret's audience", tc)
 	}
 }
 
@@ -213,10 +211,10 @@ func TestActionWritesStartNewWaves(t *testing.T) {
 	for i := 0; i <= DivergeBound; i++ {
 		id := enqueue(t, s, idx+1, "db/0", "noop", nil)
 		apply(t, s, idx+2, &Command{Op: OpStart, Time: int64(idx + 2), StartAction: &StartAction{ID: id, Machine: "m1"}})
-		apply(t, s, idx+3, &Command{Op: OpFinish, Time: int64(idx + 3), Finish: &FinishAction{ID: id, Machine: "m1",
+		resp := apply(t, s, idx+3, &Command{Op: OpFinish, Time: int64(idx + 3), Finish: &FinishAction{ID: id, Machine: "m1",
 			Writes: &Result{Unit: "db/0", State: map[string]string{"n": fmt.Sprint(i)}}}})
-		if changes, _ := s.ChangesSince(idx + 2); len(changes) != 1 || !changes[0].Waves {
-			t.Fatalf("operation %d: its writes started no new waves: %+v", id, changes)
+		if tc := resp.Touched(""); tc == nil || !tc.Waves {
+			t.Fatalf("operation %d: its writes started no new waves: %+v", id, tc)
 		}
 		result(idx+4, "h0", "nothing to do")
 		idx += 4

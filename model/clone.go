@@ -16,10 +16,10 @@ import (
 // those in place breaks snapshots (TestSnapshotPersistsWhileApplying under
 // -race shows it); TestCloneSharesNothingMutable lists the fields.
 //
-// The clone is for reading and encoding only: it has no journal.
+// The clone is for reading and encoding only: it has no lookups.
 func (s *State) Clone() *State {
 	c := *s
-	c.journal, c.idx = journal{}, nil
+	c.idx = nil
 	c.Charms = maps.Clone(s.Charms)
 	c.Services = cloneObjects(s.Services)
 	c.Units = cloneObjects(s.Units)

@@ -95,9 +95,12 @@ func (c *Cluster) Apply(index uint64, cmd *Command) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := (&applying{State: st, now: cmd.Time, gate: c.gateFor(st)}).apply(index, cmd)
+	resp, err := (&applying{State: st, now: cmd.Time, secretTime: secretTime(cmd), gate: c.gateFor(st)}).apply(index, cmd)
 	if err == nil && st != c.Default {
 		stampEnv(resp.events, st.Name)
+		for i := range resp.touched {
+			resp.touched[i].env = st.Name
+		}
 	}
 	return resp, err
 }
@@ -130,6 +133,9 @@ func (c *Cluster) fanOut(index uint64, cmd *Command) (*Response, error) {
 		}
 		stampEnv(r.events, name)
 		resp.events = append(resp.events, r.events...)
+		if t := r.Touched(""); t != nil {
+			resp.touched = append(resp.touched, envTouched{env: name, t: t})
+		}
 	}
 	return resp, nil
 }

@@ -24,6 +24,12 @@ type Command struct {
 	// empty is the default environment (cluster.go). Commands on the
 	// cluster's machines, credentials and limits carry none.
 	Env string `json:"env,omitempty"`
+	// SecretTimes asks that the secrets and revisions the command makes
+	// or changes record Time as their wall-clock created and updated
+	// times: the proposer sets it once the cluster's level records them
+	// (LevelRecorded), so that a build that records none never holds
+	// another state than one that does.
+	SecretTimes bool `json:"secret_times,omitempty"`
 
 	Deploy   *Deploy          `json:"deploy,omitempty"`
 	Machine  *RegisterMachine `json:"machine,omitempty"`
@@ -236,11 +242,41 @@ type Response struct {
 	ResolvedMore int      `json:"resolved_more,omitempty"`
 	// events are what the command did to units (events.go), for the FSM.
 	events []Event
+	// touched is what the command changed, by environment ("" the
+	// default, or the state State.Apply applied it to), for the
+	// journals its applier keeps (Touched).
+	touched []envTouched
 	// Action is the operation an enqueue-action made.
 	Action int `json:"action,omitempty"`
 	// Dropped counts the debug-log lines of a logs command the leader
 	// dropped, over their source's budget, before it proposed the rest.
 	Dropped int `json:"dropped,omitempty"`
+}
+
+// Touched is what the command changed in environment env ("" the
+// default, or the state State.Apply applied it to), for that
+// environment's Journal; nil when it changed nothing there.
+func (r *Response) Touched(env string) *Touched {
+	for _, e := range r.touched {
+		if e.env == env {
+			return e.t
+		}
+	}
+	return nil
+}
+
+// TouchedEnvs calls fn with each environment the command changed and
+// what it changed there.
+func (r *Response) TouchedEnvs(fn func(env string, t *Touched)) {
+	for _, e := range r.touched {
+		fn(e.env, e.t)
+	}
+}
+
+// envTouched is what a command changed in one environment.
+type envTouched struct {
+	env string
+	t   *Touched
 }
 
 // MaxListedResolved caps Response.Resolved: the answer to resolving a
@@ -312,6 +348,9 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("%s command carries %d payloads; exactly one matching its op is allowed", Quote(string(c.Op), 24), set)
 	}
 	missing := func() error { return fmt.Errorf("%s command without its payload", c.Op) }
+	if c.SecretTimes && (c.Time <= 0 || !secretsTimed(c.Op)) {
+		return nil, fmt.Errorf("%s command asks for secret times: only a deploy, results or finish-action command with its time records them", Quote(string(c.Op), 24))
+	}
 	if err := c.checkEnv(); err != nil {
 		return nil, err
 	}

@@ -45,39 +45,43 @@ type UnitBag struct {
 // starts over.
 const journalSize = 4096
 
-// journal is derived, not replicated: a restored or restarted state has an
-// empty one and readers start over.
-type journal struct {
-	init bool
+// Journal remembers what the last applied commands touched (each
+// Response's Touched), so that a reader following the state re-hashes
+// only what can see a change. It is derived, not replicated: whoever
+// applies commands to a State keeps it beside the state (the FSM, one
+// per environment), and a state restored or replaced starts a new one.
+type Journal struct {
 	// from is the index after which every change is recorded.
 	from    uint64
 	entries []Touched
 }
 
-func (s *State) record(t *Touched) {
-	if !s.journal.init {
-		s.journal = journal{init: true, from: t.Index - 1}
+// NewJournal starts a journal of a state at index: changes after it are
+// recorded.
+func NewJournal(index uint64) *Journal { return &Journal{from: index} }
+
+// Record adds what the command at t.Index touched.
+func (j *Journal) Record(t *Touched) {
+	if t == nil {
+		return
 	}
-	s.journal.entries = append(s.journal.entries, *t)
+	j.entries = append(j.entries, *t)
 	// Trim in halves, not by one: copying the whole journal on every
-	// entry cost every applied result ~80 ms once it was full.
-	if n := len(s.journal.entries); n > 2*journalSize {
-		s.journal.from = s.journal.entries[n-journalSize-1].Index
-		s.journal.entries = append([]Touched(nil), s.journal.entries[n-journalSize:]...)
+	// entry would cost every applied result as much as the journal.
+	if n := len(j.entries); n > 2*journalSize {
+		j.from = j.entries[n-journalSize-1].Index
+		j.entries = append([]Touched(nil), j.entries[n-journalSize:]...)
 	}
 }
 
 // ChangesSince returns what changed after index, and false when the
-// journal does not reach back that far (or was lost to a restart or
-// restore): then the caller must assume everything changed.
-func (s *State) ChangesSince(index uint64) ([]Touched, bool) {
-	if !s.journal.init {
-		return nil, index == s.Index
-	}
-	if index < s.journal.from {
+// journal does not reach back that far (or is nil: the state's history is
+// unknown): then the caller must assume everything changed.
+func (j *Journal) ChangesSince(index uint64) ([]Touched, bool) {
+	if j == nil || index < j.from {
 		return nil, false
 	}
-	es := s.journal.entries
+	es := j.entries
 	i := len(es)
 	for i > 0 && es[i-1].Index > index {
 		i--

@@ -67,6 +67,9 @@ type State struct {
 	// NextMachine is the id the next machine to register gets
 	// (Machine.ID): one sequence, never reused, as Juju's machine ids.
 	NextMachine int `json:"next_machine,omitempty"`
+	// UpdateStatus is the environment's update-status-hook-interval
+	// (nanoseconds; 0: the server's), set by its model config.
+	UpdateStatus int64 `json:"update_status,omitempty"`
 	// Document is the environment's document (document.go): the
 	// environment its last deploy carried, as written, kept when the
 	// deploy asks (Deploy.Record) or made from the state once the
@@ -94,9 +97,8 @@ type State struct {
 
 	// Derived, not replicated (unexported, so never encoded).
 	// sealer opens secret contents for the universes (SetSealer).
-	sealer  Sealer
-	journal journal
-	idx     *index
+	sealer Sealer
+	idx    *index
 }
 
 // RelationKey names a declared relation's endpoints, "svc:ep svc:ep".
@@ -126,6 +128,9 @@ type Service struct {
 	Storage map[string]int `json:"storage,omitempty"`
 	// Trust lets its units read the credential (credential.go).
 	Trust bool `json:"trust,omitempty"`
+	// Exposed is Juju's expose, recorded and shown; it changes no
+	// universe.
+	Exposed bool `json:"exposed,omitempty"`
 }
 
 // Auth is the control plane's credentials, as sha256 hex of the tokens:
@@ -214,7 +219,7 @@ type Unit struct {
 	Wave int `json:"wave"`
 	// WaveOutputs maps a universe hash reconciled in this wave to the hash
 	// of what the hook returned for it.
-	WaveOutputs map[string]string `json:"wave_outputs,omitempty"`
+	WaveOutputs Outputs `json:"wave_outputs,omitempty"`
 	// Churn counts, per universe key, how often it changed between runs of
 	// this wave; divergence messages name the top ones.
 	Churn    map[string]int `json:"churn,omitempty"`
@@ -332,11 +337,6 @@ func NewState() *State {
 // of them would be written while others read it.
 func (s *State) Normalize() {
 	defer s.lookups()
-	if !s.journal.init {
-		// A decoded state's history is unknown: changes are recorded
-		// from here on.
-		s.journal = journal{init: true, from: s.Index}
-	}
 	if s.Charms == nil {
 		s.Charms = map[string]*Charm{}
 	}

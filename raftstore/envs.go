@@ -69,6 +69,12 @@ func (e *EnvStore) WaitIndex(ctx context.Context, after uint64) (uint64, bool, e
 	return e.s.WaitIndex(ctx, after)
 }
 
+// Changes is the environment's journal (Store.Changes); call it inside
+// View.
+func (e *EnvStore) Changes(since uint64) ([]model.Touched, bool) {
+	return e.s.fsm.changes(e.name, since)
+}
+
 // Index is Store.Index.
 func (e *EnvStore) Index() uint64 { return e.s.Index() }
 

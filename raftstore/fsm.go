@@ -90,6 +90,11 @@ type fsm struct {
 	// mu guards cluster and nodes: View reads under it.
 	mu      sync.RWMutex
 	cluster *model.Cluster
+	// journals are each environment's journal ("" the default): what
+	// each applied command changed there, for the controllers' views
+	// (Store.Changes). Derived, not replicated: a restored or replaced
+	// cluster starts new ones.
+	journals map[string]*model.Journal
 	// sealer is the server's cluster key, given to every state the FSM
 	// holds (model.State.SetSealer).
 	sealer model.Sealer
@@ -144,6 +149,7 @@ func newFSM(log hclog.Logger) *fsm {
 		changed: make(chan struct{}),
 		diag:    newDiagnostics(),
 	}
+	f.resetJournals(0)
 	f.publishNodes()
 	return f
 }
@@ -318,6 +324,7 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 			c.AdoptDocuments()
 		}
 		f.cluster = c
+		f.resetJournals(index)
 		f.replacedAt = index
 		f.restores.Add(1)
 		f.log.Info("state replaced from backup", "index", index, "backup_index", d.Index)
@@ -328,6 +335,45 @@ func (f *fsm) applyEntry(index uint64, data []byte) any {
 		// made: stop instead (fsm.halt).
 		return &haltError{node: f.nodeID, index: index, reason: fmt.Sprintf("entry type %d is unknown to this build (feature level %d)", data[0], f.build)}
 	}
+}
+
+// resetJournals starts every environment's journal at index: the
+// cluster was replaced whole. mu is held (or the fsm is new).
+func (f *fsm) resetJournals(index uint64) {
+	f.journals = map[string]*model.Journal{"": model.NewJournal(index)}
+	for name := range f.cluster.Envs {
+		f.journals[name] = model.NewJournal(index)
+	}
+}
+
+// journalApplied records in each environment's journal what the command
+// at index changed there, and starts or ends the journal of an
+// environment it adds or removes. mu is held.
+func (f *fsm) journalApplied(index uint64, c *model.Command, resp *model.Response) {
+	switch {
+	case c.Op == model.OpEnvAdd && c.EnvAdd != nil:
+		if _, ok := f.journals[c.EnvAdd.Name]; !ok {
+			f.journals[c.EnvAdd.Name] = model.NewJournal(index)
+		}
+	case c.Op == model.OpEnvRemove && c.EnvRemove != nil:
+		if _, ok := f.cluster.Envs[c.EnvRemove.Name]; !ok {
+			delete(f.journals, c.EnvRemove.Name)
+		}
+	}
+	resp.TouchedEnvs(func(env string, t *model.Touched) {
+		j := f.journals[env]
+		if j == nil {
+			// Its history before this entry is unknown here.
+			j = model.NewJournal(index - 1)
+			f.journals[env] = j
+		}
+		j.Record(t)
+	})
+}
+
+// changes is environment env's journal since index; mu is held (View).
+func (f *fsm) changes(env string, since uint64) ([]model.Touched, bool) {
+	return f.journals[env].ChangesSince(since)
 }
 
 // applyCommand runs the model's transition. A panic in it would repeat on
@@ -351,6 +397,7 @@ func (f *fsm) applyCommand(index uint64, c *model.Command) (out any) {
 	if err != nil {
 		return err
 	}
+	f.journalApplied(index, c, resp)
 	f.diag.events.Add(resp.Events())
 	return resp
 }
@@ -394,6 +441,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	c.SetSealer(f.sealer)
 	c.SetIndex(d.Index)
 	f.cluster = c
+	f.resetJournals(d.Index)
 	f.nodes = d.Nodes
 	f.level.Store(int64(d.Level))
 	f.diag.load(d)

@@ -27,6 +27,11 @@ func (s *Store) View(fn func(st *model.State) error) error {
 	return fn(s.fsm.cluster.Default)
 }
 
+// Changes is the default environment's journal (engine.Store): what the
+// entries after since changed, false when it does not reach back that
+// far. Call it inside View, whose read lock guards it.
+func (s *Store) Changes(since uint64) ([]model.Touched, bool) { return s.fsm.changes("", since) }
+
 // Linearize makes the next View linearizable: it returns once this node has
 // applied every entry committed before the call. The leader proves it still
 // leads (VerifyLeader, after a barrier once per term) and takes its commit

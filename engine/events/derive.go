@@ -1,6 +1,7 @@
 package events
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/fixpoint/fixpoint/charmapi"
@@ -89,13 +90,13 @@ type deriver struct {
 func (d *deriver) emit(hook string) { d.out = append(d.out, charmapi.Event{Hook: hook}) }
 
 func (d *deriver) emitRel(r *RelSnap, kind, unit, departing string) {
-	d.out = append(d.out, charmapi.Event{
-		Hook:       RelationHook(r.Endpoint, kind),
-		Relation:   r.Ident(),
-		RemoteUnit: unit,
-		RemoteApp:  r.RemoteApp,
-		Departing:  departing,
-	})
+	d.emitNamed(r, RelationHook(r.Endpoint, kind), r.Ident(), unit, departing)
+}
+
+// emitNamed is emitRel with the hook's name and the relation's ident
+// made by the caller: a relation's members share them.
+func (d *deriver) emitNamed(r *RelSnap, hook, ident, unit, departing string) {
+	d.out = append(d.out, charmapi.Event{Hook: hook, Relation: ident, RemoteUnit: unit, RemoteApp: r.RemoteApp, Departing: departing})
 }
 
 // firstRun is the setup sequence of a unit that never reconciled. Juju's
@@ -252,8 +253,12 @@ func (d *deriver) relation(before, after *RelSnap) {
 		}
 	}
 	charmapi.SortUnits(gone)
-	for _, u := range gone {
-		d.emitRel(after, Departed, u, u)
+	ident := after.Ident()
+	if len(gone) > 0 {
+		departed := RelationHook(after.Endpoint, Departed)
+		for _, u := range gone {
+			d.emitNamed(after, departed, ident, u, u)
+		}
 	}
 	// A unit is never woken by its own writes: the leader's writes to its
 	// own service's bag over a peer relation fire nothing on it
@@ -273,15 +278,25 @@ func (d *deriver) relation(before, after *RelSnap) {
 		}
 	}
 	charmapi.SortUnits(joined)
-	for _, u := range joined {
-		// Juju's ChangedPending: joined is always followed directly by
-		// changed for the same unit in that relation.
-		d.emitRel(after, Joined, u, "")
-		d.emitRel(after, Changed, u, "")
+	if len(joined)+len(moved) == 0 {
+		return
+	}
+	// Room for them all at once: a first run's relation with many
+	// members emits two events each.
+	d.out = slices.Grow(d.out, 2*len(joined)+len(moved))
+	changed := RelationHook(after.Endpoint, Changed)
+	if len(joined) > 0 {
+		joinedHook := RelationHook(after.Endpoint, Joined)
+		for _, u := range joined {
+			// Juju's ChangedPending: joined is always followed
+			// directly by changed for the same unit in that relation.
+			d.emitNamed(after, joinedHook, ident, u, "")
+			d.emitNamed(after, changed, ident, u, "")
+		}
 	}
 	charmapi.SortUnits(moved)
 	for _, u := range moved {
-		d.emitRel(after, Changed, u, "")
+		d.emitNamed(after, changed, ident, u, "")
 	}
 }
 

@@ -4,7 +4,9 @@
 // of one removed. The controllers share the agents' contacts, so that
 // machine liveness, the cluster's, is judged once; each keeps its own
 // environment's views, claims, secret schedule and timeline, so that a
-// change in one environment rebuilds no universe of another.
+// change in one environment rebuilds no universe of another. They share
+// the machines' wake-up signals too, so that an agent's one poll of
+// every environment sleeps once, woken by a change in any.
 package fleet
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/liveness"
+	"github.com/fixpoint/fixpoint/engine/waiters"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -48,6 +51,9 @@ type Fleet struct {
 	cluster  Cluster
 	opts     engine.Options
 	contacts *liveness.Contacts
+	// machines are the machines' wake-up signals, shared by every
+	// controller, on which a poll of several environments sleeps.
+	machines *waiters.Machines
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -66,7 +72,7 @@ func New(cluster Cluster, opts engine.Options) *Fleet {
 	if opts.Log == nil {
 		opts.Log = hclog.NewNullLogger()
 	}
-	f := &Fleet{cluster: cluster, opts: opts, contacts: liveness.New(), members: map[string]*member{}}
+	f := &Fleet{cluster: cluster, opts: opts, contacts: liveness.New(), machines: waiters.NewMachines(), members: map[string]*member{}}
 	f.members[""] = f.newMember("", "")
 	return f
 }
@@ -75,6 +81,7 @@ func New(cluster Cluster, opts engine.Options) *Fleet {
 func (f *Fleet) newMember(name, uuid string) *member {
 	opts := f.opts
 	opts.Contacts = f.contacts
+	opts.Machines = f.machines
 	return &member{name: name, uuid: uuid, ctl: engine.NewController(f.cluster.Env(name), opts)}
 }
 

@@ -22,12 +22,10 @@ var ErrNoEnv = errors.New("no such environment")
 // declares). An agent that does not would run another environment's
 // db/0 in the default one's directory, so it is never handed such work.
 //
-// The environments are served in an order that rotates from poll to
-// poll, so that none starves another, and max bounds the units of all
-// of them together: each environment is first asked for what is left of
-// max at once; when none has work, the poll waits on all of them until
-// one hands some out, and what others handed out meanwhile beyond max
-// is given back to be handed out again.
+// A poll of several environments looks at each in turn, in an order that
+// rotates from look to look so that none starves another, and max bounds
+// the units of all of them together. When none has work it sleeps on its
+// machine's signal, shared by every environment's controller (waitAll).
 func (f *Fleet) WaitForWork(ctx context.Context, machine string, max int, wait time.Duration, envs bool) ([]wire.Work, error) {
 	ms := f.order(envs)
 	if len(ms) == 1 {
@@ -35,85 +33,7 @@ func (f *Fleet) WaitForWork(ctx context.Context, machine string, max int, wait t
 		stamp(work, ms[0])
 		return work, err
 	}
-	var out []wire.Work
-	for _, m := range ms {
-		if len(out) >= max {
-			break
-		}
-		work, err := m.ctl.WaitForWork(ctx, machine, max-len(out), 0)
-		if err != nil && m.name != "" && ctx.Err() == nil && f.gone(m) {
-			// Removed since the poll began: it has no work.
-			continue
-		}
-		if err != nil {
-			f.giveBack(machine, out)
-			return nil, err
-		}
-		stamp(work, m)
-		out = append(out, work...)
-	}
-	if len(out) > 0 || wait <= 0 {
-		return out, nil
-	}
-	return f.waitAll(ctx, machine, max, wait, ms)
-}
-
-// answer is one environment's answer to a poll waiting on them all.
-type answer struct {
-	at   int
-	work []wire.Work
-	err  error
-}
-
-// waitAll waits on every controller of ms at once until one hands out
-// work or the wait ends, then takes up to max units in ms's order and
-// gives the rest back.
-func (f *Fleet) waitAll(ctx context.Context, machine string, max int, wait time.Duration, ms []*member) ([]wire.Work, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	answers := make(chan answer, len(ms))
-	for i, m := range ms {
-		go func() {
-			work, err := m.ctl.WaitForWork(wctx, machine, max, wait)
-			answers <- answer{at: i, work: work, err: err}
-		}()
-	}
-	got := make([][]wire.Work, len(ms))
-	var firstErr error
-	for range ms {
-		a := <-answers
-		if a.err != nil && wctx.Err() == nil && ms[a.at].name != "" && f.gone(ms[a.at]) {
-			// Removed since the poll began: it has no work.
-			a.err = nil
-		}
-		if a.err != nil && wctx.Err() == nil && firstErr == nil {
-			firstErr = a.err
-		}
-		if len(a.work) > 0 || a.err != nil {
-			// One answered: the others stop waiting; a poll that
-			// found work as it was told gives it back itself.
-			cancel()
-		}
-		stamp(a.work, ms[a.at])
-		got[a.at] = a.work
-	}
-	var out []wire.Work
-	for i, work := range got {
-		room := max - len(out)
-		if firstErr != nil || ctx.Err() != nil {
-			room = 0
-		}
-		take := min(room, len(work))
-		out = append(out, work[:take]...)
-		ms[i].ctl.GiveBack(machine, work[take:])
-	}
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return out, nil
+	return f.waitAll(ctx, machine, max, wait, envs, ms)
 }
 
 // order is the members a poll is served by, in this poll's turn: the

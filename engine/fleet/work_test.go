@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"sort"
 	"testing"
 	"time"
@@ -102,7 +103,9 @@ func TestAgentWithoutEnvironmentsGetsDefaultWorkOnly(t *testing.T) {
 // TestChangeInOneEnvironmentCostsOthersNothing: a change in the default
 // environment rebuilds no universe of dev and wakes no poll of dev's, as
 // the fleet's per-environment WorkStats count, while an agent's poll
-// waits on both.
+// waits on both, asleep once on its machine's shared signal and in
+// neither controller; the change wakes that poll alone, not another
+// machine's.
 func TestChangeInOneEnvironmentCostsOthersNothing(t *testing.T) {
 	ctx, s, f, _ := setup(t)
 	for handed := 0; handed < 2; {
@@ -122,7 +125,16 @@ func TestChangeInOneEnvironmentCostsOthersNothing(t *testing.T) {
 	if reconciles(t, s, "dev") != 1 || reconciles(t, s, "") != 1 {
 		t.Fatalf("reconciles of db/0: dev %d, default %d; want one each", reconciles(t, s, "dev"), reconciles(t, s, ""))
 	}
-	before := f.Stats()
+	// A machine with no unit anywhere polls too: no change is its.
+	idle, stop := context.WithCancel(ctx)
+	defer stop()
+	idled := make(chan error, 1)
+	go func() {
+		_, err := f.WaitForWork(idle, "m9", 10, time.Minute, true)
+		idled <- err
+	}()
+	rafttest.Until(t, time.Minute, "m9's poll asleep", func() bool { return f.Polls().Asleep == 1 })
+	before, polls := f.Stats(), f.Polls()
 	// A poll waits on both environments; the change wakes it with the
 	// default environment's db/1.
 	polled := make(chan []wire.Work, 1)
@@ -133,10 +145,11 @@ func TestChangeInOneEnvironmentCostsOthersNothing(t *testing.T) {
 		}
 		polled <- work
 	}()
-	rafttest.Until(t, time.Minute, "the poll asleep in both environments", func() bool {
-		st := f.Stats()
-		return st[""].Asleep == 1 && st["dev"].Asleep == 1
-	})
+	rafttest.Until(t, time.Minute, "m1's poll asleep", func() bool { return f.Polls().Asleep == 2 })
+	if st := f.Stats(); st[""].Asleep != 0 || st["dev"].Asleep != 0 {
+		t.Errorf("polls asleep in the default environment's controller %d, in dev's %d; want none: they sleep on the machine's shared signal",
+			st[""].Asleep, st["dev"].Asleep)
+	}
 	if _, err := s.Env("").Apply(ctx, deployIn("", 2)); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +165,16 @@ func TestChangeInOneEnvironmentCostsOthersNothing(t *testing.T) {
 	if after[""].Rebuilt == before[""].Rebuilt || after[""].Wakeups == before[""].Wakeups {
 		t.Errorf("the change rebuilt %d universes and woke %d polls of the default environment; want some of each",
 			after[""].Rebuilt-before[""].Rebuilt, after[""].Wakeups-before[""].Wakeups)
+	}
+	if got := f.Polls(); got.Wakeups-polls.Wakeups != 1 || got.Asleep != 1 {
+		t.Errorf("the change woke %d polls and left %d asleep; want m1's woken and m9's asleep", got.Wakeups-polls.Wakeups, got.Asleep)
+	}
+	stop()
+	if err := <-idled; err != context.Canceled {
+		t.Errorf("m9's poll, ended: %v; want context.Canceled", err)
+	}
+	if got := f.Polls().Asleep; got != 0 {
+		t.Errorf("%d polls asleep after both ended; want none", got)
 	}
 }
 
@@ -178,7 +201,7 @@ func TestFleetFollowsEnvironments(t *testing.T) {
 		work, err = f.WaitForWork(ctx, "m1", 10, time.Minute, true)
 		polled <- err
 	}()
-	rafttest.Until(t, time.Minute, "the poll asleep in tmp", func() bool { return f.Stats()["tmp"].Asleep == 1 })
+	rafttest.Until(t, time.Minute, "the poll asleep", func() bool { return f.Polls().Asleep == 1 })
 	if err := s.RemoveEnv(ctx, "tmp"); err != nil {
 		t.Fatal(err)
 	}

@@ -97,11 +97,13 @@ func (l *Ledger) PlanPass(st *model.State, n int, look func(i int) (machine stri
 			break
 		}
 		machine, max := look(li)
-		choice := l.queue.Choose(st, machine, now, l.entry)
-		for i, name := range choice.Run {
+		_, run := l.queue.ChooseInOrder(st, machine, now, l.entry)
+		i := 0
+		for name := range run {
 			if max > 0 && i >= max {
 				break
 			}
+			i++
 			v, vs := l.stale.ViewOf(name)
 			if v == nil || l.claims[name] != nil {
 				continue

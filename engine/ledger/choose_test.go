@@ -100,7 +100,7 @@ func TestIndexedChoiceIsTheFullWalk(t *testing.T) {
 		}
 		deploy()
 		now := time.Unix(1_000_000, 0)
-		l := New(Options{Backoff: schedule.DefaultBackoff, Lease: 3 * time.Minute, UpdateStatus: 4 * time.Minute, Now: func() time.Time { return now }}, standIn)
+		l := New(Options{Backoff: schedule.DefaultBackoff, Lease: 3 * time.Minute, UpdateStatus: 4 * time.Minute, Now: func() time.Time { return now }, Changes: w.changes}, standIn)
 		inFlight := map[string][]wire.Work{}
 		lost := map[string]bool{}
 		var trail []string

@@ -70,8 +70,8 @@ func (l *Ledger) entry(name string) schedule.Entry {
 // the wave must be looked at again. Only the units handed out have a
 // universe built, so at most max are alive at once.
 func (l *Ledger) pick(st *model.State, machine string, max int, now time.Time, ahead *BuiltAhead) (out []picked, next time.Time, changedBack bool) {
-	choice := l.queue.Choose(st, machine, now, l.entry)
-	for _, name := range choice.Run {
+	choice, run := l.queue.ChooseInOrder(st, machine, now, l.entry)
+	for name := range run {
 		if max > 0 && len(out) >= max {
 			break
 		}

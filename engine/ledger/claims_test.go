@@ -22,7 +22,7 @@ func TestAClaimHoldsTheUniverseHandedOut(t *testing.T) {
 		reported = uni
 		return standInResult(uni, hash, seen, out, hookErr, last)
 	}
-	l := New(Options{Backoff: schedule.DefaultBackoff, Lease: time.Minute, Now: time.Now}, build)
+	l := New(Options{Backoff: schedule.DefaultBackoff, Lease: time.Minute, Now: time.Now, Changes: w.changes}, build)
 	l.Refresh(w.st).Done()
 
 	// The build-ahead is the pass's: a claim takes what it hands out.

@@ -14,9 +14,16 @@ import (
 type world struct {
 	t  testing.TB
 	st *model.State
+	// journal is the state's, as the FSM keeps it (changes).
+	journal *model.Journal
 }
 
-func newWorld(t testing.TB) *world { return &world{t: t, st: model.NewState()} }
+func newWorld(t testing.TB) *world {
+	return &world{t: t, st: model.NewState(), journal: model.NewJournal(0)}
+}
+
+// changes is the world's journal, for Options.Changes.
+func (w *world) changes(since uint64) ([]model.Touched, bool) { return w.journal.ChangesSince(since) }
 
 func (w *world) apply(c *model.Command) *model.Response {
 	w.t.Helper()
@@ -32,6 +39,7 @@ func (w *world) apply(c *model.Command) *model.Response {
 	if err != nil {
 		w.t.Fatalf("apply %s: %v", c.Op, err)
 	}
+	w.journal.Record(resp.Touched(""))
 	return resp
 }
 

@@ -58,6 +58,11 @@ type Options struct {
 	Now          func() time.Time
 	// Status is told what the ledger's changes move in status.
 	Status Status
+	// Changes is the state's journal (model.Journal.ChangesSince): what
+	// changed after an index, false when it does not reach back that
+	// far. It is read under the store's read lock, with the state it
+	// journals. Nil: every refresh rebuilds every view.
+	Changes func(since uint64) ([]model.Touched, bool)
 }
 
 // Status is what the ledger tells status, under its lock: the units to

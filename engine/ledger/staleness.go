@@ -156,17 +156,21 @@ func (s *Staleness) pruneLast() {
 	}
 }
 
-// refresh reads st's journal since the index, marks the views that fall
-// behind, and says what moved; moved is false when st is at the index
-// already. The caller acts on the note and then calls caughtUp. Only the
-// universes that can see what changed are marked.
-func (s *Staleness) refresh(st *model.State) (n staleNote, moved bool) {
+// refresh reads st's journal (changes) since the index, marks the views
+// that fall behind, and says what moved; moved is false when st is at the
+// index already. The caller acts on the note and then calls caughtUp.
+// Only the universes that can see what changed are marked.
+func (s *Staleness) refresh(st *model.State, changesSince func(uint64) ([]model.Touched, bool)) (n staleNote, moved bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st.Index == s.index && s.views != nil {
 		return n, false
 	}
-	changes, ok := st.ChangesSince(s.index)
+	var changes []model.Touched
+	ok := false
+	if changesSince != nil {
+		changes, ok = changesSince(s.index)
+	}
 	for _, t := range changes {
 		ok = ok && !t.All
 	}

@@ -18,7 +18,7 @@ func TestStalenessMarksWhoSeesAChange(t *testing.T) {
 	w.shop(2, 2)
 	sn := newStaleness()
 	st := w.st
-	n, moved := sn.refresh(st)
+	n, moved := sn.refresh(st, w.changes)
 	if !moved || !n.rebuild {
 		t.Fatalf("first refresh: moved %v, note %+v; want a rebuild of every view", moved, n)
 	}
@@ -32,7 +32,7 @@ func TestStalenessMarksWhoSeesAChange(t *testing.T) {
 		Unit: "web/0", Hash: sn.View("web/0").Hash, Seen: &model.Seen{Life: model.Alive},
 		Settings: map[int]map[string]string{1: {"database": "shop"}},
 	}}})
-	n, moved = sn.refresh(st)
+	n, moved = sn.refresh(st, w.changes)
 	if !moved || n.rebuild || len(n.gone) != 0 {
 		t.Fatalf("refresh after web/0's write: moved %v, note %+v", moved, n)
 	}
@@ -52,11 +52,11 @@ func TestStalenessMarksWhoSeesAChange(t *testing.T) {
 		}
 	}
 	sn.caughtUp(st)
-	if n, moved := sn.refresh(st); moved {
+	if n, moved := sn.refresh(st, w.changes); moved {
 		t.Errorf("a refresh at the index moved %+v", n)
 	}
 	sn.forget()
-	if n, moved := sn.refresh(st); !moved || !n.rebuild || sn.built() {
+	if n, moved := sn.refresh(st, w.changes); !moved || !n.rebuild || sn.built() {
 		t.Errorf("after forget: moved %v, note %+v, built %v; want a rebuild", moved, n, sn.built())
 	}
 }

@@ -34,7 +34,7 @@ func TestStatusIsToldUnderTheLock(t *testing.T) {
 	w := newWorld(t)
 	w.shop(2, 2)
 	st := &heldStatus{}
-	l := New(Options{Backoff: schedule.DefaultBackoff, Lease: time.Minute, Now: time.Now, Status: st}, standIn)
+	l := New(Options{Backoff: schedule.DefaultBackoff, Lease: time.Minute, Now: time.Now, Status: st, Changes: w.changes}, standIn)
 	st.l = l
 	l.Refresh(w.st).Done()
 	if st.told == 0 || !(st.recountAll || st.seen) {

@@ -38,7 +38,7 @@ const (
 // the state's journal (a restart, a restore, an operator change)
 // rebuilds every view.
 func (l *Ledger) refreshLocked(st *model.State) {
-	n, moved := l.stale.refresh(st)
+	n, moved := l.stale.refresh(st, l.opts.Changes)
 	if !moved {
 		return
 	}

@@ -2,15 +2,17 @@ package schedule
 
 import (
 	"container/heap"
+	"iter"
 	"time"
 
 	"github.com/fixpoint/fixpoint/model"
 )
 
-// waveIndex is the queue's index by wave and by machine, so that a
-// hand-out costs the machine's own queued units and not a walk over every
-// queued and claimed unit (that walk, once per hand-out, was 53 % of the
-// leader's CPU at 100,000 units).
+// waveIndex is the queue's index by wave and by machine, in unit order
+// (machineOrder), so that a hand-out walks its machine's queued units in
+// order only as far as it takes units, and never every queued and
+// claimed unit: a walk per hand-out would make a convergence cost the
+// square of the units.
 //
 // It keeps a heap of (wave, unit) with this invariant: every unit that
 // holds a wave back (standOf: running or ready) has an entry whose wave is
@@ -43,11 +45,14 @@ type waveIndex struct {
 	// placed is the machine each queued unit is listed under in machines.
 	placed   map[string]string
 	machines map[string]map[string]struct{}
+	// order keeps each machine's listed units in unit order (order.go).
+	order map[string]*machineOrder
 }
 
 func newWaveIndex() waveIndex {
 	return waveIndex{fresh: map[string]struct{}{}, held: map[string]int{}, timedAt: map[string]time.Time{},
-		watched: map[string]struct{}{}, placed: map[string]string{}, machines: map[string]map[string]struct{}{}}
+		watched: map[string]struct{}{}, placed: map[string]string{}, machines: map[string]map[string]struct{}{},
+		order: map[string]*machineOrder{}}
 }
 
 // Choose is Choose for machine over the queued units and the claimed ones,
@@ -56,24 +61,59 @@ func newWaveIndex() waveIndex {
 // Next also counts the machine's queued units that wait for their time
 // (unless the machine is lost).
 func (q *Queue) Choose(st *model.State, machine string, now time.Time, look Lookup) Choice {
+	ch, run := q.ChooseInOrder(st, machine, now, look)
+	for unit := range run {
+		ch.Run = append(ch.Run, unit)
+	}
+	return *ch
+}
+
+// ChooseInOrder is Choose with Run left out: the iterator yields Run's
+// units in charmapi.UnitLess order, walking the machine's queued units in
+// that order only as far as it is read, so that a poll that takes a few
+// units costs no walk of its machine's whole queue. The Choice's Next
+// counts every unit once the iterator has run to its end; a caller that
+// stops early has taken work and reads no Next. The iterator may be
+// ranged over once, before the queue's next Choose.
+func (q *Queue) ChooseInOrder(st *model.State, machine string, now time.Time, look Lookup) (*Choice, iter.Seq[string]) {
 	x := &q.index
 	x.catchUp(q, st, now, look)
-	g := gather{machine: machine, ch: Choice{Wave: x.lowest(q, st, now, look)}}
+	ch := &Choice{Wave: x.lowest(q, st, now, look)}
 	lost := Lost(st, machine)
-	for unit := range x.machines[machine] {
-		e := look(unit)
-		at, queued := q.items[unit]
-		if e.Machine != machine {
-			continue
-		}
-		switch s := slotOf(unit, e, queued, at, now); {
-		case s.ok:
-			g.add(s.cand, standOf(st, s.cand, now))
-		case !s.wait.IsZero() && !lost:
-			g.wait(s.wait)
+	units := x.inOrder(machine)
+	g := gather{machine: machine}
+	return ch, func(yield func(string) bool) {
+		defer func() { ch.Next = g.ch.Next }()
+		for _, k := range units {
+			unit := k.name
+			if x.placed[unit] != machine {
+				// Taken off since the order was made.
+				continue
+			}
+			e := look(unit)
+			at, queued := q.items[unit]
+			if e.Machine != machine {
+				continue
+			}
+			switch s := slotOf(unit, e, queued, at, now); {
+			case s.ok:
+				switch sd := standOf(st, s.cand, now); sd.standing {
+				case ready:
+					if sd.wave == ch.Wave && !yield(unit) {
+						return
+					}
+				case timerRetry:
+					if !yield(unit) {
+						return
+					}
+				case waiting:
+					g.wait(sd.retry)
+				}
+			case !s.wait.IsZero() && !lost:
+				g.wait(s.wait)
+			}
 		}
 	}
-	return g.choice()
 }
 
 // Touch says something the queue does not see moved for unit (its view,
@@ -193,6 +233,12 @@ func (x *waveIndex) list(unit, machine string) {
 	}
 	set[unit] = struct{}{}
 	x.placed[unit] = machine
+	o := x.order[machine]
+	if o == nil {
+		o = &machineOrder{}
+		x.order[machine] = o
+	}
+	o.added = append(o.added, keyOf(unit))
 }
 
 // unlist takes unit off its machine's list.
@@ -204,6 +250,9 @@ func (x *waveIndex) unlist(unit string) {
 	delete(x.machines[m], unit)
 	if len(x.machines[m]) == 0 {
 		delete(x.machines, m)
+		delete(x.order, m)
+	} else if o := x.order[m]; o != nil {
+		o.stale++
 	}
 	delete(x.placed, unit)
 }

@@ -4,7 +4,6 @@ import (
 	"iter"
 	"time"
 
-	"github.com/fixpoint/fixpoint/charmapi"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -53,7 +52,8 @@ type Choice struct {
 // without it.
 //
 // Choose walks every candidate; Queue.Choose gives the same answer from
-// an index, at the cost of the machine's own queued units.
+// an index, and Queue.ChooseInOrder its first units at the cost of the
+// machine's queued units it walks, in unit order, to find them.
 func Choose(st *model.State, cands iter.Seq[Candidate], machine string, now time.Time) Choice {
 	g := gather{machine: machine, ch: Choice{Wave: -1}}
 	for c := range cands {
@@ -167,6 +167,6 @@ func (g *gather) choice() Choice {
 		}
 	}
 	ch.Run = append(ch.Run, g.timers...)
-	charmapi.SortUnits(ch.Run)
+	sortUnits(ch.Run)
 	return ch
 }

@@ -24,6 +24,9 @@ type store struct {
 	mu      sync.RWMutex
 	st      *model.State
 	changed chan struct{}
+	// journal is st's, as the FSM keeps it (Changes); started at the
+	// first Apply.
+	journal *model.Journal
 }
 
 func (s *store) View(fn func(*model.State) error) error {
@@ -43,7 +46,13 @@ func (s *store) Apply(_ context.Context, c *model.Command) (*model.Response, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.journal == nil {
+		s.journal = model.NewJournal(s.st.Index)
+	}
 	resp, err := s.st.Apply(s.st.Index+1, &dc)
+	if err == nil {
+		s.journal.Record(resp.Touched(""))
+	}
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return resp, err
@@ -63,6 +72,9 @@ func (s *store) WaitIndex(ctx context.Context, after uint64) (uint64, bool, erro
 		}
 	}
 }
+
+// Changes is st's journal; called inside View.
+func (s *store) Changes(since uint64) ([]model.Touched, bool) { return s.journal.ChangesSince(since) }
 
 func (s *store) Index() uint64 {
 	s.mu.RLock()
