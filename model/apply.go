@@ -274,6 +274,8 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 			svc.Exposed, svc.Index = desired.Services[c.Service].Expose, index
 		case SetCredential:
 			s.Credential = desired.Credential
+		case SetEnvPlacement:
+			s.Placement = desired.Placement
 		case SetModelConfig:
 			s.UpdateStatus = int64(desired.UpdateStatus)
 		case AddUnits:

@@ -131,6 +131,10 @@ type RegisterMachine struct {
 	// level numbers machines (LevelRecorded), so that a build that gives
 	// none never holds another state than one that does.
 	Number bool `json:"number,omitempty"`
+	// Labels replace the machine's labels (Machine.Labels): set by the
+	// control plane only once the cluster's feature level keeps them
+	// (LevelRecorded).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // ResetMachine is `fixpoint machine reset|forget`: the machine's
@@ -508,6 +512,9 @@ func (m *RegisterMachine) check() error {
 	}
 	if (m.Credential != "" && !isHexHash(m.Credential)) || (m.Renew != "" && !isHexHash(m.Renew)) {
 		return fmt.Errorf("machine %s: credentials are sha256 hex digests", m.Name)
+	}
+	if err := CheckLabels(m.Labels); err != nil {
+		return fmt.Errorf("machine %s: %w (fixpoint agent --label KEY=VALUE)", m.Name, err)
 	}
 	return nil
 }

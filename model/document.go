@@ -122,6 +122,9 @@ func (s *State) SynthesizeDocument() (*Environment, error) {
 		}
 		env.Credential = spec
 	}
+	if p := s.Placement; p != nil {
+		env.Placement = &EnvPlacement{Machines: slices.Clone(p.Machines), Labels: maps.Clone(p.Labels)}
+	}
 	if len(gaps) > 0 {
 		return env, &DocumentGapsError{Gaps: gaps}
 	}

@@ -27,6 +27,9 @@ type Environment struct {
 	// ModelConfig are Juju's model-config settings fixpoint honours, by
 	// key (modelconfig.go).
 	ModelConfig map[string]string `json:"model_config,omitempty"`
+	// Placement restricts the environment's units to some machines
+	// (envplacement.go); without it they go on every machine.
+	Placement *EnvPlacement `json:"placement,omitempty"`
 }
 
 // Expect is what `fixpoint charm test` requires of every unit of a
@@ -115,6 +118,9 @@ type Desired struct {
 	UpdateStatus time.Duration
 	// Credential is the declared cloud credential, or nil.
 	Credential *Credential
+	// Placement is the environment's placement rule, or nil for every
+	// machine.
+	Placement *EnvPlacement
 	// RemoveUnits are the units the deploy names to go dying
 	// (Deploy.RemoveUnits), checked against the state by planDeploy.
 	RemoveUnits []string
@@ -277,6 +283,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		d.Relations[rel.Key] = rel
 	}
 	resolveCredential(env, d, &ps)
+	resolveEnvPlacement(env, d, &ps)
 	checkLimits(d, metas, &ps)
 	checkSubordinates(d, metas, &ps)
 	if len(ps) > 0 {

@@ -68,6 +68,8 @@ func (c Change) String() string {
 		return fmt.Sprintf("~ service %s exposed %s -> %s", c.Service, c.Old, c.New)
 	case SetCredential:
 		return fmt.Sprintf("~ credential %s -> %s", c.Old, c.New)
+	case SetEnvPlacement:
+		return fmt.Sprintf("~ placement %s -> %s", c.Old, c.New)
 	case SetModelConfig:
 		return modelConfigString(c)
 	case AddRelation:
@@ -198,7 +200,8 @@ func Plan(s *State, d *Desired) []Change {
 	}
 	out = append(out, userSecretChanges(s, d)...)
 	out = append(out, modelConfigChanges(s, d)...)
-	return append(out, credentialChanges(s, d)...)
+	out = append(out, credentialChanges(s, d)...)
+	return append(out, envPlacementChanges(s, d)...)
 }
 
 // CheckChanges refuses changes that Resolve cannot see are wrong because
