@@ -125,7 +125,8 @@ type Event struct {
 }
 
 // Credential is a cloud credential as Juju's credential-get describes it;
-// Secret is the id of the secret holding its attributes.
+// Secret is the id of the secret holding its attributes, "" for one
+// without attributes.
 type Credential struct {
 	Type     string `json:"type"`
 	Name     string `json:"name"`

@@ -117,6 +117,8 @@ type MachineStatus struct {
 	// machine's agent credential, or 0: whichever agent registered since
 	// holds a new one.
 	CredentialReplaced uint64 `json:"credential_replaced,omitempty"`
+	// Labels are what its agent registered (fixpoint agent --label).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // status is every unit's line in status at st: Controller.Status.
@@ -160,7 +162,7 @@ func (ss *statusState) statusLocked(st *model.State) *Status {
 		if m.Lost {
 			state = "lost"
 		}
-		s.Machines[name] = &MachineStatus{ID: m.ID, Address: m.Address, State: state, CredentialReplaced: m.Replaced}
+		s.Machines[name] = &MachineStatus{ID: m.ID, Address: m.Address, State: state, CredentialReplaced: m.Replaced, Labels: m.Labels}
 	}
 	var counts PhaseCounts
 	var lost lostUnits

@@ -155,3 +155,33 @@ func TestUpdateStatusTimerOff(t *testing.T) {
 		t.Fatalf("the timer is off, yet %s ran", work[0].Unit)
 	}
 }
+
+// TestModelConfigIntervalOverridesTheServers: an environment whose model
+// config sets update-status-hook-interval (State.UpdateStatus) gets its
+// update-status runs at that interval, not the server's.
+func TestModelConfigIntervalOverridesTheServers(t *testing.T) {
+	s := newMemStore()
+	classicShop(t, s)
+	s.mu.Lock()
+	s.st.UpdateStatus = int64(time.Minute)
+	s.mu.Unlock()
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	ctl := NewController(s, Options{Window: time.Millisecond, Now: clock.Now, UpdateStatus: time.Hour})
+	hook := func(u *charmapi.Universe) (*charmapi.Result, string) {
+		r := charmapi.NewResult()
+		if rel := u.Relation("db"); rel != nil && u.Service == "web" {
+			r.SetLocal(rel.Ident, map[string]string{"database": "shop"})
+		}
+		return r.Active(""), ""
+	}
+	for range 10 {
+		if len(runRound(t, ctl, hook)) == 0 {
+			break
+		}
+	}
+	clock.Add(time.Minute)
+	work := runRound(t, ctl, hook)
+	if len(work) != 1 || work[0].Unit != "db/0" || work[0].Universe.Events[0].Hook != "update-status" {
+		t.Fatalf("want db/0's update-status after the model's minute, not the server's hour; got %d runs", len(work))
+	}
+}

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 )
 
@@ -138,6 +139,9 @@ func (s *State) planDeploy(d *Deploy, desired *Desired) ([]Change, error) {
 	if err := checkRemoveUnits(s, desired); err != nil {
 		return nil, err
 	}
+	if err := checkEnvPlacement(s, desired); err != nil {
+		return nil, err
+	}
 	changes := Plan(s, desired)
 	if err := CheckChanges(s, desired, changes); err != nil {
 		return nil, err
@@ -163,7 +167,7 @@ func (s *State) checkRegister(m *RegisterMachine) (noop bool, err error) {
 		cred = cur.Credential
 	}
 	// A machine without a Juju id gets one when its registration asks.
-	return ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential && (cur.ID != "" || !m.Number), nil
+	return ok && cur.Address == m.Address && !cur.Lost && cred == cur.Credential && (cur.ID != "" || !m.Number) && maps.Equal(cur.Labels, m.Labels), nil
 }
 
 // checkResolve refuses `resolved` of a unit that does not exist, is not

@@ -18,7 +18,7 @@ const requestMemory = 8192
 // but s and c. A refused command returns an error and leaves s unchanged
 // but for Index.
 func (s *State) Apply(index uint64, c *Command) (*Response, error) {
-	return (&applying{State: s, now: c.Time}).apply(index, c)
+	return (&applying{State: s, now: c.Time, secretTime: secretTime(c)}).apply(index, c)
 }
 
 // applying is one command being applied: the state, and the scratch its
@@ -30,9 +30,21 @@ type applying struct {
 	// far (events.go), which Apply hands back in its Response.
 	now     int64
 	pending []Event
+	// secretTime is the command's Time when it records secrets' times
+	// (Command.SecretTimes), else 0.
+	secretTime int64
 	// gate, when set, judges a command the cluster routes here before
 	// anything changes (Cluster.Apply): a duplicate is answered first.
 	gate func(c *Command, desired *Desired) error
+}
+
+// secretTime is the time c records on the secrets it changes, 0 for
+// none.
+func secretTime(c *Command) int64 {
+	if c.SecretTimes {
+		return c.Time
+	}
+	return 0
 }
 
 func (s *applying) apply(index uint64, c *Command) (*Response, error) {
@@ -233,7 +245,7 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 			svc.Units, svc.Placement, svc.Subordinate = ds.Units, ds.Placement, ds.Subordinate
 			svc.Resources = ds.Resources
 			svc.Storage = ds.Storage
-			svc.Trust = ds.Trust
+			svc.Trust, svc.Exposed = ds.Trust, ds.Expose
 			svc.Life, svc.Index = Alive, index
 		case UpgradeCharm:
 			svc := s.Services[c.Service]
@@ -257,8 +269,15 @@ func (s *applying) deploy(index uint64, d *Deploy, desired *Desired) ([]Change, 
 		case SetTrust:
 			svc := s.Services[c.Service]
 			svc.Trust, svc.Index = desired.Services[c.Service].Trust, index
+		case SetExpose:
+			svc := s.Services[c.Service]
+			svc.Exposed, svc.Index = desired.Services[c.Service].Expose, index
 		case SetCredential:
 			s.Credential = desired.Credential
+		case SetEnvPlacement:
+			s.Placement = desired.Placement
+		case SetModelConfig:
+			s.UpdateStatus = int64(desired.UpdateStatus)
 		case AddUnits:
 			svc := s.Services[c.Service]
 			svc.Units = desired.Services[c.Service].Units

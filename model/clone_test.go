@@ -13,13 +13,13 @@ import (
 func TestCloneSharesNothingMutable(t *testing.T) {
 	for typ, known := range map[reflect.Type][]string{
 		reflect.TypeFor[State](): {"Index", "EnvIndex", "Name", "Charms", "Services", "Units", "Relations", "Machines", "Secrets",
-			"NextRelation", "UnitNumbers", "NextStorage", "Credential", "NextMachine", "Document", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "Actions", "ActiveActions", "NextAction", "sealer", "idx"},
+			"NextRelation", "UnitNumbers", "NextStorage", "Credential", "Placement", "NextMachine", "UpdateStatus", "Document", "Auth", "Limits", "Requests", "RequestLog", "RequestDigests", "Actions", "ActiveActions", "NextAction", "sealer", "idx"},
 		reflect.TypeFor[Unit](): {"Name", "Service", "Machine", "Life", "Principal", "Settings", "Status", "State", "Ports",
 			"Storage", "Reconciled", "Seen", "Reconciles", "Wave", "WaveOutputs", "Churn", "Error", "Resolved", "Created", "Index"},
 		reflect.TypeFor[Service](): {"Name", "Charm", "Config", "ConfigRev", "Units", "Placement", "Life", "NextUnit",
-			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate", "Resources", "Storage", "Trust"},
+			"Leader", "LeaderRev", "LeaderData", "CharmRev", "Index", "Subordinate", "Resources", "Storage", "Trust", "Exposed"},
 		reflect.TypeFor[Relation]():  {"ID", "Key", "Endpoints", "Interface", "Scope", "Life", "App", "Departed", "Index"},
-		reflect.TypeFor[Machine]():   {"Name", "Address", "Index", "Lost", "Credential", "Replaced", "ID", "Boots"},
+		reflect.TypeFor[Machine]():   {"Name", "Address", "Index", "Lost", "Credential", "Replaced", "ID", "Labels", "Boots"},
 		reflect.TypeFor[UnitError](): {"Hash", "Message", "Kind", "Attempts", "RetryAt", "Seen", "Timer"},
 		reflect.TypeFor[Resolved]():  {"NoRetry", "Index"},
 	} {

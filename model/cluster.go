@@ -243,7 +243,7 @@ func (s *State) ClusterFieldsDiffer(from *State) string {
 		out = append(out, "machines")
 	} else {
 		for name, m := range from.Machines {
-			if o, ok := s.Machines[name]; !ok || *o != *m {
+			if o, ok := s.Machines[name]; !ok || !machineEqual(o, m) {
 				out = append(out, "machines."+name)
 			}
 		}

@@ -95,7 +95,7 @@ func (c *Cluster) Apply(index uint64, cmd *Command) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := (&applying{State: st, now: cmd.Time, gate: c.gateFor(st)}).apply(index, cmd)
+	resp, err := (&applying{State: st, now: cmd.Time, secretTime: secretTime(cmd), gate: c.gateFor(st)}).apply(index, cmd)
 	if err == nil && st != c.Default {
 		stampEnv(resp.events, st.Name)
 		for i := range resp.touched {

@@ -24,6 +24,12 @@ type Command struct {
 	// empty is the default environment (cluster.go). Commands on the
 	// cluster's machines, credentials and limits carry none.
 	Env string `json:"env,omitempty"`
+	// SecretTimes asks that the secrets and revisions the command makes
+	// or changes record Time as their wall-clock created and updated
+	// times: the proposer sets it once the cluster's level records them
+	// (LevelRecorded), so that a build that records none never holds
+	// another state than one that does.
+	SecretTimes bool `json:"secret_times,omitempty"`
 
 	Deploy   *Deploy          `json:"deploy,omitempty"`
 	Machine  *RegisterMachine `json:"machine,omitempty"`
@@ -125,6 +131,10 @@ type RegisterMachine struct {
 	// level numbers machines (LevelRecorded), so that a build that gives
 	// none never holds another state than one that does.
 	Number bool `json:"number,omitempty"`
+	// Labels replace the machine's labels (Machine.Labels): set by the
+	// control plane only once the cluster's feature level keeps them
+	// (LevelRecorded).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // ResetMachine is `fixpoint machine reset|forget`: the machine's
@@ -338,6 +348,9 @@ func (c *Command) Check() (*Desired, error) {
 		return nil, fmt.Errorf("%s command carries %d payloads; exactly one matching its op is allowed", Quote(string(c.Op), 24), set)
 	}
 	missing := func() error { return fmt.Errorf("%s command without its payload", c.Op) }
+	if c.SecretTimes && (c.Time <= 0 || !secretsTimed(c.Op)) {
+		return nil, fmt.Errorf("%s command asks for secret times: only a deploy, results or finish-action command with its time records them", Quote(string(c.Op), 24))
+	}
 	if err := c.checkEnv(); err != nil {
 		return nil, err
 	}
@@ -499,6 +512,9 @@ func (m *RegisterMachine) check() error {
 	}
 	if (m.Credential != "" && !isHexHash(m.Credential)) || (m.Renew != "" && !isHexHash(m.Renew)) {
 		return fmt.Errorf("machine %s: credentials are sha256 hex digests", m.Name)
+	}
+	if err := CheckLabels(m.Labels); err != nil {
+		return fmt.Errorf("machine %s: %w (fixpoint agent --label KEY=VALUE)", m.Name, err)
 	}
 	return nil
 }

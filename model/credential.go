@@ -25,13 +25,10 @@ type CredentialSpec struct {
 	// AuthType is the credential's auth type ("certificate", "userpass").
 	AuthType string `json:"auth_type"`
 	// Secret names the declared user secret whose keys and values are the
-	// credential's attributes; none for AuthEmpty, which has none.
+	// credential's attributes; "" for a credential without attributes
+	// (Juju's auth type "empty", as a manual cloud's).
 	Secret string `json:"secret,omitempty"`
 }
-
-// AuthEmpty is the auth type of a cloud that needs no credential, as
-// Juju's manual cloud: it has no attributes, so no secret.
-const AuthEmpty = "empty"
 
 // Credential is the credential in force: the spec, with its secret's id.
 type Credential struct {
@@ -40,7 +37,8 @@ type Credential struct {
 	Region   string `json:"region,omitempty"`
 	Endpoint string `json:"endpoint,omitempty"`
 	AuthType string `json:"auth_type"`
-	// SecretID is the user secret's id (UserSecretID); "" for AuthEmpty.
+	// SecretID is the user secret's id (UserSecretID); "" for a
+	// credential without attributes.
 	SecretID string `json:"secret_id"`
 }
 
@@ -55,7 +53,7 @@ func resolveCredential(env *Environment, d *Desired, ps *Problems) {
 	if spec == nil {
 		for _, name := range sortedKeys(env.Services) {
 			if env.Services[name].Trust {
-				ps.add([]string{"services", name, "trust"}, "service %s is trusted, but the environment declares no credential for it to read; add credential: {type, name, auth_type, secret} naming a user secret that holds its attributes (or auth_type: \"empty\" and no secret, for a cloud that needs none)", name)
+				ps.add([]string{"services", name, "trust"}, "service %s is trusted, but the environment declares no credential for it to read; add credential: {type, name, auth_type, secret} naming a user secret that holds its attributes", name)
 			}
 		}
 		return
@@ -73,21 +71,14 @@ func resolveCredential(env *Environment, d *Desired, ps *Problems) {
 			ok = false
 		}
 	}
-	if spec.AuthType == AuthEmpty {
-		if spec.Secret != "" {
-			ps.add(append(path, "secret"), "auth_type %q has no attributes, so no secret: remove secret, or give the auth type of the attributes %s holds", AuthEmpty, Quote(spec.Secret, 32))
-			return
-		}
+	if spec.Secret == "" {
+		// No attributes: nothing to grant.
 		if ok {
 			d.Credential = &Credential{Type: spec.Type, Name: spec.Name, Region: spec.Region, Endpoint: spec.Endpoint, AuthType: spec.AuthType}
 		}
 		return
 	}
 	ds := d.Secrets[spec.Secret]
-	if spec.Secret == "" {
-		ps.add(append(path, "secret"), "is required for auth_type %s: name the user secret whose keys are the credential's attributes (auth_type %q alone takes none)", Quote(spec.AuthType, 32), AuthEmpty)
-		return
-	}
 	if ds == nil {
 		ps.add(append(path, "secret"), "names %s, which is not a declared user secret (secrets: %s); its keys are the credential's attributes", Quote(spec.Secret, 32), listOr(sortedKeys(env.Secrets)))
 		ok = false
@@ -109,6 +100,9 @@ func resolveCredential(env *Environment, d *Desired, ps *Problems) {
 const (
 	SetCredential = "credential"
 	SetTrust      = "trust"
+	// SetExpose is a service's exposure (Juju's expose, unexpose); Old
+	// and New are "true" or "false".
+	SetExpose = "expose"
 )
 
 // credentialChanges lists the changes that take s's credential and trust
@@ -125,6 +119,9 @@ func credentialChanges(s *State, d *Desired) []Change {
 		}
 		if want := d.Services[name].Trust; cur.Trust != want {
 			out = append(out, Change{Kind: SetTrust, Service: name, Old: fmt.Sprint(cur.Trust), New: fmt.Sprint(want)})
+		}
+		if want := d.Services[name].Expose; cur.Exposed != want {
+			out = append(out, Change{Kind: SetExpose, Service: name, Old: fmt.Sprint(cur.Exposed), New: fmt.Sprint(want)})
 		}
 	}
 	return out

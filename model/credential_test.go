@@ -1,7 +1,6 @@
 package model
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -73,8 +72,6 @@ func TestCredentialBadDeclarations(t *testing.T) {
 		{"an undeclared secret", func(e *Environment) { e.Credential.Secret = "nope" }, `credential.secret: names "nope", which is not a declared user secret`},
 		{"no type", func(e *Environment) { e.Credential.Type = "" }, "credential.type: is required"},
 		{"a control character", func(e *Environment) { e.Credential.Endpoint = "https://x\n" }, "credential.endpoint: at most 1024 printable bytes"},
-		{"no secret for attributes", func(e *Environment) { e.Credential.Secret = "" }, "credential.secret: is required for auth_type \"certificate\""},
-		{"a secret for no attributes", func(e *Environment) { e.Credential.AuthType = AuthEmpty }, `credential.secret: auth_type "empty" has no attributes, so no secret`},
 	} {
 		e := credEnv()
 		c.edit(e)
@@ -85,24 +82,27 @@ func TestCredentialBadDeclarations(t *testing.T) {
 	}
 }
 
-// TestCredentialOfACloudThatNeedsNone: auth_type "empty" (Juju's manual
-// cloud) takes no secret, trusts its services with the cloud's
-// description alone and grants no secret.
-func TestCredentialOfACloudThatNeedsNone(t *testing.T) {
-	e := credEnv()
-	delete(e.Secrets, "cloud")
-	e.Credential = &CredentialSpec{Type: "manual", Name: "fixpoint", AuthType: AuthEmpty}
-	d, err := Resolve(e, secretCharms())
+// A credential without attributes (Juju's auth type "empty", a manual
+// cloud's) names no secret: a trusted service reads its type and name.
+func TestCredentialWithoutAttributes(t *testing.T) {
+	e := env(nil)
+	web := e.Services["web"]
+	web.Trust = true
+	e.Services["web"] = web
+	e.Credential = &CredentialSpec{Type: "manual", Name: "fixpoint", AuthType: "empty"}
+	d, err := Resolve(e, charms())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Credential{Type: "manual", Name: "fixpoint", AuthType: AuthEmpty}
-	if d.Credential == nil || *d.Credential != want {
-		t.Fatalf("credential %+v; want %+v", d.Credential, want)
+	if c := d.Credential; c == nil || c.Type != "manual" || c.SecretID != "" {
+		t.Fatalf("credential %+v", c)
 	}
-	for name, ds := range d.Secrets {
-		if slices.Contains(ds.Grants, "db") {
-			t.Errorf("secret %s granted to the trusted db; an empty credential grants none", name)
-		}
+	s := NewState()
+	apply(t, s, 1, &Command{Op: OpDeploy, Deploy: &Deploy{Env: *e, Charms: charms()}})
+	if c := s.TrustedCredential(s.Units["web/0"]); c == nil || c.Name != "fixpoint" || c.AuthType != "empty" {
+		t.Fatalf("web/0 reads %+v", c)
+	}
+	if doc, err := s.SynthesizeDocument(); err != nil || doc.Credential == nil || doc.Credential.Secret != "" {
+		t.Fatalf("document made from the state: %+v, %v", doc, err)
 	}
 }

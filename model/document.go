@@ -114,12 +114,16 @@ func (s *State) SynthesizeDocument() (*Environment, error) {
 	if rels := s.relationSpecs(); len(rels) > 0 {
 		env.Relations = rels
 	}
+	env.ModelConfig = s.modelConfigSpec()
 	if c := s.Credential; c != nil {
 		spec := &CredentialSpec{Type: c.Type, Name: c.Name, Region: c.Region, Endpoint: c.Endpoint, AuthType: c.AuthType, Secret: secretName[c.SecretID]}
-		if spec.Secret == "" {
+		if spec.Secret == "" && c.SecretID != "" {
 			gaps = append(gaps, "credential.secret: the user secret holding its attributes is gone")
 		}
 		env.Credential = spec
+	}
+	if p := s.Placement; p != nil {
+		env.Placement = &EnvPlacement{Machines: slices.Clone(p.Machines), Labels: maps.Clone(p.Labels)}
 	}
 	if len(gaps) > 0 {
 		return env, &DocumentGapsError{Gaps: gaps}
@@ -129,7 +133,7 @@ func (s *State) SynthesizeDocument() (*Environment, error) {
 
 // serviceSpec is the declaration of svc the state holds.
 func (s *State) serviceSpec(svc *Service, secretName map[string]string) ServiceSpec {
-	spec := ServiceSpec{CharmHash: svc.Charm, Placement: slices.Clone(svc.Placement), Trust: svc.Trust}
+	spec := ServiceSpec{CharmHash: svc.Charm, Placement: slices.Clone(svc.Placement), Trust: svc.Trust, Expose: svc.Exposed}
 	var opts map[string]Option
 	if ch := s.Charms[svc.Charm]; ch != nil {
 		spec.Charm, opts = ch.Source, ch.Meta.Options

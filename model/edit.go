@@ -32,6 +32,9 @@ func EditCopy(env *Environment) *Environment {
 	for n, r := range env.Relations {
 		out.Relations[n] = slices.Clone(r)
 	}
+	// Edits by command replace a secret's declaration or a setting whole.
+	out.Secrets = maps.Clone(env.Secrets)
+	out.ModelConfig = maps.Clone(env.ModelConfig)
 	return &out
 }
 

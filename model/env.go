@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // APIVersion is the only environment and universe version this build speaks.
@@ -23,6 +24,12 @@ type Environment struct {
 	// Credential is the cloud credential trusted services read
 	// (credential.go).
 	Credential *CredentialSpec `json:"credential,omitempty"`
+	// ModelConfig are Juju's model-config settings fixpoint honours, by
+	// key (modelconfig.go).
+	ModelConfig map[string]string `json:"model_config,omitempty"`
+	// Placement restricts the environment's units to some machines
+	// (envplacement.go); without it they go on every machine.
+	Placement *EnvPlacement `json:"placement,omitempty"`
 }
 
 // Expect is what `fixpoint charm test` requires of every unit of a
@@ -52,7 +59,19 @@ type ServiceSpec struct {
 	// Trust lets the service's units read the environment's credential
 	// (Juju's deploy --trust).
 	Trust bool `json:"trust,omitempty"`
+	// Expose records Juju's expose: shown in juju status; fixpoint opens
+	// no firewall itself.
+	Expose bool `json:"expose,omitempty"`
+	// Channel and Revision are the charm store channel and revision the
+	// service was deployed from (Juju's deploy --channel, --revision):
+	// recorded in the document and shown by juju status, while the charm
+	// itself is what Charm names (a repository NAME, found as it is).
+	Channel  string `json:"channel,omitempty"`
+	Revision *int   `json:"revision,omitempty"`
 }
+
+// maxChannel bounds a service's recorded charm channel, in bytes.
+const maxChannel = 128
 
 // Problem is one thing wrong with an environment, at a path such as
 // services.web.config.port; the CLI maps the path to file:line:col.
@@ -94,8 +113,14 @@ type Desired struct {
 	Relations map[RelationKey]*DesiredRelation
 	// Secrets are the declared user secrets by name.
 	Secrets map[string]*DesiredSecret
+	// UpdateStatus is the environment's update-status-hook-interval; 0
+	// for the server's.
+	UpdateStatus time.Duration
 	// Credential is the declared cloud credential, or nil.
 	Credential *Credential
+	// Placement is the environment's placement rule, or nil for every
+	// machine.
+	Placement *EnvPlacement
 	// RemoveUnits are the units the deploy names to go dying
 	// (Deploy.RemoveUnits), checked against the state by planDeploy.
 	RemoveUnits []string
@@ -120,6 +145,8 @@ type DesiredService struct {
 	Resources map[string]string
 	// Trust lets the units read the credential.
 	Trust bool
+	// Expose is Juju's exposure, recorded.
+	Expose bool
 }
 
 // DesiredRelation is a relation with its endpoints bound.
@@ -141,6 +168,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 	d := &Desired{Name: env.Name, Services: map[string]*DesiredService{}, Relations: map[RelationKey]*DesiredRelation{}}
 	metas := map[string]*CharmMeta{}
 	d.Secrets = resolveUserSecrets(env, &ps)
+	resolveModelConfig(env, d, &ps)
 	for _, name := range sortedKeys(env.Services) {
 		spec := env.Services[name]
 		path := []string{"services", name}
@@ -155,7 +183,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		}
 		meta := &ch.Meta
 		metas[name] = meta
-		ds := &DesiredService{Name: name, Charm: ch.Hash, CharmName: meta.Name, Units: 1, Placement: spec.Placement, Subordinate: meta.Subordinate, Trust: spec.Trust}
+		ds := &DesiredService{Name: name, Charm: ch.Hash, CharmName: meta.Name, Units: 1, Placement: spec.Placement, Subordinate: meta.Subordinate, Trust: spec.Trust, Expose: spec.Expose}
 		if spec.Units != nil {
 			ds.Units = *spec.Units
 		}
@@ -167,6 +195,12 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 				ps.add(append(path, "units"), "service %s runs subordinate charm %s, which gets one unit per related principal unit; remove units", name, meta.Name)
 			}
 			ds.Units = 0
+		}
+		if len(spec.Channel) > maxChannel || strings.ContainsFunc(spec.Channel, isControl) || strings.ContainsAny(spec.Channel, " \t") {
+			ps.add(append(path, "channel"), "channel %s: at most %d printable bytes without spaces, e.g. \"latest/stable\"", Quote(spec.Channel, 32), maxChannel)
+		}
+		if spec.Revision != nil && *spec.Revision < 0 {
+			ps.add(append(path, "revision"), "revision is %d; it must be 0 or more", *spec.Revision)
 		}
 		for i, m := range spec.Placement {
 			if err := CheckName(KindMachine, m); err != nil {
@@ -249,6 +283,7 @@ func Resolve(env *Environment, charms map[string]*Charm) (*Desired, error) {
 		d.Relations[rel.Key] = rel
 	}
 	resolveCredential(env, d, &ps)
+	resolveEnvPlacement(env, d, &ps)
 	checkLimits(d, metas, &ps)
 	checkSubordinates(d, metas, &ps)
 	if len(ps) > 0 {

@@ -85,10 +85,22 @@ var features = []Feature{
 	{Kind: KindReplace, Level: LevelBase, What: "restore a backup"},
 	{Kind: CommandKind(OpMachine), Field: "number", Level: LevelRecorded, What: "give a machine its Juju id (JUJU_MACHINE_ID)",
 		set: func(c *Command) bool { return c.Machine != nil && c.Machine.Number }},
+	{Kind: CommandKind(OpMachine), Field: "labels", Level: LevelRecorded, What: "a machine's labels (fixpoint agent --label)",
+		set: func(c *Command) bool { return c.Machine != nil && len(c.Machine.Labels) > 0 }},
+	{Kind: CommandKind(OpDeploy), Field: "placement", Level: LevelRecorded, What: "an environment's placement: the machines, or the labels, its units go on",
+		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Env.Placement != nil }},
 	{Kind: CommandKind(OpDeploy), Field: "credential", Level: LevelRecorded, What: "an environment's cloud credential (credential-get)",
 		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Env.Credential != nil }},
 	{Kind: CommandKind(OpDeploy), Field: "trust", Level: LevelRecorded, What: "a service trusted with the credential (deploy --trust)",
 		set: deploysTrusted},
+	{Kind: CommandKind(OpDeploy), Field: "expose", Level: LevelRecorded, What: "a service exposed (juju expose)",
+		set: func(c *Command) bool { return deploysAny(c, func(s ServiceSpec) bool { return s.Expose }) }},
+	{Kind: CommandKind(OpDeploy), Field: "channel", Level: LevelRecorded, What: "the charm channel and revision a service was deployed from (deploy --channel, --revision)",
+		set: func(c *Command) bool {
+			return deploysAny(c, func(s ServiceSpec) bool { return s.Channel != "" || s.Revision != nil })
+		}},
+	{Kind: CommandKind(OpDeploy), Field: "model_config", Level: LevelRecorded, What: "the environment's model config (juju model-config update-status-hook-interval)",
+		set: func(c *Command) bool { return c.Deploy != nil && len(c.Deploy.Env.ModelConfig) > 0 }},
 	{Kind: CommandKind(OpDeploy), Field: "record", Level: LevelRecorded, What: "keep the environment's document as applied (GET /v1/env, fixpoint export)",
 		set: func(c *Command) bool { return c.Deploy != nil && c.Deploy.Record }},
 	{Kind: CommandKind(OpDeploy), Field: "remove_units", Level: LevelRecorded, What: "remove the units named, not the newest (fixpoint remove-unit UNIT)",
@@ -127,6 +139,13 @@ func init() {
 			What: string(op) + " of an environment other than the default",
 			set:  func(c *Command) bool { return c.Env != "" }})
 	}
+	// Secrets' wall-clock times: a build that ignored the field would
+	// record none.
+	for _, op := range []Op{OpDeploy, OpResults, OpFinish} {
+		features = append(features, Feature{Kind: CommandKind(op), Field: "secret_times", Level: LevelRecorded,
+			What: "record when the secrets a " + string(op) + " makes or changes were made and updated (juju secrets)",
+			set:  func(c *Command) bool { return c.SecretTimes }})
+	}
 }
 
 // deploysTrusted reports whether a deploy trusts a service with the
@@ -137,6 +156,20 @@ func deploysTrusted(c *Command) bool {
 	}
 	for _, svc := range c.Deploy.Env.Services {
 		if svc.Trust {
+			return true
+		}
+	}
+	return false
+}
+
+// deploysAny reports whether a deploy declares a service of which is
+// true.
+func deploysAny(c *Command, is func(ServiceSpec) bool) bool {
+	if c.Deploy == nil {
+		return false
+	}
+	for _, svc := range c.Deploy.Env.Services {
+		if is(svc) {
 			return true
 		}
 	}

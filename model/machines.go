@@ -30,7 +30,7 @@ func (s *State) registerMachine(index uint64, m *RegisterMachine) (bool, error) 
 	if cred == "" && ok {
 		cred = cur.Credential
 	}
-	next := &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred}
+	next := &Machine{Name: m.Name, Address: m.Address, Index: index, Credential: cred, Labels: maps.Clone(m.Labels)}
 	if ok {
 		next.Replaced, next.ID = cur.Replaced, cur.ID
 	}
@@ -58,7 +58,7 @@ func (s *State) resetMachine(index uint64, r *ResetMachine) error {
 		delete(s.Machines, r.Name)
 		return nil
 	}
-	s.Machines[r.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Lost: m.Lost, Replaced: index, ID: m.ID}
+	s.Machines[r.Name] = &Machine{Name: m.Name, Address: m.Address, Index: index, Lost: m.Lost, Replaced: index, ID: m.ID, Labels: m.Labels}
 	return nil
 }
 

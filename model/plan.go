@@ -64,8 +64,14 @@ func (c Change) String() string {
 		return fmt.Sprintf("~ service %s storage %s count %s -> %s", c.Service, c.Key, c.Old, c.New)
 	case SetTrust:
 		return fmt.Sprintf("~ service %s trust %s -> %s", c.Service, c.Old, c.New)
+	case SetExpose:
+		return fmt.Sprintf("~ service %s exposed %s -> %s", c.Service, c.Old, c.New)
 	case SetCredential:
 		return fmt.Sprintf("~ credential %s -> %s", c.Old, c.New)
+	case SetEnvPlacement:
+		return fmt.Sprintf("~ placement %s -> %s", c.Old, c.New)
+	case SetModelConfig:
+		return modelConfigString(c)
 	case AddRelation:
 		return fmt.Sprintf("+ relation %s (%s)", c.Key, c.New)
 	case RemoveRelation:
@@ -193,7 +199,9 @@ func Plan(s *State, d *Desired) []Change {
 		}
 	}
 	out = append(out, userSecretChanges(s, d)...)
-	return append(out, credentialChanges(s, d)...)
+	out = append(out, modelConfigChanges(s, d)...)
+	out = append(out, credentialChanges(s, d)...)
+	return append(out, envPlacementChanges(s, d)...)
 }
 
 // CheckChanges refuses changes that Resolve cannot see are wrong because

@@ -182,6 +182,22 @@ func (s *State) UsesResource(machine, digest string) bool {
 	return false
 }
 
+// UsesResource reports whether a service of any environment of c with a
+// unit on machine has the resource of digest: an agent runs the units of
+// every environment placed on its machine, and resource files are kept
+// once for the cluster, by digest.
+func (c *Cluster) UsesResource(machine, digest string) bool {
+	if c.Default.UsesResource(machine, digest) {
+		return true
+	}
+	for _, name := range c.Names() {
+		if c.Envs[name].State.UsesResource(machine, digest) {
+			return true
+		}
+	}
+	return false
+}
+
 // HasResource reports whether a service of st has the resource of
 // digest: a file the control plane was given and keeps.
 func (s *State) HasResource(digest string) bool {

@@ -158,3 +158,35 @@ func TestResourceChangePlannedAndApplied(t *testing.T) {
 		t.Error("HasResource disagrees with the services' digests")
 	}
 }
+
+// TestClusterUsesResourceInEveryEnvironment: an agent may fetch a
+// resource that a unit on its machine uses in an environment other than
+// the default, and not one only another machine's units use.
+func TestClusterUsesResourceInEveryEnvironment(t *testing.T) {
+	cl := NewCluster()
+	capply(t, cl, 1, envAdd("staging", uuidA))
+	d := resourceDeploy(map[string]string{"software": digestA})
+	d.Env = "staging"
+	d.Deploy.Env.Name = "staging"
+	capply(t, cl, 2, d)
+	capply(t, cl, 3, &Command{Op: OpMachine, Machine: &RegisterMachine{Name: "m1", Address: "10.0.0.1", Number: true}})
+	st := cl.Envs["staging"].State
+	var on string
+	for _, u := range st.Units {
+		if u.Service == "web" {
+			on = u.Machine
+		}
+	}
+	if on != "m1" {
+		t.Fatalf("staging's web units are on %q; want m1", on)
+	}
+	if cl.Default.UsesResource("m1", digestA) {
+		t.Fatal("the default environment uses staging's resource")
+	}
+	if !cl.UsesResource("m1", digestA) {
+		t.Error("m1 runs staging's web, which uses the resource, but may not fetch it")
+	}
+	if cl.UsesResource("m1", digestB) || cl.UsesResource("m2", digestA) {
+		t.Error("a resource no unit on the machine uses is allowed")
+	}
+}

@@ -90,6 +90,12 @@ type Secret struct {
 	Consumers map[string]SecretConsumer `json:"consumers,omitempty"`
 	Created   uint64                    `json:"created"`
 	Index     uint64                    `json:"index"`
+	// CreatedAt and UpdatedAt are the wall-clock times (unix
+	// nanoseconds, the proposer's clock) the secret was made and its
+	// owner last changed it; 0 when the command recorded none
+	// (Command.SecretTimes).
+	CreatedAt int64 `json:"created_at,omitempty"`
+	UpdatedAt int64 `json:"updated_at,omitempty"`
 }
 
 // SecretRevision is one revision's content, sealed.
@@ -104,6 +110,9 @@ type SecretRevision struct {
 	Expire    int64 `json:"expire,omitempty"`
 	ExpireDue int   `json:"expire_due,omitempty"`
 	ExpiredAt int64 `json:"expired_at,omitempty"`
+	// CreatedAt is when the revision was made (unix nanoseconds, the
+	// proposer's clock); 0 when the command recorded none.
+	CreatedAt int64 `json:"created_at,omitempty"`
 }
 
 // SecretGrant is a grant; Relation is -1 for an operator's grant, which

@@ -173,6 +173,7 @@ func (st *applying) secretChange(index uint64, u *Unit, leader bool, c *SecretCh
 			return nil, fmt.Errorf("%s owns %d secrets; the limit is %d", owner, n, MaxSecretsPerOwner)
 		}
 		s := &Secret{ID: c.ID, OwnerKind: c.Owner, Owner: owner, Created: index}
+		st.stamp(s, true)
 		return s, st.ownerEdit(s, c, index)
 	}
 	if before == nil {
@@ -210,6 +211,7 @@ func (st *applying) secretChange(index uint64, u *Unit, leader bool, c *SecretCh
 	}
 	switch c.Op {
 	case SecretOpSet:
+		st.stamp(s, false)
 		return s, st.ownerEdit(s, c, index)
 	case SecretOpRemove:
 		if c.Revision == 0 {
@@ -223,6 +225,7 @@ func (st *applying) secretChange(index uint64, u *Unit, leader bool, c *SecretCh
 		if len(s.Revisions) == 0 {
 			return nil, nil
 		}
+		st.stamp(s, false)
 		return s, nil
 	case SecretOpGrant:
 		r := st.Relations[c.Relation]
@@ -264,7 +267,7 @@ func (st *applying) ownerEdit(s *Secret, c *SecretChange, index uint64) error {
 		if len(s.Revisions) >= MaxSecretRevisions {
 			return fmt.Errorf("%d revisions kept; remove old ones (secret-remove --revision) before adding more", len(s.Revisions))
 		}
-		s.Revisions = append(s.Revisions, SecretRevision{Rev: s.Latest() + 1, Sealed: c.Sealed, Index: index})
+		s.Revisions = append(s.Revisions, st.newRevision(s.Latest()+1, c.Sealed, index))
 	}
 	scheduleEdit(s, c, st.now, c.Sealed != "")
 	return nil
@@ -333,4 +336,46 @@ func (st *State) dropSecretsOf(u *Unit) {
 		c.Consumers = withoutEntry(c.Consumers, u.Name)
 		st.putSecret(id, c)
 	}
+}
+
+// secretsTimed reports whether commands of op make or change secrets,
+// and so may record their times (Command.SecretTimes).
+func secretsTimed(op Op) bool { return op == OpDeploy || op == OpResults || op == OpFinish }
+
+// ChangesSecrets reports whether c may make or change secrets: a hook's
+// or an operation's result with secret changes, or a deploy that
+// declares user secrets. The proposer asks such a command to record
+// their times (Command.SecretTimes) once the cluster's level allows.
+func (c *Command) ChangesSecrets() bool {
+	switch {
+	case c.Deploy != nil:
+		return len(c.Deploy.Env.Secrets) > 0
+	case c.Finish != nil:
+		return c.Finish.Writes != nil && len(c.Finish.Writes.Secrets) > 0
+	}
+	for i := range c.Results {
+		if len(c.Results[i].Secrets) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stamp records the command's time on s as its owner's latest change,
+// and as its making when made; nothing when the command records no
+// times.
+func (st *applying) stamp(s *Secret, made bool) {
+	if st.secretTime == 0 {
+		return
+	}
+	if made {
+		s.CreatedAt = st.secretTime
+	}
+	s.UpdatedAt = st.secretTime
+}
+
+// newRevision is revision rev of sealed content made at index, with the
+// command's time when it records one.
+func (st *applying) newRevision(rev int, sealed string, index uint64) SecretRevision {
+	return SecretRevision{Rev: rev, Sealed: sealed, Index: index, CreatedAt: st.secretTime}
 }

@@ -388,7 +388,7 @@ func prunedRevisions(s *Secret) []SecretRevision {
 }
 
 // applyUserSecret carries out one user secret change of a deploy.
-func (s *State) applyUserSecret(index uint64, c Change, d *Desired) {
+func (s *applying) applyUserSecret(index uint64, c Change, d *Desired) {
 	if c.Kind == RemoveSecret {
 		if id, err := ParseSecretURI(c.Old); err == nil {
 			s.dropSecret(id)
@@ -398,7 +398,8 @@ func (s *State) applyUserSecret(index uint64, c Change, d *Desired) {
 	ds := d.Secrets[c.Key]
 	if c.Kind == AddSecret {
 		sec := &Secret{ID: ds.ID, OwnerKind: SecretOwnerUser, Label: ds.Name, Description: ds.Description, Created: index, Index: index,
-			Revisions: []SecretRevision{{Rev: 1, Sealed: ds.Sealed, Index: index}}}
+			Revisions: []SecretRevision{s.newRevision(1, ds.Sealed, index)}}
+		s.stamp(sec, true)
 		s.putSecret(ds.ID, sec)
 		return
 	}
@@ -410,9 +411,11 @@ func (s *State) applyUserSecret(index uint64, c Change, d *Desired) {
 	sec.Index = index
 	switch c.Kind {
 	case ReviseSecret:
-		sec.Revisions = append(prunedRevisions(cur), SecretRevision{Rev: cur.Latest() + 1, Sealed: ds.Sealed, Index: index})
+		sec.Revisions = append(prunedRevisions(cur), s.newRevision(cur.Latest()+1, ds.Sealed, index))
+		s.stamp(sec, false)
 	case DescribeSecret:
 		sec.Description = ds.Description
+		s.stamp(sec, false)
 	case GrantSecret:
 		sec.Grants = withEntry(sec.Grants, c.New, SecretGrant{Relation: -1})
 	case RevokeSecret:

@@ -87,9 +87,12 @@ func (s *applying) settle(index uint64, sc *scope) bool {
 
 // place puts unplaced units on machines: round robin over a service's
 // pinned list (the machine need not exist yet), or else the registered
-// machine with the fewest units in all, then the fewest of that service,
-// then the first by name: services spread over all machines instead of
-// piling onto the first ones, and a service's units apart.
+// machine the environment's placement admits with the fewest units in
+// all, then the fewest of that service, then the first by name: services
+// spread over those machines instead of piling onto the first ones, and a
+// service's units apart. A placed unit stays where it is, even on a
+// machine the rule no longer admits: placement is judged once, when a
+// unit is placed, as Kubernetes' scheduler and Juju's constraints do.
 func (s *State) place(index uint64, sc *scope) bool {
 	changed := false
 	var load map[string]int
@@ -115,7 +118,9 @@ func (s *State) place(index uint64, sc *scope) bool {
 		own := s.stats().own[name]
 		h := &machineHeap{}
 		for m, mach := range s.Machines {
-			if !mach.Lost {
+			// The heap orders by name last, so the map's order does
+			// not reach a decision.
+			if !mach.Lost && s.Placement.Admits(mach) {
 				h.slots = append(h.slots, slot{machine: m, total: load[m], own: own[m]})
 			}
 		}

@@ -99,6 +99,29 @@ func TestSettleOfADyingRelationFinishesItsServices(t *testing.T) {
 
 // linearPlacement is the placement rule as a scan over every machine for
 // every unit: slow, obviously right, and the oracle for the heap.
+// linearAdmits is the environment's rule written out: the machine is
+// named, or has every label asked for with its value.
+func linearAdmits(p *EnvPlacement, m *Machine) bool {
+	if p == nil {
+		return true
+	}
+	if len(p.Machines) > 0 {
+		for _, name := range p.Machines {
+			if name == m.Name {
+				return true
+			}
+		}
+		return false
+	}
+	matched := 0
+	for k, v := range m.Labels {
+		if want, ok := p.Labels[k]; ok && want == v {
+			matched++
+		}
+	}
+	return matched == len(p.Labels)
+}
+
 func linearPlacement(s *State) map[string]string {
 	var unplaced []string
 	for name, u := range s.Units {
@@ -124,7 +147,7 @@ func linearPlacement(s *State) map[string]string {
 		}
 		best, bestTotal, bestOwn := "", -1, -1
 		for _, m := range machines {
-			if s.Machines[m].Lost {
+			if s.Machines[m].Lost || !linearAdmits(s.Placement, s.Machines[m]) {
 				continue
 			}
 			own := 0
@@ -145,12 +168,24 @@ func linearPlacement(s *State) map[string]string {
 	return on
 }
 
+// TestPlacementMatchesTheLinearScan: the heap places every unit where a
+// plain scan of the machines in name order would, under no rule, a label
+// rule or a machine list.
 func TestPlacementMatchesTheLinearScan(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for round := 0; round < 500; round++ {
 		s := NewState()
 		for m := 0; m < 1+rng.Intn(6); m++ {
-			s.Machines[fmt.Sprintf("m%d", m)] = &Machine{Name: fmt.Sprintf("m%d", m), Address: "10.0.0.1", Lost: rng.Intn(5) == 0}
+			s.Machines[fmt.Sprintf("m%d", m)] = &Machine{Name: fmt.Sprintf("m%d", m), Address: "10.0.0.1", Lost: rng.Intn(5) == 0,
+				Labels: map[string]string{"zone": []string{"a", "b"}[rng.Intn(2)], "rack": fmt.Sprint(rng.Intn(3))}}
+		}
+		switch rng.Intn(4) {
+		case 1:
+			s.Placement = &EnvPlacement{Labels: map[string]string{"zone": "a"}}
+		case 2:
+			s.Placement = &EnvPlacement{Labels: map[string]string{"zone": "b", "rack": "1"}}
+		case 3:
+			s.Placement = &EnvPlacement{Machines: []string{"m1", "m3"}}
 		}
 		for i := 0; i < 1+rng.Intn(5); i++ {
 			name := fmt.Sprintf("svc%d", i)

@@ -60,9 +60,16 @@ type State struct {
 	// when the environment declares none. Replaced whole, never edited in
 	// place.
 	Credential *Credential `json:"credential,omitempty"`
+	// Placement is the environment's placement rule (envplacement.go);
+	// nil places units on every machine. Replaced whole, never edited in
+	// place.
+	Placement *EnvPlacement `json:"placement,omitempty"`
 	// NextMachine is the id the next machine to register gets
 	// (Machine.ID): one sequence, never reused, as Juju's machine ids.
 	NextMachine int `json:"next_machine,omitempty"`
+	// UpdateStatus is the environment's update-status-hook-interval
+	// (nanoseconds; 0: the server's), set by its model config.
+	UpdateStatus int64 `json:"update_status,omitempty"`
 	// Document is the environment's document (document.go): the
 	// environment its last deploy carried, as written, kept when the
 	// deploy asks (Deploy.Record) or made from the state once the
@@ -121,6 +128,9 @@ type Service struct {
 	Storage map[string]int `json:"storage,omitempty"`
 	// Trust lets its units read the credential (credential.go).
 	Trust bool `json:"trust,omitempty"`
+	// Exposed is Juju's expose, recorded and shown; it changes no
+	// universe.
+	Exposed bool `json:"exposed,omitempty"`
 }
 
 // Auth is the control plane's credentials, as sha256 hex of the tokens:
@@ -157,6 +167,10 @@ type Machine struct {
 	// machine registered before ids were given, until its agent registers
 	// again.
 	ID string `json:"id,omitempty"`
+	// Labels are what its agent registered (`fixpoint agent --label`),
+	// which an environment's placement may ask for. Replaced whole by a
+	// registration, never edited, so the environments' copies share it.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Boots counts the reboots its units asked for (juju-reboot): each
 	// one restarts the lifecycle of every unit on the machine (stop,
 	// then start), as a reboot restarts Juju's unit agents.

@@ -24,6 +24,7 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 	if cmd == nil {
 		return nil, errors.New("apply: nil command")
 	}
+	s.timeSecrets(cmd)
 	if cmd.RequestID == "" {
 		cmd.RequestID = newRequestID()
 	} else {
@@ -91,6 +92,20 @@ func (s *Store) Apply(ctx context.Context, cmd *model.Command) (*model.Response,
 			return nil, s.noLeaderError(what(), &t, ctx.Err())
 		}
 	}
+}
+
+// timeSecrets asks a command that makes or changes secrets to record
+// their wall-clock times, on this node's clock, once the cluster's level
+// records them: a cluster below it keeps no times, so that every server
+// of it applies the entry alike.
+func (s *Store) timeSecrets(cmd *model.Command) {
+	if cmd.SecretTimes || s.fsm.clusterLevel() < model.LevelRecorded || !cmd.ChangesSecrets() {
+		return
+	}
+	if cmd.Time == 0 {
+		cmd.Time = time.Now().UnixNano()
+	}
+	cmd.SecretTimes = true
 }
 
 // applyLocal appends an encoded entry on this node, which must lead, and

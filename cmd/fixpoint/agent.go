@@ -34,6 +34,7 @@ func newAgentCmd() *cobra.Command {
 		logJSON     bool
 		token       string
 		tokenFile   string
+		labelFlags  []string
 		tlsf        tlsFlags
 	)
 	cmd := &cobra.Command{
@@ -59,6 +60,10 @@ has dropped the old credential.`,
 			}
 			if controller == "" || machine == "" || dataDir == "" {
 				return exitf(exitFailed, "agent needs --controller (or $FIXPOINT_ADDR), --machine and --data-dir")
+			}
+			labels, err := parseLabels(labelFlags)
+			if err != nil {
+				return exitf(exitFailed, "--label: %v", err)
 			}
 			addrs := strings.Split(controller, ",")
 			if address == "" {
@@ -92,7 +97,8 @@ has dropped the old credential.`,
 				return exitf(exitFailed, "%v", err)
 			}
 			client.UseCredential(cred, func(tok string) error { return writeAgentCredential(abs, tok) })
-			log.Info("agent starting", "machine", machine, "address", address, "controllers", addrs)
+			client.SetLabels(labels)
+			log.Info("agent starting", "machine", machine, "address", address, "controllers", addrs, "labels", labels)
 			a := agent.New(client, agent.Config{Machine: machine, Address: address, DataDir: abs, Concurrency: concurrency, HookTimeout: hookTimeout, HookShell: hookShell, Log: log})
 			return a.Run(ctx)
 		},
@@ -109,8 +115,32 @@ has dropped the old credential.`,
 	f.BoolVar(&logJSON, "log-json", false, "log as JSON lines")
 	f.StringVar(&token, "token", "", "join token, to register this machine (default $FIXPOINT_TOKEN); shows in ps, prefer --token-file")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the join token, readable by its owner only")
+	f.StringArrayVar(&labelFlags, "label", nil, "a label of this machine, KEY=VALUE (repeatable, at most 16), which an environment's placement: {labels: ...} selects; each registration replaces the machine's labels")
 	tlsf.flags(f)
 	return cmd
+}
+
+// parseLabels reads --label KEY=VALUE flags, refusing a malformed one, a
+// key given twice and more than model.MaxLabels.
+func parseLabels(flags []string) (map[string]string, error) {
+	if len(flags) > model.MaxLabels {
+		return nil, fmt.Errorf("%d labels; at most %d are allowed", len(flags), model.MaxLabels)
+	}
+	labels := map[string]string{}
+	for _, f := range flags {
+		k, v, err := model.ParseLabel(f)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := labels[k]; dup {
+			return nil, fmt.Errorf("label %s is given twice; give each key once", k)
+		}
+		labels[k] = v
+	}
+	if len(labels) == 0 {
+		return nil, nil
+	}
+	return labels, nil
 }
 
 // outboundAddress is the local address used to reach the controller: the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -60,6 +61,8 @@ type cluster struct {
 	// agent runs, by node id or machine name; the others run this
 	// build's (fixpointBin).
 	bins map[string]string
+	// agentLog is the agents' --log-level; "" means warn.
+	agentLog string
 }
 
 // binOf is the binary server or machine who runs.
@@ -353,7 +356,7 @@ func (c *cluster) agent(machine string, controllers ...string) *proc {
 		c.agentDirs[machine] = c.root.TempDir()
 	}
 	args := []string{c.binOf(machine), "agent", "--controller", strings.Join(controllers, ","), "--machine", machine,
-		"--data-dir", c.agentDirs[machine], "--address", "127.0.0.1", "--token-file", c.joinFile, "--log-level", "warn"}
+		"--data-dir", c.agentDirs[machine], "--address", "127.0.0.1", "--token-file", c.joinFile, "--log-level", cmp.Or(c.agentLog, "warn")}
 	c.agents[machine] = start(c.t, c.root, nil, append(args, c.clientTL...)...)
 	return c.agents[machine]
 }

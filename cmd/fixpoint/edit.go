@@ -72,6 +72,11 @@ type edit struct {
 	change func(ctx context.Context, doc *api.EnvDoc, env *model.Environment) error
 	// confirm guards removals; nil lets the plan through.
 	confirm *confirmRemovals
+	// secretValues are values of user secrets the edit sets, by name then
+	// key; every other user secret keeps its latest revision.
+	secretValues map[string]map[string]string
+	// quiet prints no plan (the juju front prints Juju's output instead).
+	quiet bool
 }
 
 // run makes the edit, again on a fresh read while the environment moves
@@ -107,6 +112,10 @@ func readEnv(ctx context.Context, c *api.Client) (*api.EnvDoc, error) {
 	switch {
 	case api.IsUnknownRoute(err):
 		return nil, exitf(exitFailed, "this control plane does not serve its environment's document (GET /v1/env); upgrade every server to this release, or edit the environment file and apply it")
+	case errors.Is(err, api.ErrNotFound) && c.EnvName() != "":
+		// An environment added (fixpoint env add, juju add-model) and
+		// not deployed to yet: its edits start from an empty document.
+		return &api.EnvDoc{Name: c.EnvName(), Env: model.Environment{APIVersion: model.APIVersion, Name: c.EnvName(), Services: map[string]model.ServiceSpec{}}}, nil
 	case errors.Is(err, api.ErrNotFound):
 		return nil, exitf(exitFailed, "no environment has been applied on this control plane yet: apply one first (fixpoint apply -f env.cue), then edit it by command")
 	case err != nil:
@@ -145,16 +154,17 @@ func (o *editOpts) once(ctx context.Context, c *api.Client, e *edit) error {
 	if err != nil {
 		return exitf(exitFailed, "%s: %v\nnothing was changed", e.what, err)
 	}
-	// No user secret's value is sent: each keeps its latest revision
-	// (the document does not say where its values were read).
+	// No user secret's value is sent but those the edit sets: each other
+	// keeps its latest revision (the document does not say where its
+	// values were read).
 	p := &prepared{
-		env: checked.Env, paths: map[string]string{}, resources: checked.Resources, outside: checked.Outside,
+		env: checked.Env, paths: map[string]string{}, resources: checked.Resources, outside: checked.Outside, secretValues: e.secretValues,
 		deploy: &model.Deploy{Env: *env, Charms: checked.Charms, BaseIndex: doc.Revision, RemoveUnits: e.removeUnits},
 	}
 	for _, packed := range checked.Packed {
 		p.paths[packed.Hash] = packed.Path
 	}
-	err = deploy(ctx, c, p, false, e.confirm)
+	err = deploy(ctx, c, p, e.quiet, e.confirm)
 	if movedErr(err) {
 		return errEnvMoved
 	}

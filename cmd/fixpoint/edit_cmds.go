@@ -54,11 +54,8 @@ changes when the edit fails a check.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref := strings.TrimSuffix(args[0], "/")
-			if channel != "" || cmd.Flags().Changed("revision") {
-				if revision < 0 || cmd.Flags().Changed("revision") && channel == "" {
-					return exitf(exitFailed, "--revision %d: a revision needs a --channel and must be 0 or more (as Juju's)", revision)
-				}
-				return exitf(exitFailed, "--channel/--revision: fixpoint deploys a charm directory, archive or repository NAME as it is, and its environment document has no field to record a store channel or revision; leave them out")
+			if cmd.Flags().Changed("revision") && (revision < 0 || channel == "") {
+				return exitf(exitFailed, "--revision %d: a revision needs a --channel and must be 0 or more (as Juju's)", revision)
 			}
 			wd, err := os.Getwd()
 			if err != nil {
@@ -76,7 +73,10 @@ changes when the edit fails a check.`,
 			if err != nil {
 				return exitf(exitFailed, "deploy %s: %v; nothing was changed", name, err)
 			}
-			spec := model.ServiceSpec{Charm: ref, Placement: to, Trust: trust}
+			spec := model.ServiceSpec{Charm: ref, Placement: to, Trust: trust, Channel: channel}
+			if cmd.Flags().Changed("revision") {
+				spec.Revision = &revision
+			}
 			switch {
 			case meta.Subordinate && cmd.Flags().Changed("num-units"):
 				return exitf(exitFailed, "deploy %s: charm %s is subordinate: its units follow the principal units it is related to (relate it to one); leave -n out", name, meta.Name)
@@ -125,8 +125,8 @@ changes when the edit fails a check.`,
 	cmd.Flags().StringVar(&configFile, "config-file", "", "a YAML file of options: {KEY: VALUE} or {SERVICE: {KEY: VALUE}}")
 	cmd.Flags().StringArrayVar(&resources, "resource", nil, "NAME=PATH: the file of one of the charm's resources (repeatable)")
 	cmd.Flags().StringSliceVar(&to, "to", nil, "the machines to place the units on (repeatable, or comma-separated)")
-	cmd.Flags().StringVar(&channel, "channel", "", "a charm store channel (Juju's; refused: no store)")
-	cmd.Flags().IntVar(&revision, "revision", 0, "a charm store revision (Juju's; refused: no store)")
+	cmd.Flags().StringVar(&channel, "channel", "", "the charm store channel to record (Juju's); the charm is still CHARM as found")
+	cmd.Flags().IntVar(&revision, "revision", 0, "the charm store revision to record, with --channel (Juju's)")
 	cmd.Flags().BoolVar(&trust, "trust", false, "let the units read the environment's cloud credential")
 	cmd.Flags().StringArrayVar(&relates, "relate", nil, "SERVICE[:ENDPOINT] to relate the new service to in the same change, as relate infers it (repeatable; a subordinate needs its principal here)")
 	return cmd

@@ -213,14 +213,20 @@ func printEnvs(w io.Writer, format string, envs []api.EnvInfo, v any) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUUID\tSERVICES\tUNITS\tCREATED\tTOKENS")
 	for _, e := range envs {
-		name := e.Name
-		if e.Default {
-			if name == "" {
-				name = "(unnamed)"
-			}
-			name += " (default)"
-		}
+		name := envLabel(e.Name, e.Default)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", name, orDash(e.UUID), e.Services, e.Units, e.Created, orDash(strings.Join(e.Tokens, ",")))
 	}
 	return tw.Flush()
+}
+
+// envLabel names an environment in a table: the default one says so, and
+// is "(unnamed)" before a deploy names it.
+func envLabel(name string, isDefault bool) string {
+	if !isDefault {
+		return name
+	}
+	if name == "" {
+		name = "(unnamed)"
+	}
+	return name + " (default)"
 }

@@ -65,13 +65,7 @@ func printEnvRows(w io.Writer, format string, rows []envRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tUUID\tSERVICES\tUNITS\tPHASES\tCONVERGED")
 	for _, e := range rows {
-		name := e.Name
-		if e.Default {
-			if name == "" {
-				name = "(unnamed)"
-			}
-			name += " (default)"
-		}
+		name := envLabel(e.Name, e.Default)
 		converged := "no"
 		if e.Converged {
 			converged = "yes"

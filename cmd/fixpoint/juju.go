@@ -110,9 +110,11 @@ fixpoint context. A Juju model is the control plane's environment.` + remoteEnvH
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, msg: err.Error() + " (see juju " + cmd.Name() + " --help)"}
 	})
-	root.PersistentFlags().StringVarP(&f.model, "model", "m", "", "model to operate in: this control plane's environment ([CONTROLLER:][USER/]NAME)")
+	root.PersistentFlags().StringVarP(&f.model, "model", "m", "", "model to operate in: an environment of the control plane ([CONTROLLER:][USER/]NAME)")
 	root.AddCommand(f.statusCmd(), f.showUnitCmd(), f.configCmd(), f.secretsCmd(), f.showSecretCmd(),
-		f.modelsCmd(), f.showModelCmd(), f.versionCmd(), f.whoamiCmd(), f.debugLogCmd(),
+		f.modelsCmd(), f.showModelCmd(), f.addModelCmd(), f.destroyModelCmd(),
+		f.addSecretCmd(), f.updateSecretCmd(), f.grantCmd(true), f.grantCmd(false), f.removeSecretCmd(),
+		f.exposeCmd(true), f.exposeCmd(false), f.trustCmd(), f.modelConfigCmd(), f.versionCmd(), f.whoamiCmd(), f.debugLogCmd(),
 		f.runCmd(), f.execCmd(), f.showOperationCmd(), f.showTaskCmd(), f.operationsCmd(),
 		f.deployCmd(), f.addUnitCmd(), f.integrateCmd(), f.removeRelationCmd(),
 		f.removeCmd("remove-unit UNIT... [--no-prompt]", "Remove units, as fixpoint remove-unit does", newRemoveUnitCmd),
@@ -157,66 +159,105 @@ func modelName(m string) string {
 	return m
 }
 
-// checkModel refuses a --model (or a model argument) that does not name
-// env, the environment the control plane holds.
-func checkModel(m, env string) error {
-	if m == "" || modelName(m) == env {
-		return nil
-	}
-	if env == "" {
-		return exitf(exitFailed, "model %q not found: this control plane holds no environment yet; apply one first (fixpoint apply -f ENV.cue)", m)
-	}
-	return exitf(exitFailed, "model %q not found: this control plane holds one model, the environment %q; pass --model %s, or leave --model out", m, env, env)
-}
-
-// environment is the name of the control plane's environment, and an
-// error if the caller's --model names another.
-func (f *jujuFront) environment(ctx context.Context, c *api.Client) (string, error) {
-	sum, err := c.WaitSummary(ctx, false, nil, 0)
+// currentModel is the current model's name: $FIXPOINT_ENV, else the
+// saved context's environment, as fixpoint's commands pick theirs; ""
+// for the default environment.
+func (f *jujuFront) currentModel() (string, error) {
+	sc, _, err := f.r.chosenContext(os.Getenv("FIXPOINT_ADDR") != "")
 	if err != nil {
-		return "", exitf(exitFailed, "read the model: %v", err)
+		return "", exitf(exitFailed, "%v", err)
 	}
-	return sum.Environment, checkModel(f.model, sum.Environment)
-}
-
-// readModel reads the control plane's environment with c and checks that
-// named (--model, or a command's argument; empty for any) names it.
-func readModel(ctx context.Context, c *api.Client, named string) (*model.State, error) {
-	st, err := c.State(ctx, false)
+	name, _, err := f.r.chosenEnv(sc)
 	if err != nil {
-		return nil, exitf(exitFailed, "read the model: %v", err)
+		return "", exitf(exitFailed, "the current model: %v", err)
 	}
-	if err := checkModel(named, st.Name); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return name, nil
 }
 
-// clientAndModel is the client (asking for values unredacted when
-// reveal) and the environment it reads, once named is found to name it.
-func (f *jujuFront) clientAndModel(ctx context.Context, named string, reveal bool) (*api.Client, *model.State, error) {
+// findModel is the environment named names (Juju's model name; "" the
+// current model), among the control plane's environments.
+func (f *jujuFront) findModel(ctx context.Context, c *api.Client, named string) (api.EnvInfo, error) {
+	want := modelName(named)
+	if want == "" {
+		cur, err := f.currentModel()
+		if err != nil {
+			return api.EnvInfo{}, err
+		}
+		want = cur
+	}
+	envs, err := c.Envs(ctx)
+	if errors.Is(err, api.ErrForbidden) {
+		// An environment's token lists no environments: its model is
+		// the one it names, which its requests then reach or not.
+		return api.EnvInfo{Name: want, Default: want == ""}, nil
+	}
+	if errors.Is(err, api.ErrNotFound) {
+		// A server from before environments holds one, the default.
+		sum, err := c.WaitSummary(ctx, false, nil, 0)
+		if err != nil {
+			return api.EnvInfo{}, exitf(exitFailed, "read the model: %v", err)
+		}
+		envs = []api.EnvInfo{{Name: sum.Environment, Default: true}}
+	} else if err != nil {
+		return api.EnvInfo{}, exitf(exitFailed, "read the models: %v", err)
+	}
+	var names []string
+	for _, e := range envs {
+		if e.Default && want == "" || e.Name == want && want != "" {
+			return e, nil
+		}
+		if e.Name != "" {
+			names = append(names, e.Name)
+		}
+	}
+	have := "it holds none yet: add one with juju add-model NAME"
+	if len(names) > 0 {
+		have = "its models are " + strings.Join(names, ", ")
+	}
+	return api.EnvInfo{}, exitf(exitFailed, "model %q not found (not found): %s", named, have)
+}
+
+// modelClient is the client whose environment-scoped requests go to the
+// environment named names ("" the caller's --model, else the current
+// model), and that environment.
+func (f *jujuFront) modelClient(ctx context.Context, named string) (*api.Client, api.EnvInfo, error) {
 	c, err := f.client()
+	if err != nil {
+		return nil, api.EnvInfo{}, err
+	}
+	if named == "" {
+		named = f.model
+	}
+	env, err := f.findModel(ctx, c, named)
+	if err != nil {
+		return nil, env, err
+	}
+	return c, env, useModel(c, env)
+}
+
+// clientAndModel is the client of the model named names ("" the caller's
+// --model) and the environment's state, values unredacted when reveal.
+func (f *jujuFront) clientAndModel(ctx context.Context, named string, reveal bool) (*api.Client, *model.State, error) {
+	c, env, err := f.modelClient(ctx, named)
 	if err != nil {
 		return nil, nil, err
 	}
 	c.SetReveal(reveal)
-	st, err := readModel(ctx, c, named)
-	return c, st, err
+	st, err := c.State(ctx, false)
+	if err != nil {
+		return nil, nil, exitf(exitFailed, "read the model %s: %v", env.Name, err)
+	}
+	if st.Name == "" {
+		st.Name = env.Name
+	}
+	return c, st, nil
 }
 
-// checkedClient is the client, once the caller's --model (if any) is
-// found to name the control plane's environment.
+// checkedClient is the client of the caller's --model (else the current
+// model).
 func (f *jujuFront) checkedClient(ctx context.Context) (*api.Client, error) {
-	c, err := f.client()
-	if err != nil {
-		return nil, err
-	}
-	if f.model != "" {
-		if _, err := f.environment(ctx, c); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+	c, _, err := f.modelClient(ctx, "")
+	return c, err
 }
 
 // jujuFormat adds Juju's --format flag with its default; Juju's -o is
@@ -233,4 +274,15 @@ func checkJujuFormat(name, format string, allowed ...string) error {
 		}
 	}
 	return &exitError{code: exitUsage, msg: fmt.Sprintf("invalid value %q for option --format: %s prints %s", format, name, strings.Join(allowed, ", "))}
+}
+
+// useModel makes c's environment-scoped requests go to env's routes
+// (the unprefixed ones for the default environment).
+func useModel(c *api.Client, env api.EnvInfo) error {
+	if env.Default {
+		c.SetEnv("")
+	} else {
+		c.SetEnv(env.Name)
+	}
+	return nil
 }

@@ -82,12 +82,112 @@ func TestJujuFrontJubilant(t *testing.T) {
 	}
 }
 
+// jujuModels: add-model makes an environment that models, show-model
+// and status -m show, and destroy-model removes it.
+func jujuModels(t *testing.T, juju func(args ...string) run) {
+	t.Helper()
+	if r := juju("add-model", "--no-switch", "other"); r.code != 0 || !strings.Contains(r.stderr, "Added 'other' model") {
+		t.Fatalf("add-model exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("add-model", "--no-switch", "other"); r.code != 1 || !strings.Contains(r.stderr, "other") {
+		t.Errorf("add-model again exited %d: %s", r.code, r.stderr)
+	}
+	var models struct {
+		Models []struct {
+			ShortName string `json:"short-name"`
+			UUID      string `json:"model-uuid"`
+		} `json:"models"`
+		Current string `json:"current-model"`
+	}
+	r := juju("models", "--format", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &models); err != nil || len(models.Models) != 2 || models.Current != "jt" {
+		t.Fatalf("models exited %d: %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	r = juju("show-model", "other", "--format", "json")
+	var shown map[string]struct {
+		ShortName string `json:"short-name"`
+		UUID      string `json:"model-uuid"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil || shown["other"].ShortName != "other" || len(shown["other"].UUID) != 36 || shown["other"].UUID == models.Models[0].UUID {
+		t.Errorf("show-model other exited %d: %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if r := juju("status", "--format", "json", "-m", "admin/other"); r.code != 0 || !strings.Contains(r.stdout, `"name":"other"`) || strings.Contains(r.stdout, `"kv"`) {
+		t.Errorf("status -m other exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := juju("destroy-model", "other", "--no-prompt", "--destroy-storage", "--force", "--timeout", "5m"); r.code != 0 {
+		t.Fatalf("destroy-model exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := juju("show-model", "other"); r.code != 1 || !strings.Contains(r.stderr, "(not found)") {
+		t.Errorf("show-model of a destroyed model exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("destroy-model", "jt", "--no-prompt"); r.code != 1 || !strings.Contains(r.stderr, "default environment") {
+		t.Errorf("destroy-model of the default environment exited %d: %s", r.code, r.stderr)
+	}
+}
+
+// jujuUserSecrets: a user secret added, revised, granted, revoked and
+// removed by command, as secrets and show-secret show it.
+func jujuUserSecrets(t *testing.T, juju func(args ...string) run) {
+	t.Helper()
+	r := juju("add-secret", "-m", "jt", "dbpass", "password=hunter2-xyzzy", "--info", "the db password")
+	uri := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !strings.HasPrefix(uri, "secret:") {
+		t.Fatalf("add-secret exited %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	id := strings.TrimPrefix(uri, "secret:")
+	show := func(args ...string) secretJSON {
+		t.Helper()
+		r := juju(append([]string{"show-secret", "--format", "json"}, args...)...)
+		var shown map[string]secretJSON
+		if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil {
+			t.Fatalf("show-secret %v exited %d: %v\n%s%s", args, r.code, err, r.stdout, r.stderr)
+		}
+		return shown[id]
+	}
+	s := show("dbpass", "--reveal")
+	if s.Owner != "<model>" || s.Name != "dbpass" || s.Revision != 1 || s.Content == nil || s.Content.Data["password"] != "hunter2-xyzzy" || s.Description != "the db password" {
+		t.Errorf("added: %+v", s)
+	}
+	if made, err := time.Parse(time.RFC3339, s.Created); err != nil || time.Since(made) > time.Hour || s.Updated != s.Created {
+		t.Errorf("added at %q, updated %q: %v", s.Created, s.Updated, err)
+	}
+	if r := juju("update-secret", uri, "password=second-xyzzy"); r.code != 0 {
+		t.Fatalf("update-secret exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("grant-secret", "dbpass", "kv"); r.code != 0 {
+		t.Fatalf("grant-secret exited %d: %s", r.code, r.stderr)
+	}
+	s = show(id, "--reveal")
+	if s.Revision != 2 || s.Content.Data["password"] != "second-xyzzy" || len(s.Access) != 1 || s.Access[0].Target != "application-kv" {
+		t.Errorf("updated and granted: %+v", s)
+	}
+	if r := juju("revoke-secret", "dbpass", "kv"); r.code != 0 {
+		t.Fatalf("revoke-secret exited %d: %s", r.code, r.stderr)
+	}
+	if s = show(id); len(s.Access) != 0 {
+		t.Errorf("revoked: %+v", s)
+	}
+	if r := juju("add-secret", "dbpass", "password=again-xyzzy"); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
+		t.Errorf("add-secret of an existing name exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("remove-secret", "dbpass"); r.code != 0 {
+		t.Fatalf("remove-secret exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("show-secret", id); r.code != 1 || !strings.Contains(r.stderr, "(not found)") {
+		t.Errorf("show-secret of a removed secret exited %d: %s", r.code, r.stderr)
+	}
+}
+
 // secretJSON is one secret of juju secrets and show-secret --format json.
 type secretJSON struct {
-	Revision int    `json:"revision"`
-	Owner    string `json:"owner"`
-	Label    string `json:"label"`
-	Content  *struct {
+	Revision    int    `json:"revision"`
+	Owner       string `json:"owner"`
+	Label       string `json:"label"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Created     string `json:"created"`
+	Updated     string `json:"updated"`
+	Content     *struct {
 		Data map[string]string `json:"Data"`
 	} `json:"content"`
 	Access []struct {
@@ -107,14 +207,50 @@ func TestJujuFrontCommandLine(t *testing.T) {
 		t.Errorf("fixpoint juju status exited %d:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// Juju's conventions: ERROR lines, 1 for a failure, 2 for usage.
-	if r := juju("status", "-m", "other"); r.code != 1 || !strings.HasPrefix(r.stderr, `ERROR model "other" not found`) || !strings.Contains(r.stderr, "--model jt") {
+	if r := juju("status", "-m", "other"); r.code != 1 || !strings.HasPrefix(r.stderr, `ERROR model "other" not found`) || !strings.Contains(r.stderr, "its models are jt") {
 		t.Errorf("status -m other exited %d: %s", r.code, r.stderr)
 	}
 	if r := juju("no-such-command"); r.code != 2 || !strings.HasPrefix(r.stderr, "ERROR ") {
 		t.Errorf("an unknown command exited %d: %s", r.code, r.stderr)
 	}
-	if r := juju("add-model", "--no-switch", "other"); r.code != 1 || !strings.Contains(r.stderr, "juju add-model is not supported by fixpoint yet") {
-		t.Errorf("add-model exited %d: %s", r.code, r.stderr)
+	jujuModels(t, juju)
+	jujuUserSecrets(t, juju)
+	// expose is recorded, as status shows it; a deploy from a channel
+	// records it and its revision. trust needs the environment's
+	// credential, which jt declares none of.
+	if r := juju("trust", "db"); r.code != 1 || !strings.Contains(r.stderr, "declares no credential") {
+		t.Errorf("trust db without a credential exited %d: %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"expose", "kv"}, {"deploy", repo("testdata", "charms", "classic-kv"), "kv3", "--channel", "beta", "--revision", "7", "-n", "0"}} {
+		if r := juju(args...); r.code != 0 {
+			t.Fatalf("%v exited %d: %s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	var st struct {
+		Applications map[string]struct {
+			Exposed      bool   `json:"exposed"`
+			CharmChannel string `json:"charm-channel"`
+			CharmRev     int    `json:"charm-rev"`
+		} `json:"applications"`
+	}
+	r := juju("status", "--format", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || !st.Applications["kv"].Exposed || st.Applications["db"].Exposed ||
+		st.Applications["kv3"].CharmChannel != "latest/beta" || st.Applications["kv3"].CharmRev != 7 {
+		t.Errorf("status after expose and deploy --channel: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	if r := juju("model-config", "update-status-hook-interval=1m"); r.code != 0 {
+		t.Fatalf("model-config set exited %d: %s", r.code, r.stderr)
+	}
+	if r := juju("model-config", "--format", "json"); !strings.Contains(r.stdout, `"update-status-hook-interval":{"Value":"1m","Source":"model"}`) || !strings.Contains(r.stdout, `"name":{"Value":"jt","Source":"model"}`) {
+		t.Errorf("model-config after setting: %s%s", r.stdout, r.stderr)
+	}
+	if r := juju("model-config", "logging-config=x"); r.code != 1 || !strings.Contains(r.stderr, "does not take this key") {
+		t.Errorf("model-config of a key fixpoint lacks exited %d: %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"model-config", "--reset", "update-status-hook-interval"}, {"unexpose", "kv"}, {"remove-application", "kv3", "--no-prompt"}} {
+		if r := juju(args...); r.code != 0 {
+			t.Fatalf("%v exited %d: %s%s", args, r.code, r.stdout, r.stderr)
+		}
 	}
 	if r := juju("deploy", "./x.charm", "--base", "ubuntu@22.04"); r.code != 1 || !strings.Contains(r.stderr, "--base: not supported by fixpoint") {
 		t.Errorf("deploy --base exited %d: %s", r.code, r.stderr)
@@ -126,7 +262,7 @@ func TestJujuFrontCommandLine(t *testing.T) {
 	}
 	// A secret a charm adds (secret-add through exec), as juju secrets and
 	// show-secret --reveal show it.
-	r := juju("exec", "--format", "json", "--unit", "kv/leader", "--", "secret-add", "--label", "thelabel", "some=content")
+	r = juju("exec", "--format", "json", "--unit", "kv/leader", "--", "secret-add", "--label", "thelabel", "some=content")
 	if r.code != 0 {
 		t.Fatalf("exec secret-add exited %d: %s%s", r.code, r.stdout, r.stderr)
 	}

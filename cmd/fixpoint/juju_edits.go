@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fixpoint/fixpoint/engine/api"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // The juju front's edits: deploy, add-unit, remove-unit,
@@ -16,13 +20,14 @@ import (
 // as fixpoint's own command does.
 
 // viaFixpoint runs the fixpoint command mk makes with args, under the
-// juju front's streams, once --model is found to name the environment.
+// juju front's streams, on the environment --model names (its --env).
 func (f *jujuFront) viaFixpoint(cmd *cobra.Command, mk func() *cobra.Command, args []string) error {
-	if _, err := f.checkedClient(cmd.Context()); err != nil {
+	c, err := f.checkedClient(cmd.Context())
+	if err != nil {
 		return err
 	}
 	fc := mk()
-	fc.SetArgs(args)
+	fc.SetArgs(append(args, "--env", c.EnvName()))
 	fc.SetOut(cmd.OutOrStdout())
 	fc.SetErr(cmd.ErrOrStderr())
 	fc.SilenceErrors, fc.SilenceUsage = true, true
@@ -78,7 +83,7 @@ it: fixpoint deploy, with Juju's flags.`,
 				fa = append(fa, "--trust")
 			}
 			if channel != "" {
-				fa = append(fa, "--channel", channel)
+				fa = append(fa, "--channel", jujuChannel(channel))
 			}
 			if cmd.Flags().Changed("revision") {
 				fa = append(fa, "--revision", strconv.Itoa(revision))
@@ -91,8 +96,8 @@ it: fixpoint deploy, with Juju's flags.`,
 	cmd.Flags().StringArrayVar(&resources, "resource", nil, "NAME=PATH of a resource (repeatable)")
 	cmd.Flags().StringSliceVar(&to, "to", nil, "machines to place the units on")
 	cmd.Flags().BoolVar(&trust, "trust", false, "let the units read the environment's cloud credential")
-	cmd.Flags().StringVar(&channel, "channel", "", "a charm store channel")
-	cmd.Flags().IntVar(&revision, "revision", 0, "a charm store revision")
+	cmd.Flags().StringVar(&channel, "channel", "", "the charm store channel to record (status shows it); the charm is found by name")
+	cmd.Flags().IntVar(&revision, "revision", 0, "the charm store revision to record, with --channel")
 	for _, name := range []string{"base", "constraints", "bind", "overlay", "attach-storage"} {
 		cmd.Flags().String(name, "", "not supported by fixpoint")
 	}
@@ -188,4 +193,76 @@ func (f *jujuFront) setConfigVia(cmd *cobra.Command, app string, pairs, reset []
 		fa = append(fa, "--reset", strings.Join(reset, ","))
 	}
 	return f.viaFixpoint(cmd, newConfigCmd, fa)
+}
+
+// jujuChannel is channel as Juju records it: a risk alone ("beta") is the
+// latest track's, a track alone ("3.1") its stable risk.
+func jujuChannel(channel string) string {
+	if channel == "" || strings.Contains(channel, "/") {
+		return channel
+	}
+	switch channel {
+	case "stable", "candidate", "beta", "edge":
+		return "latest/" + channel
+	}
+	return channel + "/stable"
+}
+
+// editService makes one edit of application app's declaration in the
+// model --model names, applied as fixpoint's edits are; it prints nothing,
+// as Juju's expose and trust do.
+func (f *jujuFront) editService(cmd *cobra.Command, app string, change func(spec *model.ServiceSpec)) error {
+	return f.editModel(cmd.Context(), &edit{what: cmd.Name() + " " + app,
+		change: func(_ context.Context, _ *api.EnvDoc, env *model.Environment) error {
+			spec, ok := env.Services[app]
+			if !ok {
+				return exitf(exitFailed, "application %q not found (not found): the model's applications are %s", app, listNames(env.Services))
+			}
+			change(&spec)
+			env.Services[app] = spec
+			return nil
+		}})
+}
+
+func (f *jujuFront) exposeCmd(expose bool) *cobra.Command {
+	use, short := "expose APP", "Record an application as exposed (shown in juju status; fixpoint opens no firewall)"
+	if !expose {
+		use, short = "unexpose APP", "Record an application as no longer exposed"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := refuseFlags(cmd, "fixpoint records an application's exposure as a whole, not by endpoint, space or CIDR", "endpoints", "to-spaces", "to-cidrs"); err != nil {
+				return err
+			}
+			return f.editService(cmd, args[0], func(spec *model.ServiceSpec) { spec.Expose = expose })
+		},
+	}
+	cmd.Flags().String("endpoints", "", "not supported by fixpoint")
+	if expose {
+		cmd.Flags().String("to-spaces", "", "not supported by fixpoint")
+		cmd.Flags().String("to-cidrs", "", "not supported by fixpoint")
+	}
+	return cmd
+}
+
+func (f *jujuFront) trustCmd() *cobra.Command {
+	var remove bool
+	var scope string
+	cmd := &cobra.Command{
+		Use:   "trust APP [--remove]",
+		Short: "Let an application's units read the model's cloud credential (credential-get), or stop them",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if scope != "" && scope != "cluster" {
+				return exitf(exitFailed, "juju trust --scope %s: not supported by fixpoint (trust is the credential's, as Juju's cluster scope); leave --scope out", scope)
+			}
+			return f.editService(cmd, args[0], func(spec *model.ServiceSpec) { spec.Trust = !remove })
+		},
+	}
+	cmd.Flags().BoolVar(&remove, "remove", false, "take the trust away")
+	cmd.Flags().StringVar(&scope, "scope", "", "cluster (the only scope fixpoint has)")
+	return cmd
 }

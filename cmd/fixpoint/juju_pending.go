@@ -15,21 +15,9 @@ type pendingJujuCommand struct {
 }
 
 // pendingJujuCommands are the Juju commands jubilant issues that the
-// front does not carry out: models beyond the one environment, and what
-// fixpoint has no counterpart for.
+// front does not carry out: what fixpoint has no counterpart for.
 var pendingJujuCommands = []pendingJujuCommand{
-	{name: "add-model", why: "a control plane holds one environment (one model) for now", instead: "start another control plane (fixpoint up) for another model"},
-	{name: "destroy-model", why: "a control plane holds one environment (one model) for now", instead: "stop its fixpoint up, or apply an environment without services"},
 	{name: "refresh", why: "a service's charm comes from the environment", instead: "point the service at the new charm in the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "trust", why: "trust comes from the environment", instead: "set trust: true on the service in the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "expose", why: "fixpoint records no exposure yet", instead: "open the ports on the machines' firewall"},
-	{name: "unexpose", why: "fixpoint records no exposure yet", instead: "close the ports on the machines' firewall"},
-	{name: "model-config", why: "the model's settings are not readable or settable by command yet", instead: "see fixpoint status and the environment file"},
-	{name: "add-secret", why: "user secrets are declared in the environment", instead: "declare it under secrets in the environment file (its values read from a file or variable) and run fixpoint apply -f ENV.cue"},
-	{name: "update-secret", why: "user secrets are declared in the environment", instead: "change the file or variable its content is read from and run fixpoint apply -f ENV.cue"},
-	{name: "remove-secret", why: "user secrets are declared in the environment", instead: "remove it from the environment file's secrets and run fixpoint apply -f ENV.cue"},
-	{name: "grant-secret", why: "user secrets are declared in the environment", instead: "add the application to the secret's grant list in the environment file and run fixpoint apply -f ENV.cue"},
-	{name: "revoke-secret", why: "user secrets are declared in the environment", instead: "remove the application from the secret's grant list in the environment file and run fixpoint apply -f ENV.cue"},
 	{name: "ssh", why: "the front does not reach machines itself", instead: "fixpoint exec --unit UNIT -- COMMAND runs a command in a unit's hook context"},
 	{name: "scp", why: "the front does not reach machines itself", instead: "copy with scp to the machine's address (juju status shows it)"},
 	{name: "consume", why: "fixpoint has no cross-model relations", instead: "relate services of one environment"},

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fixpoint/fixpoint/cmd/fixpoint/internal/juju"
-	"github.com/fixpoint/fixpoint/engine/api"
 	"github.com/fixpoint/fixpoint/model"
 )
 
@@ -34,11 +33,7 @@ as Juju derives it. Filters (juju status APP) are not taken.`,
 			if err := checkJujuFormat("status", format, "tabular", "json", "yaml"); err != nil {
 				return err
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			src, err := f.source(cmd, c, timeZone(utc))
+			src, err := f.source(cmd, timeZone(utc))
 			if err != nil {
 				return err
 			}
@@ -54,11 +49,10 @@ as Juju derives it. Filters (juju status APP) are not taken.`,
 	return cmd
 }
 
-// source reads the state and status of the control plane's environment,
-// once --model is found to name it.
-func (f *jujuFront) source(cmd *cobra.Command, c *api.Client, loc *time.Location) (*juju.Source, error) {
+// source reads the state and status of the environment --model names.
+func (f *jujuFront) source(cmd *cobra.Command, loc *time.Location) (*juju.Source, error) {
 	ctx := cmd.Context()
-	st, err := readModel(ctx, c, f.model)
+	c, st, err := f.clientAndModel(ctx, "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -195,82 +189,6 @@ of the environment, applied.`,
 	return cmd
 }
 
-// modelSource is show-model's account of the environment in st.
-func (f *jujuFront) modelSource(st *model.State) juju.ModelSource {
-	src := juju.ModelSource{Name: st.Name, Controller: f.controller(), Secrets: len(st.Secrets)}
-	for _, m := range st.Machines {
-		if m.ID != "" {
-			src.Machines = append(src.Machines, m.ID)
-		}
-	}
-	sort.Strings(src.Machines)
-	return src
-}
-
-func (f *jujuFront) showModelCmd() *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "show-model [MODEL] [--format json|yaml]",
-		Short: "Show the model (the control plane's environment), as juju show-model does",
-		Long: `show-model prints the model as juju show-model does: its name, uuid (the
-JUJU_MODEL_UUID its hooks see), controller, cloud, life and agent version.
-MODEL, when given, must name the environment.`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkJujuFormat("show-model", format, "yaml", "json"); err != nil {
-				return err
-			}
-			named := f.model
-			if len(args) == 1 {
-				named = args[0]
-			}
-			_, st, err := f.clientAndModel(cmd.Context(), named, false)
-			if err != nil {
-				return err
-			}
-			return writeJuju(cmd.OutOrStdout(), map[string]juju.ModelInfo{st.Name: juju.Model(f.modelSource(st))}, format)
-		},
-	}
-	jujuFormat(cmd, &format, "yaml", "yaml", "json")
-	return cmd
-}
-
-func (f *jujuFront) modelsCmd() *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:     "models [--format tabular|json|yaml]",
-		Aliases: []string{"list-models"},
-		Short:   "List the models: the control plane's environment",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkJujuFormat("models", format, "tabular", "json", "yaml"); err != nil {
-				return err
-			}
-			_, st, err := f.clientAndModel(cmd.Context(), "", false)
-			if err != nil {
-				return err
-			}
-			out := juju.Models{Models: []juju.ModelInfo{}}
-			if st.Name != "" {
-				m := juju.Model(f.modelSource(st))
-				m.Access, m.LastConnection = "admin", "just now"
-				out.Models, out.Current = append(out.Models, m), st.Name
-			}
-			if format != "tabular" {
-				return writeJuju(cmd.OutOrStdout(), out, format)
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "Model\tCloud/Region\tType\tStatus\tMachines\tAccess")
-			for _, m := range out.Models {
-				fmt.Fprintf(tw, "%s*\t%s\t%s\t%s\t%d\t%s\n", m.ShortName, m.Cloud, m.Type, m.Status.Current, len(m.Machines), m.Access)
-			}
-			return tw.Flush()
-		},
-	}
-	jujuFormat(cmd, &format, "tabular", "tabular", "json", "yaml")
-	return cmd
-}
-
 func (f *jujuFront) versionCmd() *cobra.Command {
 	var format string
 	var all bool
@@ -314,11 +232,7 @@ func (f *jujuFront) whoamiCmd() *cobra.Command {
 			if err := checkJujuFormat("whoami", format, "tabular", "json", "yaml"); err != nil {
 				return err
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			env, err := f.environment(cmd.Context(), c)
+			_, env, err := f.modelClient(cmd.Context(), "")
 			if err != nil {
 				return err
 			}
@@ -326,7 +240,7 @@ func (f *jujuFront) whoamiCmd() *cobra.Command {
 				Controller string `json:"controller" yaml:"controller"`
 				Model      string `json:"model,omitempty" yaml:"model,omitempty"`
 				User       string `json:"user" yaml:"user"`
-			}{f.controller(), env, juju.Owner}
+			}{f.controller(), env.Name, juju.Owner}
 			if format != "tabular" {
 				return writeJuju(cmd.OutOrStdout(), who, format)
 			}

@@ -36,11 +36,7 @@ secret), label or name, rotation and expiry. --owner keeps one owner's
 			if err := checkJujuFormat("secrets", format, "tabular", "json", "yaml"); err != nil {
 				return err
 			}
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			env, err := f.environment(cmd.Context(), c)
+			c, env, err := f.modelClient(cmd.Context(), "")
 			if err != nil {
 				return err
 			}
@@ -51,7 +47,7 @@ secret), label or name, rotation and expiry. --owner keeps one owner's
 			want := ownerName(owner)
 			out := map[string]juju.Secret{}
 			for _, s := range list {
-				d := juju.SecretDetails(s, env, nil, revisions)
+				d := juju.SecretDetails(s, env.Name, nil, revisions)
 				if want != "" && d.Owner != want {
 					continue
 				}

@@ -273,7 +273,11 @@ func (f *secretsFlow) run(middle func()) string {
 		if next, err := time.Parse(time.RFC3339, s.NextRotate); slices.Contains(set, "rotate") != (err == nil && next.After(time.Now())) {
 			t.Errorf("add-with-meta %v: next rotation %q", set, s.NextRotate)
 		}
-		if s.Revisions, s.NextRotate = nil, ""; !reflect.DeepEqual(s, want) {
+		// The control plane recorded when the secret was made.
+		if made, err := time.Parse(time.RFC3339, s.Created); err != nil || time.Since(made) > time.Hour || s.Updated != s.Created {
+			t.Errorf("add-with-meta %v: created %q, updated %q", set, s.Created, s.Updated)
+		}
+		if s.Revisions, s.NextRotate, s.Created, s.Updated = nil, "", "", ""; !reflect.DeepEqual(s, want) {
 			t.Errorf("add-with-meta %v: the operator sees %+v", set, s)
 		}
 		f.act(f.leader, "remove-secret", "secretid="+res.SecretID)

@@ -56,7 +56,7 @@ Name services or units to show only those, and --phase to show only units in
 some phases (--phase blocked: the units whose workload is blocked). --format json and yaml print the same data for scripts (fields:
 index, applying, converged, summary, services, relations {id, endpoints,
 interface, scope, life, members}, machines {id (Juju's machine id, shown
-as #N beside the machine's name), address, state}, lost_machines
+as #N beside the machine's name), address, state, labels}, lost_machines
 {machine, units} (lost
 machines and the units waiting on them), unreachable_nodes {id, last_seen}
 (control-plane nodes that stopped answering the leader), cluster {level,
@@ -334,6 +334,7 @@ func printStatusTo(w io.Writer, shown, all *engine.Status, color bool) {
 	}
 	tw.Flush()
 	printReplacedCredentials(&buf, shown)
+	printMachineLabels(&buf, shown)
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 	// Colour after aligning: tabwriter would count the escape codes.
 	col := strings.Index(lines[0], "PHASE")
@@ -522,6 +523,26 @@ func printRelations(w io.Writer, shown *engine.Status) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, eps, r.Interface, r.Scope, members)
 	}
 	tw.Flush()
+}
+
+// printMachineLabels shows the labels of the machines that have some, in
+// name order: what an environment's placement by labels selects.
+func printMachineLabels(w io.Writer, st *engine.Status) {
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(st.Machines)) {
+		m := st.Machines[name]
+		if len(m.Labels) == 0 {
+			continue
+		}
+		kv := make([]string, 0, len(m.Labels))
+		for _, k := range slices.Sorted(maps.Keys(m.Labels)) {
+			kv = append(kv, k+"="+m.Labels[k])
+		}
+		lines = append(lines, fmt.Sprintf("machine %s: labels %s", name, strings.Join(kv, ",")))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
+	}
 }
 
 // printReplacedCredentials names every machine whose agent credential was

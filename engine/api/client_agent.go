@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -35,6 +36,8 @@ type agentIdentity struct {
 	mu               sync.Mutex
 	join, credential string
 	save             func(token string) error
+	// labels are the machine's labels, sent with every registration.
+	labels map[string]string
 }
 
 // UseCredential makes an agent's client present credential (may be "")
@@ -51,6 +54,14 @@ func (c *AgentClient) UseCredential(credential string, save func(token string) e
 	c.id.credential, c.id.save = credential, save
 }
 
+// SetLabels makes every registration carry the machine's labels
+// (fixpoint agent --label), which replace those it had.
+func (c *AgentClient) SetLabels(labels map[string]string) {
+	c.id.mu.Lock()
+	defer c.id.mu.Unlock()
+	c.id.labels = maps.Clone(labels)
+}
+
 // Register records machine with its address and switches the client to
 // the machine's new credential (agent).
 //
@@ -64,9 +75,9 @@ func (c *AgentClient) Register(ctx context.Context, machine, address string) err
 	if c.id.join == "" {
 		c.id.join = token
 	}
-	cred, join, save := c.id.credential, c.id.join, c.id.save
+	cred, join, save, labels := c.id.credential, c.id.join, c.id.save, c.id.labels
 	c.id.mu.Unlock()
-	body := Register{Machine: machine, Address: address}
+	body := Register{Machine: machine, Address: address, Labels: labels}
 	var reg Registered
 	if cred != "" {
 		c.setToken(cred)

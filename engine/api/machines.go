@@ -14,6 +14,9 @@ import (
 type Register struct {
 	Machine string `json:"machine"`
 	Address string `json:"address"`
+	// Labels are the machine's labels (fixpoint agent --label), which an
+	// environment's placement may ask for.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Registered is the answer to a registration: the agent's credential.
@@ -38,8 +41,15 @@ func (s *agentAPI) register(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "%s may not register machine %s: its credential covers only its own machine", p, model.Quote(req.Machine, 64))
 		return
 	}
-	// Machines get their Juju ids once every server gives them alike.
-	reg := &model.RegisterMachine{Name: req.Machine, Address: req.Address, Number: s.node.ClusterLevel().Level >= model.LevelRecorded}
+	// Machines get their Juju ids, and keep their labels, once every
+	// server does alike.
+	recorded := s.node.ClusterLevel().Level >= model.LevelRecorded
+	reg := &model.RegisterMachine{Name: req.Machine, Address: req.Address, Number: recorded}
+	if recorded {
+		reg.Labels = req.Labels
+	} else if len(req.Labels) > 0 {
+		s.log.Warn("machine registered without its labels: the cluster's feature level does not keep them yet; run fixpoint cluster upgrade once every server runs this build, then restart the agent", "machine", model.Quote(req.Machine, 64))
+	}
 	token := ""
 	if p.role == roleAgent {
 		// A renewal: the agent keeps the credential it holds.

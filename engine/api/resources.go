@@ -20,8 +20,9 @@ func (s *fileStore) putResource(w http.ResponseWriter, r *http.Request) {
 	s.putBlob(w, r, s.resourceBlobs())
 }
 
-// getResource answers an agent only with a resource of a service that
-// has a unit on the agent's machine; the operator may fetch any. The
+// getResource answers an agent only with a resource of a service, of any
+// environment, that has a unit on the agent's machine; the operator may
+// fetch any. The
 // agent's work comes from the leader, so a node behind it catches up
 // once before it says no.
 func (s *fileStore) getResource(w http.ResponseWriter, r *http.Request) {
@@ -29,8 +30,8 @@ func (s *fileStore) getResource(w http.ResponseWriter, r *http.Request) {
 		hash := r.PathValue("hash")
 		uses := func() bool {
 			ok := false
-			_ = s.node.View(func(st *model.State) error {
-				ok = st.UsesResource(p.machine, hash)
+			_ = s.node.ViewCluster(func(c *model.Cluster) error {
+				ok = c.UsesResource(p.machine, hash)
 				return nil
 			})
 			return ok

@@ -31,6 +31,11 @@ type SecretInfo struct {
 	RotateDue  int    `json:"rotate_due,omitempty"`
 	// Expire is when the latest revision expires.
 	Expire string `json:"expire,omitempty"`
+	// Created and Updated are when the secret was made and its owner last
+	// changed it (RFC 3339, UTC); empty when the control plane recorded
+	// no time (a cluster below feature level 2 when it was made).
+	Created string `json:"created,omitempty"`
+	Updated string `json:"updated,omitempty"`
 	// Revision is the latest revision.
 	Revision  int                  `json:"revision"`
 	Revisions []SecretRevisionInfo `json:"revisions,omitempty"`
@@ -46,9 +51,12 @@ type SecretRevisionInfo struct {
 	Index    uint64 `json:"index"`
 	// Expire is when the revision expires; ExpireDue how many times its
 	// expiry came due.
-	Expire    string            `json:"expire,omitempty"`
-	ExpireDue int               `json:"expire_due,omitempty"`
-	Content   map[string]string `json:"content,omitempty"`
+	Expire    string `json:"expire,omitempty"`
+	ExpireDue int    `json:"expire_due,omitempty"`
+	// Created is when the revision was made; empty when no time was
+	// recorded.
+	Created string            `json:"created,omitempty"`
+	Content map[string]string `json:"content,omitempty"`
 }
 
 // SecretGrantInfo is one grant: to a service or a unit, over a relation
@@ -110,6 +118,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 		info.Owner += " " + s.Owner
 	}
 	info.Expire, info.NextRotate, info.RotateDue = model.SecretTime(s.LatestExpire()), model.SecretTime(s.NextRotate), s.RotateDue
+	info.Created, info.Updated = model.SecretTime(s.CreatedAt), model.SecretTime(s.UpdatedAt)
 	for _, who := range sortedNames(s.Grants) {
 		info.Grants = append(info.Grants, SecretGrantInfo{To: who, Relation: s.Grants[who].Relation})
 	}
@@ -118,7 +127,7 @@ func NewSecretInfo(s *model.Secret, revisions bool, sl model.Sealer) (*SecretInf
 		info.Consumers = append(info.Consumers, SecretConsumerInfo{Unit: who, Label: c.Label, Tracked: c.Tracked})
 	}
 	for _, r := range s.Revisions {
-		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index, Expire: model.SecretTime(r.Expire), ExpireDue: r.ExpireDue}
+		ri := SecretRevisionInfo{Revision: r.Rev, Index: r.Index, Expire: model.SecretTime(r.Expire), ExpireDue: r.ExpireDue, Created: model.SecretTime(r.CreatedAt)}
 		if sl != nil && (revisions || r.Rev == s.Latest()) {
 			content, err := model.OpenContent(sl, s.ID, r.Sealed)
 			if err != nil {

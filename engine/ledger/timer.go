@@ -93,6 +93,13 @@ func (l *Ledger) timerWork(st *model.State, machine string, max int, now time.Ti
 	if l.opts.UpdateStatus <= 0 {
 		return nil, time.Time{}
 	}
+	// The environment's model config (update-status-hook-interval)
+	// overrides the server's interval; a server that turned the timer
+	// off keeps it off.
+	interval := l.opts.UpdateStatus
+	if st.UpdateStatus > 0 {
+		interval = time.Duration(st.UpdateStatus)
+	}
 	var due []string
 	var next time.Time
 	for name, last := range l.runs.last[machine] {
@@ -104,7 +111,7 @@ func (l *Ledger) timerWork(st *model.State, machine string, max int, now time.Ti
 		if cl := l.claims[name]; cl != nil && now.Before(cl.until) {
 			continue
 		}
-		ok, at := schedule.UpdateStatusDue(st, u, v.Hash, last, l.opts.UpdateStatus, now)
+		ok, at := schedule.UpdateStatusDue(st, u, v.Hash, last, interval, now)
 		switch {
 		case ok:
 			due = append(due, name)
@@ -122,7 +129,7 @@ func (l *Ledger) timerWork(st *model.State, machine string, max int, now time.Ti
 			uni, seen := l.rebuild(st, name)
 			// The rebuilt view may show it is not settled after all;
 			// it is then queued for a run of its own.
-			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], l.stale.View(name).Hash, l.runs.last[machine][name], l.opts.UpdateStatus, now)
+			ok, _ := schedule.UpdateStatusDue(st, st.Units[name], l.stale.View(name).Hash, l.runs.last[machine][name], interval, now)
 			if ok && uni != nil {
 				ps = append(ps, picked{name, uni, seen})
 			}

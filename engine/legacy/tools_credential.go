@@ -36,13 +36,11 @@ func (in *inputs) credentialGet(c *call) (any, error) {
 	if cred == nil {
 		return nil, errPermission
 	}
-	if cred.Secret == "" {
-		// A cloud that needs no credential (auth type "empty") has no
-		// attributes to read.
-		return cloudSpec{Type: cred.Type, Name: cred.Name, Region: cred.Region, Endpoint: cred.Endpoint,
-			Credential: &cloudCredential{AuthType: cred.AuthType}}, nil
-	}
 	var attrs map[string]string
+	if cred.Secret == "" {
+		// A credential without attributes (auth type "empty").
+		attrs = map[string]string{}
+	}
 	for i := range in.u.Secrets {
 		sec := &in.u.Secrets[i]
 		if sec.ID != cred.Secret {

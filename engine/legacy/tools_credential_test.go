@@ -35,17 +35,12 @@ func TestCredentialGet(t *testing.T) {
 	if got := callIn(t, u, ev("install", "", "", "", ""), "credential-get"); got.Code != 1 || !strings.Contains(got.Stderr, "not granted") {
 		t.Errorf("credential-get without its secret: %+v", got)
 	}
-}
-
-// TestCredentialGetOfACloudThatNeedsNone: auth type "empty" reads the
-// cloud with no attributes, as on Juju's manual cloud.
-func TestCredentialGetOfACloudThatNeedsNone(t *testing.T) {
-	u := testUniverse()
+	// A manual cloud's credential has no attributes and names no secret.
+	u = testUniverse()
 	u.Credential = &charmapi.Credential{Type: "manual", Name: "fixpoint", AuthType: "empty"}
-	got := callIn(t, u, ev("install", "", "", "", ""), "credential-get", "--format=json")
-	want := `{"type":"manual","name":"fixpoint","credential":{"auth-type":"empty"}}` + "\n"
-	if got.Code != 0 || got.Stdout != want {
-		t.Errorf("credential-get of an empty credential: %+v\nwant %s", got, want)
+	want = `{"type":"manual","name":"fixpoint","credential":{"auth-type":"empty"}}` + "\n"
+	if got := callIn(t, u, ev("install", "", "", "", ""), "credential-get", "--format=json"); got.Code != 0 || got.Stdout != want {
+		t.Errorf("credential-get without attributes: %+v\nwant %s", got, want)
 	}
 }
 

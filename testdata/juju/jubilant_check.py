@@ -5,9 +5,12 @@ testdata/juju's environment (kv: classic-kv x2, db and web related), with
 the juju front first on PATH. Argument: the model's name. Each check
 asserts what jubilant parsed; the script prints one line per check and
 exits non-zero at the first that fails. Arguments: the model's name and
-the classic-kv charm's directory, which it deploys again as kv2.
+the classic-kv charm's directory, which it deploys again as kv2 and, in a
+model of jubilant's temp_model (an environment added and destroyed), as
+kvt beside that model's user secrets.
 """
 
+import json
 import sys
 
 import jubilant
@@ -98,7 +101,45 @@ juju.remove_application('kv2')
 status = juju.wait(lambda s: 'kv2' not in s.apps, timeout=300, delay=0.2, successes=1)
 check('remove-application', 'kv2' not in status.apps, status.apps.keys())
 
-# A model other than the environment is refused, as Juju does.
+# Secrets, through Secret._from_dict and RevealedSecret: a charm's, with
+# the times the control plane recorded.
+juju.exec('secret-add --label thelabel some=content', unit='kv/0')
+secrets = [s for s in juju.secrets() if s.label == 'thelabel']
+check('secrets', len(secrets) == 1 and secrets[0].owner == 'kv' and secrets[0].revision == 1 and secrets[0].created.year >= 2024 and secrets[0].updated >= secrets[0].created, secrets)
+shown = juju.show_secret(secrets[0].uri, reveal=True)
+check('show-secret --reveal', shown.content == {'some': 'content'} and shown.uri == secrets[0].uri and shown.created == secrets[0].created, shown)
+shown = juju.show_secret(secrets[0].uri.unique_identifier, revisions=True)
+check('show-secret --revisions', [r.revision for r in shown.revisions] == [1] and shown.revisions[0].created.year >= 2024, shown.revisions)
+juju.exec(f'secret-remove {secrets[0].uri}', unit='kv/0')
+
+# Models, as jubilant's temp_model makes one: add-model with a random
+# name, the model's own applications and user secrets, destroy-model at
+# the end with its application still running.
+with jubilant.temp_model() as tm:
+    check('temp model', tm.model.startswith('jubilant-') and tm.show_model().short_name == tm.model, tm.model)
+    tm.deploy(kv_charm, 'kvt', trust=True)
+    st = tm.wait(jubilant.all_active, timeout=300, delay=0.2)
+    check('temp model deploy', sorted(st.apps) == ['kvt'] and st.model.name == tm.model, st.apps.keys())
+    cred = json.loads(tm.exec('credential-get --format json', unit='kvt/0').stdout)
+    check('model credential', cred['type'] == 'manual' and cred['name'] == 'fixpoint' and cred['credential']['auth-type'] == 'empty', cred)
+    uri = tm.add_secret('tpass', {'password': 'hunter2-xyzzy'}, info='a user secret')
+    listed = tm.secrets()
+    check('add-secret', [s.uri for s in listed] == [uri] and listed[0].owner == '<model>' and listed[0].name == 'tpass' and listed[0].description == 'a user secret', listed)
+    tm.grant_secret('tpass', 'kvt')
+    tm.update_secret(uri, {'password': 'second-xyzzy'})
+    shown = tm.show_secret('tpass', reveal=True)
+    check('update-secret', shown.revision == 2 and shown.content == {'password': 'second-xyzzy'} and shown.updated >= shown.created, shown)
+    access = tm.show_secret('tpass').access
+    check('grant-secret', [(a.target, a.role) for a in access] == [('application-kvt', 'view')], access)
+    tm.cli('revoke-secret', 'tpass', 'kvt')
+    check('revoke-secret', tm.show_secret('tpass').access is None, tm.show_secret('tpass'))
+    tm.remove_secret(uri)
+    check('remove-secret', tm.secrets() == [], tm.secrets())
+    check('models', sorted(m['short-name'] for m in json.loads(juju.cli('models', '--format', 'json', include_model=False))['models']) == sorted([model, tm.model]), tm.model)
+models = json.loads(juju.cli('models', '--format', 'json', include_model=False))['models']
+check('destroy-model', [m['short-name'] for m in models] == [model], models)
+
+# A model the control plane does not hold is refused, as Juju does.
 try:
     jubilant.Juju(model='elsewhere').status()
     check('unknown model', False, 'no error')

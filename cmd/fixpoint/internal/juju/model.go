@@ -83,7 +83,10 @@ type SecretBackend struct {
 
 // ModelSource is what show-model tells of a model.
 type ModelSource struct {
-	Name       string
+	Name string
+	// UUID is the model's uuid; "" derives it from the name (ModelUUID),
+	// as the default environment's hooks see it.
+	UUID       string
 	Controller string
 	// Machines are the Juju ids of its machines.
 	Machines []string
@@ -99,6 +102,9 @@ func Model(src ModelSource) ModelInfo {
 		Users:          map[string]ModelUser{Owner: {DisplayName: Owner, Access: "admin", LastConnection: "just now"}},
 		SecretBackends: map[string]SecretBackend{"internal": {NumSecrets: src.Secrets, Status: "active"}},
 		AgentVersion:   Version,
+	}
+	if src.UUID != "" {
+		m.UUID = src.UUID
 	}
 	for _, id := range src.Machines {
 		if m.Machines == nil {
@@ -140,4 +146,24 @@ func Versions(commit string, modified bool) VersionInfo {
 		}
 	}
 	return v
+}
+
+// ModelConfigValue is one key of `juju model-config --format json`.
+type ModelConfigValue struct {
+	Value  any    `json:"Value" yaml:"value"`
+	Source string `json:"Source" yaml:"source"`
+}
+
+// ModelConfig is `juju model-config --format json` for model name of
+// uuid: its name, type and uuid, and update-status-hook-interval, the
+// model's (interval, as written) or else the default.
+func ModelConfig(name, uuid, interval, defaultInterval string) map[string]ModelConfigValue {
+	out := map[string]ModelConfigValue{
+		"name": {name, "model"}, "type": {CloudType, "model"}, "uuid": {uuid, "model"},
+		"update-status-hook-interval": {defaultInterval, "default"},
+	}
+	if interval != "" {
+		out["update-status-hook-interval"] = ModelConfigValue{interval, "model"}
+	}
+	return out
 }

@@ -136,7 +136,8 @@ func TestShapesAgainstJujusReference(t *testing.T) {
 	st.Relations[1].App = map[string]*model.Bag{"db": {Data: map[string]string{"version": "14"}}}
 	unit, _ := ShowUnit(st, "web/0", "1.0")
 	secret := SecretDetails(&api.SecretInfo{ID: "secret:a", Owner: "application db", Label: "pw", Revision: 2, Rotate: "daily", NextRotate: "2026-01-02T03:04:05Z",
-		Expire: "2026-02-01T00:00:00Z", Description: "d", Content: map[string]string{"k": "v"}, Revisions: []api.SecretRevisionInfo{{Revision: 2}},
+		Expire: "2026-02-01T00:00:00Z", Description: "d", Content: map[string]string{"k": "v"}, Revisions: []api.SecretRevisionInfo{{Revision: 2, Created: "2026-01-01T00:00:00Z"}},
+		Created: "2026-01-01T00:00:00Z", Updated: "2026-01-01T00:00:00Z",
 		Grants: []api.SecretGrantInfo{{To: "web", Relation: 1}}}, "shop", func(int) string { return "relation-1" }, true)
 	config := ServiceConfig(&api.ServiceConfig{Service: "db", Config: map[string]*api.ConfigValue{
 		"port": {Type: "int", Value: 1.0, Default: 1.0, Source: "default", Description: "p"}, "x": {Type: "string", Source: "unset"}}}, "db-charm", false)
@@ -159,9 +160,13 @@ func TestShapesAgainstJujusReference(t *testing.T) {
 		{"show-model.json", map[string]ModelInfo{"shop": Model(ModelSource{Name: "shop", Controller: "c", Machines: []string{"0"}})}, map[string][]string{
 			"*": {"name", "short-name", "model-uuid", "model-type", "controller-uuid", "controller-name", "is-controller", "cloud", "life"},
 		}},
-		// created and updated, which jubilant reads too, wait for the
-		// control plane to record them (docs/juju.md).
-		{"secrets.json", map[string]Secret{"a": secret}, map[string][]string{"*": {"revision", "owner"}, "*.content": {"Data"}}},
+		{"secrets.json", map[string]Secret{"a": secret}, map[string][]string{"*": {"revision", "owner", "created", "updated"}, "*.content": {"Data"},
+			"*.revisions.[]": {"revision", "created", "updated"}}},
+		{"model-config.json", ModelConfig("shop", ModelUUID("shop"), "1m", "5m0s"), map[string][]string{"*": {"Value", "Source"}}},
+		{"models.json", Models{Models: []ModelInfo{Model(ModelSource{Name: "shop", Controller: "c", UUID: "913d5c8e-463c-485c-bf0d-d79b5c5b515b"})}, Current: "shop"}, map[string][]string{
+			"":          {"models", "current-model"},
+			"models.[]": {"name", "short-name", "model-uuid", "model-type", "controller-uuid", "controller-name", "is-controller", "cloud", "life"},
+		}},
 		{"config.json", config, map[string][]string{"": {"application", "charm", "application-config", "settings"}, "settings.*": {"type", "source"}}},
 	} {
 		doc := decoded(t, c.doc)

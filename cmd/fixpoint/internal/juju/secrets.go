@@ -9,10 +9,12 @@ import (
 
 // Secret is one secret as `juju secrets --format json` and `juju
 // show-secret --format json` print it, keyed by its bare id. Created and
-// Updated are left out: the control plane does not record when a secret
-// or a revision was made (see docs/juju.md).
+// Updated are always there, as jubilant reads them without a default: a
+// secret made while the cluster recorded no times shows NoTime.
 type Secret struct {
 	Revision    int              `json:"revision" yaml:"revision"`
+	Created     string           `json:"created" yaml:"created"`
+	Updated     string           `json:"updated" yaml:"updated"`
 	Expires     string           `json:"expires,omitempty" yaml:"expires,omitempty"`
 	Rotation    string           `json:"rotation,omitempty" yaml:"rotation,omitempty"`
 	Rotates     string           `json:"rotates,omitempty" yaml:"rotates,omitempty"`
@@ -35,7 +37,22 @@ type SecretContent struct {
 type SecretRevision struct {
 	Revision int    `json:"revision" yaml:"revision"`
 	Backend  string `json:"backend,omitempty" yaml:"backend,omitempty"`
+	Created  string `json:"created" yaml:"created"`
+	Updated  string `json:"updated" yaml:"updated"`
 	Expires  string `json:"expires,omitempty" yaml:"expires,omitempty"`
+}
+
+// NoTime is the time shown for a secret or revision made while the
+// control plane recorded no times (a cluster below feature level 2): Go's
+// zero time, as Juju prints an unset time, which jubilant parses.
+const NoTime = "0001-01-01T00:00:00Z"
+
+// orNoTime is t, or NoTime when no time was recorded.
+func orNoTime(t string) string {
+	if t == "" {
+		return NoTime
+	}
+	return t
 }
 
 // SecretAccess is one grant, as show-secret lists them: the grantee's
@@ -65,7 +82,7 @@ func BareID(uri string) string { return strings.TrimPrefix(uri, "secret:") }
 // names a relation by id for the grants (show-secret); nil leaves them
 // out (secrets). Revisions come with revisions.
 func SecretDetails(s *api.SecretInfo, model string, relationTag func(int) string, revisions bool) Secret {
-	out := Secret{Revision: s.Revision, Expires: s.Expire, Rotation: s.Rotate, Rotates: s.NextRotate,
+	out := Secret{Revision: s.Revision, Created: orNoTime(s.Created), Updated: orNoTime(s.Updated), Expires: s.Expire, Rotation: s.Rotate, Rotates: s.NextRotate,
 		Owner: SecretOwner(s.Owner), Description: s.Description, Label: s.Label}
 	if out.Owner == "<model>" {
 		out.Name, out.Label = s.Label, ""
@@ -75,7 +92,10 @@ func SecretDetails(s *api.SecretInfo, model string, relationTag func(int) string
 	}
 	if revisions {
 		for _, r := range s.Revisions {
-			out.Revisions = append(out.Revisions, SecretRevision{Revision: r.Revision, Backend: "internal", Expires: r.Expire})
+			// A revision is not changed once made: its updated is its
+			// created.
+			made := orNoTime(r.Created)
+			out.Revisions = append(out.Revisions, SecretRevision{Revision: r.Revision, Backend: "internal", Created: made, Updated: made, Expires: r.Expire})
 		}
 	}
 	if relationTag != nil {

@@ -44,6 +44,16 @@ func TestSecretDetails(t *testing.T) {
 	if u := SecretDetails(&api.SecretInfo{ID: "secret:b", Owner: "unit web/0"}, "shop", nil, false); u.Owner != "web/0" {
 		t.Errorf("unit secret %+v", u)
 	}
+	// Times are the control plane's; a secret made while it recorded
+	// none shows Go's zero time, which jubilant parses.
+	timed := SecretDetails(&api.SecretInfo{ID: "secret:c", Owner: "user", Created: "2026-01-01T00:00:00Z", Updated: "2026-01-02T00:00:00Z",
+		Revisions: []api.SecretRevisionInfo{{Revision: 1, Created: "2026-01-01T00:00:00Z"}}}, "shop", nil, true)
+	if timed.Created != "2026-01-01T00:00:00Z" || timed.Updated != "2026-01-02T00:00:00Z" || timed.Revisions[0].Created != "2026-01-01T00:00:00Z" || timed.Revisions[0].Updated != "2026-01-01T00:00:00Z" {
+		t.Errorf("timed secret %+v", timed)
+	}
+	if user.Created != NoTime || user.Updated != NoTime {
+		t.Errorf("untimed secret: created %q, updated %q, want %s", user.Created, user.Updated, NoTime)
+	}
 	if BareID("secret:cn0g") != "cn0g" {
 		t.Error("BareID")
 	}
@@ -120,6 +130,17 @@ func TestModelAndVersion(t *testing.T) {
 	if m.Name != "admin/shop" || m.ShortName != "shop" || m.UUID != legacy.ModelUUID("shop") || m.ModelType != "iaas" ||
 		m.ControllerName != "prod" || m.ControllerUUID == ControllerUUID("other") || m.Life != "alive" || m.AgentVersion != Version || len(m.Machines) != 2 {
 		t.Errorf("model %+v", m)
+	}
+	// An added environment's uuid is the one it was given.
+	if m := Model(ModelSource{Name: "other", UUID: "913d5c8e-463c-485c-bf0d-d79b5c5b515b"}); m.UUID != "913d5c8e-463c-485c-bf0d-d79b5c5b515b" {
+		t.Errorf("added model's uuid %s", m.UUID)
+	}
+	// model-config: the model's interval as written, else the default.
+	if c := ModelConfig("shop", "u", "", "5m0s")["update-status-hook-interval"]; c.Value != "5m0s" || c.Source != "default" {
+		t.Errorf("default interval %+v", c)
+	}
+	if c := ModelConfig("shop", "u", "1m", "5m0s"); c["update-status-hook-interval"] != (ModelConfigValue{"1m", "model"}) || c["name"] != (ModelConfigValue{"shop", "model"}) {
+		t.Errorf("model-config %+v", c)
 	}
 	// jubilant's Version._from_dict: major.minor.patch-release-arch.
 	if v := Versions("abc", true); !regexp.MustCompile(`^\d+\.\d+\.\d+-[^-]+-[^-]+$`).MatchString(v.Version) || v.TreeState != "dirty" {

@@ -77,6 +77,7 @@ type Application struct {
 	CharmOrigin   string                           `json:"charm-origin" yaml:"charm-origin"`
 	CharmName     string                           `json:"charm-name" yaml:"charm-name"`
 	CharmRev      int                              `json:"charm-rev" yaml:"charm-rev"`
+	CharmChannel  string                           `json:"charm-channel,omitempty" yaml:"charm-channel,omitempty"`
 	Exposed       bool                             `json:"exposed" yaml:"exposed"`
 	Life          string                           `json:"life,omitempty" yaml:"life,omitempty"`
 	Status        StatusInfo                       `json:"application-status" yaml:"application-status"`
@@ -259,7 +260,17 @@ func application(src *Source, name string, svc *model.Service, units map[string]
 	if ch := st.Charms[svc.Charm]; ch != nil && ch.Meta.Name != "" {
 		charmName = ch.Meta.Name
 	}
-	out := Application{Charm: "local:" + charmName + "-0", CharmOrigin: "local", CharmName: charmName, CharmRev: 0}
+	out := Application{Charm: "local:" + charmName + "-0", CharmOrigin: "local", CharmName: charmName, CharmRev: 0, Exposed: svc.Exposed}
+	if st.Document != nil {
+		if spec, ok := st.Document.Services[name]; ok && spec.Channel != "" {
+			// Deployed by name from a channel, as from Charmhub: Juju
+			// names such a charm by its name alone.
+			out.Charm, out.CharmOrigin, out.CharmChannel = charmName, "charmhub", spec.Channel
+			if spec.Revision != nil {
+				out.CharmRev = *spec.Revision
+			}
+		}
+	}
 	if svc.Life != model.Alive {
 		out.Life = string(svc.Life)
 	}

@@ -75,6 +75,16 @@ func TestFullStatusShape(t *testing.T) {
 	if web.Charm != "local:web-charm-0" || web.CharmName != "web-charm" || web.CharmOrigin != "local" || web.CharmRev != 0 || web.Exposed {
 		t.Errorf("web's charm: %+v", web)
 	}
+	// A service deployed from a channel shows it and its revision, as a
+	// Charmhub charm; an exposed one says so.
+	chsrc := testSource(t)
+	rev := 67
+	chsrc.State.Document = &model.Environment{Services: map[string]model.ServiceSpec{"db": {Charm: "db-charm", Channel: "latest/beta", Revision: &rev}}}
+	chsrc.State.Services["db"].Exposed = true
+	fromChannel := FullStatus(chsrc).Applications["db"]
+	if fromChannel.Charm != "db-charm" || fromChannel.CharmOrigin != "charmhub" || fromChannel.CharmChannel != "latest/beta" || fromChannel.CharmRev != 67 || !fromChannel.Exposed {
+		t.Errorf("db from a channel, exposed: %+v", fromChannel)
+	}
 	w0 := web.Units["web/0"]
 	if !w0.Leader || w0.Machine != "0" || w0.PublicAddress != "10.0.0.1" || w0.WorkloadStatus.Current != "active" || w0.WorkloadStatus.Message != "serving" ||
 		w0.JujuStatus.Current != "idle" || w0.WorkloadStatus.Since != "02 Jan 2026 03:04:05Z" {
