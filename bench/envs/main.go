@@ -273,7 +273,7 @@ func apply(bin, dir string, addrs []string, token, file string) error {
 	cmd := exec.Command(bin, "apply", "-f", file, "--yes", "--controller", strings.Join(addrs, ","), "--data-dir", dir)
 	cmd.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("apply -f %s: %v\n%s", file, err, tail(string(out)))
+		return fmt.Errorf("apply -f %s: %v\n%s", file, err, proc.Tail(string(out), 2000))
 	}
 	return nil
 }
@@ -302,13 +302,6 @@ func load() string {
 		return ""
 	}
 	return strings.Join(f[:3], " ")
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return s[len(s)-2000:]
-	}
-	return s
 }
 
 func must[T any](v T, err error) T {

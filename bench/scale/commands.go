@@ -49,7 +49,7 @@ wait:
 	}
 	wall := time.Since(start)
 	if err != nil {
-		check(fmt.Errorf("%s %s at the fixed point: %v\n%s", bin, strings.Join(args, " "), err, tail(out.String())))
+		check(fmt.Errorf("%s %s at the fixed point: %v\n%s", bin, strings.Join(args, " "), err, proc.Tail(out.String(), 2000)))
 	}
 	r := &cmdRun{Seconds: wall.Seconds(), PeakRSSMiB: peak}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {

@@ -193,7 +193,7 @@ relations: "web-db": ["web:db", "db:db"]
 	rss := []float64{proc.PeakRSS(up.Process.Pid)}
 	upCPU, hooksCPU := proc.CPU(up.Process.Pid)
 	if st == nil {
-		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, tail(out.String()))
+		fmt.Printf("%-6d no fixed point within %s\n%s\n", n, timeout, proc.Tail(out.String(), 2000))
 		return summarize(2*n, elapsed, nil, rss)
 	}
 	printRuns(fmt.Sprintf("%-6d %-6d %-10.1f", n, len(st.Units), elapsed.Seconds()), st)
@@ -217,7 +217,7 @@ func waitConverged(bin, data string, addr []string, timeout time.Duration) (*eng
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	done := time.Now()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "fixpoint wait: %v\n%s\n", err, tail(string(out)))
+		fmt.Fprintf(os.Stderr, "fixpoint wait: %v\n%s\n", err, proc.Tail(string(out), 2000))
 		return nil, done
 	}
 	args[0], args[1], args[2] = "status", "--format", "json"
@@ -314,7 +314,7 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	apply := exec.Command(bin, append([]string{"apply", "-f", envPath, "--yes", "--controller", strings.Join(addrs, ","), "--data-dir", dir}, secure.ClientFlags()...)...)
 	apply.Env = append(os.Environ(), "FIXPOINT_TOKEN="+token)
 	if out, err := apply.CombinedOutput(); err != nil {
-		check(fmt.Errorf("apply: %v\n%s", err, tail(string(out))))
+		check(fmt.Errorf("apply: %v\n%s", err, proc.Tail(string(out), 2000)))
 	}
 	os.Setenv("FIXPOINT_TOKEN", token)
 	st, done := waitConverged(bin, dir, addrs, timeout)
@@ -457,13 +457,6 @@ func waitFile(path, key string) string {
 
 func ints(flag, s string) []int {
 	return must(proc.Counts(flag, s, 1, 0))
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return s[len(s)-2000:]
-	}
-	return s
 }
 
 func must[T any](v T, err error) T {

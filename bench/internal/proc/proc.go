@@ -103,3 +103,12 @@ func Steal() float64 {
 	v, _ := strconv.ParseFloat(f[8], 64)
 	return v / 100
 }
+
+// Tail is s's last n bytes: what a failed command printed last, for an
+// error message.
+func Tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
