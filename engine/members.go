@@ -83,10 +83,10 @@ func newMember(name string, b *model.Bag, addr string) *member {
 // bagData is b's settings as a universe shows them: {} for none, never
 // nil.
 func bagData(b *model.Bag) map[string]string {
-	if b == nil || b.Data == nil {
-		return map[string]string{}
+	if data := b.Map(); data != nil {
+		return data
 	}
-	return b.Data
+	return map[string]string{}
 }
 
 // withAddress fills in private-address, as Juju does, unless the unit set

@@ -193,13 +193,13 @@ func settings(s *memStore) string {
 	_ = s.View(func(st *model.State) error {
 		for name, u := range st.Units {
 			for id, b := range u.Settings {
-				out[fmt.Sprintf("%s/%d", name, id)] = b.Data
+				out[fmt.Sprintf("%s/%d", name, id)] = b.Map()
 			}
 			out[name+"/state"] = u.State
 		}
 		for id, r := range st.Relations {
 			for svc, b := range r.App {
-				out[fmt.Sprintf("rel%d/%s", id, svc)] = b.Data
+				out[fmt.Sprintf("rel%d/%s", id, svc)] = b.Map()
 			}
 		}
 		return nil

@@ -57,8 +57,8 @@ func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
 		for _, m := range st.RemoteMembers(u, r) {
 			ur.Members = append(ur.Members, m.Name)
 		}
-		if b := u.Settings[r.ID]; b != nil && b.Data != nil {
-			ur.Settings = b.Data
+		if data := u.Settings[r.ID].Map(); data != nil {
+			ur.Settings = data
 		}
 		d.Relations = append(d.Relations, ur)
 	}

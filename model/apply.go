@@ -506,12 +506,13 @@ func (u *Unit) churnSummary() string {
 	return strings.Join(parts, ", ")
 }
 
+// updateBag returns b if it holds data's pairs already, else a new bag of
+// them at index: the state replaces a bag whole, never edits one.
 func updateBag(b *Bag, data map[string]string, index uint64) *Bag {
-	data = nilIfEmpty(data)
-	if b != nil && maps.Equal(b.Data, data) {
+	if b != nil && b.EqualMap(data) {
 		return b
 	}
-	return &Bag{Data: maps.Clone(data), Rev: index}
+	return NewBag(data, index)
 }
 
 func nilIfEmpty(m map[string]string) map[string]string {

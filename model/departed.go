@@ -1,7 +1,5 @@
 package model
 
-import "maps"
-
 // A departed unit's settings stay readable in the -departed hook that
 // tells another unit it left (Juju keeps them until every unit has left
 // its scope). Units are removed from the state as soon as their teardown
@@ -66,14 +64,11 @@ func (s *State) pruneDeparted(seen *Seen) {
 // when it was removed; ok is false when neither is there.
 func (s *State) DepartedSettings(id int, unit string) (map[string]string, bool) {
 	if u, ok := s.Units[unit]; ok {
-		if b := u.Settings[id]; b != nil {
-			return b.Data, true
-		}
-		return nil, true
+		return u.Settings[id].Map(), true
 	}
 	if r := s.Relations[id]; r != nil {
 		if b, ok := r.Departed[unit]; ok {
-			return b.Data, true
+			return b.Map(), true
 		}
 	}
 	return nil, false
@@ -99,9 +94,9 @@ func (s *State) LeavingSettings(u *Unit, listed map[int]*SeenRelation, addr stri
 		if r == nil {
 			continue
 		}
-		data := map[string]string{}
-		if b := u.Settings[id]; b != nil {
-			maps.Copy(data, b.Data)
+		data := u.Settings[id].Map()
+		if data == nil {
+			data = map[string]string{}
 		}
 		if _, ok := data["private-address"]; !ok && addr != "" {
 			data["private-address"] = addr

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -184,8 +185,8 @@ func (s *State) SecretsOf(unit string) []string {
 		return nil
 	}
 	var out []string
-	bag := func(m map[string]string) {
-		for k, v := range m {
+	bag := func(pairs iter.Seq2[string, string]) {
+		for k, v := range pairs {
 			if SecretKey(k) {
 				out = append(out, v)
 			}
@@ -199,24 +200,16 @@ func (s *State) SecretsOf(unit string) []string {
 				}
 			}
 		}
-		if svc.LeaderData != nil {
-			bag(svc.LeaderData.Data)
-		}
+		bag(svc.LeaderData.All())
 	}
-	bag(u.State)
+	bag(maps.All(u.State))
 	for _, r := range s.RelationsOf(u.Service) {
-		if b := u.Settings[r.ID]; b != nil {
-			bag(b.Data)
-		}
+		bag(u.Settings[r.ID].All())
 		for _, b := range r.App {
-			if b != nil {
-				bag(b.Data)
-			}
+			bag(b.All())
 		}
 		for _, m := range s.RemoteMembers(u, r) {
-			if b := m.Settings[r.ID]; b != nil {
-				bag(b.Data)
-			}
+			bag(m.Settings[r.ID].All())
 		}
 	}
 	return append(out, s.secretValues(u)...)
@@ -269,11 +262,15 @@ func redactBagOf(b *Bag) (*Bag, bool) {
 	if b == nil {
 		return nil, false
 	}
-	d, changed := redactBag(b.Data)
-	if !changed {
+	secret := false
+	for k := range b.All() {
+		secret = secret || SecretKey(k)
+	}
+	if !secret {
 		return b, false
 	}
-	return &Bag{Data: d, Rev: b.Rev}, true
+	d, _ := redactBag(b.Map())
+	return NewBag(d, b.Rev), true
 }
 
 // redactBags is redactBagOf over a map of bags.

@@ -80,13 +80,13 @@ func secretState() *State {
 	st.Charms["h-web"] = &Charm{Hash: "h-web", Meta: CharmMeta{Name: "web", Requires: map[string]Endpoint{"db": {Interface: "kv"}}}}
 	st.Machines["m0"] = &Machine{Name: "m0", Address: "10.0.0.1"}
 	st.Services["db"] = &Service{Name: "db", Charm: "h-db", Life: Alive, Config: map[string]any{"seed": "seed-value", "port": float64(6379)},
-		LeaderData: &Bag{Data: map[string]string{"admin-token": "tok-value", "mode": "ha"}}}
+		LeaderData: NewBag(map[string]string{"admin-token": "tok-value", "mode": "ha"}, 0)}
 	st.Services["web"] = &Service{Name: "web", Charm: "h-web", Life: Alive}
 	st.Relations[1] = &Relation{ID: 1, Key: "db:db web:db", Interface: "kv", Scope: Global, Life: Alive,
 		Endpoints: []RelEndpoint{{Service: "db", Name: "db"}, {Service: "web", Name: "db"}},
-		App:       map[string]*Bag{"db": {Data: map[string]string{"api_key": "app-key-value"}}}}
+		App:       map[string]*Bag{"db": NewBag(map[string]string{"api_key": "app-key-value"}, 0)}}
 	st.Units["db/0"] = &Unit{Name: "db/0", Service: "db", Machine: "m0", Life: Alive,
-		Settings: map[int]*Bag{1: {Data: map[string]string{"host": "10.0.0.1", "password": "pw-value"}}},
+		Settings: map[int]*Bag{1: NewBag(map[string]string{"host": "10.0.0.1", "password": "pw-value"}, 0)},
 		State:    map[string]string{"root-password": "state-value"}}
 	st.Units["web/0"] = &Unit{Name: "web/0", Service: "web", Machine: "m0", Life: Alive}
 	st.Normalize()

@@ -26,12 +26,6 @@ type Status struct {
 // hook; the old-hook adapter reports it likewise.
 var StatusStates = []string{"active", "blocked", "waiting", "maintenance", "unknown"}
 
-// Bag is a settings map with the index that last changed it.
-type Bag struct {
-	Data map[string]string `json:"data,omitempty"`
-	Rev  uint64            `json:"rev"`
-}
-
 // State is the replicated state of one environment. Maps keep JSON output
 // sorted, which makes the encoded state a deterministic function of the
 // commands applied.

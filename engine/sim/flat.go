@@ -33,7 +33,7 @@ func flatState(st *model.State) map[string]string {
 			if r := st.Relations[id]; r != nil {
 				ident = r.Ident(u.Service)
 			}
-			for k, v := range b.Data {
+			for k, v := range b.All() {
 				out[name+" relations."+ident+".local."+k] = v
 			}
 		}
@@ -52,16 +52,14 @@ func flatState(st *model.State) map[string]string {
 			if b == nil {
 				continue
 			}
-			for k, v := range b.Data {
+			for k, v := range b.All() {
 				out[svc+" relations."+r.Ident(svc)+".app."+k] = v
 			}
 		}
 	}
 	for name, svc := range st.Services {
-		if svc.LeaderData != nil {
-			for k, v := range svc.LeaderData.Data {
-				out[name+" leader_data."+k] = v
-			}
+		for k, v := range svc.LeaderData.All() {
+			out[name+" leader_data."+k] = v
 		}
 	}
 	return out

@@ -71,10 +71,10 @@ func ShowUnit(st *model.State, name, version string) (UnitInfo, bool) {
 		rd := RelationData{RelationID: r.ID, Endpoint: ep.Name, RelatedEndpoint: remote.Name, ApplicationData: anyMap(nil),
 			LocalUnit: UnitRelationData{InScope: true, Data: anyMap(nil)}}
 		if b := r.App[remote.Service]; b != nil {
-			rd.ApplicationData = anyMap(b.Data)
+			rd.ApplicationData = anyMap(b.Map())
 		}
 		if b := u.Settings[r.ID]; b != nil {
-			rd.LocalUnit.Data = anyMap(b.Data)
+			rd.LocalUnit.Data = anyMap(b.Map())
 		}
 		for _, m := range st.RemoteMembers(u, r) {
 			if rd.RelatedUnits == nil {
@@ -82,7 +82,7 @@ func ShowUnit(st *model.State, name, version string) (UnitInfo, bool) {
 			}
 			d := UnitRelationData{InScope: true, Data: anyMap(nil)}
 			if b := m.Settings[r.ID]; b != nil {
-				d.Data = anyMap(b.Data)
+				d.Data = anyMap(b.Map())
 			}
 			rd.RelatedUnits[m.Name] = d
 		}
