@@ -146,8 +146,7 @@ type summary struct {
 	JoinSeconds    float64 `json:"join_s,omitempty"`
 	JoinRSSMiB     float64 `json:"join_peak_rss_mib,omitempty"`
 	// JoinSnapshot says the fourth node was sent the leader's snapshot;
-	// without it, the leader's whole log (it keeps more than a snapshot
-	// covers).
+	// false, it replayed the log the leader keeps past its snapshot.
 	JoinSnapshot bool `json:"join_snapshot,omitempty"`
 }
 
