@@ -48,7 +48,7 @@ func BenchmarkMemoryPerUnit(b *testing.B) {
 		snapshot = len(data)
 		for _, u := range st.Units {
 			if u.Seen != nil {
-				for _, r := range u.Seen.Relations {
+				for _, r := range u.Seen.Relations.All() {
 					seen += r.Members.Len()
 				}
 			}
@@ -90,7 +90,7 @@ func TestSeenDoesNotGrowWithRelations(t *testing.T) {
 		_ = s.View(func(st *model.State) error {
 			_, seen := Build(st, "web0/7")
 			members := 0
-			for _, sr := range seen.Relations {
+			for _, sr := range seen.Relations.All() {
 				members += sr.Members.Len()
 			}
 			if members != 2*k-1 {
