@@ -17,40 +17,11 @@ import (
 // DefaultHistory is how many runs of each unit the history keeps.
 const DefaultHistory = 50
 
-// Outcomes of a run in the history.
-const (
-	RunOK    = "ok"    // the result was taken
-	RunError = "error" // the hook failed or returned a bad result
-	RunStale = "stale" // the universe moved on while the hook ran; it runs again
-)
-
 // Caps that keep one run small: the history lives in the leader's memory.
 const (
 	maxRunStderr  = 2 << 10
 	maxRunChanges = 40
 )
-
-// Run is one hook run of a unit, as the leader's controller accepted it.
-type Run struct {
-	// Seq orders runs across all units; followers of the history ask for
-	// runs after the last Seq they saw.
-	Seq     uint64    `json:"seq"`
-	Unit    string    `json:"unit"`
-	Service string    `json:"service"`
-	Time    time.Time `json:"time"`
-	// Hash is the universe the hook was given.
-	Hash     string        `json:"hash"`
-	Duration time.Duration `json:"duration"`
-	Outcome  string        `json:"outcome"`
-	Error    string        `json:"error,omitempty"`
-	// Changes is what the result changed in the unit's own settings,
-	// status, state, ports and (as leader) its service's bags.
-	Changes []Change `json:"changes,omitempty"`
-	// Omitted counts changes left out of Changes to keep the run small.
-	Omitted int `json:"omitted,omitempty"`
-	// Stderr is the tail of the hook's standard error.
-	Stderr string `json:"stderr,omitempty"`
-}
 
 // History keeps the last runs of every unit, bounded per unit. It is soft
 // state of the leader's controller: a new leader starts an empty one.
@@ -117,6 +88,53 @@ func (h *History) shareChange(c Change) *Change {
 	}
 	h.sharedChanges[*p] = p
 	return p
+}
+
+// keep makes r's kept form. h.mu is held.
+func (h *History) keep(r *Run) keptRun {
+	k := keptRun{seq: r.Seq, dur: r.Duration}
+	whole := r.Service != model.ServiceOf(r.Unit)
+	if o, ok := outcomeOf(r.Outcome); ok {
+		k.outcome = o
+	} else {
+		whole = true
+	}
+	switch loc := r.Time.Location(); {
+	case r.Time.IsZero() && loc == time.UTC:
+	case loc != time.Local && loc != time.UTC:
+		whole = true
+	default:
+		k.at = r.Time.UnixNano()
+		if !time.Unix(0, k.at).Equal(r.Time) {
+			whole = true
+		} else if loc == time.Local {
+			k.flags |= keptLocal
+		} else {
+			k.flags |= keptUTC
+		}
+	}
+	if r.Hash != "" {
+		if decodeHash(r.Hash, &k.hash) {
+			k.flags |= keptHashHex
+		} else {
+			whole = true
+		}
+	}
+	if len(r.Changes) > 0 {
+		k.changes = make([]*Change, len(r.Changes))
+		for i, c := range r.Changes {
+			k.changes[i] = h.shareChange(c)
+		}
+	}
+	switch {
+	case whole:
+		w := *r
+		w.Changes = nil
+		k.more = &keptMore{whole: &w}
+	case r.Error != "" || r.Stderr != "" || r.Omitted != 0:
+		k.more = &keptMore{err: r.Error, stderr: r.Stderr, omitted: r.Omitted}
+	}
+	return k
 }
 
 // NewHistory keeps up to max runs per unit (DefaultHistory if max <= 0).

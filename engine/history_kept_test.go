@@ -167,3 +167,36 @@ func TestHistoryRingGrowsToItsBound(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryReadsWhileRunsAreAdded: reads made while runs are added see
+// each unit's last runs, oldest first, never more than the bound, and
+// every change as it was added.
+func TestHistoryReadsWhileRunsAreAdded(t *testing.T) {
+	const max = 4
+	h := NewHistory(max)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			u := fmt.Sprintf("a/%d", i%3)
+			h.Add(Run{Unit: u, Service: "a", Outcome: RunOK, Changes: []Change{{Key: "state.n", New: strconv.Itoa(i)}}})
+		}
+	}()
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		runs, seq := h.Runs("a", 0)
+		per := map[string]int{}
+		for i, r := range runs {
+			if per[r.Unit]++; per[r.Unit] > max || r.Seq > seq || (i > 0 && r.Seq <= runs[i-1].Seq) {
+				t.Fatalf("a read of %d runs up to seq %d: run %d is %+v", len(runs), seq, i, r)
+			}
+			if len(r.Changes) != 1 || r.Changes[0].New != strconv.FormatUint(r.Seq-1, 10) {
+				t.Fatalf("run %d changed %+v", r.Seq, r.Changes)
+			}
+		}
+	}
+}
