@@ -163,7 +163,7 @@ func TestUniverseShowsOnlyRemoteMembersWithAddress(t *testing.T) {
 		if _, self := peers.Units["db/0"]; self || peers.Units["db/1"]["private-address"] != "10.0.0.9" {
 			t.Fatalf("peer units = %v", peers.Units)
 		}
-		if uni.Relation("db").Ident != "db:1" || seen.Relations[1] == nil {
+		if uni.Relation("db").Ident != "db:1" || !seen.Relations.Has(1) {
 			t.Fatalf("db relation = %+v", uni.Relation("db"))
 		}
 		return nil

@@ -179,8 +179,8 @@ func compareWithFresh(t *testing.T, s *memStore, at string) int {
 			for _, r := range uni.Relations {
 				// The member set is made apart from the map: it must
 				// name the map's members.
-				if want := model.NewMembers(slices.Collect(maps.Keys(r.Units))); seen.Relations[r.ID].Members != want {
-					t.Fatalf("%s: %s's Seen names %s in relation %d; its universe shows %s", at, name, seen.Relations[r.ID].Members, r.ID, want)
+				if want := model.NewMembers(slices.Collect(maps.Keys(r.Units))); seen.Relations.Get(r.ID).Members != want {
+					t.Fatalf("%s: %s's Seen names %s in relation %d; its universe shows %s", at, name, seen.Relations.Get(r.ID).Members, r.ID, want)
 				}
 			}
 			h, n := hashCounted(uni)

@@ -88,7 +88,7 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 	}
 	if u.Life != model.Alive {
 		// A dying unit's last reconcile sees no relations: each is broken.
-		uni.Leaving = st.LeavingSettings(u, nil, uni.Address)
+		uni.Leaving = st.LeavingSettings(u, model.SeenRelations{}, uni.Address)
 		return uni, seen, nil
 	}
 	var members [][]*member
@@ -140,10 +140,7 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 		sr.Members = v.members
 		members = append(members, v.byName)
 		uni.Relations = append(uni.Relations, rel)
-		if seen.Relations == nil {
-			seen.Relations = map[int]*model.SeenRelation{}
-		}
-		seen.Relations[r.ID] = sr
+		seen.Relations.Set(r.ID, *sr)
 	}
 	uni.Leaving = st.LeavingSettings(u, seen.Relations, uni.Address)
 	return uni, seen, members

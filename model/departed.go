@@ -30,7 +30,7 @@ func (s *State) stillSeen(r *Relation, unit string) bool {
 			if o.Name == unit || o.Seen == nil {
 				continue
 			}
-			if sr := o.Seen.Relations[r.ID]; sr != nil && sr.Members.Has(unit) {
+			if sr := o.Seen.Relations.Get(r.ID); sr != nil && sr.Members.Has(unit) {
 				return true
 			}
 		}
@@ -45,7 +45,7 @@ func (s *State) pruneDeparted(seen *Seen) {
 	if seen == nil {
 		return
 	}
-	for id := range seen.Relations {
+	for id := range seen.Relations.All() {
 		r := s.Relations[id]
 		if r == nil || len(r.Departed) == 0 {
 			continue
@@ -86,13 +86,13 @@ func (s *State) DepartedSettings(id int, unit string) (map[string]string, bool) 
 // answers a unit's relation-get of its own settings from them until its
 // -relation-broken hook has run. addr fills in private-address as in the
 // unit's listed relations. It is nil when there are none.
-func (s *State) LeavingSettings(u *Unit, listed map[int]*SeenRelation, addr string) map[string]map[string]string {
+func (s *State) LeavingSettings(u *Unit, listed SeenRelations, addr string) map[string]map[string]string {
 	if u.Seen == nil {
 		return nil
 	}
 	var out map[string]map[string]string
-	for id := range u.Seen.Relations {
-		if _, ok := listed[id]; ok {
+	for id := range u.Seen.Relations.All() {
+		if listed.Has(id) {
 			continue
 		}
 		r := s.Relations[id]

@@ -25,8 +25,8 @@ type Seen struct {
 	Address string `json:"address,omitempty"`
 	// Resources is ResourcesToken of the service's resources: Juju runs
 	// upgrade-charm when one changes.
-	Resources string                `json:"resources,omitempty"`
-	Relations map[int]*SeenRelation `json:"relations,omitempty"`
+	Resources string        `json:"resources,omitempty"`
+	Relations SeenRelations `json:"relations,omitzero"`
 	// Storage are the unit's storage instances it saw attached.
 	Storage []string `json:"storage,omitempty"`
 	// Boot is the reboot count of the unit's machine (Machine.Boots) it

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unique"
 )
 
 // MaxSeenMembers bounds the members one decoded Members may name: ranges
@@ -17,13 +16,15 @@ const MaxSeenMembers = 1 << 20
 
 // Members is a set of unit names held compactly: units "svc/N" as ranges
 // of numbers per service, "db/0-2,4-49" (a peer sees all its service's
-// units but itself, which is two ranges however large the service). Its
-// canonical text is interned, so units that saw the same members share
-// it. The zero value is the empty set. Members are immutable.
+// units but itself, which is two ranges however large the service). It
+// holds its canonical text as a plain string, not interned: a peer's set
+// is its own (all but itself), so an intern table would keep an entry per
+// unit, several times the text. The zero value is the empty set. Members
+// are immutable.
 //
 // Names the model never makes (not "svc/N" with N in plain decimal, or a
 // service name holding '/', ' ' or ',') are kept as a plain sorted list.
-type Members struct{ h unique.Handle[string] }
+type Members struct{ t string }
 
 // listMark starts the text of a set kept as a plain list; a canonical
 // text never starts with it (services have names).
@@ -76,7 +77,7 @@ func NewMembers(names []string) Members {
 			}
 		}
 	}
-	return Members{unique.Make(b.String())}
+	return Members{b.String()}
 }
 
 func cmpUnit(sa string, na int, sb string, nb int) int {
@@ -91,7 +92,7 @@ func newList(names []string) Members {
 	sorted := slices.Clone(names)
 	slices.SortFunc(sorted, CompareUnits)
 	sorted = slices.Compact(sorted)
-	return Members{unique.Make(listMark + strings.Join(sorted, listMark))}
+	return Members{listMark + strings.Join(sorted, listMark)}
 }
 
 // canonicalUnit splits "svc/N" when ranges can hold it.
@@ -108,15 +109,10 @@ func canonicalUnit(name string) (svc string, n int, ok bool) {
 }
 
 // text is the canonical text, "" for the empty set.
-func (m Members) text() string {
-	if m.IsEmpty() {
-		return ""
-	}
-	return m.h.Value()
-}
+func (m Members) text() string { return m.t }
 
 // IsEmpty reports whether the set has no members.
-func (m Members) IsEmpty() bool { return m.h == unique.Handle[string]{} }
+func (m Members) IsEmpty() bool { return m.t == "" }
 
 // String is the canonical text, "db/0-2,4-49"; a list is shown spaced.
 func (m Members) String() string {
@@ -294,7 +290,7 @@ func parseMembers(t string) (Members, error) {
 			}
 		}
 	}
-	m := Members{unique.Make(t)}
+	m := Members{t}
 	if !canonical {
 		m = NewMembers(slices.Collect(m.All()))
 	}

@@ -328,7 +328,7 @@ func (s *State) dyingRelationsIn(sc *scope) []*Relation {
 func (s *State) held(r *Relation) bool {
 	for _, svc := range r.services() {
 		for _, u := range s.UnitsOf(svc) {
-			if u.Seen != nil && u.Seen.Relations[r.ID] != nil {
+			if u.Seen != nil && u.Seen.Relations.Has(r.ID) {
 				return true
 			}
 		}

@@ -57,7 +57,7 @@ func TestSettleOfADyingRelationFinishesItsServices(t *testing.T) {
 	s := bigState(t, 3, 2, 2)
 	rel := s.RelationsOf("web-1")[0]
 	for _, u := range append(s.UnitsOf("web-1"), s.UnitsOf("db-1")...) {
-		u.Seen = &Seen{Life: Alive, Relations: map[int]*SeenRelation{rel.ID: {Endpoint: "db"}}}
+		u.Seen = &Seen{Life: Alive, Relations: NewSeenRelations(map[int]*SeenRelation{rel.ID: {Endpoint: "db"}})}
 	}
 	// Remove web-1 and its relation from the environment.
 	e := &Environment{APIVersion: APIVersion, Name: "big", Services: map[string]ServiceSpec{}, Relations: map[string][]string{}}

@@ -221,7 +221,7 @@ func TestRestoreSnapshotWithOldSeen(t *testing.T) {
 		t.Fatalf("web0/0 = %+v", u)
 	}
 	total := 0
-	for _, sr := range u.Seen.Relations {
+	for _, sr := range u.Seen.Relations.All() {
 		total += sr.Members.Len()
 		if sr.Members.Len() > 0 && sr.At == 0 {
 			t.Errorf("relation %s: no revision mark", sr)

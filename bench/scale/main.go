@@ -3,6 +3,7 @@
 //	go run ./bench/scale -mode relate -n 10,100,1000
 //	go run ./bench/scale -mode cluster -units 1000,10000
 //	go run ./bench/scale -mode cluster -units 1000 -tls   # the API over HTTPS, as README's production setup
+//	go run ./bench/scale -mode cluster -units 1000 -restart -join
 //
 // relate: an N<->N relation between the demo's db and web charms, each with
 // its peer relation, run by `fixpoint up` with real hook processes (the
@@ -13,7 +14,8 @@
 // agents (Go functions with the demo's logic instead of hook processes, so
 // the control plane is what is measured) over pairs of 50-unit services.
 // It prints the time from apply to the fixed point and each node's peak
-// resident memory.
+// resident memory; with -restart and -join, the time a restarted follower
+// and a fourth node take to catch up at the fixed point.
 //
 // The last line is one JSON object with the figures of the largest size,
 // for scripts.
@@ -37,6 +39,7 @@ import (
 
 	"github.com/fixpoint/fixpoint/bench/internal/benchtls"
 	"github.com/fixpoint/fixpoint/bench/internal/proc"
+	"github.com/fixpoint/fixpoint/bench/internal/servers"
 	"github.com/fixpoint/fixpoint/bench/internal/simagent"
 	"github.com/fixpoint/fixpoint/engine"
 	"github.com/fixpoint/fixpoint/engine/api"
@@ -64,6 +67,8 @@ func main() {
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "relate: write a 60 s CPU profile of up, taken from -cpuprofile-at after its start, to this file")
 	flag.DurationVar(&cpuProfileAt, "cpuprofile-at", 20*time.Second, "relate: when to start the CPU profile")
 	flag.BoolVar(&withTLS, "tls", false, "cluster: serve the API over HTTPS with certificates from `fixpoint tls`, as README's production setup, the agents and commands trusting its CA")
+	flag.BoolVar(&withRestart, "restart", false, "cluster: at the fixed point, snapshot a follower, restart it (SIGTERM, same flags and data dir) and time it until it has applied the leader's index and answers a stale read there")
+	flag.BoolVar(&withJoin, "join", false, "cluster: at the fixed point (after -restart), snapshot the leader, start a fourth server with --join and time it until it is a voter at the leader's index and answers a stale read there")
 	flag.StringVar(&ref, "ref", "", "cluster: also time this fixpoint binary's `plan`, `show-unit` and `config` at the fixed point, as the reference (e.g. a build from before POST /v1/plan or GET /v1/units)")
 	flag.Parse()
 	root, err := proc.RepoRoot()
@@ -132,6 +137,17 @@ type summary struct {
 	ShowUnitRef *cmdRun `json:"show_unit_ref,omitempty"`
 	Config      *cmdRun `json:"config,omitempty"`
 	ConfigRef   *cmdRun `json:"config_ref,omitempty"`
+	// RestartSeconds (-restart) is from a follower's restart until it
+	// caught up; JoinSeconds (-join) from a fourth node's start until
+	// it did; -1 when it did not. The RSS fields are those processes'
+	// peaks then.
+	RestartSeconds float64 `json:"restart_s,omitempty"`
+	RestartRSSMiB  float64 `json:"restart_peak_rss_mib,omitempty"`
+	JoinSeconds    float64 `json:"join_s,omitempty"`
+	JoinRSSMiB     float64 `json:"join_peak_rss_mib,omitempty"`
+	// JoinSnapshot says the fourth node was sent the leader's snapshot;
+	// false, it replayed the log the leader keeps past its snapshot.
+	JoinSnapshot bool `json:"join_snapshot,omitempty"`
 }
 
 // summarize fills a summary from a converged status (nil: none reached).
@@ -257,39 +273,28 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	dir, err := os.MkdirTemp("", "scale-cluster-")
 	check(err)
 	defer os.RemoveAll(dir)
-	var procs []*exec.Cmd
-	defer func() {
-		for _, p := range procs {
-			_ = p.Process.Kill()
-			_ = p.Wait()
-		}
-	}()
-	var addrs []string
-	var token, tokenFile string
 	secure = nil
 	if withTLS {
-		secure = must(benchtls.Make(bin, filepath.Join(dir, "tls"), "n1", "n2", "n3"))
-	}
-	for i := 0; i < 3; i++ {
-		data := filepath.Join(dir, fmt.Sprintf("n%d", i+1))
-		args := []string{"server", "--node-id", fmt.Sprintf("n%d", i+1), "--data-dir", data, "--raft-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--log-level", "error", "--agent-ttl", "10m"}
-		if i == 0 {
-			args = append(args, "--bootstrap")
-		} else {
-			args = append(args, "--join", addrs[0], "--token-file", tokenFile)
+		nodes := []string{"n1", "n2", "n3"}
+		if withJoin {
+			nodes = append(nodes, joinID)
 		}
-		args = append(args, secure.ServerFlags(fmt.Sprintf("n%d", i+1))...)
-		p := exec.Command(bin, args...)
-		p.Stdout, p.Stderr = os.Stderr, os.Stderr
-		check(p.Start())
-		procs = append(procs, p)
-		addrs = append(addrs, waitFile(filepath.Join(data, "controller.json"), "addr"))
-		if i == 0 {
-			tokenFile = filepath.Join(data, "operator.token")
-			token = strings.TrimSpace(string(must(os.ReadFile(tokenFile))))
-		}
+		secure = must(benchtls.Make(bin, filepath.Join(dir, "tls"), nodes...))
 	}
-	join := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "n1", "join.token")))))
+	cl, err := servers.Start(bin, dir, &http.Client{Transport: secure.Transport()}, func(id string) []string {
+		return append([]string{"--agent-ttl", "10m"}, secure.ServerFlags(id)...)
+	})
+	defer cl.Stop()
+	if err != nil {
+		printLogs(cl)
+		check(err)
+	}
+	var addrs []string
+	for _, s := range cl.Servers {
+		addrs = append(addrs, s.Addr)
+	}
+	token := cl.Token
+	join := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(cl.Servers[0].Dir, "join.token")))))
 	// 50-unit services in db/web pairs, as many as make total units.
 	envPath := filepath.Join(dir, "env.cue")
 	check(os.WriteFile(envPath, []byte(simagent.Environment("big", root, total, nil)), 0o644))
@@ -321,16 +326,17 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 	elapsed := done.Sub(start)
 	var rss []string
 	var rssMiB, cpu []float64
-	for _, p := range procs {
-		rssMiB = append(rssMiB, proc.PeakRSS(p.Process.Pid))
+	for _, s := range cl.Servers {
+		rssMiB = append(rssMiB, proc.PeakRSS(s.Cmd.Process.Pid))
 		rss = append(rss, fmt.Sprintf("%.0f", rssMiB[len(rssMiB)-1]))
-		self, _ := proc.CPU(p.Process.Pid)
+		self, _ := proc.CPU(s.Cmd.Process.Pid)
 		cpu = append(cpu, self)
 	}
 	// The first node bootstraps the cluster and so leads it (unless an
 	// election moved the lead): its CPU is the controller's.
 	fmt.Printf("node CPU s: %v\n", cpu)
 	if st == nil {
+		printLogs(cl)
 		fmt.Printf("%-7d no fixed point within %s; peak RSS %s\n", total, timeout, strings.Join(rss, " "))
 		return summarize(total, elapsed, nil, rssMiB)
 	}
@@ -359,6 +365,9 @@ func cluster(bin, root string, total int, timeout time.Duration) summary {
 		sum.SnapshotMiB = fileMiB(snaps[len(snaps)-1])
 	}
 	fmt.Printf("node n1: raft log %.1f MiB, latest snapshot %.1f MiB\n", sum.RaftDBMiB, sum.SnapshotMiB)
+	// Last: their snapshots change what is on disk, and a fourth node
+	// the membership.
+	rejoin(&sum, cl, timeout)
 	return sum
 }
 
@@ -439,20 +448,6 @@ func fileMiB(path string) float64 {
 		return 0
 	}
 	return float64(fi.Size()) / (1 << 20)
-}
-
-func waitFile(path, key string) string {
-	for i := 0; i < 600; i++ {
-		if data, err := os.ReadFile(path); err == nil {
-			var m map[string]string
-			if json.Unmarshal(data, &m) == nil && m[key] != "" {
-				return m[key]
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	check(fmt.Errorf("%s never appeared", path))
-	return ""
 }
 
 func ints(flag, s string) []int {

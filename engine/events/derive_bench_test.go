@@ -38,8 +38,7 @@ func (w *benchWorld) lookup(id int) (RelInfo, bool) {
 // seen is the Seen a unit takes of the world now (a fresh value each call,
 // as a hand-out builds one).
 func (w *benchWorld) seen() *model.Seen {
-	s := &model.Seen{Life: model.Alive, Charm: "c1", ConfigRev: 7, LeaderRev: 9, Address: "10.0.0.1",
-		Relations: map[int]*model.SeenRelation{}}
+	s := &model.Seen{Life: model.Alive, Charm: "c1", ConfigRev: 7, LeaderRev: 9, Address: "10.0.0.1"}
 	for id, endpoint := range map[int]string{1: "db", 2: "peers"} {
 		names := make([]string, 0, len(w.revs[id]))
 		var at uint64
@@ -47,7 +46,7 @@ func (w *benchWorld) seen() *model.Seen {
 			names = append(names, u)
 			at = max(at, r)
 		}
-		s.Relations[id] = &model.SeenRelation{Endpoint: endpoint, Members: model.NewMembers(names), At: at, App: 3}
+		s.Relations.Set(id, model.SeenRelation{Endpoint: endpoint, Members: model.NewMembers(names), At: at, App: 3})
 	}
 	return s
 }

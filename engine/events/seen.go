@@ -38,11 +38,8 @@ func DeriveSeen(unit string, before, after *model.Seen, lookup func(id int) (Rel
 		// Teardown departs every member the unit knew: it needs them all.
 		return Derive(FromSeen(unit, before, lookup), FromSeen(unit, after, lookup))
 	}
-	for id, sr := range before.Relations {
-		if sr == nil {
-			continue
-		}
-		same := after.Relations[id] != nil && *after.Relations[id] == *sr
+	for id, sr := range before.Relations.All() {
+		same := after.Relations.Get(id) != nil && *after.Relations.Get(id) == *sr
 		// A shared relation's members are never read: the unit is alive
 		// in after and the relation alive on both sides, so Derive
 		// neither compares nor departs them.
@@ -52,8 +49,8 @@ func DeriveSeen(unit string, before, after *model.Seen, lookup func(id int) (Rel
 			a.Relations[r.Ident()] = r
 		}
 	}
-	for id, sr := range after.Relations {
-		if sr == nil || before.Relations[id] != nil && *before.Relations[id] == *sr {
+	for id, sr := range after.Relations.All() {
+		if before.Relations.Get(id) != nil && *before.Relations.Get(id) == *sr {
 			continue
 		}
 		r := relFromSeen(unit, id, sr, lookup, true)
@@ -79,10 +76,7 @@ func FromSeen(unit string, seen *model.Seen, lookup func(id int) (RelInfo, bool)
 		return &Snapshot{Unit: unit}
 	}
 	s := seenHeader(unit, seen)
-	for id, sr := range seen.Relations {
-		if sr == nil {
-			continue
-		}
+	for id, sr := range seen.Relations.All() {
 		r := relFromSeen(unit, id, sr, lookup, true)
 		s.Relations[r.Ident()] = r
 	}
@@ -102,7 +96,7 @@ func seenHeader(unit string, seen *model.Seen) *Snapshot {
 		Address:    seen.Address,
 		Leader:     seen.Leader,
 		LeaderData: revToken(seen.LeaderRev),
-		Relations:  make(map[string]*RelSnap, len(seen.Relations)),
+		Relations:  make(map[string]*RelSnap, seen.Relations.Len()),
 		Storage:    seen.Storage,
 		Boot:       seen.Boot,
 	}

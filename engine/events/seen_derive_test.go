@@ -38,50 +38,52 @@ func TestDeriveSeenMatchesFromSeen(t *testing.T) {
 			Life:  []model.Life{model.Alive, model.Alive, model.Alive, model.Dying, ""}[rng.IntN(5)],
 			Charm: []string{"c1", "c2"}[rng.IntN(2)], ConfigRev: uint64(rng.IntN(2)),
 			Leader: rng.IntN(2) == 0, LeaderRev: uint64(rng.IntN(2)),
-			Address:   []string{"", "10.0.0.1", "10.0.0.2"}[rng.IntN(3)],
-			Relations: map[int]*model.SeenRelation{},
+			Address: []string{"", "10.0.0.1", "10.0.0.2"}[rng.IntN(3)],
 		}
+		rels := map[int]*model.SeenRelation{}
 		for id := range 4 {
 			if rng.IntN(3) > 0 {
-				s.Relations[id] = randomRel()
+				rels[id] = randomRel()
 			}
 		}
+		s.Relations = model.NewSeenRelations(rels)
 		return s
 	}
 	// evolve returns a later Seen: each relation kept as is (the same
 	// pointer or an equal copy), changed in one field, dropped, or new.
 	evolve := func(before *model.Seen) *model.Seen {
 		after := randomSeen()
-		after.Relations = map[int]*model.SeenRelation{}
+		rels := map[int]*model.SeenRelation{}
 		for id := range 5 {
-			sr := before.Relations[id]
+			sr := before.Relations.Get(id)
 			switch op := rng.IntN(8); {
 			case sr == nil && op < 3:
-				after.Relations[id] = randomRel()
+				rels[id] = randomRel()
 			case sr == nil:
 			case op < 2:
-				after.Relations[id] = sr
+				rels[id] = sr
 			case op < 4:
 				c := *sr
-				after.Relations[id] = &c
+				rels[id] = &c
 			case op == 4:
 				c := *sr
 				c.At += uint64(rng.IntN(3))
 				c.App += uint64(rng.IntN(2))
-				after.Relations[id] = &c
+				rels[id] = &c
 			case op == 5:
 				c := *sr
 				c.Members = randomMembers()
-				after.Relations[id] = &c
+				rels[id] = &c
 			case op == 6:
 				c := *sr
 				c.Endpoint = "other"
-				after.Relations[id] = &c
+				rels[id] = &c
 			}
 		}
 		if rng.IntN(10) == 0 {
-			after.Relations[1] = nil
+			rels[1] = nil
 		}
+		after.Relations = model.NewSeenRelations(rels)
 		return after
 	}
 	for round := range 5000 {

@@ -35,7 +35,7 @@ func TestCompactSeenMatchesRevisions(t *testing.T) {
 			}
 			sr := &model.SeenRelation{Endpoint: "db", Members: model.NewMembers(names), At: at}
 			return taken{
-				compact: &model.Seen{Life: model.Alive, Relations: map[int]*model.SeenRelation{3: sr}},
+				compact: &model.Seen{Life: model.Alive, Relations: model.NewSeenRelations(map[int]*model.SeenRelation{3: sr})},
 				revs:    mapsClone(revs),
 			}
 		}

@@ -15,11 +15,11 @@ func TestFromSeen(t *testing.T) {
 	members := func(names ...string) model.Members { return model.NewMembers(names) }
 	seen := &model.Seen{
 		Life: model.Alive, Charm: "sha256:aa", ConfigRev: 4, Leader: false, LeaderRev: 9,
-		Relations: map[int]*model.SeenRelation{
+		Relations: model.NewSeenRelations(map[int]*model.SeenRelation{
 			3: {Endpoint: "db", Members: members("db/0", "db/1"), At: 15, App: 0},
 			1: {Endpoint: "cluster", Members: members("web/1"), At: 7, App: 20},
 			5: {Endpoint: "log"},
-		},
+		}),
 	}
 	// revs are the members' settings revisions now, per relation.
 	revs := map[int]map[string]uint64{3: {"db/0": 12, "db/1": 15}, 1: {"web/1": 7}}
@@ -66,12 +66,14 @@ func TestFromSeen(t *testing.T) {
 	// nothing.
 	revs[3]["db/1"] = 30
 	next := *seen
-	next.Relations = map[int]*model.SeenRelation{}
-	for id, r := range seen.Relations {
+	next.Relations = model.SeenRelations{}
+	for id, r := range seen.Relations.All() {
 		c := *r
-		next.Relations[id] = &c
+		if id == 3 {
+			c.At = 30
+		}
+		next.Relations.Set(id, c)
 	}
-	next.Relations[3].At = 30
 	got := lines(Derive(FromSeen("web/0", seen, lookup), FromSeen("web/0", &next, lookup)))
 	if strings.Join(got, ",") != "db-relation-changed db:3 db/1" {
 		t.Errorf("Derive over Seen = %v", got)

@@ -125,7 +125,12 @@ func (l *Ledger) hand(st *model.State, machine string, ps []picked, now time.Tim
 			uni = schedule.RunUniverse(st, u, p.uni, v.Hash, p.seen)
 		}
 		ch := st.Charms[uni.Charm]
-		l.claims[p.name] = &claim{Machine: machine, Hash: v.Hash, uni: &uni, seen: p.seen, at: now, until: now.Add(l.opts.Lease),
+		// The claim keeps the universe without its events: the result
+		// is checked against the rest, and the events, which a first
+		// run lists for every member, are the agent's alone.
+		kept := uni
+		kept.Events = nil
+		l.claims[p.name] = &claim{Machine: machine, Hash: v.Hash, uni: &kept, seen: p.seen, at: now, until: now.Add(l.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.Hash)}
 		l.watchLease(now.Add(l.opts.Lease), now)
 		work = append(work, wire.Work{Unit: p.name, Hash: v.Hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,

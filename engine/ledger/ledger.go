@@ -91,7 +91,8 @@ type counts struct {
 }
 
 // claim is a unit handed to an agent and not yet reported. It holds the
-// universe handed out, which the result is checked against; claims are
+// universe handed out without its events, which the result is checked
+// against; claims are
 // the only universes the controller holds (besides the last reconciled
 // ones of often-run units), so they are bounded by the agents' free hook
 // slots, which is what agents ask for.

@@ -20,7 +20,7 @@ func withDeparted(st *model.State, uni charmapi.Universe, seen *model.Seen) char
 	copied := false
 	for i := range uni.Relations {
 		r := &uni.Relations[i]
-		sr := seen.Relations[r.ID]
+		sr := seen.Relations.Get(r.ID)
 		if sr == nil {
 			continue
 		}

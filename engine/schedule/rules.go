@@ -103,11 +103,8 @@ func sameMembers(before, after *model.Seen) bool {
 	if after == nil {
 		return false
 	}
-	for id, sr := range before.Relations {
-		if sr == nil {
-			continue
-		}
-		if a := after.Relations[id]; a == nil || a.Members != sr.Members {
+	for id, sr := range before.Relations.All() {
+		if a := after.Relations.Get(id); a == nil || a.Members != sr.Members {
 			return false
 		}
 	}
