@@ -17,40 +17,11 @@ import (
 // DefaultHistory is how many runs of each unit the history keeps.
 const DefaultHistory = 50
 
-// Outcomes of a run in the history.
-const (
-	RunOK    = "ok"    // the result was taken
-	RunError = "error" // the hook failed or returned a bad result
-	RunStale = "stale" // the universe moved on while the hook ran; it runs again
-)
-
 // Caps that keep one run small: the history lives in the leader's memory.
 const (
 	maxRunStderr  = 2 << 10
 	maxRunChanges = 40
 )
-
-// Run is one hook run of a unit, as the leader's controller accepted it.
-type Run struct {
-	// Seq orders runs across all units; followers of the history ask for
-	// runs after the last Seq they saw.
-	Seq     uint64    `json:"seq"`
-	Unit    string    `json:"unit"`
-	Service string    `json:"service"`
-	Time    time.Time `json:"time"`
-	// Hash is the universe the hook was given.
-	Hash     string        `json:"hash"`
-	Duration time.Duration `json:"duration"`
-	Outcome  string        `json:"outcome"`
-	Error    string        `json:"error,omitempty"`
-	// Changes is what the result changed in the unit's own settings,
-	// status, state, ports and (as leader) its service's bags.
-	Changes []Change `json:"changes,omitempty"`
-	// Omitted counts changes left out of Changes to keep the run small.
-	Omitted int `json:"omitted,omitempty"`
-	// Stderr is the tail of the hook's standard error.
-	Stderr string `json:"stderr,omitempty"`
-}
 
 // History keeps the last runs of every unit, bounded per unit. It is soft
 // state of the leader's controller: a new leader starts an empty one.
@@ -59,7 +30,7 @@ type History struct {
 
 	mu      sync.Mutex
 	seq     uint64
-	units   map[string][]Run
+	units   map[string]unitRuns
 	changed waiters.Broadcast
 	observe []func(Run)
 	// shared holds one copy of each key and short value the kept runs'
@@ -67,11 +38,16 @@ type History struct {
 	// status many units show), so that each run holds its own copies
 	// of only what is its own.
 	shared map[string]string
+	// sharedChanges holds one copy of each change of only such strings
+	// (a status every unit of a service takes), so that runs that make
+	// the same change refer to one.
+	sharedChanges map[Change]*Change
 }
 
-// Bounds of History.shared: values longer than maxShared are a unit's
-// own as a rule, and the table is emptied when it holds maxSharedN
-// strings, so that keys a charm makes up on every run cost no more.
+// Bounds of History.shared and History.sharedChanges: values longer than
+// maxShared are a unit's own as a rule, and a table is emptied when it
+// holds maxSharedN entries, so that keys a charm makes up on every run
+// cost no more.
 const (
 	maxShared  = 96
 	maxSharedN = 1 << 14
@@ -93,12 +69,80 @@ func (h *History) share(s string) string {
 	return s
 }
 
+// shareChange returns the history's copy of c if c's strings are all
+// shared, making c it if there is none, and otherwise a copy of c that is
+// its run's own, its short strings shared. h.mu is held.
+func (h *History) shareChange(c Change) *Change {
+	long := max(len(c.Key), len(c.Old), len(c.New), len(c.Writer)) > maxShared
+	if !long {
+		if p, ok := h.sharedChanges[c]; ok {
+			return p
+		}
+	}
+	p := &Change{Key: h.share(c.Key), Old: h.share(c.Old), New: h.share(c.New), Writer: h.share(c.Writer), Secret: c.Secret}
+	if long {
+		return p
+	}
+	if len(h.sharedChanges) >= maxSharedN {
+		clear(h.sharedChanges)
+	}
+	h.sharedChanges[*p] = p
+	return p
+}
+
+// keep makes r's kept form. h.mu is held.
+func (h *History) keep(r *Run) keptRun {
+	k := keptRun{seq: r.Seq, dur: r.Duration}
+	whole := r.Service != model.ServiceOf(r.Unit)
+	if o, ok := outcomeOf(r.Outcome); ok {
+		k.outcome = o
+	} else {
+		whole = true
+	}
+	switch loc := r.Time.Location(); {
+	case r.Time.IsZero() && loc == time.UTC:
+	case loc != time.Local && loc != time.UTC:
+		whole = true
+	default:
+		k.at = r.Time.UnixNano()
+		if !time.Unix(0, k.at).Equal(r.Time) {
+			whole = true
+		} else if loc == time.Local {
+			k.flags |= keptLocal
+		} else {
+			k.flags |= keptUTC
+		}
+	}
+	if r.Hash != "" {
+		if decodeHash(r.Hash, &k.hash) {
+			k.flags |= keptHashHex
+		} else {
+			whole = true
+		}
+	}
+	if len(r.Changes) > 0 {
+		k.changes = make([]*Change, len(r.Changes))
+		for i, c := range r.Changes {
+			k.changes[i] = h.shareChange(c)
+		}
+	}
+	switch {
+	case whole:
+		w := *r
+		w.Changes = nil
+		k.more = &keptMore{whole: &w}
+	case r.Error != "" || r.Stderr != "" || r.Omitted != 0:
+		k.more = &keptMore{err: r.Error, stderr: r.Stderr, omitted: r.Omitted}
+	}
+	return k
+}
+
 // NewHistory keeps up to max runs per unit (DefaultHistory if max <= 0).
 func NewHistory(max int) *History {
 	if max <= 0 {
 		max = DefaultHistory
 	}
-	return &History{max: max, units: map[string][]Run{}, changed: waiters.NewBroadcast(), shared: map[string]string{}}
+	return &History{max: max, units: map[string]unitRuns{}, changed: waiters.NewBroadcast(), shared: map[string]string{}, sharedChanges: map[Change]*Change{}}
 }
 
 // Observe calls fn with every run added from now on (metrics use it). fn
@@ -118,21 +162,7 @@ func (h *History) Add(runs ...Run) {
 	for i := range runs {
 		h.seq++
 		runs[i].Seq = h.seq
-		if cs := runs[i].Changes; len(cs) > 0 {
-			// Its own slice, the length of its changes: what the
-			// history keeps is its alone, and no bigger.
-			own := make([]Change, len(cs))
-			for j, c := range cs {
-				c.Key, c.Old, c.New = h.share(c.Key), h.share(c.Old), h.share(c.New)
-				own[j] = c
-			}
-			runs[i].Changes = own
-		}
-		list := append(h.units[runs[i].Unit], runs[i])
-		if len(list) > h.max {
-			list = append([]Run(nil), list[len(list)-h.max:]...)
-		}
-		h.units[runs[i].Unit] = list
+		h.units[runs[i].Unit] = h.units[runs[i].Unit].add(h.keep(&runs[i]), h.max)
 	}
 	observe := h.observe
 	h.changed.Notify()
@@ -156,21 +186,42 @@ func Match(filter, unit string) bool {
 // Runs returns the kept runs selected by filter with Seq > after, oldest
 // first, and the last Seq given out.
 func (h *History) Runs(filter string, after uint64) ([]Run, uint64) {
+	// The kept runs are copied under the lock and made Runs outside it:
+	// what a kept run refers to is never written once kept.
+	type selected struct {
+		unit string
+		runs unitRuns
+		from int
+	}
+	var units []selected
+	n := 0
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []Run
-	for u, list := range h.units {
-		if !Match(filter, u) {
-			continue
+	seq := h.seq
+	pick := func(unit string, u unitRuns) {
+		from := u.upTo(after)
+		if from < len(u) {
+			units = append(units, selected{unit, u, from})
+			n += len(u) - from
 		}
-		for _, r := range list {
-			if r.Seq > after {
-				out = append(out, r)
+	}
+	if strings.Contains(filter, "/") {
+		// Only the unit itself matches.
+		if u, ok := h.units[filter]; ok {
+			pick(filter, u)
+		}
+	} else {
+		for unit, u := range h.units {
+			if Match(filter, unit) {
+				pick(unit, u)
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, h.seq
+	sel := make([]unitRun, 0, n)
+	for _, s := range units {
+		sel = s.runs.appendFrom(sel, s.unit, s.from)
+	}
+	h.mu.Unlock()
+	return runsOf(sel), seq
 }
 
 // Wait returns the runs selected by filter with Seq > after, blocking

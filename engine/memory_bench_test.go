@@ -205,11 +205,12 @@ func BenchmarkBytesPerUnit(b *testing.B) {
 		}
 	})
 	// Last, as it takes the history away: what the heap frees when the
-	// leader's run history lets its runs go.
+	// leader's run history lets its runs go, and the strings and changes
+	// it shares between them.
 	h := ctl.History()
 	with := liveHeap()
 	h.mu.Lock()
-	h.units = map[string][]Run{}
+	h.units, h.shared, h.sharedChanges = map[string]unitRuns{}, map[string]string{}, map[Change]*Change{}
 	h.mu.Unlock()
 	without := liveHeap()
 	runtime.KeepAlive(ctl)

@@ -127,6 +127,9 @@ type fsm struct {
 	published atomic.Pointer[map[string]nodeInfo]
 	// diag is the debug log and the unit events (diag.go).
 	diag diagnostics
+	// growth is what the log grew by since the last snapshot
+	// (compact.go).
+	growth *logGrowth
 
 	// nodeID names this node in a halt; build is its feature level.
 	nodeID string
@@ -148,6 +151,7 @@ func newFSM(log hclog.Logger) *fsm {
 		nodes:   map[string]nodeInfo{},
 		changed: make(chan struct{}),
 		diag:    newDiagnostics(),
+		growth:  newLogGrowth(snapshotFloor),
 	}
 	f.resetJournals(0)
 	f.publishNodes()
@@ -210,6 +214,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	defer f.mu.Unlock()
 	f.replacedAt, f.nodesDirty = 0, false
 	for i, l := range logs {
+		f.growth.applied(len(l.Data))
 		if l.Type == raft.LogCommand {
 			out[i] = f.applyEntry(l.Index, l.Data)
 			if h, ok := out[i].(*haltError); ok {
@@ -418,8 +423,10 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 func (f *fsm) frozen() *fsmSnapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	// Under mu nothing applies, so the index and the state agree.
-	return &fsmSnapshot{index: f.appliedIndex(), level: f.clusterLevelRecorded(), nodes: maps.Clone(f.nodes), cluster: f.cluster.Clone(), logs: f.diag.logs.Dump(), events: f.diag.events.Dump()}
+	// Under mu nothing applies, so the index and the state agree, and
+	// the log's growth starts again from what the copy holds.
+	f.growth.frozen()
+	return &fsmSnapshot{index: f.appliedIndex(), level: f.clusterLevelRecorded(), nodes: maps.Clone(f.nodes), cluster: f.cluster.Clone(), logs: f.diag.logs.Dump(), events: f.diag.events.Dump(), growth: f.growth}
 }
 
 // Restore replaces everything with a snapshot and wakes watchers with a
@@ -441,6 +448,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	c.SetSealer(f.sealer)
 	c.SetIndex(d.Index)
 	f.cluster = c
+	f.growth.frozen()
 	f.resetJournals(d.Index)
 	f.nodes = d.Nodes
 	f.level.Store(int64(d.Level))
@@ -555,17 +563,23 @@ type fsmSnapshot struct {
 	cluster *model.Cluster
 	logs    *model.BoundedDump[model.LogLine]
 	events  *model.BoundedDump[model.Event]
+	// growth hears the snapshot's size once it is written.
+	growth *logGrowth
 }
 
 // Persist streams the document to the sink: the encoded state is never
 // whole in memory.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := s.writeTo(sink); err != nil {
+	w := &sizedWriter{w: sink}
+	if err := s.writeTo(w); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("write snapshot %s: %w", sink.ID(), err)
 	}
 	if err := sink.Close(); err != nil {
 		return fmt.Errorf("close snapshot %s: %w", sink.ID(), err)
+	}
+	if s.growth != nil {
+		s.growth.snapshot.Store(w.n)
 	}
 	return nil
 }

@@ -67,6 +67,9 @@ type node struct {
 	raftTLS  *tls.Config   // Config.RaftTLS
 	level    model.Level   // Config.level: the build's feature level
 	budget   LogBudget     // Config.LogBudget
+	// snapBytes and trailBytes are Config.snapshotBytes and
+	// Config.trailingBytes.
+	snapBytes, trailBytes int64
 	// connState, when set, sees every connection to the node's HTTP
 	// server change state.
 	connState func(net.Conn, http.ConnState)
@@ -102,6 +105,8 @@ func (n *node) start(bootstrap bool, join []string) {
 		level:          n.level,
 		Version:        fmt.Sprintf("test-level-%d", n.level),
 		LogBudget:      n.budget,
+		snapshotBytes:  n.snapBytes,
+		trailingBytes:  n.trailBytes,
 	})
 	if err != nil {
 		ln.Close()

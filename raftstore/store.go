@@ -121,6 +121,9 @@ type Config struct {
 	// compacted entries a segment at a time.
 	trailingLogs   uint64
 	walSegmentSize int
+	// snapshotBytes and trailingBytes override snapshotFloor and
+	// trailBytes (compact.go), for tests.
+	snapshotBytes, trailingBytes int64
 	// leaderHold overrides leaderHold, for tests.
 	leaderHold time.Duration
 
@@ -172,6 +175,10 @@ type Store struct {
 	// readyTerm is the term whose leader barrier has completed: the
 	// leader may serve linearizable reads only in that term.
 	readyTerm atomic.Uint64
+
+	// trailingMost is the TrailingLogs Raft was configured with: the
+	// most entries a snapshot keeps, whatever their size (compact.go).
+	trailingMost uint64
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -293,6 +300,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 	notify := make(chan bool, 16)
 	s.fsm = newFSM(log.Named("fsm"))
+	s.fsm.growth = newLogGrowth(cfg.snapshotFloor())
 	s.fsm.nodeID, s.fsm.build = cfg.NodeID, s.BuildLevel()
 	s.fsm.setSealer(s.keys)
 	s.raft, err = raft.NewRaft(s.raftConfig(raftLog, notify), s.fsm, s.logs, bolt, snaps, trans)
@@ -304,10 +312,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.watchContacts()
 	log.Info("raft started", "raft_addr", s.raftAddr, "http_addr", cfg.HTTPAddr, "existing_state", hasState, "index", s.fsm.appliedIndex())
 
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go s.leadershipLoop(notify)
 	go s.announceLoop()
 	go s.levelLoop()
+	go s.compactLoop()
 
 	switch {
 	case seed != nil:
@@ -404,6 +413,7 @@ func (s *Store) raftConfig(log hclog.Logger, notify chan bool) *raft.Config {
 	if s.cfg.trailingLogs > 0 {
 		rc.TrailingLogs = s.cfg.trailingLogs
 	}
+	s.trailingMost = rc.TrailingLogs
 	return rc
 }
 

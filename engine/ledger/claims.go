@@ -125,12 +125,7 @@ func (l *Ledger) hand(st *model.State, machine string, ps []picked, now time.Tim
 			uni = schedule.RunUniverse(st, u, p.uni, v.Hash, p.seen)
 		}
 		ch := st.Charms[uni.Charm]
-		// The claim keeps the universe without its events: the result
-		// is checked against the rest, and the events, which a first
-		// run lists for every member, are the agent's alone.
-		kept := uni
-		kept.Events = nil
-		l.claims[p.name] = &claim{Machine: machine, Hash: v.Hash, uni: &kept, seen: p.seen, at: now, until: now.Add(l.opts.Lease),
+		l.claims[p.name] = &claim{Machine: machine, Hash: v.Hash, uni: l.kept(p.name, uni), seen: p.seen, at: now, until: now.Add(l.opts.Lease),
 			timer: timer || schedule.TimerRun(u, v.Hash)}
 		l.watchLease(now.Add(l.opts.Lease), now)
 		work = append(work, wire.Work{Unit: p.name, Hash: v.Hash, Charm: uni.Charm, Legacy: ch != nil && ch.Legacy, Universe: &uni,
@@ -148,6 +143,27 @@ func (l *Ledger) hand(st *model.State, machine string, ps []picked, now time.Tim
 		l.noteStatus()
 	}
 	return work
+}
+
+// kept is what unit name's claim holds of the universe handed out: what
+// its result is checked against (the unit, its leadership, its relations'
+// idents and remote services, its secrets), not its events, which a first
+// run lists for every member twice, nor, unless the unit's last universe
+// is kept to be compared with it (schedule.KeepLast, Staleness.LastOf),
+// its relations' members, whose settings are each universe's own in a
+// peer relation. Called with mu.
+func (l *Ledger) kept(name string, uni charmapi.Universe) *charmapi.Universe {
+	uni.Events = nil
+	if len(uni.Relations) == 0 || schedule.KeepLast(l.runs.count[name]+1) || l.stale.LastOf(name) != nil {
+		return &uni
+	}
+	rels := make([]charmapi.Relation, len(uni.Relations))
+	for i, r := range uni.Relations {
+		r.Units = nil
+		rels[i] = r
+	}
+	uni.Relations = rels
+	return &uni
 }
 
 // GiveBack gives back work handed to machine that never reached its agent:
