@@ -316,7 +316,7 @@ func resultChanges(st *model.State, res *model.Result) []Change {
 		out = append(out, Change{Key: "status", Old: statusText(u.Status), New: statusText(*res.Status)})
 	}
 	for _, id := range sortedInts(res.Settings) {
-		diff("relations."+relationIdent(st, u.Service, id)+".local.", bagData(u.Settings[id]), res.Settings[id])
+		diff("relations."+relationIdent(st, u.Service, id)+".local.", bagData(u.Settings.Get(id)), res.Settings[id])
 	}
 	for _, id := range sortedInts(res.App) {
 		var old *model.Bag

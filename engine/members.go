@@ -142,7 +142,7 @@ func newSide(units []*model.Unit) *side {
 // its settings or address changed since it was made.
 func (sd *side) member(st *model.State, rel, i int) *member {
 	u := sd.units[i]
-	b, addr := u.Settings[rel], st.Address(u)
+	b, addr := u.Settings.Get(rel), st.Address(u)
 	if m := load(&sd.slots[i]); m != nil && m.bag == b && m.addr == addr {
 		return m
 	}
@@ -377,7 +377,7 @@ func newShownSide(byName []*member, set *model.Members) *shownSide {
 func sortedMembers(st *model.State, rel int, units []*model.Unit) []*member {
 	ms := make([]*member, len(units))
 	for i, u := range units {
-		ms[i] = newMember(u.Name, u.Settings[rel], st.Address(u))
+		ms[i] = newMember(u.Name, u.Settings.Get(rel), st.Address(u))
 	}
 	slices.SortFunc(ms, func(a, b *member) int { return strings.Compare(a.name, b.name) })
 	return ms

@@ -192,7 +192,7 @@ func settings(s *memStore) string {
 	out := map[string]any{}
 	_ = s.View(func(st *model.State) error {
 		for name, u := range st.Units {
-			for id, b := range u.Settings {
+			for id, b := range u.Settings.All() {
 				out[fmt.Sprintf("%s/%d", name, id)] = b.Map()
 			}
 			out[name+"/state"] = u.State

@@ -57,7 +57,7 @@ func NewUnitDetail(st *model.State, name string, us *UnitStatus) *UnitDetail {
 		for _, m := range st.RemoteMembers(u, r) {
 			ur.Members = append(ur.Members, m.Name)
 		}
-		if data := u.Settings[r.ID].Map(); data != nil {
+		if data := u.Settings.Get(r.ID).Map(); data != nil {
 			ur.Settings = data
 		}
 		d.Relations = append(d.Relations, ur)

@@ -106,7 +106,7 @@ func build(st *model.State, unit string, p *buildCache) (*charmapi.Universe, *mo
 			Role:          string(local.Role),
 			Scope:         string(r.Scope),
 			RemoteService: remote.Service,
-			Local:         withAddress(bagData(u.Settings[r.ID]), uni.Address),
+			Local:         withAddress(bagData(u.Settings.Get(r.ID)), uni.Address),
 			App:           bagData(r.App[u.Service]),
 			RemoteApp:     map[string]string{}, // a peer has no remote service
 		}

@@ -433,8 +433,8 @@ func (s *applying) applyWrites(index uint64, u *Unit, r *Result, t *Touched) str
 			skipped = append(skipped, fmt.Sprintf("relation %d is gone", id))
 			continue
 		}
-		if b := updateBag(u.Settings[id], r.Settings[id], index); b != u.Settings[id] {
-			u.Settings = withEntry(u.Settings, id, b)
+		if b := updateBag(u.Settings.Get(id), r.Settings[id], index); b != u.Settings.Get(id) {
+			u.Settings = u.Settings.With(id, b)
 			t.Settings = append(t.Settings, UnitBag{u.Name, id})
 		}
 	}

@@ -11,7 +11,7 @@ package model
 // keepDeparted records u's last settings in every relation where a unit
 // still has u in its Seen; called as u is removed.
 func (s *State) keepDeparted(u *Unit) {
-	for id, bag := range u.Settings {
+	for id, bag := range u.Settings.All() {
 		r := s.Relations[id]
 		if r == nil || bag == nil || !s.stillSeen(r, u.Name) {
 			continue
@@ -64,7 +64,7 @@ func (s *State) pruneDeparted(seen *Seen) {
 // when it was removed; ok is false when neither is there.
 func (s *State) DepartedSettings(id int, unit string) (map[string]string, bool) {
 	if u, ok := s.Units[unit]; ok {
-		return u.Settings[id].Map(), true
+		return u.Settings.Get(id).Map(), true
 	}
 	if r := s.Relations[id]; r != nil {
 		if b, ok := r.Departed[unit]; ok {
@@ -94,7 +94,7 @@ func (s *State) LeavingSettings(u *Unit, listed SeenRelations, addr string) map[
 		if r == nil {
 			continue
 		}
-		data := u.Settings[id].Map()
+		data := u.Settings.Get(id).Map()
 		if data == nil {
 			data = map[string]string{}
 		}

@@ -204,12 +204,12 @@ func (s *State) SecretsOf(unit string) []string {
 	}
 	bag(maps.All(u.State))
 	for _, r := range s.RelationsOf(u.Service) {
-		bag(u.Settings[r.ID].All())
+		bag(u.Settings.Get(r.ID).All())
 		for _, b := range r.App {
 			bag(b.All())
 		}
 		for _, m := range s.RemoteMembers(u, r) {
-			bag(m.Settings[r.ID].All())
+			bag(m.Settings.Get(r.ID).All())
 		}
 	}
 	return append(out, s.secretValues(u)...)
@@ -235,7 +235,7 @@ func (s *State) Redacted() *State {
 	}
 	for name, u := range c.Units {
 		st, a := redactBag(u.State)
-		settings, b := redactBags(u.Settings)
+		settings, b := redactRelBags(u.Settings)
 		if a || b {
 			v := *u
 			v.State, v.Settings = st, settings
@@ -255,6 +255,17 @@ func (s *State) Redacted() *State {
 		}
 	}
 	return c
+}
+
+// redactRelBags is redactBags of a unit's settings.
+func redactRelBags(r RelBags) (RelBags, bool) {
+	out, changed := r, false
+	for id, b := range r.All() {
+		if red, ok := redactBagOf(b); ok {
+			out, changed = out.With(id, red), true
+		}
+	}
+	return out, changed
 }
 
 // redactBagOf is redactBag of a Bag.

@@ -86,7 +86,7 @@ func secretState() *State {
 		Endpoints: []RelEndpoint{{Service: "db", Name: "db"}, {Service: "web", Name: "db"}},
 		App:       map[string]*Bag{"db": NewBag(map[string]string{"api_key": "app-key-value"}, 0)}}
 	st.Units["db/0"] = &Unit{Name: "db/0", Service: "db", Machine: "m0", Life: Alive,
-		Settings: map[int]*Bag{1: NewBag(map[string]string{"host": "10.0.0.1", "password": "pw-value"}, 0)},
+		Settings: NewRelBags(map[int]*Bag{1: NewBag(map[string]string{"host": "10.0.0.1", "password": "pw-value"}, 0)}),
 		State:    map[string]string{"root-password": "state-value"}}
 	st.Units["web/0"] = &Unit{Name: "web/0", Service: "web", Machine: "m0", Life: Alive}
 	st.Normalize()

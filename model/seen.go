@@ -136,7 +136,7 @@ func (s *State) SettingsRev(id int, unit string) (rev uint64, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	if b := u.Settings[id]; b != nil {
+	if b := u.Settings.Get(id); b != nil {
 		return b.Rev, true
 	}
 	return 0, true

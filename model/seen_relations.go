@@ -93,26 +93,39 @@ func NewSeenRelations(m map[int]*SeenRelation) SeenRelations {
 
 // MarshalJSON writes the relations as map[int]*SeenRelation would.
 func (s SeenRelations) MarshalJSON() ([]byte, error) {
-	keys := make([]string, len(s.rs))
-	order := make([]int, len(s.rs))
-	for i, e := range s.rs {
-		keys[i], order[i] = strconv.Itoa(e.id), i
+	return marshalByID(len(s.rs), func(i int) (int, any) { return s.rs[i].id, &s.rs[i].r })
+}
+
+// marshalByID writes n values, at(i) giving the i-th's id and value, as
+// encoding/json writes a map[int]V: an object keyed by the ids in decimal,
+// sorted as strings ("10" before "2"). The values are written without
+// HTML escaping, which the encoder that called MarshalJSON adds if it
+// escapes: escaped here, an encoder that does not would print it.
+func marshalByID(n int, at func(i int) (int, any)) ([]byte, error) {
+	keys := make([]string, n)
+	order := make([]int, n)
+	for i := range n {
+		id, _ := at(i)
+		keys[i], order[i] = strconv.Itoa(id), i
 	}
 	sort.Slice(order, func(a, b int) bool { return keys[order[a]] < keys[order[b]] })
-	var buf bytes.Buffer
+	var buf, val bytes.Buffer
+	enc := json.NewEncoder(&val)
+	enc.SetEscapeHTML(false)
 	buf.WriteByte('{')
-	for n, i := range order {
-		if n > 0 {
+	for k, i := range order {
+		if k > 0 {
 			buf.WriteByte(',')
 		}
 		buf.WriteByte('"')
 		buf.WriteString(keys[i])
 		buf.WriteString(`":`)
-		b, err := json.Marshal(&s.rs[i].r)
-		if err != nil {
-			return nil, fmt.Errorf("seen relation %d: %w", s.rs[i].id, err)
+		_, v := at(i)
+		val.Reset()
+		if err := enc.Encode(v); err != nil {
+			return nil, fmt.Errorf("%s: %w", keys[i], err)
 		}
-		buf.Write(b)
+		buf.Write(bytes.TrimSuffix(val.Bytes(), []byte{'\n'}))
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

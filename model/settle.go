@@ -274,7 +274,7 @@ func (s *applying) removeFinished(sc *scope) bool {
 			// Its services may now be free to go.
 			sc.addService(s.State, svc)
 			for _, u := range s.UnitsOf(svc) {
-				u.Settings = withoutEntry(u.Settings, r.ID)
+				u.Settings = u.Settings.Without(r.ID)
 			}
 		}
 	}

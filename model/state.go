@@ -196,7 +196,7 @@ type Unit struct {
 	// Principal is set for subordinate units: the unit they attach to.
 	Principal string `json:"principal,omitempty"`
 	// Settings are the unit's own settings per relation id.
-	Settings map[int]*Bag      `json:"settings,omitempty"`
+	Settings RelBags           `json:"settings,omitzero"`
 	Status   Status            `json:"status"`
 	State    map[string]string `json:"state,omitempty"`
 	Ports    []string          `json:"ports,omitempty"`

@@ -483,7 +483,7 @@ func TestLifecycle(t *testing.T) {
 		checkUniverseSees(t, 6, data, unit, appStore, map[string]map[string]string{"app/0": {"unit": "app/0"}})
 	}
 	for _, u := range state.Units {
-		if _, ok := u.Settings[extraStore]; ok {
+		if u.Settings.Get(extraStore) != nil {
 			t.Errorf("step 6: %s still holds settings for the removed relation", u.Name)
 		}
 	}

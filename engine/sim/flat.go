@@ -25,7 +25,7 @@ func flatState(st *model.State) map[string]string {
 	out := map[string]string{}
 	for _, name := range st.SortedUnits() {
 		u := st.Units[name]
-		for id, b := range u.Settings {
+		for id, b := range u.Settings.All() {
 			if b == nil {
 				continue
 			}

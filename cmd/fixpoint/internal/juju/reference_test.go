@@ -132,7 +132,7 @@ func reference(t *testing.T, name string) any {
 func TestShapesAgainstJujusReference(t *testing.T) {
 	src := testSource(t)
 	st := src.State
-	st.Units["web/0"].Settings = map[int]*model.Bag{1: model.NewBag(map[string]string{"want": "pg"}, 0)}
+	st.Units["web/0"].Settings = model.NewRelBags(map[int]*model.Bag{1: model.NewBag(map[string]string{"want": "pg"}, 0)})
 	st.Relations[1].App = map[string]*model.Bag{"db": model.NewBag(map[string]string{"version": "14"}, 0)}
 	unit, _ := ShowUnit(st, "web/0", "1.0")
 	secret := SecretDetails(&api.SecretInfo{ID: "secret:a", Owner: "application db", Label: "pw", Revision: 2, Rotate: "daily", NextRotate: "2026-01-02T03:04:05Z",

@@ -62,8 +62,8 @@ func TestSecretDetails(t *testing.T) {
 func TestShowUnit(t *testing.T) {
 	src := testSource(t)
 	st := src.State
-	st.Units["web/0"].Settings = map[int]*model.Bag{1: model.NewBag(map[string]string{"want": "pg"}, 0)}
-	st.Units["db/0"].Settings = map[int]*model.Bag{1: model.NewBag(map[string]string{"host": "10.0.0.1"}, 0)}
+	st.Units["web/0"].Settings = model.NewRelBags(map[int]*model.Bag{1: model.NewBag(map[string]string{"want": "pg"}, 0)})
+	st.Units["db/0"].Settings = model.NewRelBags(map[int]*model.Bag{1: model.NewBag(map[string]string{"host": "10.0.0.1"}, 0)})
 	st.Relations[1].App = map[string]*model.Bag{"db": model.NewBag(map[string]string{"version": "14"}, 0), "web": model.NewBag(map[string]string{"mine": "1"}, 0)}
 	info, ok := ShowUnit(st, "web/0", "1.0")
 	if !ok || info.Charm != "local:web-charm-0" || !info.Leader || info.Machine != "0" || info.WorkloadVersion != "1.0" || len(info.OpenedPorts) != 2 {

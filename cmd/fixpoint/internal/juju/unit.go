@@ -73,7 +73,7 @@ func ShowUnit(st *model.State, name, version string) (UnitInfo, bool) {
 		if b := r.App[remote.Service]; b != nil {
 			rd.ApplicationData = anyMap(b.Map())
 		}
-		if b := u.Settings[r.ID]; b != nil {
+		if b := u.Settings.Get(r.ID); b != nil {
 			rd.LocalUnit.Data = anyMap(b.Map())
 		}
 		for _, m := range st.RemoteMembers(u, r) {
@@ -81,7 +81,7 @@ func ShowUnit(st *model.State, name, version string) (UnitInfo, bool) {
 				rd.RelatedUnits = map[string]UnitRelationData{}
 			}
 			d := UnitRelationData{InScope: true, Data: anyMap(nil)}
-			if b := m.Settings[r.ID]; b != nil {
+			if b := m.Settings.Get(r.ID); b != nil {
 				d.Data = anyMap(b.Map())
 			}
 			rd.RelatedUnits[m.Name] = d
