@@ -89,8 +89,9 @@ func (b *builders) take() (ledger.AheadJob, bool) {
 }
 
 // wait ends the choice and returns what the workers built, by unit, once
-// they have built every job.
-func (b *builders) wait() *ledger.BuiltAhead {
+// they have built every job, with how many universes that is and their
+// encodings' bytes.
+func (b *builders) wait() (*ledger.BuiltAhead, int, int64) {
 	b.mu.Lock()
 	b.chosen = true
 	b.mu.Unlock()
@@ -103,7 +104,11 @@ func (b *builders) wait() *ledger.BuiltAhead {
 			all[name] = p
 		}
 	}
-	return ledger.NewBuiltAhead(all)
+	var size int64
+	for _, p := range all {
+		size += int64(len(p.RunJSON))
+	}
+	return ledger.NewBuiltAhead(all), len(all), size
 }
 
 // buildOneAhead builds j's universe, hashed if its view's hash is unknown,
@@ -159,10 +164,25 @@ func (h *handout) buildAhead(st *model.State, batch []*pollLook) (int, *ledger.B
 			b.add(j)
 		}
 	}
-	served, w := h.ledger.PlanPass(st, len(batch), func(i int) (string, int) { return batch[i].machine, batch[i].max }, add, maxAhead)
+	served, w := h.ledger.PlanPass(st, len(batch), func(i int) (string, int) { return batch[i].machine, batch[i].max }, add, h.aheadBound())
 	h.apply(w)
 	if b == nil {
 		return served, nil
 	}
-	return served, b.wait()
+	built, n, size := b.wait()
+	if n > 0 {
+		h.aheadMean.Store(size/int64(n) + 1)
+	}
+	return served, built
+}
+
+// aheadBound is how many universes the next pass builds ahead: about
+// aheadBytes' worth at the last pass's mean encoded size, within
+// [minAhead, maxAhead].
+func (h *handout) aheadBound() int {
+	mean := h.aheadMean.Load()
+	if mean <= 0 {
+		return maxAhead
+	}
+	return int(min(max(aheadBytes/mean, minAhead), maxAhead))
 }

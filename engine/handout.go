@@ -30,6 +30,9 @@ type handout struct {
 	// shared counts the polls this controller's wakes woke on the
 	// fleet's shared signals (Options.Machines).
 	shared atomic.Int64
+	// aheadMean is the mean size of the last pass's universes built
+	// ahead, encoded (0 before one): it sizes the next (aheadBound).
+	aheadMean atomic.Int64
 }
 
 // apply makes the wakes a change of the ledger owes, with the ledger's

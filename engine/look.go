@@ -34,12 +34,17 @@ type pollLook struct {
 
 // A wake of every machine (a new leader's first refresh) pushes all
 // their looks at once. maxPass bounds the looks one pass claims, all
-// under the ledger's lock, which status and reports wait for; maxAhead
-// bounds about how many universes it builds ahead, which it holds with
-// their encodings until its last claim: each look may ask for up to 256
-// units, so the bound keeps a pass's memory to about maxAhead universes
+// under the ledger's lock, which status and reports wait for. A pass
+// holds the universes it builds ahead, with their events and encodings,
+// until its last claim, and a universe of a first run in large relations
+// is many times one of a small environment: so it builds about as many
+// as hold aheadBytes encoded at the last pass's mean size (aheadBound),
+// at least minAhead and at most maxAhead. Each look may ask for up to 256
+// units, so the bound keeps a pass's memory in proportion to aheadBytes
 // however many polls are pushed into it.
 const (
-	maxPass  = 256
-	maxAhead = 1024
+	maxPass    = 256
+	maxAhead   = 1024
+	minAhead   = 64
+	aheadBytes = 8 << 20
 )

@@ -117,3 +117,42 @@ func claimsHeld(t *testing.T, ctl *Controller) (n int) {
 	}
 	return n
 }
+
+// TestAPassBuildsAheadAboutItsBytes: a pass builds ahead as many
+// universes as hold aheadBytes encoded at the last pass's mean size,
+// within [minAhead, maxAhead]; before any pass, maxAhead.
+func TestAPassBuildsAheadAboutItsBytes(t *testing.T) {
+	s, _, _ := tenMachinesSettled(t)
+	ctl := NewController(s, Options{Window: 1})
+	if err := ctl.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	twoServices(t, s, 2)
+	var looks []*pollLook
+	for _, m := range []string{"a0", "a1", "a2", "a3", "a4"} {
+		looks = append(looks, newLook(ctl, m))
+	}
+	_ = s.View(func(st *model.State) error {
+		ctl.work.buildAhead(st, looks)
+		return nil
+	})
+	if ctl.work.aheadMean.Load() <= 0 {
+		t.Fatal("a pass that built universes ahead left no mean size for the next")
+	}
+	var h handout
+	for _, c := range []struct {
+		mean int64
+		want int
+	}{
+		{0, maxAhead},
+		{1, maxAhead},
+		{aheadBytes / 100, 100},
+		{aheadBytes, minAhead},
+		{1 << 40, minAhead},
+	} {
+		h.aheadMean.Store(c.mean)
+		if got := h.aheadBound(); got != c.want {
+			t.Errorf("mean %d bytes: %d universes ahead; want %d", c.mean, got, c.want)
+		}
+	}
+}
