@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"runtime"
 	"sync"
 
@@ -41,11 +42,11 @@ func newBuilders(st *model.State) *builders {
 func (b *builders) work(w int) {
 	defer b.wg.Done()
 	built := map[string]*ledger.Prebuilt{}
-	size := 0 // of the largest encoding yet, room for the next
+	var scratch []byte // grows to the largest encoding yet
 	for j, ok := b.take(); ok; j, ok = b.take() {
-		if p := buildOneAhead(b.st, j, b.shared, size); p != nil {
+		var p *ledger.Prebuilt
+		if p, scratch = buildOneAhead(b.st, j, b.shared, scratch); p != nil {
 			built[j.Name] = p
-			size = max(size, len(p.RunJSON))
 		}
 	}
 	b.mu.Lock()
@@ -112,26 +113,28 @@ func (b *builders) wait() (*ledger.BuiltAhead, int, int64) {
 }
 
 // buildOneAhead builds j's universe, hashed if its view's hash is unknown,
-// its run universe and that encoded, with room for size bytes; nil if the
-// unit is gone.
-func buildOneAhead(st *model.State, j ledger.AheadJob, shared *buildCache, size int) *ledger.Prebuilt {
+// its run universe and that encoded in scratch, which it returns for the
+// next (grown if it had to); nil if the unit is gone.
+func buildOneAhead(st *model.State, j ledger.AheadJob, shared *buildCache, scratch []byte) (*ledger.Prebuilt, []byte) {
 	p := &ledger.Prebuilt{Hash: j.Hash}
 	var members [][]*member
 	p.Uni, p.Seen, members = build(st, j.Name, shared)
 	if p.Uni == nil {
-		return nil
+		return nil, scratch
 	}
 	if p.Hash == "" {
 		p.Hash, p.Hashed = hashWith(p.Uni, members)
 		p.Rehashed = true
 	}
 	p.Run = schedule.RunUniverse(st, st.Units[j.Name], p.Uni, p.Hash, p.Seen)
-	// Sized for the largest encoding this worker has made, so the
-	// buffer seldom grows.
-	if b, err := unijson.Append(make([]byte, 0, size), &p.Run, appendUnits(members)); err == nil {
-		p.RunJSON = b
+	// Encoded in the worker's buffer, which seldom grows, and kept at
+	// its size: the pass holds its encodings until its last claim, and
+	// one large universe would otherwise size all that follow it.
+	b, err := unijson.Append(scratch[:0], &p.Run, appendUnits(members))
+	if err == nil {
+		p.RunJSON = bytes.Clone(b)
 	}
-	return p
+	return p, b[:0]
 }
 
 // buildAhead builds, with one worker per processor, the universes of the
