@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 	"unique"
 )
 
@@ -172,9 +171,9 @@ func (b Bag) MarshalJSON() ([]byte, error) {
 			if !first {
 				out = append(out, ',')
 			}
-			out = appendQuoted(out, k)
+			out = AppendJSONString(out, k, false)
 			out = append(out, ':')
-			out = appendQuoted(out, v)
+			out = AppendJSONString(out, v, false)
 		}
 		out = append(out, "},"...)
 	}
@@ -193,60 +192,4 @@ func (b *Bag) UnmarshalJSON(data []byte) error {
 	}
 	*b = *NewBag(j.Data, j.Rev)
 	return nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendQuoted appends s quoted as encoding/json quotes a string with
-// HTML escaping off: invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped
-// for JavaScript.
-func appendQuoted(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

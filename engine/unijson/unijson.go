@@ -11,9 +11,9 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/fixpoint/fixpoint/charmapi"
+	"github.com/fixpoint/fixpoint/model"
 )
 
 // Units appends the members of u.Relations[i], r, as encoding/json
@@ -227,58 +227,6 @@ func appendBag(b []byte, m map[string]string) []byte {
 	return appendObject(b, m, AppendString)
 }
 
-const hexDigits = "0123456789abcdef"
-
 // AppendString appends s quoted as encoding/json quotes it with HTML
-// escaping on (its default): <, > and & as \u003c..., invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 escaped for JavaScript.
-func AppendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// escaping on (its default): model.AppendJSONString's rule.
+func AppendString(b []byte, s string) []byte { return model.AppendJSONString(b, s, true) }
