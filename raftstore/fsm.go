@@ -555,46 +555,6 @@ func (f *fsm) registry() map[string]nodeInfo {
 	return out
 }
 
-// fsmSnapshot is a frozen copy of the state waiting to be written.
-type fsmSnapshot struct {
-	index   uint64
-	level   model.Level
-	nodes   map[string]nodeInfo
-	cluster *model.Cluster
-	logs    *model.BoundedDump[model.LogLine]
-	events  *model.BoundedDump[model.Event]
-	// growth hears the snapshot's size once it is written.
-	growth *logGrowth
-}
-
-// Persist streams the document to the sink: the encoded state is never
-// whole in memory.
-func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	w := &sizedWriter{w: sink}
-	if err := s.writeTo(w); err != nil {
-		_ = sink.Cancel()
-		return fmt.Errorf("write snapshot %s: %w", sink.ID(), err)
-	}
-	if err := sink.Close(); err != nil {
-		return fmt.Errorf("close snapshot %s: %w", sink.ID(), err)
-	}
-	if s.growth != nil {
-		s.growth.snapshot.Store(w.n)
-	}
-	return nil
-}
-
-// writeTo streams the document to w.
-func (s *fsmSnapshot) writeTo(w io.Writer) error {
-	if err := writeDocument(w, s.index, s.level, s.nodes, s.cluster, s.logs, s.events); err != nil {
-		return fmt.Errorf("at index %d: %w", s.index, err)
-	}
-	return nil
-}
-
-// Release drops the copy.
-func (s *fsmSnapshot) Release() { s.cluster, s.nodes, s.logs, s.events = nil, nil, nil, nil }
-
 // halt stops the FSM at h's entry, for good in this process, and says why.
 func (f *fsm) halt(h *haltError) {
 	f.halted.Store(h)
