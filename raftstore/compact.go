@@ -126,7 +126,9 @@ func (s *Store) compactLoop() {
 		if err := s.raft.ReloadConfig(rc); err != nil {
 			s.log.Warn("could not set the log kept after a snapshot", "error", err)
 		}
-		if err := s.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		// A node shutting down ends the snapshot it was taking: nothing
+		// to warn of.
+		if err := s.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) && !errors.Is(err, raft.ErrRaftShutdown) {
 			s.log.Warn("snapshot the log's growth asked for failed", "error", err)
 		}
 	}
