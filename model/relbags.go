@@ -3,36 +3,18 @@ package model
 import (
 	"encoding/json"
 	"iter"
-	"slices"
 )
 
-// RelBags are a unit's settings bags by relation id, held as one slice
-// sorted by id: a unit is in a few relations, and every unit of the
-// replicated state has them on every node, where a Go map's groups would
-// cost several times the entries. RelBags are immutable: With and
-// Without return new ones, so that a snapshot's copy of the state shares
-// them (clone.go). The zero value has none.
+// RelBags are a unit's settings bags by relation id (byID). They are
+// immutable: With and Without return new ones, so that a snapshot's copy
+// of the state shares them (clone.go). The zero value has none.
 //
-// Its JSON is that of map[int]*Bag, byte for byte (marshalByID).
-type RelBags struct{ bs []relBag }
-
-// relBag is one relation's bag of RelBags.
-type relBag struct {
-	id int
-	b  *Bag
-}
+// Its JSON is that of map[int]*Bag, byte for byte.
+type RelBags struct{ bs byID[*Bag] }
 
 // NewRelBags holds m's bags.
 func NewRelBags(m map[int]*Bag) RelBags {
-	if len(m) == 0 {
-		return RelBags{}
-	}
-	bs := make([]relBag, 0, len(m))
-	for id, b := range m {
-		bs = append(bs, relBag{id, b})
-	}
-	slices.SortFunc(bs, func(a, b relBag) int { return a.id - b.id })
-	return RelBags{bs}
+	return RelBags{newByID(m, func(*Bag) bool { return true })}
 }
 
 // Len is how many relations have a bag.
@@ -41,14 +23,10 @@ func (r RelBags) Len() int { return len(r.bs) }
 // IsZero reports whether there are none (encoding/json's omitzero).
 func (r RelBags) IsZero() bool { return len(r.bs) == 0 }
 
-func (r RelBags) find(id int) (int, bool) {
-	return slices.BinarySearchFunc(r.bs, id, func(e relBag, id int) int { return e.id - id })
-}
-
 // Get returns relation id's bag, nil if there is none.
 func (r RelBags) Get(id int) *Bag {
-	if i, ok := r.find(id); ok {
-		return r.bs[i].b
+	if b := r.bs.at(id); b != nil {
+		return *b
 	}
 	return nil
 }
@@ -56,8 +34,8 @@ func (r RelBags) Get(id int) *Bag {
 // All yields the bags in rising id order.
 func (r RelBags) All() iter.Seq2[int, *Bag] {
 	return func(yield func(int, *Bag) bool) {
-		for _, e := range r.bs {
-			if !yield(e.id, e.b) {
+		for id, b := range r.bs.all() {
+			if !yield(id, *b) {
 				return
 			}
 		}
@@ -65,33 +43,13 @@ func (r RelBags) All() iter.Seq2[int, *Bag] {
 }
 
 // With returns r with relation id's bag set to b; r is left as it was.
-func (r RelBags) With(id int, b *Bag) RelBags {
-	i, ok := r.find(id)
-	out := make([]relBag, len(r.bs), len(r.bs)+1)
-	copy(out, r.bs)
-	if ok {
-		out[i].b = b
-		return RelBags{out}
-	}
-	return RelBags{slices.Insert(out, i, relBag{id, b})}
-}
+func (r RelBags) With(id int, b *Bag) RelBags { return RelBags{r.bs.with(id, b)} }
 
 // Without returns r without relation id's bag: r itself if it has none.
-func (r RelBags) Without(id int) RelBags {
-	i, ok := r.find(id)
-	if !ok {
-		return r
-	}
-	if len(r.bs) == 1 {
-		return RelBags{}
-	}
-	return RelBags{slices.Delete(slices.Clone(r.bs), i, i+1)}
-}
+func (r RelBags) Without(id int) RelBags { return RelBags{r.bs.without(id)} }
 
 // MarshalJSON writes the bags as map[int]*Bag would.
-func (r RelBags) MarshalJSON() ([]byte, error) {
-	return marshalByID(len(r.bs), func(i int) (int, any) { return r.bs[i].id, r.bs[i].b })
-}
+func (r RelBags) MarshalJSON() ([]byte, error) { return r.bs.marshal() }
 
 // UnmarshalJSON reads what MarshalJSON writes (and null, as none).
 func (r *RelBags) UnmarshalJSON(data []byte) error {
